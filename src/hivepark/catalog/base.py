@@ -1,0 +1,113 @@
+"""The Catalog interface. One implementation: :mod:`hivepark.catalog.sql` (SQLAlchemy).
+
+Names are case-insensitive and stored lower-case. Every method either completes or
+changes nothing.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+
+from hivepark.catalog.models import Database, Partition, Table
+from hivepark.expr import Expr
+
+
+class Catalog(ABC):
+    # databases -----------------------------------------------------------------------
+    @abstractmethod
+    def create_database(self, db: Database, if_not_exists: bool = False) -> None:
+        """Raises AlreadyExistsError unless ``if_not_exists``."""
+
+    @abstractmethod
+    def get_database(self, name: str) -> Database:
+        """Raises NoSuchDatabase."""
+
+    @abstractmethod
+    def list_databases(self) -> list[str]:
+        """Sorted names."""
+
+    @abstractmethod
+    def drop_database(self, name: str, cascade: bool = False) -> list[Table]:
+        """Drops the database (and with ``cascade`` its tables and their partitions).
+
+        Returns the tables dropped, so the caller can delete managed data. Raises
+        NoSuchDatabase, and SemanticError when not empty without ``cascade``.
+        """
+
+    # tables --------------------------------------------------------------------------
+    @abstractmethod
+    def create_table(self, table: Table, if_not_exists: bool = False) -> Table:
+        """Stores a new table (version 1) and returns it. Raises AlreadyExistsError."""
+
+    @abstractmethod
+    def get_table(self, db: str, name: str) -> Table:
+        """Raises NoSuchTable (and NoSuchDatabase when the database is missing)."""
+
+    @abstractmethod
+    def list_tables(self, db: str) -> list[str]:
+        """Sorted names. Raises NoSuchDatabase."""
+
+    @abstractmethod
+    def drop_table(self, db: str, name: str) -> Table:
+        """Removes the table and all its partitions; returns what was dropped."""
+
+    @abstractmethod
+    def alter_table(self, table: Table, expected_version: int) -> Table:
+        """Replaces the table's definition (name, db, location, columns, properties...).
+
+        The row is found by ``expected_version`` and the table's *current* identity
+        (pass the old ``db``/``name`` in ``table`` is not required: renames use
+        :meth:`rename_table`). Raises CommitConflict when the version moved.
+        """
+
+    @abstractmethod
+    def rename_table(self, db: str, name: str, new_db: str, new_name: str,
+                     new_location: str | None) -> Table:
+        """Renames (and optionally relocates) a table; partitions under the old location are
+        relocated by prefix. Raises NoSuchTable / AlreadyExistsError."""
+
+    # partitions ----------------------------------------------------------------------
+    @abstractmethod
+    def list_partitions(self, table: Table, filter: Expr | None = None,
+                        limit: int | None = None) -> list[Partition]:
+        """Partitions whose values may satisfy ``filter``, in one SQL query, sorted by values.
+
+        ``filter`` must only name partition columns (see ``hivepark.plan.pruning``);
+        ``Opaque`` nodes keep every partition. Comparisons follow the partition column's
+        type and SQL three-valued logic, with the default partition as NULL.
+        """
+
+    @abstractmethod
+    def count_partitions(self, table: Table) -> int:
+        ...
+
+    @abstractmethod
+    def get_partition(self, table: Table, values: Sequence[str | None]) -> Partition | None:
+        ...
+
+    @abstractmethod
+    def add_partitions(self, table: Table, partitions: Sequence[Partition],
+                       if_not_exists: bool = False) -> list[Partition]:
+        """Registers new partitions in one transaction; returns those actually added.
+
+        Raises AlreadyExistsError naming the first duplicate unless ``if_not_exists``.
+        """
+
+    @abstractmethod
+    def drop_partitions(self, table: Table, filter: Expr) -> list[Partition]:
+        """Removes the partitions matching ``filter`` (exactly, not "may match")."""
+
+    @abstractmethod
+    def commit(self, table: Table, expected_version: int,
+               put: Sequence[Partition] = (), drop: Sequence[tuple[str | None, ...]] = (),
+               table_parameters: dict[str, str] | None = None) -> Table:
+        """One transaction: compare-and-swap the table version, then add or replace ``put``
+        partitions and remove ``drop`` ones. Returns the table with its new version.
+
+        Raises CommitConflict when ``table.version`` is no longer ``expected_version``.
+        """
+
+    @abstractmethod
+    def close(self) -> None:
+        ...

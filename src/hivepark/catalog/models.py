@@ -1,0 +1,125 @@
+"""Frozen metastore models: what the catalog stores and returns.
+
+Partition values are kept as strings, as Hive keeps them; ``None`` is the default
+partition (``__HIVE_DEFAULT_PARTITION__``), which reads back as NULL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any
+
+MANAGED = "MANAGED_TABLE"
+EXTERNAL = "EXTERNAL_TABLE"
+
+NUMERIC_TYPES = ("tinyint", "smallint", "int", "integer", "bigint", "float", "double",
+                 "decimal", "real")
+STRING_TYPES = ("string", "varchar", "char")
+
+
+def type_family(hive_type: str) -> str:
+    """The comparison family of a Hive type: numeric, string, date, timestamp, boolean, other.
+
+    >>> type_family("decimal(10,2)"), type_family("VARCHAR(5)"), type_family("date")
+    ('numeric', 'string', 'date')
+    """
+    base = hive_type.strip().lower().split("(")[0].split("<")[0].strip()
+    if base in NUMERIC_TYPES or base == "double precision":
+        return "numeric"
+    if base in STRING_TYPES:
+        return "string"
+    if base in ("date", "timestamp", "boolean"):
+        return base
+    return "other"
+
+
+def frozen_map(items: Mapping[str, str] | None = None) -> Mapping[str, str]:
+    return MappingProxyType(dict(items or {}))
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: str
+    comment: str | None = None
+
+
+@dataclass(frozen=True)
+class Database:
+    name: str
+    location: str
+    comment: str | None = None
+    properties: Mapping[str, str] = field(default_factory=frozen_map)
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table: data columns, partition keys, storage and the version used for commits."""
+
+    db: str
+    name: str
+    columns: tuple[Column, ...]
+    partition_keys: tuple[Column, ...] = ()
+    location: str = ""
+    format: str = "parquet"  # parquet | orc | textfile
+    field_delim: str | None = None
+    table_type: str = MANAGED
+    properties: Mapping[str, str] = field(default_factory=frozen_map)
+    version: int = 0
+    create_time: int = 0
+
+    @property
+    def qualified_name(self) -> str:
+        return f"{self.db}.{self.name}"
+
+    @property
+    def is_partitioned(self) -> bool:
+        return bool(self.partition_keys)
+
+    @property
+    def is_external(self) -> bool:
+        return self.table_type == EXTERNAL
+
+    @property
+    def all_columns(self) -> tuple[Column, ...]:
+        return self.columns + self.partition_keys
+
+    def partition_key_names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.partition_keys)
+
+    def partition_types(self) -> dict[str, str]:
+        return {c.name: c.type for c in self.partition_keys}
+
+    def column(self, name: str) -> Column | None:
+        lname = name.lower()
+        for c in self.all_columns:
+            if c.name == lname:
+                return c
+        return None
+
+    def evolve(self, **changes: Any) -> Table:
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True)
+class Partition:
+    """One partition: its values in partition-key order, where it lives, and its stats.
+
+    ``files`` lists the data files (relative to ``location``) a commit wrote, so that a read
+    needs no listing; ``None`` means "list the directory" (partitions added by
+    ``ALTER TABLE ADD PARTITION`` or found by ``MSCK REPAIR TABLE``).
+    """
+
+    values: tuple[str | None, ...]
+    location: str
+    parameters: Mapping[str, str] = field(default_factory=frozen_map)
+    files: tuple[str, ...] | None = None
+    create_time: int = 0
+
+    def spec(self, table: Table) -> dict[str, str | None]:
+        return dict(zip(table.partition_key_names(), self.values))
+
+    def evolve(self, **changes: Any) -> Partition:
+        return replace(self, **changes)
