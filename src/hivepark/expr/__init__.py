@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from hivepark.expr.bind import bind, bind_literal
 from hivepark.expr.nodes import (
     AlwaysFalse,
     AlwaysTrue,
@@ -25,9 +26,26 @@ from hivepark.expr.nodes import (
     and_all,
     or_all,
 )
+from hivepark.expr.visitors import (
+    BooleanExpressionVisitor,
+    conjuncts,
+    evaluate,
+    like_regex,
+    project,
+    render_literal,
+    render_name,
+    simplify,
+    to_filter_string,
+    to_nnf,
+    visit,
+)
 
 __all__ = [
     "AlwaysFalse", "AlwaysTrue", "And", "Comparison", "EqualTo", "Expr", "GreaterThan",
     "GreaterThanOrEqual", "In", "IsNull", "LessThan", "LessThanOrEqual", "Like", "Not",
     "NotEqualTo", "NotNull", "Opaque", "Or", "Value", "and_all", "or_all",
+    # visitors and binding (from_sqlglot is imported on its own: it needs sqlglot)
+    "BooleanExpressionVisitor", "bind", "bind_literal", "conjuncts", "evaluate", "like_regex",
+    "project", "render_literal", "render_name", "simplify", "to_filter_string", "to_nnf",
+    "visit",
 ]

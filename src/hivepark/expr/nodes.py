@@ -8,8 +8,8 @@ column's type happens in :mod:`hivepark.expr.bind`.
 
 Example:
     >>> from hivepark.expr.nodes import And, EqualTo, GreaterThan
-    >>> And(EqualTo("ds", "2008-04-08"), GreaterThan("hr", 9)).columns()
-    frozenset({'ds', 'hr'})
+    >>> sorted(And(EqualTo("ds", "2008-04-08"), GreaterThan("hr", 9)).columns())
+    ['ds', 'hr']
 """
 
 from __future__ import annotations

@@ -1,0 +1,136 @@
+"""hivepark: a Hive-compatible warehouse for PySpark.
+
+>>> import hivepark                                  # doctest: +SKIP
+>>> wh = hivepark.connect("./warehouse")             # doctest: +SKIP
+>>> wh.sql("SHOW TABLES").show()                     # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from hivepark.errors import HiveParkError
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from hivepark.catalog.base import Catalog
+
+__all__ = ["connect", "Warehouse", "HiveParkError"]
+__version__ = "0.1.0"
+
+
+class Warehouse:
+    """A connection to one warehouse: a metastore, a root directory and a SparkSession."""
+
+    def __init__(self, warehouse: str, catalog: Catalog, spark: SparkSession,
+                 conf: Mapping[str, str] | None = None) -> None:
+        from hivepark.config import Config
+        from hivepark.exec.context import Context
+
+        self._ctx = Context(spark, catalog, Config(conf), warehouse)
+
+    @property
+    def spark(self) -> SparkSession:
+        return self._ctx.spark
+
+    @property
+    def catalog(self) -> Catalog:
+        return self._ctx.catalog
+
+    @property
+    def location(self) -> str:
+        return self._ctx.warehouse
+
+    @property
+    def current_database(self) -> str:
+        return self._ctx.current_db
+
+    def conf(self, key: str) -> str | None:
+        return self._ctx.conf.get(key)
+
+    def sql(self, text: str) -> DataFrame:
+        """Runs one statement; queries and SHOW/DESCRIBE return their rows as a DataFrame."""
+        from hivepark.errors import UserInputError
+        from hivepark.exec.executor import execute
+        from hivepark.sql.parser import parse
+
+        stmts = parse(text)
+        if len(stmts) != 1:
+            raise UserInputError(f"Warehouse.sql runs exactly one statement, got {len(stmts)}: "
+                                 "use Warehouse.sql_script for several")
+        return execute(self._ctx, stmts[0])
+
+    def sql_script(self, text: str) -> list[DataFrame]:
+        """Runs ``;``-separated statements in order, stopping at the first error."""
+        from hivepark.exec.executor import execute
+        from hivepark.sql.parser import parse
+
+        return [execute(self._ctx, s) for s in parse(text)]
+
+    def explain(self, text: str) -> str:
+        """The EXPLAIN text of a query (or of ``EXPLAIN [EXTENDED] <query>``)."""
+        from hivepark.exec.executor import explain
+        from hivepark.sql.dialect import Explain
+        from hivepark.sql.parser import parse_one
+
+        stmt = parse_one(text).tree
+        node = stmt if isinstance(stmt, Explain) else Explain(this=stmt)
+        return explain(self._ctx, node)
+
+    def table(self, name: str) -> DataFrame:
+        """All rows of a table (``db.name`` or a name in the current database)."""
+        from hivepark.exec.scan import scan_dataframe
+        from hivepark.plan.nodes import TableScan
+        from hivepark.plan.planner import plan_scans
+
+        t = self._ctx.table(name)
+        plan = plan_scans([TableScan(t, t.name)], self._ctx.catalog)
+        return scan_dataframe(self.spark, plan.scans[0])
+
+    def insert(self, df: DataFrame, table: str, partition: Mapping[str, object] | None = None,
+               overwrite: bool = False) -> None:
+        """Writes ``df`` into ``table``: data columns in table order, then the dynamic
+        partition columns (those mapped to None in ``partition``) in key order."""
+        from hivepark.exec.dml import write_rows
+
+        t = self._ctx.table(table)
+        spec = [(k.lower(), None if v is None else str(v), v is not None)
+                for k, v in (partition or {}).items()]
+        write_rows(self._ctx, t, df, spec, overwrite)
+
+    def close(self) -> None:
+        self._ctx.catalog.close()
+
+    def __enter__(self) -> Warehouse:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def connect(warehouse: str = "./warehouse", metastore: str | None = None,
+            spark: SparkSession | None = None, conf: Mapping[str, str] | None = None) -> Warehouse:
+    """Opens (or creates) a warehouse.
+
+    Args:
+        warehouse: root directory (or URI) of the table data.
+        metastore: SQLAlchemy URL; default ``sqlite:///<warehouse>/metastore.db``.
+        spark: the SparkSession to use; default the active one, else a new local one.
+        conf: hive.* settings for this connection.
+    """
+    from hivepark.catalog.models import Database
+    from hivepark.catalog.sql import SqlCatalog
+    from hivepark.exec.session import get_or_create_spark
+    from hivepark.storage import fs
+    from hivepark.storage.commit import recover
+
+    root = fs.normalize(warehouse)
+    fs.makedirs(root)
+    url = metastore or f"sqlite:///{os.path.join(root, 'metastore.db')}"
+    catalog = SqlCatalog(url)
+    catalog.create_database(Database("default", root, "Default Hive database"), if_not_exists=True)
+    recover(root, catalog)
+    return Warehouse(root, catalog, spark or get_or_create_spark(), conf)

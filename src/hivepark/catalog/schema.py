@@ -1,0 +1,229 @@
+"""The metastore's relational schema: typed ORM rows and the in-place upgrade mechanism.
+
+Every hivepark metastore records its schema version in ``hivepark_schema``. Opening a
+metastore runs the migrations it has not seen yet, in order, in one transaction
+(:func:`upgrade`). Migration ``n`` (1-based) lives at ``MIGRATIONS[n - 1]``; version 1 is the
+initial schema. A migration must only use SQLAlchemy Core on the connection it is given and
+must describe the tables as they were at that version (never the ORM classes below, which
+always describe the newest version).
+
+Tables (all names prefixed ``hivepark_`` so the metastore can share a PostgreSQL database):
+
+* ``hivepark_databases`` and ``hivepark_tables``: definitions; columns, partition keys and
+  properties as JSON text; ``version`` is the compare-and-swap counter for commits.
+* ``hivepark_partitions``: one row per partition, unique on ``(tbl_id, part_name)`` where
+  ``part_name`` is Hive's escaped ``k=v/k2=v2`` name.
+* ``hivepark_partition_key_vals``: one row per partition and key, ``str_value`` (canonical
+  text, NULL for the default partition) and ``num_value`` (a double, for numeric keys), indexed
+  by ``(tbl_id, idx, str_value)`` and ``(tbl_id, idx, num_value)`` so that partition filters
+  become index range scans. ``num_exact`` is false when the double does not order exactly like
+  the value (a bigint beyond 2**53, a decimal with more than 15 digits, NaN); filters widen
+  their comparisons for such rows so that pruning stays sound.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    Connection,
+    Double,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    PrimaryKeyConstraint,
+    Table,
+    Text,
+    UniqueConstraint,
+    inspect,
+    select,
+    text,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeEngine
+
+from hivepark.errors import MetastoreError
+
+SCHEMA_TABLE = "hivepark_schema"
+
+
+def ctext() -> TypeEngine[str]:
+    """Text compared byte-wise (Spark's order): ``COLLATE "C"`` on PostgreSQL, BINARY on SQLite."""
+    return Text().with_variant(Text(collation="C"), "postgresql")
+
+
+def big_id() -> TypeEngine[int]:
+    """A 64-bit id that is still SQLite's auto-incrementing ``INTEGER PRIMARY KEY``."""
+    return BigInteger().with_variant(Integer(), "sqlite")
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class SchemaRow(Base):
+    __tablename__ = SCHEMA_TABLE
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    version: Mapped[int] = mapped_column(Integer)
+    updated_at: Mapped[int] = mapped_column(BigInteger)
+
+
+class DatabaseRow(Base):
+    __tablename__ = "hivepark_databases"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(ctext(), unique=True)
+    location: Mapped[str] = mapped_column(Text)
+    comment: Mapped[str | None] = mapped_column(Text)
+    properties: Mapped[str] = mapped_column(Text)
+
+
+class TableRow(Base):
+    __tablename__ = "hivepark_tables"
+    __table_args__ = (UniqueConstraint("db_id", "name", name="uq_hivepark_tables_db_name"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    db_id: Mapped[int] = mapped_column(ForeignKey("hivepark_databases.id"))
+    name: Mapped[str] = mapped_column(ctext())
+    columns: Mapped[str] = mapped_column(Text)
+    partition_keys: Mapped[str] = mapped_column(Text)
+    properties: Mapped[str] = mapped_column(Text)
+    location: Mapped[str] = mapped_column(Text)
+    format: Mapped[str] = mapped_column(Text)
+    field_delim: Mapped[str | None] = mapped_column(Text)
+    table_type: Mapped[str] = mapped_column(Text)
+    version: Mapped[int] = mapped_column(Integer)
+    create_time: Mapped[int] = mapped_column(BigInteger)
+
+
+class PartitionRow(Base):
+    __tablename__ = "hivepark_partitions"
+    __table_args__ = (
+        UniqueConstraint("tbl_id", "part_name", name="uq_hivepark_partitions_tbl_name"),
+    )
+
+    id: Mapped[int] = mapped_column(big_id(), primary_key=True)
+    tbl_id: Mapped[int] = mapped_column(ForeignKey("hivepark_tables.id"))
+    part_name: Mapped[str] = mapped_column(ctext())
+    part_values: Mapped[str] = mapped_column(Text)
+    location: Mapped[str] = mapped_column(Text)
+    parameters: Mapped[str] = mapped_column(Text)
+    files: Mapped[str | None] = mapped_column(Text)
+    create_time: Mapped[int] = mapped_column(BigInteger)
+
+
+class PartitionKeyValRow(Base):
+    __tablename__ = "hivepark_partition_key_vals"
+    __table_args__ = (
+        PrimaryKeyConstraint("part_id", "idx", name="pk_hivepark_partition_key_vals"),
+        Index("ix_hivepark_pkv_str", "tbl_id", "idx", "str_value"),
+        Index("ix_hivepark_pkv_num", "tbl_id", "idx", "num_value"),
+    )
+
+    part_id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer(), "sqlite"),
+                                         ForeignKey("hivepark_partitions.id"))
+    idx: Mapped[int] = mapped_column(Integer)
+    tbl_id: Mapped[int] = mapped_column(Integer)
+    str_value: Mapped[str | None] = mapped_column(ctext())
+    num_value: Mapped[float | None] = mapped_column(Double)
+    num_exact: Mapped[bool] = mapped_column(Boolean)
+
+
+# migrations ------------------------------------------------------------------------------
+
+Migration = Callable[[Connection], None]
+
+
+def _v1_initial(conn: Connection) -> None:
+    """Version 1: databases, tables, partitions and partition key values (frozen copy)."""
+    md = MetaData()
+    Table("hivepark_databases", md,
+          Column("id", Integer, primary_key=True),
+          Column("name", ctext(), nullable=False, unique=True),
+          Column("location", Text, nullable=False),
+          Column("comment", Text, nullable=True),
+          Column("properties", Text, nullable=False))
+    Table("hivepark_tables", md,
+          Column("id", Integer, primary_key=True),
+          Column("db_id", Integer, ForeignKey("hivepark_databases.id"), nullable=False),
+          Column("name", ctext(), nullable=False),
+          Column("columns", Text, nullable=False),
+          Column("partition_keys", Text, nullable=False),
+          Column("properties", Text, nullable=False),
+          Column("location", Text, nullable=False),
+          Column("format", Text, nullable=False),
+          Column("field_delim", Text, nullable=True),
+          Column("table_type", Text, nullable=False),
+          Column("version", Integer, nullable=False),
+          Column("create_time", BigInteger, nullable=False),
+          UniqueConstraint("db_id", "name", name="uq_hivepark_tables_db_name"))
+    Table("hivepark_partitions", md,
+          Column("id", big_id(), primary_key=True),
+          Column("tbl_id", Integer, ForeignKey("hivepark_tables.id"), nullable=False),
+          Column("part_name", ctext(), nullable=False),
+          Column("part_values", Text, nullable=False),
+          Column("location", Text, nullable=False),
+          Column("parameters", Text, nullable=False),
+          Column("files", Text, nullable=True),
+          Column("create_time", BigInteger, nullable=False),
+          UniqueConstraint("tbl_id", "part_name", name="uq_hivepark_partitions_tbl_name"))
+    Table("hivepark_partition_key_vals", md,
+          Column("part_id", big_id(), ForeignKey("hivepark_partitions.id"), nullable=False),
+          Column("idx", Integer, nullable=False),
+          Column("tbl_id", Integer, nullable=False),
+          Column("str_value", ctext(), nullable=True),
+          Column("num_value", Double, nullable=True),
+          Column("num_exact", Boolean, nullable=False),
+          PrimaryKeyConstraint("part_id", "idx", name="pk_hivepark_partition_key_vals"),
+          Index("ix_hivepark_pkv_str", "tbl_id", "idx", "str_value"),
+          Index("ix_hivepark_pkv_num", "tbl_id", "idx", "num_value"))
+    md.create_all(conn)
+
+
+#: Migration n (1-based) is ``MIGRATIONS[n - 1]``. Append, never edit or reorder.
+MIGRATIONS: list[Migration] = [_v1_initial]
+
+
+def latest_version() -> int:
+    return len(MIGRATIONS)
+
+
+def read_version(conn: Connection) -> int:
+    """The schema version recorded in the metastore; 0 for an empty database."""
+    if not inspect(conn).has_table(SCHEMA_TABLE):
+        return 0
+    version = conn.execute(select(SchemaRow.version).where(SchemaRow.id == 1)).scalar()
+    return int(version or 0)
+
+
+def upgrade(conn: Connection) -> int:
+    """Brings the schema on ``conn`` (inside a transaction) to the latest version.
+
+    Creates ``hivepark_schema`` when missing, runs every migration newer than the recorded
+    version, records the new version and returns it. Raises MetastoreError when the
+    metastore was written by a newer hivepark.
+    """
+    if not inspect(conn).has_table(SCHEMA_TABLE):
+        SchemaRow.__table__.create(conn)
+    current = read_version(conn)
+    target = latest_version()
+    if current > target:
+        raise MetastoreError(
+            f"The metastore schema is version {current}, but this hivepark only knows "
+            f"versions up to {target}. Upgrade hivepark to open this metastore.")
+    for version in range(current + 1, target + 1):
+        MIGRATIONS[version - 1](conn)
+    if current == target:
+        return current
+    now = int(time.time())
+    if conn.execute(text(f"SELECT count(*) FROM {SCHEMA_TABLE}")).scalar():
+        conn.execute(SchemaRow.__table__.update().values(version=target, updated_at=now))
+    else:
+        conn.execute(SchemaRow.__table__.insert().values(id=1, version=target, updated_at=now))
+    return target

@@ -1,0 +1,701 @@
+"""The metastore on SQLAlchemy 2.0: ``SqlCatalog("sqlite:///path")`` or
+``SqlCatalog("postgresql+psycopg://...")``, with identical behaviour on both.
+
+* Opening a metastore creates the schema or upgrades it in place (:mod:`.schema`).
+* Partition filters become one SQL query over indexed key-value rows (:mod:`.filters`); a
+  filter keeps every partition it may match, never fewer.
+* :meth:`SqlCatalog.commit` is a compare-and-swap on the table's version followed by every
+  partition change, in one transaction.
+* SQLite runs in WAL mode with a busy timeout, and write transactions start with
+  ``BEGIN IMMEDIATE``, so several processes can share one metastore file.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import (
+    Connection,
+    Engine,
+    bindparam,
+    create_engine,
+    delete,
+    event,
+    func,
+    insert,
+    literal,
+    select,
+    update,
+)
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.orm import Session, aliased
+
+from hivepark.catalog import schema
+from hivepark.catalog.base import Catalog
+from hivepark.catalog.filters import (
+    DEFAULT_PARTITION_NAME,
+    KeyCodec,
+    Undecidable,
+    codecs_for,
+    evaluate,
+    filter_sql,
+    opaque_atoms,
+)
+from hivepark.catalog.models import Column, Database, Partition, Table, frozen_map
+from hivepark.catalog.schema import DatabaseRow, PartitionKeyValRow, PartitionRow, TableRow
+from hivepark.errors import (
+    AlreadyExistsError,
+    CommitConflict,
+    HiveParkError,
+    InvalidPartitionSpec,
+    MetastoreError,
+    NoSuchDatabase,
+    NoSuchTable,
+    SemanticError,
+    UserInputError,
+)
+from hivepark.expr import Expr
+
+_CHUNK = 500
+_ANALYZE_AFTER = 1000  # refresh the planner's statistics after adding this many partitions
+_ESCAPED = [*range(0x20), *b"\"#%'*/:=?\\{[]^", 0x7F]
+_ESCAPE_TABLE = {c: f"%{c:02X}" for c in _ESCAPED}
+
+
+def escape_path_name(value: str | None) -> str:
+    """Hive's ``FileUtils.escapePathName``: NULL or '' is the default partition.
+
+    >>> escape_path_name("a/b:c d"), escape_path_name(None)
+    ('a%2Fb%3Ac d', '__HIVE_DEFAULT_PARTITION__')
+    """
+    if not value:
+        return DEFAULT_PARTITION_NAME
+    return value.translate(_ESCAPE_TABLE)
+
+
+def _local_make_part_name(cols: Sequence[str], values: Sequence[str | None]) -> str:
+    """Hive's ``makePartName``: ``lower(escape(col))=escape(value)`` joined by ``/``."""
+    return "/".join(f"{escape_path_name(c).lower()}={escape_path_name(v)}"
+                    for c, v in zip(cols, values))
+
+
+@functools.cache
+def _part_name_fn() -> Callable[[Sequence[str], Sequence[str | None]], str]:
+    try:
+        from hivepark.layout import make_part_name  # the project's single definition
+    except ImportError:
+        return _local_make_part_name
+    return make_part_name  # type: ignore[no-any-return]
+
+
+def make_part_name(cols: Sequence[str], values: Sequence[str | None]) -> str:
+    """``ds=2008-04-08/hr=11``: the partition's name and directory, escaped like Hive."""
+    return _part_name_fn()(list(cols), list(values))
+
+
+def _chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterator[Sequence[Any]]:
+    for i in range(0, len(items), size):
+        yield items[i:i + size]
+
+
+def _now() -> int:
+    return int(time.time())
+
+
+_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+
+# engine ---------------------------------------------------------------------------------
+
+def _make_engine(url: str) -> Engine:
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        return create_engine(url, pool_pre_ping=True)
+    if parsed.database and parsed.database != ":memory:" \
+            and not parsed.database.startswith("file:"):
+        Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(url, connect_args={"timeout": 60})
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        dbapi_conn.isolation_level = None  # we emit BEGIN ourselves (see _on_begin)
+        cur = dbapi_conn.cursor()
+        for pragma in ("journal_mode=WAL", "busy_timeout=60000", "synchronous=NORMAL",
+                       "foreign_keys=ON", "case_sensitive_like=ON"):
+            cur.execute(f"PRAGMA {pragma}")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Any) -> None:
+        write = conn.get_execution_options().get("hivepark_write", False)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+    return engine
+
+
+# row <-> model ---------------------------------------------------------------------------
+
+def _columns_json(cols: Iterable[Column]) -> str:
+    return _dumps([{"name": c.name.lower(), "type": c.type, "comment": c.comment}
+                   for c in cols])
+
+
+def _columns_of(text: str) -> tuple[Column, ...]:
+    return tuple(Column(d["name"], d["type"], d.get("comment")) for d in json.loads(text))
+
+
+_EMPTY_MAP = frozen_map()
+
+
+def _props_of(text: str) -> Any:
+    return _EMPTY_MAP if text == "{}" else frozen_map(_decode(text))
+
+
+def _table_of(row: TableRow, db: str) -> Table:
+    return Table(db=db, name=row.name, columns=_columns_of(row.columns),
+                 partition_keys=_columns_of(row.partition_keys), location=row.location,
+                 format=row.format, field_delim=row.field_delim, table_type=row.table_type,
+                 properties=_props_of(row.properties), version=row.version,
+                 create_time=row.create_time)
+
+
+def _database_of(row: DatabaseRow) -> Database:
+    return Database(name=row.name, location=row.location, comment=row.comment,
+                    properties=_props_of(row.properties))
+
+
+_PART_COLS = (PartitionRow.part_values, PartitionRow.location, PartitionRow.parameters,
+              PartitionRow.files, PartitionRow.create_time)
+
+
+_decode = json.JSONDecoder().decode
+
+
+def _part_name_of(row: Any) -> str:
+    return row[5]  # type: ignore[no-any-return]
+
+
+def _partition_of(row: Any) -> Partition:
+    values, location, params, files, create_time = row[:5]
+    return Partition(tuple(_decode(values)), location, _props_of(params),
+                     None if files is None else tuple(_decode(files)), create_time)
+
+
+@functools.cache
+def _key_alias(idx: int) -> Any:
+    """The key-value row of partition key ``idx`` in a filter query (built once, reused)."""
+    return aliased(PartitionKeyValRow, name=f"k{idx}")
+
+
+class SqlCatalog(Catalog):
+    """The Catalog on any SQLAlchemy URL; see the module docstring.
+
+    >>> cat = SqlCatalog("sqlite://")
+    >>> cat.create_database(Database("db", "/tmp/wh/db.db"))
+    >>> cat.list_databases(), cat.schema_version
+    (['db'], 1)
+    """
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._engine = _make_engine(url)
+        self._is_pg = self._engine.dialect.name == "postgresql"
+        self._schema_version = self._open_schema()
+
+    @property
+    def schema_version(self) -> int:
+        """The schema version recorded in the metastore."""
+        return self._schema_version
+
+    def close(self) -> None:
+        self._engine.dispose()
+
+    # plumbing --------------------------------------------------------------------------
+    def _open_schema(self) -> int:
+        try:
+            with self._engine.connect() as conn:
+                with conn.begin():
+                    if schema.read_version(conn) == schema.latest_version():
+                        return schema.latest_version()
+                conn.execution_options(hivepark_write=True)
+                with conn.begin():
+                    if self._is_pg:  # serialise concurrent first opens
+                        conn.exec_driver_sql("SELECT pg_advisory_xact_lock(7262018)")
+                    return schema.upgrade(conn)
+        except DBAPIError as e:
+            raise MetastoreError(f"Cannot open the metastore at {self._safe_url()}: "
+                                 f"{e.orig}") from e
+
+    def _safe_url(self) -> str:
+        return make_url(self.url).render_as_string(hide_password=True)
+
+    @contextmanager
+    def _session(self, write: bool = False) -> Iterator[Session]:
+        """One transaction; ``write`` takes SQLite's write lock up front."""
+        try:
+            with Session(self._engine, expire_on_commit=False, autoflush=False) as s:
+                if write:  # procures the connection and begins (see _on_begin)
+                    s.connection(execution_options={"hivepark_write": True})
+                yield s
+                s.commit()
+                if s.info.get("analyze"):
+                    self._analyze()
+        except HiveParkError:
+            raise
+        except IntegrityError:
+            raise
+        except DBAPIError as e:
+            raise MetastoreError(f"Metastore error: {e.orig}") from e
+
+    def _analyze(self) -> None:
+        """Refreshes the planner statistics of the partition tables, so that filters start
+        from the most selective key index (SQLite samples; PostgreSQL's ANALYZE samples too).
+        """
+        tables = (PartitionKeyValRow.__tablename__, PartitionRow.__tablename__)
+        with self._engine.connect() as conn:
+            if self._is_pg:
+                conn.execution_options(isolation_level="AUTOCOMMIT")
+                for name in tables:
+                    conn.exec_driver_sql(f"ANALYZE {name}")
+                return
+            with conn.begin():
+                conn.exec_driver_sql("PRAGMA analysis_limit=1000")
+                for name in tables:
+                    conn.exec_driver_sql(f"ANALYZE {name}")
+
+    @staticmethod
+    def _db_row(s: Session, name: str) -> DatabaseRow:
+        row = s.scalars(select(DatabaseRow).where(DatabaseRow.name == name.lower())).first()
+        if row is None:
+            raise NoSuchDatabase(
+                f"Database does not exist: {name.lower()}. Run SHOW DATABASES to see the "
+                f"databases, or create it with CREATE DATABASE {name.lower()}.", code=10072)
+        return row
+
+    def _table_row(self, s: Session, db: str, name: str, lock: bool = False) -> TableRow:
+        stmt = (select(TableRow).join(DatabaseRow, DatabaseRow.id == TableRow.db_id)
+                .where(DatabaseRow.name == db.lower(), TableRow.name == name.lower()))
+        row = s.scalars(stmt.with_for_update() if lock else stmt).first()
+        if row is None:
+            self._db_row(s, db)
+            raise NoSuchTable(
+                f"Table not found '{db.lower()}.{name.lower()}'. Run SHOW TABLES IN "
+                f"{db.lower()} to see its tables.", code=10001)
+        return row
+
+    # databases -------------------------------------------------------------------------
+    def create_database(self, db: Database, if_not_exists: bool = False) -> None:
+        name = db.name.lower()
+        with self._session(write=True) as s:
+            if s.scalars(select(DatabaseRow.id).where(DatabaseRow.name == name)).first():
+                if if_not_exists:
+                    return
+                raise AlreadyExistsError(
+                    f"Database {name} already exists. Use CREATE DATABASE IF NOT EXISTS "
+                    f"{name} to skip it.")
+            s.add(DatabaseRow(name=name, location=db.location, comment=db.comment,
+                              properties=_dumps(dict(db.properties))))
+
+    def get_database(self, name: str) -> Database:
+        with self._session() as s:
+            return _database_of(self._db_row(s, name))
+
+    def list_databases(self) -> list[str]:
+        with self._session() as s:
+            return sorted(s.scalars(select(DatabaseRow.name)))
+
+    def drop_database(self, name: str, cascade: bool = False) -> list[Table]:
+        with self._session(write=True) as s:
+            db = self._db_row(s, name)
+            rows = list(s.scalars(select(TableRow).where(TableRow.db_id == db.id)
+                                  .order_by(TableRow.name)))
+            if rows and not cascade:
+                raise SemanticError(
+                    f"Database {db.name} is not empty. One or more tables exist. Drop them "
+                    f"first, or use DROP DATABASE {db.name} CASCADE.")
+            dropped = [_table_of(r, db.name) for r in rows]
+            for r in rows:
+                self._delete_table_rows(s, r.id)
+            s.execute(delete(DatabaseRow).where(DatabaseRow.id == db.id))
+            return dropped
+
+    # tables ----------------------------------------------------------------------------
+    def create_table(self, table: Table, if_not_exists: bool = False) -> Table:
+        db, name = table.db.lower(), table.name.lower()
+        with self._session(write=True) as s:
+            db_row = self._db_row(s, db)
+            existing = s.scalars(select(TableRow).where(TableRow.db_id == db_row.id,
+                                                        TableRow.name == name)).first()
+            if existing is not None:
+                if if_not_exists:
+                    return _table_of(existing, db)
+                raise AlreadyExistsError(
+                    f"Table already exists: {db}.{name}. Use CREATE TABLE IF NOT EXISTS to "
+                    f"skip it, or choose another name.", code=10073)
+            row = TableRow(db_id=db_row.id, name=name, columns=_columns_json(table.columns),
+                           partition_keys=_columns_json(table.partition_keys),
+                           properties=_dumps(dict(table.properties)), location=table.location,
+                           format=table.format, field_delim=table.field_delim,
+                           table_type=table.table_type, version=1,
+                           create_time=table.create_time or _now())
+            s.add(row)
+            s.flush()
+            return _table_of(row, db)
+
+    def get_table(self, db: str, name: str) -> Table:
+        with self._session() as s:
+            return _table_of(self._table_row(s, db, name), db.lower())
+
+    def list_tables(self, db: str) -> list[str]:
+        with self._session() as s:
+            db_row = self._db_row(s, db)
+            return sorted(s.scalars(select(TableRow.name).where(TableRow.db_id == db_row.id)))
+
+    def drop_table(self, db: str, name: str) -> Table:
+        with self._session(write=True) as s:
+            row = self._table_row(s, db, name, lock=True)
+            dropped = _table_of(row, db.lower())
+            self._delete_table_rows(s, row.id)
+            return dropped
+
+    @staticmethod
+    def _delete_table_rows(s: Session, tbl_id: int) -> None:
+        s.execute(delete(PartitionKeyValRow).where(PartitionKeyValRow.tbl_id == tbl_id))
+        s.execute(delete(PartitionRow).where(PartitionRow.tbl_id == tbl_id))
+        s.execute(delete(TableRow).where(TableRow.id == tbl_id))
+
+    def _cas(self, s: Session, row: TableRow, expected_version: int, **values: Any) -> None:
+        """``UPDATE tables SET version = version + 1 ... WHERE id = ? AND version = ?``."""
+        result = s.execute(
+            update(TableRow).where(TableRow.id == row.id, TableRow.version == expected_version)
+            .values(version=TableRow.version + 1, **values)
+            .execution_options(synchronize_session=False))
+        if result.rowcount == 0:  # type: ignore[attr-defined]
+            s.refresh(row)
+            raise CommitConflict(
+                f"Commit conflict on table {row.name}: it is at version {row.version}, but "
+                f"this statement started from version {expected_version}, so another "
+                f"statement changed it in between. Nothing was changed; run the statement "
+                f"again.")
+        s.refresh(row)
+
+    def alter_table(self, table: Table, expected_version: int) -> Table:
+        db = table.db.lower()
+        with self._session(write=True) as s:
+            row = self._table_row(s, db, table.name)
+            old_keys = _columns_of(row.partition_keys)
+            new_keys = tuple(Column(c.name.lower(), c.type, c.comment)
+                             for c in table.partition_keys)
+            has_parts = s.scalars(select(PartitionRow.id)
+                                  .where(PartitionRow.tbl_id == row.id).limit(1)).first()
+            if has_parts and [c.name for c in old_keys] != [c.name for c in new_keys]:
+                raise SemanticError(
+                    f"Cannot change the partition columns of {db}.{row.name} from "
+                    f"({', '.join(c.name for c in old_keys)}) to "
+                    f"({', '.join(c.name for c in new_keys)}) while it has partitions. "
+                    f"Drop its partitions first, or create a new table.")
+            self._cas(s, row, expected_version, columns=_columns_json(table.columns),
+                      partition_keys=_columns_json(new_keys),
+                      properties=_dumps(dict(table.properties)), location=table.location,
+                      format=table.format, field_delim=table.field_delim,
+                      table_type=table.table_type)
+            new = _table_of(row, db)
+            if has_parts:
+                self._reencode_changed_keys(s, row.id, old_keys, new)
+            return new
+
+    def _reencode_changed_keys(self, s: Session, tbl_id: int, old_keys: tuple[Column, ...],
+                               new: Table) -> None:
+        """Recomputes the stored key values of keys whose type changed kind."""
+        old = codecs_for(new.evolve(partition_keys=old_keys))
+        changed = [c for c in codecs_for(new).values() if c.kind != old[c.name].kind]
+        if not changed:
+            return
+        rows = s.execute(select(PartitionRow.id, PartitionRow.part_values)
+                         .where(PartitionRow.tbl_id == tbl_id)).all()
+        for c in changed:
+            params = []
+            for pid, values in rows:
+                sv, nv, ex = c.encode(json.loads(values)[c.idx])
+                params.append({"p": pid, "i": c.idx, "s": sv, "n": nv, "e": ex})
+            s.connection().execute(
+                PartitionKeyValRow.__table__.update()
+                .where(PartitionKeyValRow.part_id == bindparam("p"),
+                       PartitionKeyValRow.idx == bindparam("i"))
+                .values(str_value=bindparam("s"), num_value=bindparam("n"),
+                        num_exact=bindparam("e")), params)
+
+    def rename_table(self, db: str, name: str, new_db: str, new_name: str,
+                     new_location: str | None) -> Table:
+        new_db, new_name = new_db.lower(), new_name.lower()
+        with self._session(write=True) as s:
+            row = self._table_row(s, db, name, lock=True)
+            target_db = self._db_row(s, new_db)
+            clash = s.scalars(select(TableRow.id).where(TableRow.db_id == target_db.id,
+                                                        TableRow.name == new_name)).first()
+            if clash is not None:
+                raise AlreadyExistsError(
+                    f"Table already exists: {new_db}.{new_name}. Choose another name, or drop "
+                    f"that table first.", code=10073)
+            old_location = row.location
+            changes: dict[str, Any] = {"db_id": target_db.id, "name": new_name}
+            if new_location is not None:
+                changes["location"] = new_location
+            self._cas(s, row, row.version, **changes)
+            if new_location is not None and old_location:
+                self._relocate_partitions(s, row.id, old_location, new_location)
+            return _table_of(row, new_db)
+
+    @staticmethod
+    def _relocate_partitions(s: Session, tbl_id: int, old: str, new: str) -> None:
+        old, new = old.rstrip("/"), new.rstrip("/")
+        loc = PartitionRow.location
+        n = len(old)
+        s.execute(update(PartitionRow)
+                  .where(PartitionRow.tbl_id == tbl_id, loc == old)
+                  .values(location=new).execution_options(synchronize_session=False))
+        s.execute(update(PartitionRow)
+                  .where(PartitionRow.tbl_id == tbl_id,
+                         func.substr(loc, 1, n + 1) == old + "/")
+                  .values(location=literal(new) + func.substr(loc, n + 1))
+                  .execution_options(synchronize_session=False))
+
+    # partitions ------------------------------------------------------------------------
+    def _filtered(self, tbl_id: int, table: Table, filter: Expr | None) -> Any | None:
+        """The partitions select for ``filter``; None when nothing can match."""
+        stmt = select(*_PART_COLS, PartitionRow.part_name, PartitionRow.id) \
+            .where(PartitionRow.tbl_id == tbl_id)
+        if filter is None:
+            return stmt
+        cond = filter_sql(filter, codecs_for(table), _key_alias)
+        if cond is False:
+            return None
+        if cond is True:
+            return stmt
+        clause, used = cond
+        for idx in sorted(used):
+            a = _key_alias(idx)
+            stmt = stmt.join(a, (a.part_id == PartitionRow.id) & (a.tbl_id == tbl_id)
+                             & (a.idx == idx))
+        return stmt.where(clause)
+
+    def list_partitions(self, table: Table, filter: Expr | None = None,
+                        limit: int | None = None) -> list[Partition]:
+        with self._session() as s:
+            tbl_id = self._table_row(s, table.db, table.name).id
+            stmt = self._filtered(tbl_id, table, filter)
+            if stmt is None:
+                return []
+            if limit is not None:
+                stmt = stmt.order_by(PartitionRow.part_name).limit(limit)
+            # sorted here rather than by ORDER BY, which tempts SQLite into scanning the
+            # (tbl_id, part_name) index instead of using the key-value indexes
+            rows = sorted(s.connection().execute(stmt), key=_part_name_of)
+            return [_partition_of(r) for r in rows]
+
+    def count_partitions(self, table: Table) -> int:
+        with self._session() as s:
+            tbl_id = self._table_row(s, table.db, table.name).id
+            return int(s.scalar(select(func.count()).select_from(PartitionRow)
+                                .where(PartitionRow.tbl_id == tbl_id)) or 0)
+
+    def get_partition(self, table: Table, values: Sequence[str | None]) -> Partition | None:
+        vals = _normalize_values(table, values)
+        name = make_part_name(table.partition_key_names(), vals)
+        with self._session() as s:
+            tbl_id = self._table_row(s, table.db, table.name).id
+            row = s.execute(select(*_PART_COLS).where(PartitionRow.tbl_id == tbl_id,
+                                                      PartitionRow.part_name == name)).first()
+            return None if row is None else _partition_of(row)
+
+    def add_partitions(self, table: Table, partitions: Sequence[Partition],
+                       if_not_exists: bool = False) -> list[Partition]:
+        prepared = _prepare(table, partitions)
+        with self._session(write=True) as s:
+            row = self._table_row(s, table.db, table.name, lock=True)
+            seen: set[str] = set()
+            existing = self._existing_names(s, row.id, [p[0] for p in prepared])
+            fresh: list[tuple[str, Partition]] = []
+            for name, part in prepared:
+                if name in existing or name in seen:
+                    if if_not_exists:
+                        continue
+                    raise AlreadyExistsError(
+                        f"Partition already exists: {name}. Use IF NOT EXISTS to skip it.",
+                        code=10118)
+                seen.add(name)
+                fresh.append((name, part))
+            try:
+                self._insert_partitions(s, row.id, table, fresh)
+            except IntegrityError as e:  # a concurrent writer added one of them first
+                raise AlreadyExistsError(
+                    f"Partition already exists in {row.name}: another writer added one of "
+                    f"these partitions concurrently ({e.orig}). Use IF NOT EXISTS to skip "
+                    f"existing partitions.", code=10118) from e
+            return [p for _, p in fresh]
+
+    @staticmethod
+    def _existing_names(s: Session, tbl_id: int, names: Sequence[str]) -> set[str]:
+        if not names:
+            return set()
+        base = select(PartitionRow.part_name).where(PartitionRow.tbl_id == tbl_id)
+        if len(names) > 20 * _CHUNK:
+            return set(s.scalars(base)) & set(names)
+        out: set[str] = set()
+        for chunk in _chunks(names):
+            out.update(s.scalars(base.where(PartitionRow.part_name.in_(chunk))))
+        return out
+
+    @staticmethod
+    def _insert_partitions(s: Session, tbl_id: int, table: Table,
+                           parts: Sequence[tuple[str, Partition]]) -> None:
+        if not parts:
+            return
+        conn = s.connection()
+        rows = [{"tbl_id": tbl_id, "part_name": name, "part_values": _dumps(list(p.values)),
+                 "location": p.location, "parameters": _dumps(dict(p.parameters)),
+                 "files": None if p.files is None else _dumps(list(p.files)),
+                 "create_time": p.create_time} for name, p in parts]
+        _bulk_insert(conn, PartitionRow, rows)
+        ids = _ids_by_name(s, tbl_id, [name for name, _ in parts])
+        codecs: list[KeyCodec] = list(codecs_for(table).values())
+        kv = []
+        for name, p in parts:
+            pid = ids[name]
+            for c in codecs:
+                sv, nv, ex = c.encode(p.values[c.idx])
+                kv.append({"part_id": pid, "idx": c.idx, "tbl_id": tbl_id, "str_value": sv,
+                           "num_value": nv, "num_exact": ex})
+        if kv:
+            _bulk_insert(conn, PartitionKeyValRow, kv)
+        if len(parts) >= _ANALYZE_AFTER:
+            s.info["analyze"] = True
+
+    def drop_partitions(self, table: Table, filter: Expr) -> list[Partition]:
+        opaque = opaque_atoms(filter)
+        if opaque:
+            raise UserInputError(
+                f"Cannot drop partitions by a filter the metastore cannot evaluate exactly: "
+                f"{opaque[0].sql}. Use comparisons of partition columns with constants.")
+        codecs = codecs_for(table)
+        names = table.partition_key_names()
+        with self._session(write=True) as s:
+            tbl_id = self._table_row(s, table.db, table.name, lock=True).id
+            stmt = self._filtered(tbl_id, table, filter)
+            if stmt is None:
+                return []
+            dropped: list[Partition] = []
+            ids: list[int] = []
+            for r in sorted(s.connection().execute(stmt), key=_part_name_of):
+                part = _partition_of(r)
+                try:
+                    keep = evaluate(filter, dict(zip(names, part.values)), codecs) is not True
+                except Undecidable as e:
+                    raise UserInputError(
+                        f"Cannot drop partitions of {table.qualified_name} by {e.atom!r}: "
+                        f"{e.reason}. Compare partition columns with constants of their "
+                        f"type.") from e
+                if not keep:
+                    dropped.append(part)
+                    ids.append(r[6])
+            _delete_partition_ids(s, ids)
+            return dropped
+
+    def commit(self, table: Table, expected_version: int,
+               put: Sequence[Partition] = (), drop: Sequence[tuple[str | None, ...]] = (),
+               table_parameters: dict[str, str] | None = None) -> Table:
+        """See :meth:`Catalog.commit`. ``drop`` is applied before ``put`` (a partition in both
+        ends up as in ``put``); ``table_parameters`` are merged into the table's properties."""
+        prepared = _prepare(table, put)
+        by_name = dict(prepared)  # the last of duplicates wins
+        key_names = table.partition_key_names()
+        drop_names = [make_part_name(key_names, _normalize_values(table, v)) for v in drop]
+        db = table.db.lower()
+        with self._session(write=True) as s:
+            row = self._table_row(s, db, table.name)
+            self._cas(s, row, expected_version)
+            if table_parameters:
+                props = {**json.loads(row.properties), **table_parameters}
+                row.properties = _dumps(props)
+                s.flush()
+            if drop_names:
+                ids = _ids_by_name(s, row.id, drop_names)
+                _delete_partition_ids(s, list(ids.values()))
+            if by_name:
+                existing = _ids_by_name(s, row.id, list(by_name))
+                updates = [{"id": existing[n], "part_values": _dumps(list(p.values)),
+                            "location": p.location, "parameters": _dumps(dict(p.parameters)),
+                            "files": None if p.files is None else _dumps(list(p.files))}
+                           for n, p in by_name.items() if n in existing]
+                if updates:
+                    s.execute(update(PartitionRow), updates)
+                self._insert_partitions(s, row.id, table, [(n, p) for n, p in by_name.items()
+                                                           if n not in existing])
+            return _table_of(row, db)
+
+
+def _bulk_insert(conn: Connection, entity: type[schema.Base], rows: list[dict[str, Any]]) -> None:
+    """A multi-row INSERT: the driver's executemany on SQLite (several times faster than
+    SQLAlchemy's per-row parameter processing), SQLAlchemy's batched INSERT elsewhere."""
+    table = entity.__table__
+    if conn.dialect.name != "sqlite":
+        conn.execute(insert(table), rows)
+        return
+    cols = list(rows[0])
+    sql = (f"INSERT INTO {table.name} ({', '.join(cols)}) "  # type: ignore[attr-defined]
+           f"VALUES ({', '.join('?' for _ in cols)})")
+    conn.exec_driver_sql(sql, [tuple(r[c] for c in cols) for r in rows])
+
+
+def _ids_by_name(s: Session, tbl_id: int, names: Sequence[str]) -> dict[str, int]:
+    base = select(PartitionRow.part_name, PartitionRow.id).where(PartitionRow.tbl_id == tbl_id)
+    wanted = set(names)
+    if len(names) > 20 * _CHUNK:
+        return {n: i for n, i in s.execute(base) if n in wanted}
+    out: dict[str, int] = {}
+    for chunk in _chunks(list(wanted)):
+        out.update({n: i for n, i in s.execute(base.where(PartitionRow.part_name.in_(chunk)))})
+    return out
+
+
+def _delete_partition_ids(s: Session, ids: Sequence[int]) -> None:
+    for chunk in _chunks(list(ids)):
+        s.execute(delete(PartitionKeyValRow).where(PartitionKeyValRow.part_id.in_(chunk)))
+        s.execute(delete(PartitionRow).where(PartitionRow.id.in_(chunk)))
+
+
+def _normalize_values(table: Table, values: Sequence[Any]) -> tuple[str | None, ...]:
+    """Values as strings, with NULL, '' and the default partition name all as ``None``."""
+    keys = table.partition_key_names()
+    if len(values) != len(keys):
+        raise InvalidPartitionSpec(
+            f"Partition spec {list(values)} has {len(values)} values, but "
+            f"{table.qualified_name} is partitioned by {len(keys)} columns "
+            f"({', '.join(keys)}). Give one value per partition column, in that order.")
+    out: list[str | None] = []
+    for v in values:
+        s = None if v is None else v if isinstance(v, str) else str(v)
+        out.append(None if not s or s == DEFAULT_PARTITION_NAME else s)
+    return tuple(out)
+
+
+def _prepare(table: Table, partitions: Sequence[Partition]) -> list[tuple[str, Partition]]:
+    """``(part_name, partition)`` with normalized values and a creation time."""
+    keys = table.partition_key_names()
+    if not keys and partitions:
+        raise SemanticError(f"Table {table.qualified_name} is not partitioned.")
+    now = _now()
+    out = []
+    for p in partitions:
+        values = _normalize_values(table, p.values)
+        if values != p.values or not p.create_time:
+            p = Partition(values, p.location, p.parameters, p.files, p.create_time or now)
+        out.append((make_part_name(keys, values), p))
+    return out

@@ -1,0 +1,156 @@
+"""The ``hivepark`` command: -e, -f, or an interactive shell, like Hive's CLI."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from hivepark.errors import HiveParkError
+
+app = typer.Typer(add_completion=False, help="hivepark: a Hive-compatible warehouse on Spark.")
+
+HISTORY = Path(os.environ.get("HIVEPARK_HISTORY", Path.home() / ".hivepark_history"))
+
+
+def _format(value: object) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def print_result(df, tty: bool) -> None:
+    """Tab-separated rows without header when piped; a table on a terminal."""
+    if df is None or not df.columns:
+        return
+    if not tty:
+        out = sys.stdout
+        for row in df.toLocalIterator():
+            out.write("\t".join(_format(v) for v in row) + "\n")
+        out.flush()
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(*df.columns)
+    count = 0
+    for row in df.toLocalIterator():
+        table.add_row(*(_format(v) for v in row))
+        count += 1
+    console = Console()
+    console.print(table)
+    console.print(f"{count} row{'s' if count != 1 else ''}", style="dim")
+
+
+def _error(e: BaseException, verbose: bool) -> None:
+    if verbose:
+        import traceback
+        traceback.print_exception(e)
+    msg = e.message if isinstance(e, HiveParkError) else f"{type(e).__name__}: {e}"
+    first = str(msg).strip().splitlines()[0] if str(msg).strip() else type(e).__name__
+    print(f"FAILED: {first}", file=sys.stderr)
+
+
+def run_script(wh, text: str, verbose: bool, tty: bool) -> bool:
+    """Runs statements one by one, stopping at the first error (like ``hive -f``)."""
+    from hivepark.exec.executor import execute
+    from hivepark.sql.parser import parse_one, split_statements
+
+    try:
+        pieces = split_statements(text)
+        for piece, line in pieces:
+            print_result(execute(wh._ctx, parse_one(piece, line)), tty)
+    except Exception as e:  # noqa: BLE001 - every error ends the script with one line
+        _error(e, verbose)
+        return False
+    return True
+
+
+def shell(wh, verbose: bool) -> None:
+    """Interactive shell: statements may span lines and end with ';'."""
+    try:
+        import readline
+
+        if HISTORY.exists():
+            readline.read_history_file(HISTORY)
+    except (ImportError, OSError):
+        readline = None  # type: ignore[assignment]
+    buf: list[str] = []
+    while True:
+        try:
+            line = input("hivepark> " if not buf else "        > ")
+        except EOFError:
+            print()
+            break
+        except KeyboardInterrupt:
+            print()
+            buf = []
+            continue
+        if not buf and line.strip().lower() in ("quit", "exit", "quit;", "exit;"):
+            break
+        buf.append(line)
+        if line.rstrip().endswith(";"):
+            run_script(wh, "\n".join(buf), verbose, sys.stdout.isatty())
+            buf = []
+    if readline is not None:
+        try:
+            readline.write_history_file(HISTORY)
+        except OSError:
+            pass
+
+
+@app.command()
+def main_command(
+    e: Optional[str] = typer.Option(None, "-e", help="Run these statements and exit."),
+    f: Optional[Path] = typer.Option(None, "-f", help="Run the statements in this file."),
+    hiveconf: list[str] = typer.Option([], "--hiveconf", help="Set k=v (repeatable)."),
+    warehouse: str = typer.Option("./warehouse", "--warehouse", help="Warehouse directory."),
+    metastore: Optional[str] = typer.Option(None, "--metastore", help="SQLAlchemy URL."),
+    master: Optional[str] = typer.Option(None, "--master", help="Spark master URL."),
+    verbose: bool = typer.Option(False, "--verbose", help="Print full stack traces."),
+) -> None:
+    conf = {}
+    for item in hiveconf:
+        if "=" not in item:
+            print(f"FAILED: --hiveconf needs k=v, got '{item}'", file=sys.stderr)
+            raise typer.Exit(1)
+        k, v = item.split("=", 1)
+        conf[k.strip()] = v.strip()
+    if e is not None and f is not None:
+        print("FAILED: give -e or -f, not both", file=sys.stderr)
+        raise typer.Exit(1)
+    text = e
+    if f is not None:
+        try:
+            text = f.read_text()
+        except OSError as err:
+            print(f"FAILED: cannot read {f}: {err.strerror}", file=sys.stderr)
+            raise typer.Exit(1)
+    import hivepark
+    from hivepark.exec.session import get_or_create_spark
+
+    try:
+        wh = hivepark.connect(warehouse, metastore, get_or_create_spark(master), conf)
+    except Exception as err:  # noqa: BLE001
+        _error(err, verbose)
+        raise typer.Exit(1)
+    try:
+        if text is None:
+            shell(wh, verbose)
+        elif not run_script(wh, text, verbose, sys.stdout.isatty()):
+            raise typer.Exit(1)
+    finally:
+        wh.close()
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,69 @@
+"""What every statement runs with: Spark, the catalog, settings, the current database."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import StructField, StructType, StringType
+from sqlglot import exp
+
+from hivepark.catalog.base import Catalog
+from hivepark.catalog.models import Table
+from hivepark.config import Config
+from hivepark.errors import NoSuchTable, UserInputError
+from hivepark.sql.analyzer import table_name
+
+_view_ids = itertools.count()
+
+
+@dataclass
+class Context:
+    spark: SparkSession
+    catalog: Catalog
+    conf: Config
+    warehouse: str
+    current_db: str = "default"
+    _temp_views: list[str] = field(default_factory=list)
+
+    def table(self, node: exp.Table | str) -> Table:
+        """The table a reference names; NoSuchTable with a hint when it is missing."""
+        if isinstance(node, str):
+            db, _, name = node.rpartition(".")
+            return self.catalog.get_table((db or self.current_db).lower(), name.lower())
+        db, name = table_name(node, self.current_db)
+        return self.catalog.get_table(db, name)
+
+    def lookup(self, node: exp.Table) -> Table | None:
+        """The warehouse table a query's reference names, None for Spark's own views."""
+        db, name = table_name(node, self.current_db)
+        try:
+            return self.catalog.get_table(db, name)
+        except NoSuchTable:
+            if node.args.get("db") is None and self.spark.catalog.tableExists(name):
+                return None
+            raise
+
+    def new_view_name(self) -> str:
+        name = f"__hivepark_scan_{next(_view_ids)}"
+        self._temp_views.append(name)
+        return name
+
+    def drop_temp_views(self) -> None:
+        for name in self._temp_views:
+            self.spark.catalog.dropTempView(name)
+        self._temp_views.clear()
+
+    def rows(self, columns: list[str], rows: list[tuple]) -> DataFrame:
+        """A small string-typed result (SHOW, DESCRIBE, SET) as a DataFrame."""
+        schema = StructType([StructField(c, StringType(), True) for c in columns])
+        return self.spark.createDataFrame([tuple(r) for r in rows], schema)
+
+    def empty(self) -> DataFrame:
+        return self.spark.createDataFrame([], StructType([]))
+
+
+def require(cond: bool, message: str) -> None:
+    if not cond:
+        raise UserInputError(message)

@@ -1,0 +1,100 @@
+"""Table scans become Spark DataFrames over exactly the chosen partitions.
+
+One Spark read over all chosen files or directories, never a union per partition. Partition
+values come from the metastore: through Spark's ``basePath`` discovery when every chosen
+partition lives in its Hive-layout directory, otherwise through a small map from directory
+to values applied to each row's ``_metadata.file_path``.
+"""
+
+from __future__ import annotations
+
+import json
+
+from pyspark.sql import Column as SparkColumn
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
+
+from hivepark import layout
+from hivepark.catalog.models import Column, Partition, Table
+from hivepark.plan.nodes import TableScan
+from hivepark.storage import fs
+from hivepark.storage.commit import FILES_PARAM, current_files
+from hivepark.storage.formats import reader
+
+
+def spark_type(hive_type: str) -> str:
+    """A Hive column type as Spark DDL (char/varchar read as string)."""
+    import re
+
+    t = re.sub(r"\b(var)?char\s*\(\s*\d+\s*\)", "string", hive_type, flags=re.IGNORECASE)
+    return t
+
+
+def schema_of(columns: tuple[Column, ...]) -> StructType:
+    ddl = ", ".join(f"`{c.name}` {spark_type(c.type)}" for c in columns)
+    return StructType.fromDDL(ddl) if ddl else StructType([])
+
+
+def scan_dataframe(spark: SparkSession, scan: TableScan) -> DataFrame:
+    """The rows of ``scan``: data columns then partition columns, typed as in the metastore."""
+    table = scan.table
+    if not table.is_partitioned:
+        raw = table.properties.get(FILES_PARAM)
+        paths = current_files(table.location, json.loads(raw) if raw else None) \
+            if raw is not None else [table.location]
+        if not paths or (raw is None and not fs.exists(table.location)):
+            return spark.createDataFrame([], schema_of(table.columns))
+        return reader(spark, table).schema(schema_of(table.columns)).load(
+            [fs.to_spark_path(p) for p in paths])
+    parts = scan.partitions or ()
+    paths = _partition_paths(parts)
+    if not paths:
+        return spark.createDataFrame([], schema_of(table.all_columns))
+    if all(_in_hive_layout(table, p) for p in parts):
+        return (reader(spark, table).schema(schema_of(table.all_columns))
+                .option("basePath", fs.to_spark_path(table.location))
+                .load([fs.to_spark_path(p) for p in paths]))
+    return _mapped_scan(spark, table, parts, paths)
+
+
+def _partition_paths(parts: tuple[Partition, ...]) -> list[str]:
+    paths: list[str] = []
+    for p in parts:
+        if p.files is not None:
+            paths += current_files(p.location, p.files)
+        elif fs.exists(p.location):
+            paths.append(p.location)
+    return paths
+
+
+def _in_hive_layout(table: Table, p: Partition) -> bool:
+    expected = layout.partition_path(table.location, table.partition_key_names(), p.values)
+    return fs.normalize(expected) == fs.normalize(p.location)
+
+
+def _dir_expr() -> SparkColumn:
+    path = F.col("_metadata.file_path")
+    return F.regexp_replace(F.regexp_replace(path, "^file:/+", "/"), "/[^/]*$", "")
+
+
+def _mapped_scan(spark: SparkSession, table: Table, parts: tuple[Partition, ...],
+                 paths: list[str]) -> DataFrame:
+    """Partitions outside the Hive layout: values looked up by each file's directory."""
+    data = reader(spark, table).schema(schema_of(table.columns)).load(
+        [fs.to_spark_path(p) for p in paths])
+    entries: list[SparkColumn] = []
+    for p in parts:
+        entries += [F.lit(_spark_dir(p.location)),
+                    F.array(*[F.lit(v) for v in p.values]).cast("array<string>")]
+    mapping = F.create_map(*entries)
+    values = F.element_at(mapping, _dir_expr())
+    cols = [F.col(f"`{c.name}`") for c in table.columns]
+    for i, key in enumerate(table.partition_keys):
+        cols.append(F.element_at(values, i + 1).cast(spark_type(key.type)).alias(key.name))
+    return data.select(*cols)
+
+
+def _spark_dir(location: str) -> str:
+    """A directory as it appears (URL-decoded) in ``_metadata.file_path``."""
+    return fs.normalize(location)

@@ -1,0 +1,30 @@
+"""The SparkSession hivepark runs on."""
+
+from __future__ import annotations
+
+import os
+
+from pyspark.sql import SparkSession
+
+_LOG4J = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2.properties")
+
+
+def get_or_create_spark(master: str | None = None) -> SparkSession:
+    """The active SparkSession, else a new local one tuned for a laptop."""
+    active = SparkSession.getActiveSession()
+    if active is not None and master is None:
+        return active
+    os.environ.setdefault("PYSPARK_PYTHON", os.sys.executable)  # type: ignore[attr-defined]
+    builder = (SparkSession.builder.appName("hivepark")
+               .master(master or os.environ.get("HIVEPARK_MASTER", "local[2]"))
+               .config("spark.ui.enabled", "false")
+               .config("spark.sql.shuffle.partitions", "4")
+               .config("spark.sql.session.timeZone", "UTC")
+               .config("spark.driver.memory", os.environ.get("HIVEPARK_DRIVER_MEMORY", "2g"))
+               .config("spark.sql.sources.parallelPartitionDiscovery.threshold", "100000")
+               .config("spark.sql.legacy.createHiveTableByDefault", "false")
+               .config("spark.driver.extraJavaOptions",
+                       f"-Dlog4j.configurationFile=file:{_LOG4J}"))
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark

@@ -1,0 +1,154 @@
+"""SHOW, DESCRIBE and SET: small results as DataFrames, in Hive's shapes."""
+
+from __future__ import annotations
+
+import datetime
+import fnmatch
+import re
+
+from pyspark.sql import DataFrame
+from sqlglot import exp
+
+from hivepark import layout
+from hivepark.catalog.models import Partition, Table
+from hivepark.errors import NoSuchPartition, UserInputError
+from hivepark.exec.context import Context
+from hivepark.exec.ddl import full_spec, spec_filter
+from hivepark.sql.analyzer import partition_spec
+from hivepark.sql.dialect import Show
+from hivepark.sql.parser import SetCommand
+from hivepark.storage.commit import FILES_PARAM
+from hivepark.storage.formats import DEFAULT_TEXT_DELIM
+
+
+def _like(names: list[str], pattern: exp.Expression | None) -> list[str]:
+    if pattern is None:
+        return names
+    alts = [fnmatch.translate(p.strip().lower()) for p in pattern.name.split("|")]
+    rx = re.compile("|".join(alts))
+    return [n for n in names if rx.fullmatch(n)]
+
+
+def show(ctx: Context, node: Show) -> DataFrame:
+    kind = node.args["kind"]
+    if kind == "DATABASES":
+        names = _like(ctx.catalog.list_databases(), node.args.get("like"))
+        return ctx.rows(["database_name"], [(n,) for n in names])
+    if kind == "TABLES":
+        db = node.args["db"].name.lower() if node.args.get("db") else ctx.current_db
+        names = _like(ctx.catalog.list_tables(db), node.args.get("like"))
+        return ctx.rows(["tab_name"], [(n,) for n in names])
+    table = ctx.table(node.this)
+    if not table.is_partitioned:
+        raise UserInputError(f"Table {table.qualified_name} is not a partitioned table: "
+                             "SHOW PARTITIONS needs a table with PARTITIONED BY")
+    spec = partition_spec(node.args.get("partition"))
+    parts = ctx.catalog.list_partitions(table, spec_filter(table, spec) if spec else None)
+    keys = table.partition_key_names()
+    return ctx.rows(["partition"], [(layout.make_part_name(keys, p.values),) for p in parts])
+
+
+def set_command(ctx: Context, cmd: SetCommand) -> DataFrame:
+    if cmd.key is None:
+        return ctx.rows(["set"], [(f"{k}={v}",) for k, v in ctx.conf.items()])
+    if cmd.value is None:
+        v = ctx.conf.get(cmd.key)
+        if v is None and cmd.key.startswith("spark."):
+            v = ctx.spark.conf.get(cmd.key, None)
+        return ctx.rows(["set"], [(f"{cmd.key}={v}" if v is not None else
+                                   f"{cmd.key} is undefined",)])
+    ctx.conf.set(cmd.key, cmd.value)
+    if cmd.key.startswith("spark."):
+        ctx.spark.conf.set(cmd.key, cmd.value)
+    return ctx.empty()
+
+
+def _col_rows(cols) -> list[tuple]:
+    return [(c.name, c.type, c.comment or "") for c in cols]
+
+
+def describe(ctx: Context, node: exp.Describe) -> DataFrame:
+    table = ctx.table(node.this)
+    style = (node.args.get("style") or "").upper()
+    spec = partition_spec(node.args.get("partition"))
+    part = None
+    if spec:
+        values = full_spec(table, spec)
+        part = ctx.catalog.get_partition(table, values)
+        if part is None:
+            raise NoSuchPartition(f"Partition not found {layout.make_part_name(table.partition_key_names(), values)} "
+                                  f"in {table.qualified_name}: SHOW PARTITIONS {table.name} lists them")
+    rows = _col_rows(table.columns) + _col_rows(table.partition_keys)
+    if table.is_partitioned:
+        rows += [("", "", ""), ("# Partition Information", "", ""),
+                 ("# col_name", "data_type", "comment")] + _col_rows(table.partition_keys)
+    if style == "FORMATTED":
+        rows += [("", "", "")] + (_partition_info(table, part) if part else _table_info(table))
+        rows += _storage_info(table)
+    elif style == "EXTENDED":
+        rows += [("", "", ""), ("Detailed Table Information" if part is None else
+                                "Detailed Partition Information", _extended(table, part), "")]
+    return ctx.rows(["col_name", "data_type", "comment"], rows)
+
+
+def _time(ts: int) -> str:
+    return datetime.datetime.fromtimestamp(ts, datetime.UTC).strftime("%a %b %d %H:%M:%S UTC %Y") if ts else "UNKNOWN"
+
+
+def _params(params) -> list[tuple]:
+    return [("", k, v) for k, v in sorted(params.items()) if k != FILES_PARAM]
+
+
+def _table_info(table: Table) -> list[tuple]:
+    return [("# Detailed Table Information", "", ""), ("Database:", table.db, ""),
+            ("OwnerType:", "USER", ""), ("CreateTime:", _time(table.create_time), ""),
+            ("Location:", table.location, ""), ("Table Type:", table.table_type, ""),
+            ("Table Parameters:", "", "")] + _params(table.properties)
+
+
+def _partition_info(table: Table, part: Partition) -> list[tuple]:
+    return [("# Detailed Partition Information", "", ""),
+            ("Partition Value:", "[" + ", ".join(v if v is not None else layout.DEFAULT_PARTITION_NAME
+                                                 for v in part.values) + "]", ""),
+            ("Database:", table.db, ""), ("Table:", table.name, ""),
+            ("CreateTime:", _time(part.create_time), ""), ("Location:", part.location, ""),
+            ("Partition Parameters:", "", "")] + _params(part.parameters)
+
+
+_SERDE = {
+    "parquet": ("org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe",
+                "org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
+                "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat"),
+    "orc": ("org.apache.hadoop.hive.ql.io.orc.OrcSerde", "org.apache.hadoop.hive.ql.io.orc.OrcInputFormat",
+            "org.apache.hadoop.hive.ql.io.orc.OrcOutputFormat"),
+    "textfile": ("org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe",
+                 "org.apache.hadoop.mapred.TextInputFormat",
+                 "org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat"),
+}
+
+
+def _storage_info(table: Table) -> list[tuple]:
+    serde, inf, outf = _SERDE[table.format]
+    rows = [("", "", ""), ("# Storage Information", "", ""), ("SerDe Library:", serde, ""),
+            ("InputFormat:", inf, ""), ("OutputFormat:", outf, "")]
+    if table.format == "textfile":
+        delim = table.field_delim or DEFAULT_TEXT_DELIM
+        rows += [("Storage Desc Params:", "", ""), ("", "field.delim", delim),
+                 ("", "serialization.format", delim)]
+    return rows
+
+
+def _extended(table: Table, part: Partition | None) -> str:
+    cols = ", ".join(f"FieldSchema(name:{c.name}, type:{c.type}, comment:{c.comment})"
+                     for c in table.columns)
+    if part is not None:
+        return (f"Partition(values:[{', '.join(str(v) for v in part.values)}], dbName:{table.db}, "
+                f"tableName:{table.name}, location:{part.location}, parameters:"
+                f"{{{', '.join(f'{k}={v}' for k, v in sorted(part.parameters.items()))}}})")
+    keys = ", ".join(f"FieldSchema(name:{c.name}, type:{c.type}, comment:{c.comment})"
+                     for c in table.partition_keys)
+    params = ", ".join(f"{k}={v}" for k, v in sorted(table.properties.items()) if k != FILES_PARAM)
+    return (f"Table(tableName:{table.name}, dbName:{table.db}, createTime:{table.create_time}, "
+            f"sd:StorageDescriptor(cols:[{cols}], location:{table.location}, "
+            f"inputFormat:{_SERDE[table.format][1]}), partitionKeys:[{keys}], "
+            f"parameters:{{{params}}}, tableType:{table.table_type})")

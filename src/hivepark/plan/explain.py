@@ -1,0 +1,48 @@
+"""EXPLAIN rendering: deterministic text, one block per table scan."""
+
+from __future__ import annotations
+
+from hivepark.expr import AlwaysTrue
+from hivepark.expr.visitors import to_filter_string
+from hivepark.plan.nodes import QueryPlan, TableScan
+
+
+def render_scan(scan: TableScan, max_dirs: int = 5, extended: bool = False) -> list[str]:
+    """The lines describing one scan.
+
+    >>> from hivepark.catalog.models import Column, Table
+    >>> t = Table("default", "t", (Column("a", "int"),), location="/w/t")
+    >>> render_scan(TableScan(t, "t"))
+    ['TableScan default.t', '  partitioned: false', '  directories: /w/t']
+    """
+    t = scan.table
+    head = f"TableScan {t.qualified_name}" + (f" AS {scan.alias}" if scan.alias != t.name else "")
+    lines = [head]
+    if not t.is_partitioned:
+        lines += ["  partitioned: false", f"  directories: {t.location}"]
+        return lines
+    parts = scan.partitions or ()
+    lines.append(f"  partitions={len(parts)}/{scan.total_partitions}")
+    if not isinstance(scan.partition_filter, AlwaysTrue):
+        lines.append(f"  partition filter: {to_filter_string(scan.partition_filter)}")
+    else:
+        lines.append("  partition filter: none (all partitions read)")
+    shown = [p.location for p in parts[:max_dirs]]
+    more = f" ... (+{len(parts) - max_dirs} more)" if len(parts) > max_dirs else ""
+    lines.append("  directories: " + (", ".join(shown) if shown else "(none)") + more)
+    if extended and not isinstance(scan.predicate, AlwaysTrue):
+        lines.append(f"  scan predicate: {to_filter_string(scan.predicate)}")
+    return lines
+
+
+def render(plan: QueryPlan, spark_plan: str | None = None, max_dirs: int = 5,
+           extended: bool = False) -> str:
+    """The whole EXPLAIN text: hivepark's scans, then Spark's physical plan if given."""
+    lines = ["== hivepark plan =="]
+    if not plan.scans:
+        lines.append("(no warehouse tables read)")
+    for scan in plan.scans:
+        lines += render_scan(scan, max_dirs, extended)
+    if spark_plan:
+        lines += ["", "== Spark plan ==", spark_plan.rstrip()]
+    return "\n".join(lines)

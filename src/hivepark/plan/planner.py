@@ -1,0 +1,19 @@
+"""The planner: applies the rules to each scan, in a fixed order."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from hivepark.catalog.base import Catalog
+from hivepark.plan.nodes import QueryPlan, TableScan
+from hivepark.plan.partition_pruning import partition_filter, prune_partitions
+
+
+def plan_scans(scans: Sequence[TableScan], catalog: Catalog) -> QueryPlan:
+    """Rules in order: partition filter derivation, then static partition pruning."""
+    out = []
+    for scan in scans:
+        scan = partition_filter(scan)
+        scan = prune_partitions(scan, catalog)
+        out.append(scan)
+    return QueryPlan(tuple(out))

@@ -1,0 +1,202 @@
+"""Names resolved against the catalog: table references, partition specs, column
+definitions, and, for queries, each warehouse-table scan with the predicate that applies
+to its rows (used for pruning)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sqlglot import exp
+from sqlglot.optimizer.scope import Scope, traverse_scope
+
+from hivepark.catalog.models import Column, Table
+from hivepark.errors import InvalidPartitionSpec, SemanticError
+from hivepark.expr import Expr, and_all
+from hivepark.expr.from_sqlglot import from_sqlglot
+
+
+def table_name(node: exp.Table, current_db: str) -> tuple[str, str]:
+    """(db, table) of a table reference, lower-case, the current database by default."""
+    db = node.args.get("db")
+    return ((db.name if db is not None else current_db).lower(), node.name.lower())
+
+
+def hive_type(dt: exp.DataType) -> str:
+    """A column type as Hive writes it, lower-case (``decimal(10,2)``, ``array<int>``)."""
+    text = dt.sql(dialect="hive").lower()
+    return {"integer": "int", "text": "string"}.get(text, text)
+
+
+def column_defs(schema: exp.Schema | None) -> list[Column]:
+    """Columns of a ``(a INT COMMENT 'x', ...)`` clause, rejecting duplicate names."""
+    cols: list[Column] = []
+    if schema is None:
+        return cols
+    for cd in schema.expressions:
+        if not isinstance(cd, exp.ColumnDef):
+            continue
+        comment = None
+        for c in cd.args.get("constraints") or []:
+            kind = c.args.get("kind")
+            if isinstance(kind, exp.CommentColumnConstraint):
+                comment = kind.this.name if kind.this is not None else None
+        kind = cd.args.get("kind")
+        if kind is None:
+            raise SemanticError(f"Column {cd.name} has no type: give it one, e.g. {cd.name} STRING")
+        cols.append(Column(cd.name.lower(), hive_type(kind), comment))
+    names = [c.name for c in cols]
+    dups = sorted({n for n in names if names.count(n) > 1})
+    if dups:
+        raise SemanticError(f"Duplicate column name: {dups[0]}. Each column must have a unique name.")
+    return cols
+
+
+def literal_value(node: exp.Expression) -> str | None:
+    """A partition value as Hive stores it: the literal's text; NULL is None."""
+    if isinstance(node, exp.Paren):
+        return literal_value(node.this)
+    if isinstance(node, exp.Null):
+        return None
+    if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal):
+        return "-" + node.this.name
+    if isinstance(node, exp.Literal):
+        return node.name
+    if isinstance(node, exp.Boolean):
+        return "true" if node.this else "false"
+    if isinstance(node, (exp.Cast, exp.Date)) and isinstance(node.this, exp.Literal):
+        return node.this.name
+    raise InvalidPartitionSpec(
+        f"Partition value {node.sql(dialect='hive')} must be a constant: write it as a "
+        "string or number literal, e.g. PARTITION (ds='2008-04-08')")
+
+
+def partition_spec(node: exp.Expression | None) -> list[tuple[str, str | None, bool]]:
+    """``PARTITION (ds='1', hr)`` as (column, value, is_static) in the order written."""
+    if node is None:
+        return []
+    out: list[tuple[str, str | None, bool]] = []
+    for e in node.expressions:
+        if isinstance(e, exp.EQ):
+            out.append((e.this.name.lower(), literal_value(e.expression), True))
+        elif isinstance(e, (exp.Column, exp.Identifier, exp.Var)):
+            out.append((e.name.lower(), None, False))
+        else:
+            raise InvalidPartitionSpec(
+                f"Cannot read partition spec entry {e.sql(dialect='hive')}: write col='value'")
+    return out
+
+
+@dataclass
+class ScanSite:
+    """One reference to a warehouse table in a query, and what its rows must satisfy."""
+
+    node: exp.Table
+    table: Table
+    alias: str
+    predicate: Expr
+
+
+TableLookup = Callable[[exp.Table], Table | None]
+
+
+def find_scans(query: exp.Expression, lookup: TableLookup) -> list[ScanSite]:
+    """Every warehouse-table reference in ``query`` with its prunable predicate.
+
+    WHERE conjuncts apply to tables not on the null-supplying side of an outer join; ON
+    conjuncts of inner joins likewise; ON conjuncts of a LEFT/SEMI/ANTI join apply to its
+    right table. Anything else is left to Spark (never used to drop data).
+    """
+    sites: list[ScanSite] = []
+    for scope in traverse_scope(query):
+        tables = {alias: node for alias, (node, src) in scope.selected_sources.items()
+                  if isinstance(src, exp.Table) and isinstance(node, exp.Table)}
+        resolved = {alias: lookup(node) for alias, node in tables.items()}
+        resolved = {a: t for a, t in resolved.items() if t is not None}
+        if not resolved:
+            continue
+        applicable = _applicable_conjuncts(scope, set(resolved))
+        for alias, table in resolved.items():
+            resolve = _resolver(scope, alias, table, resolved)
+            pred = and_all(*(from_sqlglot(c, resolve) for c in applicable.get(alias, [])))
+            sites.append(ScanSite(tables[alias], table, alias, pred))
+    return sites
+
+
+def _conjuncts(e: exp.Expression | None) -> list[exp.Expression]:
+    if e is None:
+        return []
+    e = e.unnest() if isinstance(e, exp.Paren) else e
+    if isinstance(e, exp.And):
+        return _conjuncts(e.this) + _conjuncts(e.expression)
+    return [e]
+
+
+def _source_alias(node: exp.Expression) -> str | None:
+    if isinstance(node, exp.Table):
+        return node.alias_or_name
+    if isinstance(node, exp.Subquery):
+        return node.alias_or_name
+    return None
+
+
+def _applicable_conjuncts(scope: Scope, aliases: set[str]) -> dict[str, list[exp.Expression]]:
+    select = scope.expression
+    if not isinstance(select, exp.Select):
+        return {}
+    from_ = select.args.get("from_") or select.args.get("from")
+    order: list[str | None] = [_source_alias(from_.this)] if from_ is not None else []
+    null_supplying: set[str | None] = set()
+    on_preds: dict[str, list[exp.Expression]] = {}
+    inner_on: list[exp.Expression] = []
+    for join in select.args.get("joins") or []:
+        right = _source_alias(join.this)
+        side = (join.side or "").upper()
+        kind = (join.kind or "").upper()
+        on = _conjuncts(join.args.get("on"))
+        if side in ("LEFT",) or kind in ("SEMI", "ANTI"):
+            if side == "LEFT" and kind not in ("SEMI", "ANTI"):
+                null_supplying.add(right)
+            if right is not None:
+                on_preds.setdefault(right, []).extend(on)
+        elif side == "RIGHT":
+            null_supplying.update(order)
+        elif side == "FULL":
+            null_supplying.update(order)
+            null_supplying.add(right)
+        else:
+            inner_on.extend(on)
+        order.append(right)
+    where = _conjuncts(select.args["where"].this) if select.args.get("where") else []
+    out: dict[str, list[exp.Expression]] = {}
+    for alias in aliases:
+        preds = list(on_preds.get(alias, []))
+        if alias not in null_supplying:
+            preds += where + inner_on
+        out[alias] = preds
+    return out
+
+
+def _resolver(scope: Scope, alias: str, table: Table,
+              tables: dict[str, Table]) -> Callable[[exp.Column], str | None]:
+    own = {c.name for c in table.all_columns}
+    others: set[str] = set()
+    for a, (node, src) in scope.selected_sources.items():
+        if a == alias:
+            continue
+        if a in tables:
+            others |= {c.name for c in tables[a].all_columns}
+        elif isinstance(src, Scope):
+            others |= {s.lower() for s in src.expression.named_selects}
+        else:
+            others.add("*")  # unknown source: unqualified names are ambiguous
+
+    def resolve(col: exp.Column) -> str | None:
+        name = col.name.lower()
+        if col.table:
+            return name if col.table.lower() == alias.lower() and name in own else None
+        if name in own and name not in others and "*" not in others:
+            return name
+        return None
+
+    return resolve

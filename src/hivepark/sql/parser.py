@@ -1,0 +1,101 @@
+"""HiveQL text to statements: split on ``;``, parse each with the HiveQL dialect.
+
+``SET k=v`` is kept raw, as Hive does (values may contain anything up to the end).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError as SqlglotParseError
+from sqlglot.errors import TokenError
+from sqlglot.tokens import TokenType
+
+from hivepark.errors import ParseError
+from hivepark.sql.dialect import HiveQL
+
+_SET_RE = re.compile(r"^\s*SET(?:\s+(?P<key>[^=\s]+)\s*(?:=(?P<value>.*))?)?\s*$",
+                     re.IGNORECASE | re.DOTALL)
+
+
+@dataclass(frozen=True)
+class SetCommand:
+    """``SET`` (list all), ``SET k`` (show one) or ``SET k=v``."""
+
+    key: str | None
+    value: str | None
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One parsed statement: its text, the line it starts on, and its tree."""
+
+    text: str
+    line: int
+    tree: exp.Expression | SetCommand
+
+
+def split_statements(text: str) -> list[tuple[str, int]]:
+    """Statement texts (without ``;``) and the 1-based line each starts on; blanks dropped."""
+    try:
+        tokens = HiveQL().tokenize(text)
+    except TokenError as e:
+        raise ParseError(f"cannot read the statement text: {e}") from None
+    pieces: list[tuple[str, int]] = []
+    start = 0
+    for tok in tokens:
+        if tok.token_type == TokenType.SEMICOLON:
+            pieces.append((text[start:tok.start], 0))
+            start = tok.end + 1
+    pieces.append((text[start:], 0))
+    out: list[tuple[str, int]] = []
+    offset = 0
+    for piece, _ in pieces:
+        stripped = _strip_comments(piece)
+        if stripped.strip():
+            lead = len(piece) - len(piece.lstrip())
+            line = text.count("\n", 0, offset + lead) + 1
+            out.append((piece.strip(), line))
+        offset += len(piece) + 1
+    return out
+
+
+def _strip_comments(s: str) -> str:
+    return "\n".join(line.split("--", 1)[0] for line in s.splitlines())
+
+
+def parse_one(text: str, line: int = 1) -> Statement:
+    """Parses one statement; syntax errors carry line and column."""
+    body = "\n".join(l for l in text.splitlines() if not l.strip().startswith("--")) \
+        if text.lstrip().startswith("--") else text
+    m = _SET_RE.match(_strip_comments(body))
+    if m and not re.match(r"^\s*SET\s+\w+\s*=\s*\(", body, re.IGNORECASE):
+        value = m.group("value")
+        return Statement(text, line, SetCommand(m.group("key"), value.strip() if value is not None else None))
+    try:
+        trees = sqlglot.parse(text, read=HiveQL)
+    except SqlglotParseError as e:
+        err = e.errors[0] if e.errors else {}
+        desc = str(err.get("description", e)).split(". Line")[0]
+        desc = re.sub(r"<Token token_type: TokenType\.\w+, text: ([^,]*),.*?>", r"'\1'", desc)
+        near = err.get("highlight")
+        msg = f"{desc}" + (f" near '{near}'" if near else "")
+        raise ParseError(msg, (err.get("line") or 1) + line - 1, err.get("col")) from None
+    except TokenError as e:
+        raise ParseError(str(e), line, None) from None
+    trees = [t for t in trees if t is not None]
+    if len(trees) != 1:
+        raise ParseError("expected exactly one statement", line, 1)
+    tree = trees[0]
+    if isinstance(tree, exp.Command):
+        raise ParseError(f"cannot parse '{text.strip()[:80]}': this statement is not "
+                         "supported by hivepark", line, 1)
+    return Statement(text, line, tree)
+
+
+def parse(text: str) -> list[Statement]:
+    """All statements of a ``;``-separated script."""
+    return [parse_one(piece, line) for piece, line in split_statements(text)]

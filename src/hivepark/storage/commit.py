@@ -1,0 +1,215 @@
+"""The commit protocol: staging, one metastore transaction, then cleanup.
+
+1. Spark writes into ``<table>/.hive-staging_hivepark_<qid>/`` (hidden from readers).
+2. A journal ``<warehouse>/.hivepark/journal/<qid>.json`` records the target files and the
+   files the statement will make obsolete, before anything moves.
+3. Files move to their partition directories under new, unique names. Readers use the file
+   lists recorded in the metastore, so these files are invisible until step 4.
+4. One metastore transaction (compare-and-swap on the table version) registers or replaces
+   every partition with its file list and stats. This is the one atomic step.
+5. Obsolete files are deleted, then the staging directory and the journal.
+
+A crash before 4 leaves the table as it was: :func:`recover` (run by ``connect()``) deletes
+the moved files. A crash after 4 leaves it as after: ``recover`` deletes the obsolete files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from hivepark.catalog.base import Catalog
+from hivepark.catalog.models import Partition, Table
+from hivepark.errors import CommitConflict
+from hivepark.storage import fs
+
+FILES_PARAM = "hivepark.files"
+STAGING_PREFIX = ".hive-staging_hivepark_"
+MAX_RETRIES = 5
+
+
+@dataclass
+class PartitionWrite:
+    """Files staged for one partition (``values == ()`` for an unpartitioned table)."""
+
+    values: tuple[str | None, ...]
+    location: str
+    files: list[fs.FileEntry]
+    num_rows: int = -1
+    overwrite: bool = False
+
+
+@dataclass
+class _Plan:
+    put: list[Partition] = field(default_factory=list)
+    table_params: dict[str, str] | None = None
+    obsolete: list[str] = field(default_factory=list)
+
+
+def journal_dir(warehouse: str) -> str:
+    return warehouse.rstrip("/") + "/.hivepark/journal"
+
+
+class Commit:
+    """One statement's write into one table."""
+
+    def __init__(self, warehouse: str, table: Table) -> None:
+        self.qid = time.strftime("%Y%m%d%H%M%S") + "_" + uuid.uuid4().hex[:12]
+        self.table = table
+        self.staging = f"{table.location.rstrip('/')}/{STAGING_PREFIX}{self.qid}"
+        self.journal = f"{journal_dir(warehouse)}/{self.qid}.json"
+        self._targets: list[str] = []
+        self._write_journal(state="writing")
+
+    def _write_journal(self, state: str, obsolete: Sequence[str] = ()) -> None:
+        fs.write_text(self.journal, json.dumps({
+            "pid": os.getpid(), "host": socket.gethostname(), "state": state,
+            "table": [self.table.db, self.table.name], "staging": self.staging,
+            "targets": self._targets, "obsolete": list(obsolete)}))
+
+    def finish(self, catalog: Catalog, writes: Sequence[PartitionWrite]) -> Table:
+        """Moves the staged files into place and commits them; returns the new table."""
+        try:
+            moves = [(w, f, f"{w.location.rstrip('/')}/{self.qid}-{os.path.basename(f.path)}")
+                     for w in writes for f in w.files]
+            self._targets = [dst for _, _, dst in moves]
+            self._write_journal(state="moving")
+            for _, f, dst in moves:
+                fs.move(f.path, dst)
+            for w in writes:
+                fs.makedirs(w.location)
+            new_table = self._commit_with_retries(catalog, writes)
+        except BaseException:
+            self.abort()
+            raise
+        self._cleanup_after(self._last_plan.obsolete)
+        return new_table
+
+    def _commit_with_retries(self, catalog: Catalog, writes: Sequence[PartitionWrite]) -> Table:
+        table = self.table
+        for attempt in range(MAX_RETRIES):
+            plan = _plan(catalog, table, writes, self.qid)
+            self._last_plan = plan
+            self._write_journal(state="committing", obsolete=plan.obsolete)
+            try:
+                return catalog.commit(table, table.version, put=plan.put,
+                                      table_parameters=plan.table_params)
+            except CommitConflict:
+                if attempt == MAX_RETRIES - 1:
+                    raise
+                time.sleep(0.05 * (attempt + 1))
+                table = catalog.get_table(table.db, table.name)
+        raise AssertionError("unreachable")
+
+    def _cleanup_after(self, obsolete: Sequence[str]) -> None:
+        for path in obsolete:
+            fs.delete_file(path)
+        fs.delete_dir(self.staging)
+        fs.delete_file(self.journal)
+
+    def abort(self) -> None:
+        """Removes everything this statement wrote; the table stays as it was."""
+        for path in self._targets:
+            fs.delete_file(path)
+        fs.delete_dir(self.staging)
+        fs.delete_file(self.journal)
+
+
+def current_files(location: str, recorded: Sequence[str] | None) -> list[str]:
+    """Absolute paths of a partition's (or unpartitioned table's) live files."""
+    if recorded is not None:
+        return [f"{location.rstrip('/')}/{name}" for name in recorded]
+    return [e.path for e in fs.list_files(location) if not e.is_dir]
+
+
+def _plan(catalog: Catalog, table: Table, writes: Sequence[PartitionWrite], qid: str) -> _Plan:
+    plan = _Plan()
+    now = str(int(time.time()))
+    for w in writes:
+        new_names = [f"{qid}-{os.path.basename(f.path)}" for f in w.files]
+        new_size = sum(f.size for f in w.files)
+        if table.is_partitioned:
+            old = catalog.get_partition(table, w.values)
+            old_files = current_files(w.location, old.files if old else None) if old else []
+            old_params = dict(old.parameters) if old else {}
+        else:
+            raw = table.properties.get(FILES_PARAM)
+            old_files = current_files(table.location, json.loads(raw) if raw else None)
+            old_params = dict(table.properties)
+        new_paths = {f"{w.location.rstrip('/')}/{n}" for n in new_names}
+        old_files = [p for p in old_files if p not in new_paths]
+        if w.overwrite:
+            plan.obsolete += old_files
+            kept: list[str] = []
+            rows, size = w.num_rows, new_size
+        else:
+            kept = [os.path.basename(p) for p in old_files]
+            old_rows = int(old_params.get("numRows", "-1"))
+            rows = old_rows + w.num_rows if old_rows >= 0 and w.num_rows >= 0 else -1
+            size = int(old_params.get("totalSize", "0")) + new_size
+        names = sorted(kept + new_names)
+        params = {"numFiles": str(len(names)), "numRows": str(rows), "totalSize": str(size),
+                  "transient_lastDdlTime": now}
+        if table.is_partitioned:
+            plan.put.append(Partition(w.values, w.location, params, tuple(names), int(now)))
+        else:
+            plan.table_params = {**params, FILES_PARAM: json.dumps(names)}
+    return plan
+
+
+def recover(warehouse: str, catalog: Catalog) -> int:
+    """Finishes or undoes statements that crashed; returns how many it cleaned up."""
+    cleaned = 0
+    for entry in fs.list_files(journal_dir(warehouse)):
+        try:
+            j = json.loads(fs.read_text(entry.path))
+        except (OSError, ValueError):
+            continue
+        if j.get("host") == socket.gethostname() and _alive(int(j.get("pid", 0))):
+            continue
+        _recover_one(j, catalog)
+        fs.delete_file(entry.path)
+        cleaned += 1
+    return cleaned
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0 or pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _recover_one(j: dict, catalog: Catalog) -> None:
+    targets: list[str] = j.get("targets", [])
+    committed = False
+    if targets and j.get("state") == "committing":
+        committed = _is_committed(catalog, j["table"], targets[0])
+    doomed = j.get("obsolete", []) if committed else targets
+    for path in doomed:
+        fs.delete_file(path)
+    fs.delete_dir(j.get("staging", ""))
+
+
+def _is_committed(catalog: Catalog, name: list[str], target: str) -> bool:
+    try:
+        table = catalog.get_table(name[0], name[1])
+    except Exception:
+        return False
+    directory, base = target.rsplit("/", 1)
+    if not table.is_partitioned:
+        return base in json.loads(table.properties.get(FILES_PARAM, "[]"))
+    for p in catalog.list_partitions(table):
+        if fs.normalize(p.location) == fs.normalize(directory):
+            return base in (p.files or ())
+    return False

@@ -1,0 +1,119 @@
+"""One file-system layer (pyarrow.fs) so local, hdfs:// and s3:// warehouses work alike."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import pyarrow.fs as pafs
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    path: str
+    size: int
+    is_dir: bool
+
+
+def _split(path: str) -> tuple[pafs.FileSystem, str]:
+    if "://" in path and not path.startswith("file://"):
+        return pafs.FileSystem.from_uri(path)
+    if path.startswith("file://"):
+        path = path[len("file://"):]
+    return pafs.LocalFileSystem(), os.path.abspath(path)
+
+
+def normalize(path: str) -> str:
+    """Absolute local path, or the URI unchanged for remote file systems."""
+    if "://" in path and not path.startswith("file://"):
+        return path.rstrip("/")
+    return _split(path)[1].rstrip("/") or "/"
+
+
+def exists(path: str) -> bool:
+    fs, p = _split(path)
+    return fs.get_file_info(p).type != pafs.FileType.NotFound
+
+
+def makedirs(path: str) -> None:
+    fs, p = _split(path)
+    fs.create_dir(p, recursive=True)
+
+
+def list_files(path: str, recursive: bool = False) -> list[FileEntry]:
+    """Data files under ``path`` (hidden ``.``/``_`` names skipped, like Hive and Spark)."""
+    fs, p = _split(path)
+    info = fs.get_file_info(p)
+    if info.type == pafs.FileType.NotFound:
+        return []
+    if info.type == pafs.FileType.File:
+        return [FileEntry(p, info.size or 0, False)]
+    sel = pafs.FileSelector(p, recursive=False)
+    out: list[FileEntry] = []
+    for f in fs.get_file_info(sel):
+        if f.base_name.startswith((".", "_")):
+            continue
+        if f.type == pafs.FileType.Directory:
+            if recursive:
+                out += list_files(f.path if "://" not in path else _join(path, f.base_name), True)
+            else:
+                out.append(FileEntry(f.path, 0, True))
+        else:
+            out.append(FileEntry(f.path, f.size or 0, False))
+    return out
+
+
+def _join(a: str, b: str) -> str:
+    return a.rstrip("/") + "/" + b
+
+
+def move(src: str, dst: str) -> None:
+    fs, s = _split(src)
+    _, d = _split(dst)
+    fs.create_dir(os.path.dirname(d) if "://" not in dst else d.rsplit("/", 1)[0], recursive=True)
+    fs.move(s, d)
+
+
+def delete_file(path: str) -> None:
+    fs, p = _split(path)
+    try:
+        fs.delete_file(p)
+    except FileNotFoundError:
+        pass
+
+
+def delete_dir(path: str) -> None:
+    fs, p = _split(path)
+    try:
+        fs.delete_dir(p)
+    except FileNotFoundError:
+        pass
+
+
+def delete_dir_if_empty(path: str) -> None:
+    fs, p = _split(path)
+    try:
+        if not fs.get_file_info(pafs.FileSelector(p)):
+            fs.delete_dir(p)
+    except (FileNotFoundError, OSError):
+        pass
+
+
+def write_text(path: str, text: str) -> None:
+    fs, p = _split(path)
+    fs.create_dir(p.rsplit("/", 1)[0], recursive=True)
+    with fs.open_output_stream(p) as out:
+        out.write(text.encode())
+
+
+def read_text(path: str) -> str:
+    fs, p = _split(path)
+    with fs.open_input_stream(p) as f:
+        return f.read().decode()
+
+
+def to_spark_path(path: str) -> str:
+    """A path Spark reads unambiguously (``file:`` URI for local paths)."""
+    if "://" in path:
+        return path
+    return "file://" + os.path.abspath(path)

@@ -1,0 +1,30 @@
+"""Shared fixtures: one SparkSession for the whole suite, a fresh warehouse per test."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+
+@pytest.fixture(scope="session")
+def spark():
+    from hivepark.exec.session import get_or_create_spark
+
+    session = get_or_create_spark("local[2]")
+    session.conf.set("spark.sql.shuffle.partitions", "2")
+    yield session
+    session.stop()
+
+
+@pytest.fixture
+def wh(tmp_path, spark):
+    """An empty warehouse (SQLite metastore) in a temp directory, on the shared session."""
+    import hivepark
+
+    w = hivepark.connect(str(tmp_path / "warehouse"), spark=spark)
+    yield w
+    w.close()
