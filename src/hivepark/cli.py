@@ -132,10 +132,9 @@ def main_command(
             print(f"FAILED: cannot read {f}: {err.strerror}", file=sys.stderr)
             raise typer.Exit(1)
     import hivepark
-    from hivepark.exec.session import get_or_create_spark
 
     try:
-        wh = hivepark.connect(warehouse, metastore, get_or_create_spark(master), conf)
+        wh = hivepark.connect(warehouse, metastore, _quiet_spark(master, verbose), conf)
     except Exception as err:  # noqa: BLE001
         _error(err, verbose)
         raise typer.Exit(1)
@@ -146,6 +145,24 @@ def main_command(
             raise typer.Exit(1)
     finally:
         wh.close()
+
+
+def _quiet_spark(master: str | None, verbose: bool):
+    """Starts Spark; without --verbose the JVM's own stderr (start-up banners, Java stack
+    traces) goes to /dev/null, since errors reach the user as one line from Python."""
+    from hivepark.exec.session import get_or_create_spark
+
+    if verbose:
+        return get_or_create_spark(master)
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        return get_or_create_spark(master)
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
 
 
 def main() -> None:

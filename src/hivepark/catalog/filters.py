@@ -343,39 +343,45 @@ class _Translator:
         if codec is None or isinstance(e, Opaque):
             return True
         cond = self.atom(e, codec, neg)
+        if cond is None:
+            # Not expressible, but any comparison with NULL is NULL in either polarity:
+            # only the partitions where the key is NULL can be dropped.
+            cond = _value_column(self.alias(codec.idx), codec).is_not(None)
         if isinstance(cond, bool):
             return cond
         return cond, frozenset({codec.idx})
 
-    def atom(self, e: Expr, c: KeyCodec, neg: bool) -> ColumnElement[bool] | bool:
+    def atom(self, e: Expr, c: KeyCodec, neg: bool) -> ColumnElement[bool] | bool | None:
+        """The atom's condition in polarity ``neg``; None when it cannot be expressed."""
         a = self.alias(c.idx)
         if isinstance(e, (IsNull, NotNull)):
-            if c.kind == "other":
-                return True
-            col = a.num_value if c.numeric else a.str_value
+            col = _value_column(a, c)
             return col.is_(None) if isinstance(e, IsNull) != neg else col.is_not(None)
+        if c.kind == "other":
+            return None
         if isinstance(e, Comparison):
             op = NEGATED_COMPARISON[type(e)] if neg else type(e)
             if c.numeric:
                 return self.num_compare(op, a, e.value)
             lit = c.text_literal(e.value)
-            return True if lit is None else _compare(op, a.str_value, lit)
+            return None if lit is None else _compare(op, a.str_value, lit)
         if isinstance(e, In):
             return self.num_in(e, a, neg) if c.numeric else self.text_in(e, c, a, neg)
         if isinstance(e, Like):
             if c.kind != "string" or not isinstance(e.pattern, str) \
                     or like_regex(e.pattern) is None:
-                return True
+                return None
             if neg:
                 return a.str_value.not_like(e.pattern, escape="\\")  # type: ignore[no-any-return]
             return a.str_value.like(e.pattern, escape="\\")  # type: ignore[no-any-return]
-        return True
+        return None
 
     @staticmethod
-    def num_compare(op: type[Comparison], a: Any, value: Any) -> ColumnElement[bool] | bool:
+    def num_compare(op: type[Comparison], a: Any,
+                    value: Any) -> ColumnElement[bool] | bool | None:
         lit = num_literal(value)
         if lit is None:
-            return True
+            return None
         f, exact = lit
         col, inexact_row = a.num_value, a.num_exact.is_(False)
         if op is EqualTo:
@@ -392,14 +398,14 @@ class _Translator:
             return and_(col >= f, or_(col > f, inexact_row)) if exact else col >= f
         if op is LessThan:
             return and_(col <= f, or_(col < f, inexact_row)) if exact else col <= f
-        return True
+        return None
 
     @staticmethod
-    def num_in(e: In, a: Any, neg: bool) -> ColumnElement[bool] | bool:
+    def num_in(e: In, a: Any, neg: bool) -> ColumnElement[bool] | bool | None:
         lits = [num_literal(v) for v in e.values]
         if not neg:
             if any(lit is None for lit in lits):
-                return True
+                return None
             if not lits:
                 return False
             return _in(a.num_value, sorted({lit[0] for lit in lits if lit is not None}))
@@ -412,11 +418,11 @@ class _Translator:
                     or_(not_(_in(a.num_value, exact)), a.num_exact.is_(False)))
 
     @staticmethod
-    def text_in(e: In, c: KeyCodec, a: Any, neg: bool) -> ColumnElement[bool] | bool:
+    def text_in(e: In, c: KeyCodec, a: Any, neg: bool) -> ColumnElement[bool] | bool | None:
         lits = [c.text_literal(v) for v in e.values]
         if not neg:
             if any(lit is None for lit in lits):
-                return True
+                return None
             if not lits:
                 return False
             return _in(a.str_value, sorted({lit for lit in lits if lit is not None}))
@@ -426,6 +432,11 @@ class _Translator:
         if not fitting:
             return a.str_value.is_not(None)  # type: ignore[no-any-return]
         return not_(_in(a.str_value, fitting))
+
+
+def _value_column(a: Any, c: KeyCodec) -> Any:
+    """The stored column that is NULL exactly when the key's value reads as NULL."""
+    return a.num_value if c.numeric else a.str_value
 
 
 def _compare(op: type[Comparison], col: Any, lit: Any) -> ColumnElement[bool]:
@@ -523,24 +534,24 @@ def evaluate(e: Expr, raw: dict[str, str | None], codecs: dict[str, KeyCodec]) -
     c = codecs.get(term.lower()) if isinstance(term, str) else None
     if c is None:
         raise Undecidable(e, f"{term} is not a partition column")
-    if c.kind == "other":
-        raise Undecidable(e, f"{c.name} has type {c.hive_type}, which cannot be compared")
     x = c.value(raw.get(c.name))
     if isinstance(e, (IsNull, NotNull)):
         return (x is None) == isinstance(e, IsNull)
+    if isinstance(e, In) and not e.values:
+        return False
+    if x is None:
+        return None  # every comparison with NULL is NULL
+    if c.kind == "other":
+        raise Undecidable(e, f"{c.name} has type {c.hive_type}, which cannot be compared")
     if isinstance(e, Comparison):
-        return None if x is None else _compare_value(e, type(e), c, x, e.value)
+        return _compare_value(e, type(e), c, x, e.value)
     if isinstance(e, In):
-        if not e.values:
-            return False
-        if x is None:
-            return None
         return any(_compare_value(e, EqualTo, c, x, v) for v in e.values)
     if isinstance(e, Like):
         regex = like_regex(e.pattern) if c.kind == "string" else None
         if regex is None:
             raise Undecidable(e, f"cannot evaluate LIKE {e.pattern!r} on {c.name}")
-        return None if x is None else regex.fullmatch(x) is not None
+        return regex.fullmatch(x) is not None
     raise Undecidable(e, f"unsupported predicate {e!r}")
 
 

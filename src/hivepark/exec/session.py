@@ -24,7 +24,8 @@ def get_or_create_spark(master: str | None = None) -> SparkSession:
                .config("spark.sql.sources.parallelPartitionDiscovery.threshold", "100000")
                .config("spark.sql.legacy.createHiveTableByDefault", "false")
                .config("spark.driver.extraJavaOptions",
-                       f"-Dlog4j.configurationFile=file:{_LOG4J}"))
+                       f"-Dlog4j2.configurationFile={_LOG4J}")
+               .config("spark.ui.showConsoleProgress", "false"))
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
