@@ -79,3 +79,9 @@ class MetastoreError(HiveParkError):
 
 class ExecutionError(HiveParkError):
     """Spark failed while running a statement; the message carries Spark's reason."""
+
+
+class LimitExceeded(UserInputError):
+    """A write would create more partitions or files than the hive.exec.max.* settings allow.
+
+    Raised before anything is written."""

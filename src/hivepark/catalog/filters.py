@@ -32,7 +32,7 @@ import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from typing import Any, Union
+from typing import Any
 
 from sqlalchemy import ColumnElement, and_, bindparam, not_, or_
 
@@ -288,7 +288,7 @@ def like_regex(pattern: str) -> re.Pattern[str] | None:
 # SQL translation ------------------------------------------------------------------------
 
 #: True, False, or a SQL condition with the key positions it reads.
-Sql = Union[bool, tuple[ColumnElement[bool], frozenset[int]]]
+Sql = bool | tuple[ColumnElement[bool], frozenset[int]]
 
 
 def _and(a: Sql, b: Sql) -> Sql:

@@ -40,9 +40,11 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    insert,
     inspect,
     select,
     text,
+    update,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeEngine
@@ -210,7 +212,7 @@ def upgrade(conn: Connection) -> int:
     metastore was written by a newer hivepark.
     """
     if not inspect(conn).has_table(SCHEMA_TABLE):
-        SchemaRow.__table__.create(conn)
+        Base.metadata.tables[SCHEMA_TABLE].create(conn)
     current = read_version(conn)
     target = latest_version()
     if current > target:
@@ -223,7 +225,7 @@ def upgrade(conn: Connection) -> int:
         return current
     now = int(time.time())
     if conn.execute(text(f"SELECT count(*) FROM {SCHEMA_TABLE}")).scalar():
-        conn.execute(SchemaRow.__table__.update().values(version=target, updated_at=now))
+        conn.execute(update(SchemaRow).values(version=target, updated_at=now))
     else:
-        conn.execute(SchemaRow.__table__.insert().values(id=1, version=target, updated_at=now))
+        conn.execute(insert(SchemaRow).values(id=1, version=target, updated_at=now))
     return target

@@ -249,8 +249,6 @@ class SqlCatalog(Catalog):
                     self._analyze()
         except HiveParkError:
             raise
-        except IntegrityError:
-            raise
         except DBAPIError as e:
             raise MetastoreError(f"Metastore error: {e.orig}") from e
 
@@ -302,6 +300,12 @@ class SqlCatalog(Catalog):
                     f"{name} to skip it.")
             s.add(DatabaseRow(name=name, location=db.location, comment=db.comment,
                               properties=_dumps(dict(db.properties))))
+            try:
+                s.flush()
+            except IntegrityError as e:  # created concurrently (PostgreSQL)
+                if if_not_exists:
+                    return
+                raise AlreadyExistsError(f"Database {name} already exists.") from e
 
     def get_database(self, name: str) -> Database:
         with self._session() as s:
@@ -346,7 +350,11 @@ class SqlCatalog(Catalog):
                            table_type=table.table_type, version=1,
                            create_time=table.create_time or _now())
             s.add(row)
-            s.flush()
+            try:
+                s.flush()
+            except IntegrityError as e:  # created concurrently (PostgreSQL)
+                raise AlreadyExistsError(f"Table already exists: {db}.{name}.",
+                                         code=10073) from e
             return _table_of(row, db)
 
     def get_table(self, db: str, name: str) -> Table:
@@ -371,7 +379,8 @@ class SqlCatalog(Catalog):
         s.execute(delete(PartitionRow).where(PartitionRow.tbl_id == tbl_id))
         s.execute(delete(TableRow).where(TableRow.id == tbl_id))
 
-    def _cas(self, s: Session, row: TableRow, expected_version: int, **values: Any) -> None:
+    def _cas(self, s: Session, row: TableRow, expected_version: int, qualified: str,
+             **values: Any) -> None:
         """``UPDATE tables SET version = version + 1 ... WHERE id = ? AND version = ?``."""
         result = s.execute(
             update(TableRow).where(TableRow.id == row.id, TableRow.version == expected_version)
@@ -380,7 +389,7 @@ class SqlCatalog(Catalog):
         if result.rowcount == 0:  # type: ignore[attr-defined]
             s.refresh(row)
             raise CommitConflict(
-                f"Commit conflict on table {row.name}: it is at version {row.version}, but "
+                f"Commit conflict on table {qualified}: it is at version {row.version}, but "
                 f"this statement started from version {expected_version}, so another "
                 f"statement changed it in between. Nothing was changed; run the statement "
                 f"again.")
@@ -401,7 +410,8 @@ class SqlCatalog(Catalog):
                     f"({', '.join(c.name for c in old_keys)}) to "
                     f"({', '.join(c.name for c in new_keys)}) while it has partitions. "
                     f"Drop its partitions first, or create a new table.")
-            self._cas(s, row, expected_version, columns=_columns_json(table.columns),
+            self._cas(s, row, expected_version, f"{db}.{row.name}",
+                      columns=_columns_json(table.columns),
                       partition_keys=_columns_json(new_keys),
                       properties=_dumps(dict(table.properties)), location=table.location,
                       format=table.format, field_delim=table.field_delim,
@@ -426,7 +436,7 @@ class SqlCatalog(Catalog):
                 sv, nv, ex = c.encode(json.loads(values)[c.idx])
                 params.append({"p": pid, "i": c.idx, "s": sv, "n": nv, "e": ex})
             s.connection().execute(
-                PartitionKeyValRow.__table__.update()
+                update(PartitionKeyValRow)
                 .where(PartitionKeyValRow.part_id == bindparam("p"),
                        PartitionKeyValRow.idx == bindparam("i"))
                 .values(str_value=bindparam("s"), num_value=bindparam("n"),
@@ -448,7 +458,11 @@ class SqlCatalog(Catalog):
             changes: dict[str, Any] = {"db_id": target_db.id, "name": new_name}
             if new_location is not None:
                 changes["location"] = new_location
-            self._cas(s, row, row.version, **changes)
+            try:
+                self._cas(s, row, row.version, f"{db.lower()}.{name.lower()}", **changes)
+            except IntegrityError as e:  # the new name was taken concurrently
+                raise AlreadyExistsError(f"Table already exists: {new_db}.{new_name}.",
+                                         code=10073) from e
             if new_location is not None and old_location:
                 self._relocate_partitions(s, row.id, old_location, new_location)
             return _table_of(row, new_db)
@@ -620,7 +634,7 @@ class SqlCatalog(Catalog):
         db = table.db.lower()
         with self._session(write=True) as s:
             row = self._table_row(s, db, table.name)
-            self._cas(s, row, expected_version)
+            self._cas(s, row, expected_version, f"{db}.{row.name}")
             if table_parameters:
                 props = {**json.loads(row.properties), **table_parameters}
                 row.properties = _dumps(props)
@@ -644,12 +658,11 @@ class SqlCatalog(Catalog):
 def _bulk_insert(conn: Connection, entity: type[schema.Base], rows: list[dict[str, Any]]) -> None:
     """A multi-row INSERT: the driver's executemany on SQLite (several times faster than
     SQLAlchemy's per-row parameter processing), SQLAlchemy's batched INSERT elsewhere."""
-    table = entity.__table__
     if conn.dialect.name != "sqlite":
-        conn.execute(insert(table), rows)
+        conn.execute(insert(entity), rows)
         return
     cols = list(rows[0])
-    sql = (f"INSERT INTO {table.name} ({', '.join(cols)}) "  # type: ignore[attr-defined]
+    sql = (f"INSERT INTO {entity.__tablename__} ({', '.join(cols)}) "
            f"VALUES ({', '.join('?' for _ in cols)})")
     conn.exec_driver_sql(sql, [tuple(r[c] for c in cols) for r in rows])
 

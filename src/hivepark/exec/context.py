@@ -37,6 +37,8 @@ class Context:
 
     def lookup(self, node: exp.Table) -> Table | None:
         """The warehouse table a query's reference names, None for Spark's own views."""
+        if not isinstance(node.this, exp.Identifier):
+            return None  # a table-valued function such as range(10)
         db, name = table_name(node, self.current_db)
         try:
             return self.catalog.get_table(db, name)

@@ -17,7 +17,7 @@ from sqlglot import exp
 
 from hivepark import layout
 from hivepark.catalog.models import Column, Partition, Table
-from hivepark.errors import HiveParkError, SemanticError, UserInputError
+from hivepark.errors import HiveParkError, LimitExceeded, SemanticError, UserInputError
 from hivepark.exec.context import Context
 from hivepark.exec.ddl import check_spec_columns, create_table, full_spec, normalize_value, store_table
 from hivepark.exec.query import run_query, spark_error
@@ -140,10 +140,13 @@ def _write_dynamic(ctx: Context, table: Table, df: DataFrame, static: dict, dyn:
             part_cols.append(F.col(f"`{cols[n + dyn.index(k)]}`").cast(spark_type(types[k])).alias(k))
     out = df.select(*_data_columns(table, df), *part_cols)
     keys = list(table.partition_key_names())
+    tasks = preflight(ctx, out, keys)
+    if tasks == 0:
+        return table
     commit = Commit(ctx.warehouse, table)
     try:
-        w = writer(out.repartition(*[F.col(k) for k in keys]), table).partitionBy(*keys)
-        per_file = ctx.conf.get("hivepark.max.rows.per.file")
+        w = writer(out.repartition(tasks, *[F.col(k) for k in keys]), table).partitionBy(*keys)
+        per_file = _rows_per_file(ctx)
         if per_file:
             w = w.option("maxRecordsPerFile", per_file)
         _spark_write(w, commit.staging + "/data")
@@ -152,6 +155,68 @@ def _write_dynamic(ctx: Context, table: Table, df: DataFrame, static: dict, dyn:
         commit.abort()
         raise
     return commit.finish(ctx.catalog, writes)
+
+
+def _rows_per_file(ctx: Context) -> int:
+    raw = ctx.conf.get("hivepark.max.rows.per.file") or "0"
+    try:
+        return max(0, int(raw))
+    except ValueError:
+        raise UserInputError(f"hivepark.max.rows.per.file must be a whole number, got '{raw}'") \
+            from None
+
+
+def preflight(ctx: Context, out: DataFrame, keys: list[str]) -> int:
+    """Checks Hive's limits with one Spark aggregation before anything is written.
+
+    Counts the distinct partitions and the files they will need; raises LimitExceeded with
+    Hive's texts over hive.exec.max.dynamic.partitions or hive.exec.max.created.files.
+    Returns the number of write tasks: enough that, with rows hash-distributed by the
+    partition keys (exactly as Spark's repartition does it), no task writes more than
+    hive.exec.max.dynamic.partitions.pernode partitions. 0 means there are no rows.
+    """
+    max_parts = ctx.conf.get_int("hive.exec.max.dynamic.partitions")
+    max_files = ctx.conf.get_int("hive.exec.max.created.files")
+    pernode = ctx.conf.get_int("hive.exec.max.dynamic.partitions.pernode")
+    per_file = _rows_per_file(ctx)
+    agg = out.groupBy(*keys).agg(F.count(F.lit(1)).alias("__rows"),
+                                 F.first(F.hash(*[F.col(k) for k in keys])).alias("__h"))
+    try:
+        rows = agg.select("__rows", "__h").limit(max_parts + 1).collect()
+    except PySparkException as e:
+        raise spark_error(e) from None
+    if len(rows) > max_parts:
+        total = agg.count()
+        raise LimitExceeded(
+            f"Number of dynamic partitions created is {total}, which is more than {max_parts}. "
+            f"To solve this try to set hive.exec.max.dynamic.partitions to at least {total}.")
+    files = sum(-(-r["__rows"] // per_file) if per_file else 1 for r in rows)
+    if files > max_files:
+        raise LimitExceeded(
+            f"total number of created files now is {files}, which exceeds {max_files}. To solve "
+            f"this try to set hive.exec.max.created.files to at least {files}, or raise "
+            "hivepark.max.rows.per.file.")
+    return _task_count(ctx, [r["__h"] for r in rows], pernode)
+
+
+def _task_count(ctx: Context, hashes: list[int], pernode: int) -> int:
+    if not hashes:
+        return 0
+    base = int(ctx.spark.conf.get("spark.sql.shuffle.partitions") or "1")
+    n = max(1, min(len(hashes), base))
+    while True:
+        counts: dict[int, int] = {}
+        for h in hashes:
+            counts[h % n] = counts.get(h % n, 0) + 1
+        if max(counts.values()) <= pernode:
+            return n
+        if n >= 4 * len(hashes):
+            raise LimitExceeded(
+                "Fatal error occurred when node tried to create too many dynamic partitions. The "
+                "maximum number of dynamic partitions is controlled by "
+                "hive.exec.max.dynamic.partitions and hive.exec.max.dynamic.partitions.pernode. "
+                f"Maximum was set to: {pernode}", code=20004)
+        n = min(4 * len(hashes), n * 2)
 
 
 def _staged_partitions(ctx: Context, table: Table, root: str, overwrite: bool) -> list[PartitionWrite]:
