@@ -64,6 +64,7 @@ from hivepark.errors import (
 from hivepark.expr import Expr
 
 _CHUNK = 500
+_INSERT_BATCH = 20_000
 _ANALYZE_AFTER = 1000  # refresh the planner's statistics after adding this many partitions
 _ESCAPED = [*range(0x20), *b"\"#%'*/:=?\\{[]^", 0x7F]
 _ESCAPE_TABLE = {c: f"%{c:02X}" for c in _ESCAPED}
@@ -557,37 +558,30 @@ class SqlCatalog(Catalog):
 
     @staticmethod
     def _existing_names(s: Session, tbl_id: int, names: Sequence[str]) -> set[str]:
-        if not names:
-            return set()
-        base = select(PartitionRow.part_name).where(PartitionRow.tbl_id == tbl_id)
-        if len(names) > 20 * _CHUNK:
-            return set(s.scalars(base)) & set(names)
-        out: set[str] = set()
-        for chunk in _chunks(names):
-            out.update(s.scalars(base.where(PartitionRow.part_name.in_(chunk))))
-        return out
+        return set(_ids_by_name(s, tbl_id, names))
 
     @staticmethod
     def _insert_partitions(s: Session, tbl_id: int, table: Table,
                            parts: Sequence[tuple[str, Partition]]) -> None:
-        if not parts:
-            return
+        """Bulk-inserts new partitions and their key-value rows, in batches (one transaction)."""
         conn = s.connection()
-        rows = [{"tbl_id": tbl_id, "part_name": name, "part_values": _dumps(list(p.values)),
+        codecs: list[KeyCodec] = list(codecs_for(table).values())
+        for batch in _chunks(parts, _INSERT_BATCH):
+            _bulk_insert(conn, PartitionRow, [
+                {"tbl_id": tbl_id, "part_name": name, "part_values": _dumps(list(p.values)),
                  "location": p.location, "parameters": _dumps(dict(p.parameters)),
                  "files": None if p.files is None else _dumps(list(p.files)),
-                 "create_time": p.create_time} for name, p in parts]
-        _bulk_insert(conn, PartitionRow, rows)
-        ids = _ids_by_name(s, tbl_id, [name for name, _ in parts])
-        codecs: list[KeyCodec] = list(codecs_for(table).values())
-        kv = []
-        for name, p in parts:
-            pid = ids[name]
-            for c in codecs:
-                sv, nv, ex = c.encode(p.values[c.idx])
-                kv.append({"part_id": pid, "idx": c.idx, "tbl_id": tbl_id, "str_value": sv,
-                           "num_value": nv, "num_exact": ex})
-        if kv:
+                 "create_time": p.create_time} for name, p in batch])
+            if not codecs:
+                continue
+            ids = _ids_by_name(s, tbl_id, [name for name, _ in batch])
+            kv = []
+            for name, p in batch:
+                pid = ids[name]
+                for c in codecs:
+                    sv, nv, ex = c.encode(p.values[c.idx])
+                    kv.append({"part_id": pid, "idx": c.idx, "tbl_id": tbl_id,
+                               "str_value": sv, "num_value": nv, "num_exact": ex})
             _bulk_insert(conn, PartitionKeyValRow, kv)
         if len(parts) >= _ANALYZE_AFTER:
             s.info["analyze"] = True
@@ -668,13 +662,12 @@ def _bulk_insert(conn: Connection, entity: type[schema.Base], rows: list[dict[st
 
 
 def _ids_by_name(s: Session, tbl_id: int, names: Sequence[str]) -> dict[str, int]:
+    """``{part_name: id}`` of the given names that exist (index lookups, in chunks)."""
     base = select(PartitionRow.part_name, PartitionRow.id).where(PartitionRow.tbl_id == tbl_id)
-    wanted = set(names)
-    if len(names) > 20 * _CHUNK:
-        return {n: i for n, i in s.execute(base) if n in wanted}
+    conn = s.connection()
     out: dict[str, int] = {}
-    for chunk in _chunks(list(wanted)):
-        out.update({n: i for n, i in s.execute(base.where(PartitionRow.part_name.in_(chunk)))})
+    for chunk in _chunks(list(dict.fromkeys(names))):
+        out.update({n: i for n, i in conn.execute(base.where(PartitionRow.part_name.in_(chunk)))})
     return out
 
 

@@ -43,6 +43,37 @@ def insert(ctx: Context, node: exp.Insert) -> DataFrame:
     return ctx.empty()
 
 
+def multi_insert(ctx: Context, node: exp.MultitableInserts) -> DataFrame:
+    """``FROM s INSERT ... SELECT ... INSERT ... SELECT ...``: the source is read once
+    (pruned by the OR of the branches' WHERE clauses, then cached) and feeds every insert."""
+    source = node.args["source"]
+    alias = source.alias_or_name
+    branches = list(node.expressions)
+    wheres = [b.expression.args.get("where") for b in branches]
+    src_query = exp.select("*").from_(source.copy())
+    if all(w is not None for w in wheres):
+        src_query = src_query.where(exp.or_(*[exp.paren(w.this.copy()) for w in wheres]))
+    src_df, _ = run_query(ctx, src_query)
+    src_df = src_df.persist()
+    view = f"__hivepark_multi_{abs(hash(node.sql())) % 10**8}"
+    src_df.createOrReplaceTempView(view)
+    try:
+        for branch in branches:
+            select = branch.expression.copy()
+            select.set("from_", exp.From(this=exp.Table(
+                this=exp.to_identifier(view), alias=exp.TableAlias(this=exp.to_identifier(alias)))))
+            target = branch.this
+            table = ctx.table(target)
+            df, _ = run_query(ctx, select)
+            write_rows(ctx, table, df, partition_spec(target.args.get("partition")),
+                       overwrite=bool(branch.args.get("overwrite")),
+                       if_not_exists=bool(branch.args.get("exists")))
+    finally:
+        ctx.spark.catalog.dropTempView(view)
+        src_df.unpersist()
+    return ctx.empty()
+
+
 def dynamic_columns(ctx: Context, table: Table, spec: Spec) -> list[str]:
     """Checks a PARTITION clause as Hive does and returns its dynamic columns, in order."""
     if not table.is_partitioned:

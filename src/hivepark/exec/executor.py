@@ -59,6 +59,7 @@ _HANDLERS = {
     exp.Use: _use,
     exp.Alter: ddl.alter_table,
     exp.Insert: dml.insert,
+    exp.MultitableInserts: dml.multi_insert,
     exp.LoadData: dml.load_data,
     MsckRepair: dml.msck_repair,
     Show: show.show,
