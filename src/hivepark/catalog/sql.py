@@ -71,7 +71,7 @@ _ESCAPE_TABLE = {c: f"%{c:02X}" for c in _ESCAPED}
 
 
 def escape_path_name(value: str | None) -> str:
-    """Hive's ``FileUtils.escapePathName``: NULL or '' is the default partition.
+    """Hive's ``FileUtils.escapePathName``: None or '' is the default partition.
 
     >>> escape_path_name("a/b:c d"), escape_path_name(None)
     ('a%2Fb%3Ac d', '__HIVE_DEFAULT_PARTITION__')
@@ -82,23 +82,16 @@ def escape_path_name(value: str | None) -> str:
 
 
 def _local_make_part_name(cols: Sequence[str], values: Sequence[str | None]) -> str:
-    """Hive's ``makePartName``: ``lower(escape(col))=escape(value)`` joined by ``/``."""
-    return "/".join(f"{escape_path_name(c).lower()}={escape_path_name(v)}"
+    """Hive's ``makePartName``: ``escape(lower(col))=escape(value)`` joined by ``/``.
+
+    The same result as :func:`hivepark.layout.make_part_name` (a test checks it), several
+    times faster (``str.translate``), which matters when registering 100,000 partitions.
+    """
+    return "/".join(f"{escape_path_name(c.lower())}={escape_path_name(v)}"
                     for c, v in zip(cols, values))
 
 
-@functools.cache
-def _part_name_fn() -> Callable[[Sequence[str], Sequence[str | None]], str]:
-    try:
-        from hivepark.layout import make_part_name  # the project's single definition
-    except ImportError:
-        return _local_make_part_name
-    return make_part_name  # type: ignore[no-any-return]
-
-
-def make_part_name(cols: Sequence[str], values: Sequence[str | None]) -> str:
-    """``ds=2008-04-08/hr=11``: the partition's name and directory, escaped like Hive."""
-    return _part_name_fn()(list(cols), list(values))
+make_part_name = _local_make_part_name
 
 
 def _chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterator[Sequence[Any]]:
@@ -677,9 +670,13 @@ def _delete_partition_ids(s: Session, ids: Sequence[int]) -> None:
         s.execute(delete(PartitionRow).where(PartitionRow.id.in_(chunk)))
 
 
-def _normalize_values(table: Table, values: Sequence[Any]) -> tuple[str | None, ...]:
+def _normalize_values(table: Table, values: Sequence[Any],
+                      keys: tuple[str, ...] | None = None) -> tuple[str | None, ...]:
     """Values as strings, with NULL, '' and the default partition name all as ``None``."""
-    keys = table.partition_key_names()
+    keys = table.partition_key_names() if keys is None else keys
+    if len(values) == len(keys) and isinstance(values, tuple) and all(
+            type(v) is str and v and v != DEFAULT_PARTITION_NAME for v in values):
+        return values  # the common case, already normal
     if len(values) != len(keys):
         raise InvalidPartitionSpec(
             f"Partition spec {list(values)} has {len(values)} values, but "
@@ -700,7 +697,7 @@ def _prepare(table: Table, partitions: Sequence[Partition]) -> list[tuple[str, P
     now = _now()
     out = []
     for p in partitions:
-        values = _normalize_values(table, p.values)
+        values = _normalize_values(table, p.values, keys)
         if values != p.values or not p.create_time:
             p = Partition(values, p.location, p.parameters, p.files, p.create_time or now)
         out.append((make_part_name(keys, values), p))

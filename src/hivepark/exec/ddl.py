@@ -39,8 +39,13 @@ def create_database(ctx: Context, node: exp.Create) -> DataFrame:
     return ctx.empty()
 
 
+def _drop_target(node: exp.Drop) -> exp.Table:
+    tables = node.args.get("tables") or []
+    return tables[0] if tables else node.this
+
+
 def drop_database(ctx: Context, node: exp.Drop) -> DataFrame:
-    name = node.this.name.lower() if node.this is not None else node.expressions[0].name.lower()
+    name = _drop_target(node).name.lower()
     if name == "default":
         raise SemanticError("Can not drop default database")
     try:
@@ -126,7 +131,7 @@ def store_table(ctx: Context, table: Table, if_not_exists: bool) -> Table | None
 
 
 def drop_table(ctx: Context, node: exp.Drop) -> DataFrame:
-    target = node.this if node.this is not None else node.expressions[0]
+    target = _drop_target(node)
     db, name = table_name(target, ctx.current_db)
     try:
         table = ctx.catalog.get_table(db, name)

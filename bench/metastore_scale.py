@@ -1,0 +1,169 @@
+"""Metastore partition pruning vs. directory listing, at 100,000 partitions.
+
+Creates a SQLite metastore and a table partitioned by ``(ds string, hr int)`` with N
+partitions (days x 24 hours), registered in one ``add_partitions`` call, and the matching
+empty directories ``ds=.../hr=...`` on disk. Then, for three filters, compares the median
+time of
+
+* the metastore: ``SqlCatalog.list_partitions(table, filter)`` (one indexed SQL query), and
+* listing: walking the table directory with ``os.scandir``, parsing the ``k=v`` names and
+  filtering in Python, which is what Spark's partition discovery does without a metastore,
+
+and checks that both find the same partitions.
+
+    .venv/bin/python bench/metastore_scale.py                      # 100,000 partitions
+    .venv/bin/python bench/metastore_scale.py --partitions 1000000 --repeat 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import shutil
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from hivepark.catalog.models import Column, Database, Partition, Table
+from hivepark.catalog.sql import SqlCatalog, make_part_name
+from hivepark.expr.nodes import (
+    And,
+    EqualTo,
+    Expr,
+    GreaterThan,
+    GreaterThanOrEqual,
+    In,
+    LessThanOrEqual,
+)
+from hivepark.expr.visitors import evaluate
+from hivepark.layout import unescape_path_name
+
+HOURS = 24
+START = datetime.date(2000, 1, 1)
+
+Key = tuple[str, str]
+
+
+def day(i: int) -> str:
+    return (START + datetime.timedelta(days=i)).isoformat()
+
+
+def build(root: Path, n: int) -> tuple[SqlCatalog, Table, Path, float, float]:
+    """The catalog, the table, its directory, seconds to register, seconds for mkdirs."""
+    cat = SqlCatalog(f"sqlite:///{root}/metastore.db")
+    cat.create_database(Database("bench", str(root / "warehouse" / "bench.db")))
+    table_dir = root / "warehouse" / "bench.db" / "events"
+    table = cat.create_table(Table("bench", "events", (Column("v", "string"),),
+                                   (Column("ds", "string"), Column("hr", "int")),
+                                   location=str(table_dir)))
+    keys = table.partition_key_names()
+    values = [(day(i // HOURS), str(i % HOURS)) for i in range(n)]
+    names = [make_part_name(keys, v) for v in values]
+    parts = [Partition(v, f"{table_dir}/{name}") for v, name in zip(values, names)]
+    t0 = time.perf_counter()
+    cat.add_partitions(table, parts)
+    register = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    for name in names:
+        os.makedirs(table_dir / name)
+    mkdirs = time.perf_counter() - t0
+    return cat, table, table_dir, register, mkdirs
+
+
+def list_directories(table_dir: Path, keys: tuple[str, ...], types: dict[str, Callable[[str],
+                     Any]], predicate: Expr) -> set[Key]:
+    """Spark-style discovery: walk ``k=v`` directories, parse, filter in Python."""
+    found: set[Key] = set()
+
+    def walk(path: str, depth: int, raw: tuple[str, ...]) -> None:
+        with os.scandir(path) as it:
+            for entry in it:
+                if not entry.is_dir() or "=" not in entry.name:
+                    continue
+                col, _, value = entry.name.partition("=")
+                if col != keys[depth]:
+                    continue
+                here = (*raw, unescape_path_name(value))
+                if depth + 1 < len(keys):
+                    walk(entry.path, depth + 1, here)
+                    continue
+                row = {k: types[k](v) for k, v in zip(keys, here)}
+                if evaluate(predicate, row) is True:
+                    found.add((here[0], here[1]))
+
+    walk(str(table_dir), 0, ())
+    return found
+
+
+def median_ms(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
+    times, result = [], None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        result = fn()
+        times.append((time.perf_counter() - t0) * 1000)
+    return statistics.median(times), result
+
+
+def queries(n: int) -> list[tuple[str, Expr]]:
+    days = max(1, -(-n // HOURS))
+    step = max(1, days // 1000)
+    in_days = tuple(day(i * step) for i in range(1000))
+    a = days // 2
+    month = And(GreaterThanOrEqual("ds", day(a)), LessThanOrEqual("ds", day(a + 30)))
+    return [
+        ("ds IN (1000 values)", In("ds", in_days)),
+        (f"ds BETWEEN '{day(a)}' AND '{day(a + 30)}'", month),
+        (f"ds = '{day(a)}' AND hr > 12", And(EqualTo("ds", day(a)), GreaterThan("hr", 12))),
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--partitions", type=int, default=100_000)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--dir", help="work directory (default: a temporary one, removed)")
+    args = parser.parse_args(argv)
+
+    root = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="hivepark-bench-"))
+    root.mkdir(parents=True, exist_ok=True)
+    if (root / "metastore.db").exists() or (root / "warehouse").exists():
+        parser.error(f"{root} already holds a benchmark; pass an empty --dir")
+    print(f"machine: {platform.platform()}, {os.cpu_count()} CPUs, "
+          f"Python {platform.python_version()}, SQLite {sqlite3.sqlite_version}")
+    try:
+        cat, table, table_dir, register, mkdirs = build(root, args.partitions)
+        print(f"registered {args.partitions} partitions in one add_partitions call: "
+              f"{register:.2f} s ({args.partitions / register:,.0f} partitions/s); "
+              f"created their directories: {mkdirs:.2f} s")
+        keys = table.partition_key_names()
+        types: dict[str, Callable[[str], Any]] = {"ds": str, "hr": int}
+        total_ms, total_ls = 0.0, 0.0
+        for label, predicate in queries(args.partitions):
+            ms, parts = median_ms(lambda p=predicate: cat.list_partitions(table, p),
+                                  args.repeat)
+            ls, found = median_ms(lambda p=predicate: list_directories(table_dir, keys, types,
+                                                                       p), args.repeat)
+            via_metastore = {(p.values[0], p.values[1]) for p in parts}
+            assert via_metastore == found, f"{label}: metastore and listing disagree"
+            total_ms, total_ls = total_ms + ms, total_ls + ls
+            print(f"{label}: {len(found)} partitions; metastore median {ms:.1f} ms, "
+                  f"listing median {ls:.1f} ms, ratio listing/metastore {ls / ms:.1f}x")
+        cat.close()
+        print(f"total over the 3 queries: metastore {total_ms:.1f} ms, "
+              f"listing {total_ls:.1f} ms")
+        print(f"ratio listing/metastore: {total_ls / total_ms:.1f}x")
+    finally:
+        if not args.dir:
+            shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
