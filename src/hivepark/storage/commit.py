@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import time
 import uuid
@@ -51,6 +52,12 @@ class _Plan:
     obsolete: list[str] = field(default_factory=list)
 
 
+def _fault_point(name: str) -> None:
+    """Crash-testing hook: ``HIVEPARK_FAULT=<name>`` kills this process here, like kill -9."""
+    if os.environ.get("HIVEPARK_FAULT") == name:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
 def journal_dir(warehouse: str) -> str:
     return warehouse.rstrip("/") + "/.hivepark/journal"
 
@@ -79,14 +86,18 @@ class Commit:
                      for w in writes for f in w.files]
             self._targets = [dst for _, _, dst in moves]
             self._write_journal(state="moving")
-            for _, f, dst in moves:
+            _fault_point("before_move")
+            for i, (_, f, dst) in enumerate(moves):
                 fs.move(f.path, dst)
+                if i == len(moves) // 2:
+                    _fault_point("during_move")
             for w in writes:
                 fs.makedirs(w.location)
             new_table = self._commit_with_retries(catalog, writes)
         except BaseException:
             self.abort()
             raise
+        _fault_point("after_commit")
         self._cleanup_after(self._last_plan.obsolete)
         return new_table
 
@@ -96,6 +107,7 @@ class Commit:
             plan = _plan(catalog, table, writes, self.qid)
             self._last_plan = plan
             self._write_journal(state="committing", obsolete=plan.obsolete)
+            _fault_point("before_commit")
             try:
                 return catalog.commit(table, table.version, put=plan.put,
                                       table_parameters=plan.table_params)
