@@ -7,7 +7,8 @@ time of
 
 * the metastore: ``SqlCatalog.list_partitions(table, filter)`` (one indexed SQL query), and
 * listing: walking the table directory with ``os.scandir``, parsing the ``k=v`` names and
-  filtering in Python, which is what Spark's partition discovery does without a metastore,
+  filtering in Python (a compiled closure, IN as a hash set), which is what Spark's
+  partition discovery and pruning do without a metastore,
 
 and checks that both find the same partitions.
 
@@ -19,6 +20,8 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import functools
+import operator
 import os
 import platform
 import shutil
@@ -35,12 +38,19 @@ from hivepark.catalog.models import Column, Database, Partition, Table
 from hivepark.catalog.sql import SqlCatalog, make_part_name
 from hivepark.expr.nodes import (
     And,
+    Comparison,
     EqualTo,
     Expr,
     GreaterThan,
     GreaterThanOrEqual,
     In,
+    IsNull,
+    LessThan,
     LessThanOrEqual,
+    Not,
+    NotEqualTo,
+    NotNull,
+    Or,
 )
 from hivepark.expr.visitors import evaluate
 from hivepark.layout import unescape_path_name
@@ -77,10 +87,52 @@ def build(root: Path, n: int) -> tuple[SqlCatalog, Table, Path, float, float]:
     return cat, table, table_dir, register, mkdirs
 
 
+_OPS: dict[type, Callable[[Any, Any], bool]] = {
+    EqualTo: operator.eq, NotEqualTo: operator.ne, LessThan: operator.lt,
+    LessThanOrEqual: operator.le, GreaterThan: operator.gt, GreaterThanOrEqual: operator.ge,
+}
+
+
+def compile_predicate(e: Expr) -> Callable[[dict[str, Any]], bool | None]:
+    """The filter as a Python closure, IN as a hash set (Spark's InSet), 3-valued logic."""
+    if isinstance(e, (And, Or)):
+        left, right = compile_predicate(e.left), compile_predicate(e.right)
+        if isinstance(e, And):
+            def both(row: dict[str, Any]) -> bool | None:
+                a = left(row)
+                if a is False:
+                    return False
+                b = right(row)
+                return False if b is False else None if a is None or b is None else True
+            return both
+
+        def either(row: dict[str, Any]) -> bool | None:
+            a = left(row)
+            if a is True:
+                return True
+            b = right(row)
+            return True if b is True else None if a is None or b is None else False
+        return either
+    if isinstance(e, Not):
+        child = compile_predicate(e.child)
+        return lambda row: None if (v := child(row)) is None else not v
+    if isinstance(e, In):
+        values, term = frozenset(e.values), e.term
+        return lambda row: None if row[term] is None else row[term] in values
+    if isinstance(e, (IsNull, NotNull)):
+        term, want = e.term, isinstance(e, IsNull)
+        return lambda row: (row[term] is None) == want
+    if isinstance(e, Comparison):
+        op, term, value = _OPS[type(e)], e.term, e.value
+        return lambda row: None if row[term] is None else op(row[term], value)
+    return lambda row: evaluate(e, row)
+
+
 def list_directories(table_dir: Path, keys: tuple[str, ...], types: dict[str, Callable[[str],
                      Any]], predicate: Expr) -> set[Key]:
     """Spark-style discovery: walk ``k=v`` directories, parse, filter in Python."""
     found: set[Key] = set()
+    matches = compile_predicate(predicate)
 
     def walk(path: str, depth: int, raw: tuple[str, ...]) -> None:
         with os.scandir(path) as it:
@@ -95,7 +147,7 @@ def list_directories(table_dir: Path, keys: tuple[str, ...], types: dict[str, Ca
                     walk(entry.path, depth + 1, here)
                     continue
                 row = {k: types[k](v) for k, v in zip(keys, here)}
-                if evaluate(predicate, row) is True:
+                if matches(row) is True:
                     found.add((here[0], here[1]))
 
     walk(str(table_dir), 0, ())
@@ -146,10 +198,10 @@ def main(argv: list[str] | None = None) -> int:
         types: dict[str, Callable[[str], Any]] = {"ds": str, "hr": int}
         total_ms, total_ls = 0.0, 0.0
         for label, predicate in queries(args.partitions):
-            ms, parts = median_ms(lambda p=predicate: cat.list_partitions(table, p),
+            ms, parts = median_ms(functools.partial(cat.list_partitions, table, predicate),
                                   args.repeat)
-            ls, found = median_ms(lambda p=predicate: list_directories(table_dir, keys, types,
-                                                                       p), args.repeat)
+            ls, found = median_ms(functools.partial(list_directories, table_dir, keys, types,
+                                                    predicate), args.repeat)
             via_metastore = {(p.values[0], p.values[1]) for p in parts}
             assert via_metastore == found, f"{label}: metastore and listing disagree"
             total_ms, total_ls = total_ms + ms, total_ls + ls

@@ -72,7 +72,7 @@ def _runner() -> list[str]:
 
 
 def _run(cmd: list[str], what: str) -> None:
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
     if proc.returncode != 0:
         raise PostgresUnavailable(f"{what} failed ({proc.returncode}): "
                                   f"{proc.stderr.strip() or proc.stdout.strip()}")
@@ -101,7 +101,7 @@ def postgres_server() -> Iterator[str]:
                     f"-c max_connections=100")
             proc = subprocess.run([*prefix, str(bin_dir / "pg_ctl"), "-D", str(data), "-l",
                                    str(log), "-o", opts, "-w", "-t", "60", "start"],
-                                  capture_output=True, text=True, timeout=120)
+                                  capture_output=True, text=True, timeout=120, check=False)
             if proc.returncode == 0:
                 started = True
                 break
@@ -113,7 +113,7 @@ def postgres_server() -> Iterator[str]:
     finally:
         if started:
             subprocess.run([*prefix, str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate",
-                            "-w", "stop"], capture_output=True, timeout=120)
+                            "-w", "stop"], capture_output=True, timeout=120, check=False)
         shutil.rmtree(root, ignore_errors=True)
 
 

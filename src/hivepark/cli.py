@@ -147,6 +147,18 @@ def main_command(
         wh.close()
 
 
+_PYSPARK_ERROR_LOGGERS = ("DataFrameQueryContextLogger", "SQLQueryContextLogger")
+
+
+def _quiet_pyspark_loggers() -> None:
+    """PySpark logs every failed DataFrame operation as a JSON line with the Java stack
+    trace; the CLI reports the error itself, as one line."""
+    from pyspark.logger import PySparkLogger
+
+    for name in _PYSPARK_ERROR_LOGGERS:
+        PySparkLogger.getLogger(name).disabled = True
+
+
 def _quiet_spark(master: str | None, verbose: bool):
     """Starts Spark; without --verbose the JVM's own stderr (start-up banners, Java stack
     traces) goes to /dev/null, since errors reach the user as one line from Python."""
@@ -154,6 +166,7 @@ def _quiet_spark(master: str | None, verbose: bool):
 
     if verbose:
         return get_or_create_spark(master)
+    _quiet_pyspark_loggers()
     saved = os.dup(2)
     devnull = os.open(os.devnull, os.O_WRONLY)
     try:

@@ -29,6 +29,7 @@ MAX_NAME_BYTES = 255
 _CHARS_TO_ESCAPE = frozenset(
     [chr(c) for c in range(0x20)] + list("\"#%'*/:=?\\\x7f{[]^")
 )
+_ESCAPE_TABLE = {ord(c): f"%{ord(c):02X}" for c in _CHARS_TO_ESCAPE}
 _HEX = frozenset("0123456789abcdefABCDEF")
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*:(?://[^/]*)?)(.*)$", re.DOTALL)
 
@@ -52,7 +53,7 @@ def escape_path_name(s: str | None, default: str = DEFAULT_PARTITION_NAME) -> st
     """
     if s is None or s == "":
         return default
-    return "".join(f"%{ord(c):02X}" if c in _CHARS_TO_ESCAPE else c for c in s)
+    return s.translate(_ESCAPE_TABLE)
 
 
 def unescape_path_name(s: str) -> str:

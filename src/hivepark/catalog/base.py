@@ -86,6 +86,12 @@ class Catalog(ABC):
     def get_partition(self, table: Table, values: Sequence[str | None]) -> Partition | None:
         ...
 
+    def get_partitions(self, table: Table, values: Sequence[Sequence[str | None]]
+                       ) -> dict[tuple[str | None, ...], Partition]:
+        """The existing partitions among ``values``, keyed by the values as given (batched)."""
+        found = {tuple(v): self.get_partition(table, v) for v in values}
+        return {k: p for k, p in found.items() if p is not None}
+
     @abstractmethod
     def add_partitions(self, table: Table, partitions: Sequence[Partition],
                        if_not_exists: bool = False) -> list[Partition]:

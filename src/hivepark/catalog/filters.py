@@ -72,6 +72,7 @@ _NUMERIC_KINDS = ("int", "decimal", "float32", "float64")
 _FLOAT_KINDS = ("float32", "float64")
 _TEXT_KINDS = ("string", "date", "timestamp", "boolean")
 _EXACT_LIMIT = 2 ** 53
+_MAX_DOUBLE_INT = 2 ** 1023
 _TRUE_WORDS = ("true", "t", "yes", "y", "1")
 _FALSE_WORDS = ("false", "f", "no", "n", "0")
 _DATE_RE = re.compile(r"\s*([+-]?\d{4,})-(\d{1,2})-(\d{1,2})(?:[T ].*)?\s*$")
@@ -256,9 +257,11 @@ def num_literal(value: Any) -> tuple[float, bool] | None:
     if isinstance(value, float):
         return (value, True) if math.isfinite(value) else None
     if isinstance(value, int):
+        if abs(value) > _MAX_DOUBLE_INT:  # beyond the double range
+            return None
         return float(value), abs(value) < _EXACT_LIMIT
     if isinstance(value, Decimal):
-        if not value.is_finite():
+        if not value.is_finite() or not math.isfinite(float(value)):
             return None
         return float(value), _orders_like_double(value)
     return None

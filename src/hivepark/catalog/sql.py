@@ -13,9 +13,10 @@
 from __future__ import annotations
 
 import functools
+import gc
 import json
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -62,36 +63,11 @@ from hivepark.errors import (
     UserInputError,
 )
 from hivepark.expr import Expr
+from hivepark.layout import make_part_name
 
 _CHUNK = 500
 _INSERT_BATCH = 20_000
 _ANALYZE_AFTER = 1000  # refresh the planner's statistics after adding this many partitions
-_ESCAPED = [*range(0x20), *b"\"#%'*/:=?\\{[]^", 0x7F]
-_ESCAPE_TABLE = {c: f"%{c:02X}" for c in _ESCAPED}
-
-
-def escape_path_name(value: str | None) -> str:
-    """Hive's ``FileUtils.escapePathName``: None or '' is the default partition.
-
-    >>> escape_path_name("a/b:c d"), escape_path_name(None)
-    ('a%2Fb%3Ac d', '__HIVE_DEFAULT_PARTITION__')
-    """
-    if not value:
-        return DEFAULT_PARTITION_NAME
-    return value.translate(_ESCAPE_TABLE)
-
-
-def _local_make_part_name(cols: Sequence[str], values: Sequence[str | None]) -> str:
-    """Hive's ``makePartName``: ``escape(lower(col))=escape(value)`` joined by ``/``.
-
-    The same result as :func:`hivepark.layout.make_part_name` (a test checks it), several
-    times faster (``str.translate``), which matters when registering 100,000 partitions.
-    """
-    return "/".join(f"{escape_path_name(c.lower())}={escape_path_name(v)}"
-                    for c, v in zip(cols, values))
-
-
-make_part_name = _local_make_part_name
 
 
 def _chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterator[Sequence[Any]]:
@@ -182,6 +158,24 @@ def _partition_of(row: Any) -> Partition:
                      None if files is None else tuple(_decode(files)), create_time)
 
 
+def _partitions_of(rows: Sequence[Any]) -> list[Partition]:
+    """Many rows at once: the values of all rows are decoded by one JSON parse, and the
+    cyclic garbage collector pauses while 100,000 acyclic objects are built (it would
+    otherwise rescan them over and over, which costs as much as building them)."""
+    if len(rows) < 16:
+        return [_partition_of(r) for r in rows]
+    all_values = _decode("[" + ",".join([r[0] for r in rows]) + "]")
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return [Partition(tuple(v), r[1], _EMPTY_MAP if r[2] == "{}" else _props_of(r[2]),
+                          None if r[3] is None else tuple(_decode(r[3])), r[4])
+                for r, v in zip(rows, all_values)]
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 @functools.cache
 def _key_alias(idx: int) -> Any:
     """The key-value row of partition key ``idx`` in a filter query (built once, reused)."""
@@ -239,8 +233,8 @@ class SqlCatalog(Catalog):
                     s.connection(execution_options={"hivepark_write": True})
                 yield s
                 s.commit()
-                if s.info.get("analyze"):
-                    self._analyze()
+            if s.info.get("analyze"):
+                self._analyze()
         except HiveParkError:
             raise
         except DBAPIError as e:
@@ -251,6 +245,12 @@ class SqlCatalog(Catalog):
         from the most selective key index (SQLite samples; PostgreSQL's ANALYZE samples too).
         """
         tables = (PartitionKeyValRow.__tablename__, PartitionRow.__tablename__)
+        try:
+            self._run_analyze(tables)
+        except DBAPIError:  # best effort: statistics only guide the planner
+            pass
+
+    def _run_analyze(self, tables: tuple[str, ...]) -> None:
         with self._engine.connect() as conn:
             if self._is_pg:
                 conn.execution_options(isolation_level="AUTOCOMMIT")
@@ -297,6 +297,7 @@ class SqlCatalog(Catalog):
             try:
                 s.flush()
             except IntegrityError as e:  # created concurrently (PostgreSQL)
+                s.rollback()
                 if if_not_exists:
                     return
                 raise AlreadyExistsError(f"Database {name} already exists.") from e
@@ -505,8 +506,8 @@ class SqlCatalog(Catalog):
                 stmt = stmt.order_by(PartitionRow.part_name).limit(limit)
             # sorted here rather than by ORDER BY, which tempts SQLite into scanning the
             # (tbl_id, part_name) index instead of using the key-value indexes
-            rows = sorted(s.connection().execute(stmt), key=_part_name_of)
-            return [_partition_of(r) for r in rows]
+            rows = sorted(s.connection().execute(stmt).all(), key=_part_name_of)
+            return _partitions_of(rows)
 
     def count_partitions(self, table: Table) -> int:
         with self._session() as s:
@@ -522,6 +523,23 @@ class SqlCatalog(Catalog):
             row = s.execute(select(*_PART_COLS).where(PartitionRow.tbl_id == tbl_id,
                                                       PartitionRow.part_name == name)).first()
             return None if row is None else _partition_of(row)
+
+    def get_partitions(self, table: Table, values: Sequence[Sequence[str | None]]
+                       ) -> dict[tuple[str | None, ...], Partition]:
+        names = {make_part_name(table.partition_key_names(), _normalize_values(table, v)):
+                 tuple(v) for v in values}
+        out: dict[tuple[str | None, ...], Partition] = {}
+        with self._session() as s:
+            tbl_id = self._table_row(s, table.db, table.name).id
+            keys = list(names)
+            for i in range(0, len(keys), _CHUNK):
+                rows = s.execute(select(*_PART_COLS, PartitionRow.part_name).where(
+                    PartitionRow.tbl_id == tbl_id,
+                    PartitionRow.part_name.in_(keys[i:i + _CHUNK]))).all()
+                for row in rows:
+                    p = _partition_of(row)
+                    out[names[row.part_name]] = p
+        return out
 
     def add_partitions(self, table: Table, partitions: Sequence[Partition],
                        if_not_exists: bool = False) -> list[Partition]:
@@ -559,15 +577,20 @@ class SqlCatalog(Catalog):
         """Bulk-inserts new partitions and their key-value rows, in batches (one transaction)."""
         conn = s.connection()
         codecs: list[KeyCodec] = list(codecs_for(table).values())
+        pg = conn.dialect.name == "postgresql"
         for batch in _chunks(parts, _INSERT_BATCH):
-            _bulk_insert(conn, PartitionRow, [
-                {"tbl_id": tbl_id, "part_name": name, "part_values": _dumps(list(p.values)),
-                 "location": p.location, "parameters": _dumps(dict(p.parameters)),
-                 "files": None if p.files is None else _dumps(list(p.files)),
-                 "create_time": p.create_time} for name, p in batch])
+            rows = [{"tbl_id": tbl_id, "part_name": name, "part_values": _dumps(list(p.values)),
+                     "location": p.location, "parameters": _dumps(dict(p.parameters)),
+                     "files": None if p.files is None else _dumps(list(p.files)),
+                     "create_time": p.create_time} for name, p in batch]
+            if pg:  # ids drawn from the sequence up front, so that COPY can load the rows
+                for row, pid in zip(rows, _pg_next_ids(conn, len(rows))):
+                    row["id"] = pid
+            _bulk_insert(conn, PartitionRow, rows)
             if not codecs:
                 continue
-            ids = _ids_by_name(s, tbl_id, [name for name, _ in batch])
+            ids = {r["part_name"]: r["id"] for r in rows} if pg else \
+                _ids_by_name(s, tbl_id, [name for name, _ in batch])
             kv = []
             for name, p in batch:
                 pid = ids[name]
@@ -594,7 +617,7 @@ class SqlCatalog(Catalog):
                 return []
             dropped: list[Partition] = []
             ids: list[int] = []
-            for r in sorted(s.connection().execute(stmt), key=_part_name_of):
+            for r in sorted(s.connection().execute(stmt).all(), key=_part_name_of):
                 part = _partition_of(r)
                 try:
                     keep = evaluate(filter, dict(zip(names, part.values)), codecs) is not True
@@ -643,15 +666,35 @@ class SqlCatalog(Catalog):
 
 
 def _bulk_insert(conn: Connection, entity: type[schema.Base], rows: list[dict[str, Any]]) -> None:
-    """A multi-row INSERT: the driver's executemany on SQLite (several times faster than
-    SQLAlchemy's per-row parameter processing), SQLAlchemy's batched INSERT elsewhere."""
-    if conn.dialect.name != "sqlite":
+    """A multi-row INSERT: the driver's executemany on SQLite and COPY on PostgreSQL (both
+    several times faster than SQLAlchemy's per-row parameter processing), SQLAlchemy's
+    batched INSERT elsewhere. Driver errors are raised as SQLAlchemy's."""
+    if not rows:
+        return
+    name, cols = entity.__tablename__, list(rows[0])
+    if conn.dialect.name == "sqlite":
+        sql = f"INSERT INTO {name} ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})"
+        conn.exec_driver_sql(sql, [tuple(r[c] for c in cols) for r in rows])
+        return
+    if conn.dialect.name != "postgresql":
         conn.execute(insert(entity), rows)
         return
-    cols = list(rows[0])
-    sql = (f"INSERT INTO {entity.__tablename__} ({', '.join(cols)}) "
-           f"VALUES ({', '.join('?' for _ in cols)})")
-    conn.exec_driver_sql(sql, [tuple(r[c] for c in cols) for r in rows])
+    sql = f"COPY {name} ({', '.join(cols)}) FROM STDIN"
+    dbapi = conn.dialect.loaded_dbapi
+    try:
+        raw = conn.connection.dbapi_connection
+        with raw.cursor() as cur, cur.copy(sql) as copy:  # type: ignore[union-attr]
+            for r in rows:
+                copy.write_row(tuple(r[c] for c in cols))
+    except dbapi.Error as e:
+        raise DBAPIError.instance(sql, None, e, dbapi.Error) from e
+
+
+def _pg_next_ids(conn: Connection, n: int) -> list[int]:
+    seq = conn.exec_driver_sql(
+        f"SELECT pg_get_serial_sequence('{PartitionRow.__tablename__}', 'id')").scalar()
+    return [int(i) for i, in conn.exec_driver_sql(
+        f"SELECT nextval('{seq}') FROM generate_series(1, {int(n)})")]
 
 
 def _ids_by_name(s: Session, tbl_id: int, names: Sequence[str]) -> dict[str, int]:

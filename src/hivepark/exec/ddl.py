@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 import time
 
 from pyspark.sql import DataFrame
@@ -76,7 +77,8 @@ def create_table(ctx: Context, node: exp.Create) -> tuple[Table, exp.Expression 
     part_keys: list[Column] = []
     for p in props.expressions if props else []:
         if isinstance(p, exp.PartitionedByProperty):
-            part_keys = column_defs(p.this)
+            part_keys = column_defs(p.this) + _untyped_partition_keys(
+                ctx, p.this, node.args.get("expression"))
         elif isinstance(p, exp.RowFormatDelimitedProperty):
             if p.args.get("fields") is not None:
                 kw["field_delim"] = p.args["fields"].name
@@ -110,6 +112,41 @@ def create_table(ctx: Context, node: exp.Create) -> tuple[Table, exp.Expression 
     table = Table(db, name, tuple(columns), tuple(part_keys), properties=tblprops,
                   create_time=int(time.time()), **kw)
     return table, node.args.get("expression")
+
+
+def _untyped_partition_keys(ctx: Context, schema: exp.Schema,
+                            query: exp.Expression | None) -> list[Column]:
+    """``PARTITIONED BY (p)`` without types: allowed in CTAS, typed from the query."""
+    names = [e.name.lower() for e in schema.expressions if not isinstance(e, exp.ColumnDef)]
+    if not names:
+        return []
+    if query is None:
+        raise SemanticError(f"Partition column {names[0]} has no type: give it one, e.g. "
+                            f"PARTITIONED BY ({names[0]} STRING)")
+    from hivepark.exec.query import run_query
+
+    fields = run_query(ctx, query)[0].schema.fields
+    last = [f.name.lower() for f in fields[len(fields) - len(names):]]
+    if len(fields) <= len(names) or last != names:
+        raise SemanticError(
+            f"The partition columns ({', '.join(names)}) of CREATE TABLE ... AS SELECT must be "
+            f"the last columns of the SELECT, in PARTITIONED BY order; the SELECT ends with "
+            f"({', '.join(last)}). Reorder the SELECT list.")
+    return [Column(f.name.lower(), f.dataType.simpleString())
+            for f in fields[len(fields) - len(names):]]
+
+
+def _partition_location(table: Table, given: str) -> str:
+    """ADD PARTITION ... LOCATION: absolute paths and URIs as given; a relative path is
+    resolved against the table's directory, as Hive does (``new Path(tbl.getPath(), loc)``)."""
+    if "://" in given or given.startswith(("/", "file:")):
+        return fs.normalize(given)
+    joined = f"{table.location.rstrip('/')}/{given}"
+    if "://" not in joined:
+        return fs.normalize(joined)
+    scheme, _, rest = joined.partition("://")
+    authority, _, path = rest.partition("/")
+    return f"{scheme}://{authority}{posixpath.normpath('/' + path)}"
 
 
 def store_table(ctx: Context, table: Table, if_not_exists: bool) -> Table | None:
@@ -238,7 +275,7 @@ def add_partitions(ctx: Context, table: Table, action: AddPartitions) -> None:
     for tup in action.expressions:
         spec_node, loc_node = tup.expressions
         values = full_spec(table, partition_spec(spec_node))
-        location = (fs.normalize(loc_node.name) if isinstance(loc_node, exp.Literal)
+        location = (_partition_location(table, loc_node.name) if isinstance(loc_node, exp.Literal)
                     else layout.partition_path(table.location, table.partition_key_names(), values))
         parts.append(Partition(values, location, {"transient_lastDdlTime": str(int(time.time()))},
                                None, int(time.time())))

@@ -252,13 +252,13 @@ def _task_count(ctx: Context, hashes: list[int], pernode: int) -> int:
 
 def _staged_partitions(ctx: Context, table: Table, root: str, overwrite: bool) -> list[PartitionWrite]:
     keys = table.partition_key_names()
+    leaves = [(leaf, tuple(v for _, v in layout.parse_part_name(leaf[len(root):].strip("/"))))
+              for leaf in _leaf_dirs(root, len(keys))]
+    existing = ctx.catalog.get_partitions(table, [values for _, values in leaves])
     writes = []
-    for leaf in _leaf_dirs(root, len(keys)):
-        rel = leaf[len(root):].strip("/")
-        values = tuple(v for _, v in layout.parse_part_name(rel))
-        existing = ctx.catalog.get_partition(table, values)
-        location = existing.location if existing else layout.partition_path(
-            table.location, keys, values)
+    for leaf, values in leaves:
+        old = existing.get(values)
+        location = old.location if old else layout.partition_path(table.location, keys, values)
         files = [f for f in fs.list_files(leaf) if not f.is_dir]
         writes.append(PartitionWrite(values, location, files, _count_rows(table, files), overwrite))
     return writes

@@ -74,8 +74,12 @@ def _in_hive_layout(table: Table, p: Partition) -> bool:
 
 
 def _dir_expr() -> SparkColumn:
+    """Each row's directory, URL-decoded: ``_metadata.file_path`` is Hadoop's URI form
+    (``my dir`` is ``my%20dir``, ``%`` is ``%25``). URI encoding never writes ``+`` for a
+    space, so a ``+`` is kept as itself (``url_decode`` alone would turn it into a space)."""
     path = F.col("_metadata.file_path")
-    return F.regexp_replace(F.regexp_replace(path, "^file:/+", "/"), "/[^/]*$", "")
+    directory = F.regexp_replace(F.regexp_replace(path, "^file:/+", "/"), "/[^/]*$", "")
+    return F.url_decode(F.replace(directory, F.lit("+"), F.lit("%2B")))
 
 
 def _mapped_scan(spark: SparkSession, table: Table, parts: tuple[Partition, ...],

@@ -43,7 +43,7 @@ def split_statements(text: str) -> list[tuple[str, int]]:
     try:
         tokens = HiveQL().tokenize(text)
     except TokenError as e:
-        raise ParseError(f"cannot read the statement text: {e}") from None
+        raise _token_error(e, text, 1) from None
     pieces: list[tuple[str, int]] = []
     start = 0
     for tok in tokens:
@@ -61,6 +61,24 @@ def split_statements(text: str) -> list[tuple[str, int]]:
             out.append((piece.strip(), line))
         offset += len(piece) + 1
     return out
+
+
+_MISSING_RE = re.compile(r"Missing (?P<delim>.+) from \d+:(?P<offset>\d+)")
+
+
+def _token_error(e: TokenError, text: str, first_line: int) -> ParseError:
+    """A tokenizer failure (mostly an unterminated string or quoted name) with the line and
+    column where the unterminated text starts."""
+    m = _MISSING_RE.search(str(e.__cause__ or ""))
+    if m is None:
+        return ParseError(f"cannot read the statement text: {e}", first_line, 1)
+    offset = min(int(m.group("offset")), len(text))
+    line = first_line + text.count("\n", 0, offset)
+    column = offset - text.rfind("\n", 0, offset)
+    delim = m.group("delim")
+    what = "string" if delim in ("'", '"') else "quoted name"
+    return ParseError(f"unterminated {what} starting near '{text[offset:offset + 20]}': add "
+                      f"the closing {delim}", line, column)
 
 
 def _strip_comments(s: str) -> str:
@@ -85,7 +103,7 @@ def parse_one(text: str, line: int = 1) -> Statement:
         msg = f"{desc}" + (f" near '{near}'" if near else "")
         raise ParseError(msg, (err.get("line") or 1) + line - 1, err.get("col")) from None
     except TokenError as e:
-        raise ParseError(str(e), line, None) from None
+        raise _token_error(e, text, line) from None
     trees = [t for t in trees if t is not None]
     if len(trees) != 1:
         raise ParseError("expected exactly one statement", line, 1)

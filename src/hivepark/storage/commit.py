@@ -142,11 +142,13 @@ def current_files(location: str, recorded: Sequence[str] | None) -> list[str]:
 def _plan(catalog: Catalog, table: Table, writes: Sequence[PartitionWrite], qid: str) -> _Plan:
     plan = _Plan()
     now = str(int(time.time()))
+    existing = catalog.get_partitions(table, [w.values for w in writes]) \
+        if table.is_partitioned else {}
     for w in writes:
         new_names = [f"{qid}-{os.path.basename(f.path)}" for f in w.files]
         new_size = sum(f.size for f in w.files)
         if table.is_partitioned:
-            old = catalog.get_partition(table, w.values)
+            old = existing.get(tuple(w.values))
             old_files = current_files(w.location, old.files if old else None) if old else []
             old_params = dict(old.parameters) if old else {}
         else:

@@ -1,0 +1,707 @@
+"""SqlCatalog on SQLite and PostgreSQL: CRUD, errors, commits, schema upgrades, filters."""
+
+from __future__ import annotations
+
+import datetime
+import itertools
+import re
+import subprocess
+import sys
+import threading
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import inspect
+from sqlalchemy.exc import IntegrityError
+
+from hivepark.catalog import schema
+from hivepark.catalog.models import EXTERNAL, Column, Database, Partition, Table
+from hivepark.catalog.schema import PartitionRow
+from hivepark.catalog.sql import SqlCatalog, _bulk_insert, make_part_name
+from hivepark.errors import (
+    AlreadyExistsError,
+    CommitConflict,
+    InvalidPartitionSpec,
+    MetastoreError,
+    NoSuchDatabase,
+    NoSuchTable,
+    SemanticError,
+    UserInputError,
+)
+from hivepark.expr.nodes import (
+    AlwaysFalse,
+    AlwaysTrue,
+    And,
+    EqualTo,
+    Expr,
+    GreaterThan,
+    GreaterThanOrEqual,
+    In,
+    IsNull,
+    LessThan,
+    LessThanOrEqual,
+    Like,
+    Not,
+    NotEqualTo,
+    NotNull,
+    Opaque,
+    Or,
+)
+
+COLS = (Column("key", "int"), Column("value", "string"))
+
+
+def make_db(cat: SqlCatalog, name: str = "db") -> None:
+    cat.create_database(Database(name, f"/wh/{name}.db"))
+
+
+def make_table(cat: SqlCatalog, name: str = "t", keys: tuple[Column, ...] = (
+        Column("ds", "string"), Column("hr", "int")), db: str = "db") -> Table:
+    if db not in cat.list_databases():
+        make_db(cat, db)
+    return cat.create_table(Table(db, name, COLS, keys, location=f"/wh/{db}.db/{name}"))
+
+
+def part(table: Table, *values: str | None, **kw: Any) -> Partition:
+    name = make_part_name(table.partition_key_names(), values)
+    return Partition(tuple(values), f"{table.location}/{name}", **kw)
+
+
+def values_of(parts: list[Partition]) -> list[tuple[str | None, ...]]:
+    return [p.values for p in parts]
+
+
+# databases ------------------------------------------------------------------------------
+
+def test_databases(catalog: SqlCatalog) -> None:
+    catalog.create_database(Database("Sales", "/wh/sales.db", "the sales", {"owner": "ann"}))
+    catalog.create_database(Database("a", "/wh/a.db"))
+    assert catalog.list_databases() == ["a", "sales"]
+    db = catalog.get_database("SALES")
+    assert (db.name, db.location, db.comment, dict(db.properties)) == \
+        ("sales", "/wh/sales.db", "the sales", {"owner": "ann"})
+    with pytest.raises(AlreadyExistsError, match="Database sales already exists"):
+        catalog.create_database(Database("sales", "/x"))
+    catalog.create_database(Database("sales", "/x"), if_not_exists=True)
+    assert catalog.get_database("sales").location == "/wh/sales.db"
+    with pytest.raises(NoSuchDatabase, match="Database does not exist: nope") as err:
+        catalog.get_database("nope")
+    assert err.value.code == 10072 and isinstance(err.value, ValueError)
+    assert catalog.drop_database("a") == []
+    assert catalog.list_databases() == ["sales"]
+
+
+def test_drop_database_not_empty_and_cascade(catalog: SqlCatalog) -> None:
+    t = make_table(catalog)
+    make_table(catalog, "u")
+    catalog.add_partitions(t, [part(t, "2008-04-08", "11")])
+    with pytest.raises(SemanticError,
+                       match=r"Database db is not empty\. One or more tables exist\."):
+        catalog.drop_database("db")
+    dropped = catalog.drop_database("db", cascade=True)
+    assert [x.name for x in dropped] == ["t", "u"]
+    assert catalog.list_databases() == []
+    make_table(catalog)  # same names again: nothing left over
+    assert catalog.count_partitions(catalog.get_table("db", "t")) == 0
+    with pytest.raises(NoSuchDatabase):
+        catalog.drop_database("nope")
+
+
+# tables ---------------------------------------------------------------------------------
+
+def test_tables(catalog: SqlCatalog) -> None:
+    make_db(catalog)
+    t = catalog.create_table(Table("DB", "Events", (Column("Key", "int", "the key"),),
+                                   (Column("DS", "string"),), location="/wh/db.db/events",
+                                   format="textfile", field_delim=",", table_type=EXTERNAL,
+                                   properties={"a": "1"}))
+    assert (t.db, t.name, t.version) == ("db", "events", 1)
+    assert t.columns == (Column("key", "int", "the key"),)
+    assert t.partition_keys == (Column("ds", "string"),)
+    assert t.create_time > 0
+    got = catalog.get_table("db", "EVENTS")
+    assert got == t
+    assert (got.format, got.field_delim, got.table_type, dict(got.properties)) == \
+        ("textfile", ",", EXTERNAL, {"a": "1"})
+    make_table(catalog, "a")
+    assert catalog.list_tables("db") == ["a", "events"]
+    with pytest.raises(AlreadyExistsError, match=r"Table already exists: db\.events") as err:
+        catalog.create_table(t)
+    assert err.value.code == 10073
+    assert catalog.create_table(t.evolve(location="/other"), if_not_exists=True) == t
+
+
+def test_table_errors(catalog: SqlCatalog) -> None:
+    make_db(catalog)
+    with pytest.raises(NoSuchTable, match=r"Table not found 'db\.nope'.*SHOW TABLES") as err:
+        catalog.get_table("db", "nope")
+    assert err.value.code == 10001
+    with pytest.raises(NoSuchDatabase):
+        catalog.get_table("nodb", "t")
+    with pytest.raises(NoSuchDatabase):
+        catalog.list_tables("nodb")
+    with pytest.raises(NoSuchDatabase):
+        catalog.create_table(Table("nodb", "t", COLS))
+    with pytest.raises(NoSuchTable):
+        catalog.drop_table("db", "nope")
+
+
+def test_drop_table(catalog: SqlCatalog) -> None:
+    t = make_table(catalog)
+    catalog.add_partitions(t, [part(t, "2008-04-08", "11"), part(t, "2008-04-08", "12")])
+    dropped = catalog.drop_table("db", "t")
+    assert dropped == t
+    assert catalog.list_tables("db") == []
+    t2 = make_table(catalog)
+    assert catalog.list_partitions(t2) == []
+
+
+def test_alter_table_cas(catalog: SqlCatalog) -> None:
+    t = make_table(catalog)
+    new = catalog.alter_table(t.evolve(columns=COLS + (Column("extra", "double"),),
+                                       properties={"p": "v"}), expected_version=1)
+    assert new.version == 2 and new.columns[-1] == Column("extra", "double")
+    assert catalog.get_table("db", "t") == new
+    with pytest.raises(CommitConflict, match="version 2.*version 1"):
+        catalog.alter_table(t.evolve(properties={"q": "w"}), expected_version=1)
+    assert dict(catalog.get_table("db", "t").properties) == {"p": "v"}
+
+
+def test_alter_partition_key_type_reencodes(catalog: SqlCatalog) -> None:
+    t = make_table(catalog, keys=(Column("hr", "string"),))
+    catalog.add_partitions(t, [part(t, v) for v in ("9", "10", "11")])
+    assert values_of(catalog.list_partitions(t, GreaterThan("hr", "9"))) == []
+    t2 = catalog.alter_table(t.evolve(partition_keys=(Column("hr", "int"),)), 1)
+    assert values_of(catalog.list_partitions(t2, GreaterThan("hr", 9))) == [("10",), ("11",)]
+    with pytest.raises(SemanticError, match="Cannot change the partition columns"):
+        catalog.alter_table(t2.evolve(partition_keys=(Column("h", "int"),)), 2)
+
+
+def test_rename_table_relocates_partitions(catalog: SqlCatalog) -> None:
+    t = make_table(catalog)
+    make_db(catalog, "other")
+    parts = [part(t, "a", "1"), Partition(("b", "1"), "/elsewhere/b"),
+             Partition(("c", "1"), "/wh/db.db/t10/c")]  # same prefix, different directory
+    catalog.add_partitions(t, parts)
+    new = catalog.rename_table("db", "t", "other", "T2", "/wh/other.db/t2")
+    assert (new.db, new.name, new.location, new.version) == \
+        ("other", "t2", "/wh/other.db/t2", 2)
+    with pytest.raises(NoSuchTable):
+        catalog.get_table("db", "t")
+    locs = [p.location for p in catalog.list_partitions(new)]
+    assert locs == ["/wh/other.db/t2/ds=a/hr=1", "/elsewhere/b", "/wh/db.db/t10/c"]
+    make_table(catalog, "x")
+    with pytest.raises(AlreadyExistsError, match=r"Table already exists: other\.t2"):
+        catalog.rename_table("db", "x", "other", "t2", None)
+    with pytest.raises(NoSuchTable):
+        catalog.rename_table("db", "nope", "db", "y", None)
+    kept = catalog.rename_table("db", "x", "db", "y", None)
+    assert kept.location == "/wh/db.db/x"
+
+
+# partitions -----------------------------------------------------------------------------
+
+def test_partitions_crud(catalog: SqlCatalog) -> None:
+    t = make_table(catalog)
+    p1 = part(t, "2008-04-08", "11", parameters={"numFiles": "2"}, files=("a.parquet",
+                                                                          "b.parquet"))
+    p2 = part(t, "2008-04-08", "12")
+    p3 = part(t, "2008-04-09", None, files=())
+    added = catalog.add_partitions(t, [p2, p1, p3])
+    assert len(added) == 3 and all(p.create_time > 0 for p in added)
+    assert catalog.count_partitions(t) == 3
+    listed = catalog.list_partitions(t)
+    assert values_of(listed) == [("2008-04-08", "11"), ("2008-04-08", "12"),
+                                 ("2008-04-09", None)]
+    got = catalog.get_partition(t, ("2008-04-08", "11"))
+    assert got is not None
+    assert dict(got.parameters) == {"numFiles": "2"} and got.files == ("a.parquet",
+                                                                       "b.parquet")
+    assert got.location == "/wh/db.db/t/ds=2008-04-08/hr=11"
+    p2_got = catalog.get_partition(t, ("2008-04-08", "12"))
+    assert p2_got is not None and p2_got.files is None and dict(p2_got.parameters) == {}
+    p3_got = catalog.get_partition(t, ("2008-04-09", ""))  # '' is the default partition
+    assert p3_got is not None and p3_got.files == () and p3_got.values == ("2008-04-09", None)
+    assert catalog.get_partition(t, ("2008-04-10", "1")) is None
+    assert catalog.list_partitions(t, limit=2) == listed[:2]
+    with pytest.raises(InvalidPartitionSpec):
+        catalog.get_partition(t, ("2008-04-08",))
+
+
+def test_add_partitions_duplicates(catalog: SqlCatalog) -> None:
+    t = make_table(catalog)
+    catalog.add_partitions(t, [part(t, "2008-04-08", "11")])
+    new = part(t, "2008-04-09", "1")
+    with pytest.raises(AlreadyExistsError) as err:
+        catalog.add_partitions(t, [new, part(t, "2008-04-08", "11")])
+    assert str(err.value) == ("Partition already exists: ds=2008-04-08/hr=11. "
+                              "Use IF NOT EXISTS to skip it.")
+    assert catalog.count_partitions(t) == 1  # one transaction: the new one was not added
+    added = catalog.add_partitions(t, [new, part(t, "2008-04-08", "11"), new],
+                                   if_not_exists=True)
+    assert values_of(added) == [("2008-04-09", "1")]
+    with pytest.raises(AlreadyExistsError, match="ds=__HIVE_DEFAULT_PARTITION__/hr=1"):
+        catalog.add_partitions(t, [part(t, None, "1"), part(t, "", "1")])
+
+
+def test_bulk_insert_duplicate_is_an_integrity_error(catalog: SqlCatalog) -> None:
+    """The fast paths (executemany, COPY) report duplicates like SQLAlchemy does."""
+    t = make_table(catalog)
+    catalog.add_partitions(t, [part(t, "d", "1")])
+    with catalog._engine.connect() as conn:
+        tbl_id = conn.exec_driver_sql("SELECT id FROM hivepark_tables").scalar()
+        conn.rollback()
+        row = {"tbl_id": tbl_id, "part_name": "ds=d/hr=1", "part_values": '["d","1"]',
+               "location": "/x", "parameters": "{}", "files": None, "create_time": 1}
+        if catalog._is_pg:
+            row["id"] = 10_000
+        with pytest.raises(IntegrityError), conn.begin():
+            _bulk_insert(conn, PartitionRow, [row])
+    assert catalog.count_partitions(t) == 1
+
+
+def test_partition_names_escape_like_hive(catalog: SqlCatalog) -> None:
+    assert make_part_name(["DS", "hr"], ["a/b:c d", None]) == \
+        "ds=a%2Fb%3Ac d/hr=__HIVE_DEFAULT_PARTITION__"
+    tricky = "".join(chr(c) for c in range(0x20)) + "\"#%'*/:=?\\\x7f{[]^ é"
+    assert make_part_name(["k"], [tricky]) == "k=" + "".join(
+        f"%{c:02X}" for c in range(0x20)) + "%22%23%25%27%2A%2F%3A%3D%3F%5C%7F%7B%5B%5D%5E é"
+    t = make_table(catalog)
+    catalog.add_partitions(t, [part(t, "a/b", "1"), part(t, "a%2Fb", "1")])  # distinct
+    assert catalog.count_partitions(t) == 2
+    got = catalog.get_partition(t, ("a/b", "1"))
+    assert got is not None and got.values == ("a/b", "1")
+
+
+def test_drop_partitions_exact(catalog: SqlCatalog) -> None:
+    t = make_table(catalog)
+    catalog.add_partitions(t, [part(t, "d", str(h)) for h in (8, 9, 10, 11)]
+                           + [part(t, "d", None)])
+    dropped = catalog.drop_partitions(t, GreaterThan("hr", 9))
+    assert values_of(dropped) == [("d", "10"), ("d", "11")]
+    assert values_of(catalog.list_partitions(t)) == [("d", "8"), ("d", "9"),
+                                                     ("d", None)]
+    with pytest.raises(UserInputError, match="cannot evaluate exactly: rand"):
+        catalog.drop_partitions(t, And(EqualTo("hr", 8), Opaque("rand() < 0.5")))
+    with pytest.raises(UserInputError, match="compared with 'x'"):
+        catalog.drop_partitions(t, EqualTo("hr", "x"))
+    assert catalog.count_partitions(t) == 3
+    assert values_of(catalog.drop_partitions(t, IsNull("hr"))) == [("d", None)]
+    assert catalog.drop_partitions(t, AlwaysFalse()) == []
+
+
+def test_commit(catalog: SqlCatalog) -> None:
+    t = make_table(catalog)
+    catalog.add_partitions(t, [part(t, "d", "1"), part(t, "d", "2"), part(t, "d", "3")])
+    replaced = Partition(("d", "1"), "/new/place", {"numRows": "5"}, ("f1.parquet",))
+    new = catalog.commit(t, 1, put=[replaced, part(t, "d", "4", files=("x",))],
+                         drop=[("d", "2")], table_parameters={"numFiles": "7"})
+    assert new.version == 2 and dict(new.properties) == {"numFiles": "7"}
+    assert catalog.get_table("db", "t") == new
+    assert values_of(catalog.list_partitions(t)) == [("d", "1"), ("d", "3"), ("d", "4")]
+    got = catalog.get_partition(t, ("d", "1"))
+    assert got is not None
+    assert (got.location, dict(got.parameters), got.files) == \
+        ("/new/place", {"numRows": "5"}, ("f1.parquet",))
+    # the replaced partition is still found by filters (its key rows were kept)
+    assert values_of(catalog.list_partitions(t, LessThan("hr", 2))) == [("d", "1")]
+
+
+def test_commit_conflict_changes_nothing(catalog: SqlCatalog) -> None:
+    t = make_table(catalog)
+    catalog.add_partitions(t, [part(t, "d", "1")])
+    first = catalog.commit(t, 1, put=[part(t, "d", "2")])
+    assert first.version == 2
+    with pytest.raises(CommitConflict, match=r"at version 2.*started from version 1"):
+        catalog.commit(t, 1, put=[part(t, "d", "3")], drop=[("d", "1")],
+                       table_parameters={"x": "y"})
+    assert values_of(catalog.list_partitions(t)) == [("d", "1"), ("d", "2")]
+    now = catalog.get_table("db", "t")
+    assert now.version == 2 and dict(now.properties) == {}
+    with pytest.raises(NoSuchTable):
+        catalog.commit(t.evolve(name="nope"), 1)
+
+
+def test_concurrent_commits_one_wins(catalog_url: str) -> None:
+    """Writers on separate connections (and catalogs) race for the same version."""
+    cats = [SqlCatalog(catalog_url) for _ in range(4)]
+    t = make_table(cats[0])
+    barrier = threading.Barrier(len(cats))
+    outcome: list[str] = []
+
+    def writer(i: int) -> None:
+        barrier.wait()
+        try:
+            cats[i].commit(t, 1, put=[part(t, "d", str(i))])
+            outcome.append("ok")
+        except CommitConflict:
+            outcome.append("conflict")
+
+    threads = [threading.Thread(target=writer, args=(i,)) for i in range(len(cats))]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert sorted(outcome) == ["conflict"] * 3 + ["ok"]
+    assert cats[0].get_table("db", "t").version == 2
+    assert cats[0].count_partitions(t) == 1
+    for c in cats:
+        c.close()
+
+
+WRITER = """
+import sys
+from hivepark.catalog.sql import SqlCatalog
+from hivepark.catalog.models import Partition
+from hivepark.errors import CommitConflict
+cat = SqlCatalog(sys.argv[1])
+t = cat.get_table("db", "t")
+me = sys.argv[2]
+for batch in range(4):
+    cat.add_partitions(t, [Partition((me, str(batch * 50 + i)), "/x") for i in range(50)])
+done = 0
+while done < 5:
+    t = cat.get_table("db", "t")
+    try:
+        cat.commit(t, t.version, put=[Partition((me + "c", str(done)), "/y")])
+        done += 1
+    except CommitConflict:
+        pass
+"""
+
+
+def test_processes_share_a_sqlite_file(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/shared.db"
+    cat = SqlCatalog(url)
+    t = make_table(cat)
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, url, f"w{i}"],
+                              stderr=subprocess.PIPE, text=True) for i in range(3)]
+    for p in procs:
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+    assert cat.count_partitions(t) == 3 * (200 + 5)
+    assert cat.get_table("db", "t").version == 1 + 3 * 5
+    cat.close()
+
+
+# schema ---------------------------------------------------------------------------------
+
+def test_schema_version_recorded_and_reopened(catalog_url: str) -> None:
+    cat = SqlCatalog(catalog_url)
+    assert cat.schema_version == schema.latest_version() == 1
+    t = make_table(cat)
+    cat.add_partitions(t, [part(t, "d", "1")])
+    cat.close()
+    again = SqlCatalog(catalog_url)
+    assert again.schema_version == 1
+    assert again.count_partitions(t) == 1
+    again.close()
+
+
+def test_schema_upgrade_in_place(catalog_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    cat = SqlCatalog(catalog_url)  # a version 1 metastore with data
+    t = make_table(cat)
+    cat.add_partitions(t, [part(t, "d", "1")])
+    cat.close()
+    ran: list[int] = []
+
+    def v2(conn: Any) -> None:
+        ran.append(2)
+        conn.exec_driver_sql("CREATE TABLE hivepark_v2_extra (id INTEGER PRIMARY KEY)")
+
+    monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS, v2])
+    upgraded = SqlCatalog(catalog_url)
+    assert upgraded.schema_version == 2 and ran == [2]
+    assert upgraded.count_partitions(t) == 1
+    upgraded.close()
+    reopened = SqlCatalog(catalog_url)  # already at 2: nothing runs again
+    assert reopened.schema_version == 2 and ran == [2]
+    with reopened._engine.connect() as conn:
+        assert inspect(conn).has_table("hivepark_v2_extra")
+    reopened.close()
+    monkeypatch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:1])
+    with pytest.raises(MetastoreError, match="version 2.*Upgrade hivepark"):
+        SqlCatalog(catalog_url)
+
+
+def test_migrations_match_orm(catalog: SqlCatalog) -> None:
+    with catalog._engine.connect() as conn:
+        insp = inspect(conn)
+        for table in schema.Base.metadata.sorted_tables:
+            cols = {c["name"]: c["nullable"] for c in insp.get_columns(table.name)}
+            assert cols == {c.name: c.nullable for c in table.columns}, table.name
+        idx = {i["name"] for i in insp.get_indexes("hivepark_partition_key_vals")}
+        assert {"ix_hivepark_pkv_str", "ix_hivepark_pkv_num"} <= idx
+
+
+# filters --------------------------------------------------------------------------------
+
+@pytest.fixture
+def hours(catalog: SqlCatalog) -> Table:
+    """ds string, hr int: two days × hours 8..11, plus default partitions of each key."""
+    t = make_table(catalog)
+    parts = [part(t, ds, str(hr)) for ds in ("2008-04-08", "2008-04-09")
+             for hr in (8, 9, 10, 11)]
+    parts += [part(t, "2008-04-08", None), part(t, None, "9")]
+    catalog.add_partitions(t, parts)
+    return t
+
+
+def pruned(catalog: SqlCatalog, t: Table, e: Expr) -> list[tuple[str | None, ...]]:
+    return values_of(catalog.list_partitions(t, e))
+
+
+D8, D9 = "2008-04-08", "2008-04-09"
+
+
+def test_filter_numeric_key_compares_as_number(catalog: SqlCatalog, hours: Table) -> None:
+    assert pruned(catalog, hours, GreaterThan("hr", 9)) == \
+        [(D8, "10"), (D8, "11"), (D9, "10"), (D9, "11")]
+    assert pruned(catalog, hours, And(EqualTo("ds", D8), LessThanOrEqual("hr", 9))) == \
+        [(D8, "8"), (D8, "9")]
+    assert pruned(catalog, hours, EqualTo("hr", 9.0)) == [(D8, "9"), (D9, "9"), (None, "9")]
+    assert pruned(catalog, hours, GreaterThan("hr", Decimal("10.5"))) == [(D8, "11"),
+                                                                          (D9, "11")]
+
+
+def test_filter_string_key_compares_as_text(catalog: SqlCatalog) -> None:
+    t = make_table(catalog, keys=(Column("s", "string"),))
+    catalog.add_partitions(t, [part(t, v) for v in ("9", "10", "B", "a", "é")])
+    assert pruned(catalog, t, GreaterThan("s", "9")) == [("B",), ("a",), ("é",)]
+    assert pruned(catalog, t, LessThan("s", "9")) == [("10",)]
+    assert pruned(catalog, t, GreaterThan("s", "a")) == [("é",)]  # byte order, like Spark
+
+
+def test_filter_default_partition_is_null(catalog: SqlCatalog, hours: Table) -> None:
+    assert pruned(catalog, hours, IsNull("hr")) == [(D8, None)]
+    assert pruned(catalog, hours, IsNull("ds")) == [(None, "9")]
+    assert (D8, None) not in pruned(catalog, hours, NotNull("hr"))
+    assert pruned(catalog, hours, EqualTo("ds", "__HIVE_DEFAULT_PARTITION__")) == []
+    assert (D8, None) not in pruned(catalog, hours, NotEqualTo("hr", 8))
+    assert (D8, None) not in pruned(catalog, hours, Not(EqualTo("hr", 8)))
+    assert (None, "9") not in pruned(catalog, hours, Not(EqualTo("ds", D8)))
+    assert (D8, None) not in pruned(catalog, hours, Not(In("hr", (8,))))
+    assert (D8, None) in pruned(catalog, hours, Or(IsNull("hr"), EqualTo("hr", 8)))
+    assert (D8, None) in pruned(catalog, hours, Not(NotNull("hr")))
+
+
+def test_filter_in_large_lists(catalog: SqlCatalog, hours: Table) -> None:
+    hrs = tuple(range(1000, 2500)) + (9,)
+    assert pruned(catalog, hours, In("hr", hrs)) == [(D8, "9"), (D9, "9"), (None, "9")]
+    days = tuple(f"x'%\\_{i}" for i in range(1500)) + (D9,)
+    assert pruned(catalog, hours, And(In("ds", days), In("hr", (8, 11)))) == \
+        [(D9, "11"), (D9, "8")]  # sorted by partition name
+    assert pruned(catalog, hours, Not(In("ds", days))) == [(D8, h) for h in
+                                                           ("10", "11", "8", "9", None)]
+    assert pruned(catalog, hours, Not(In("hr", hrs))) == \
+        [(d, h) for d in (D8, D9) for h in ("10", "11", "8")]
+    assert pruned(catalog, hours, In("hr", ())) == []
+
+
+def test_filter_like(catalog: SqlCatalog) -> None:
+    t = make_table(catalog, keys=(Column("s", "string"),))
+    catalog.add_partitions(t, [part(t, v) for v in ("abc", "ABC", "a_c", "a%c", "a\\c",
+                                                     "xabc")])
+    assert pruned(catalog, t, Like("s", "a%")) == [("a%c",), ("a\\c",), ("a_c",), ("abc",)]
+    assert pruned(catalog, t, Like("s", "A%")) == [("ABC",)]  # case-sensitive
+    assert pruned(catalog, t, Like("s", "a\\_c")) == [("a_c",)]
+    assert pruned(catalog, t, Like("s", "a\\%c")) == [("a%c",)]
+    assert pruned(catalog, t, Like("s", "a\\\\c")) == [("a\\c",)]
+    assert pruned(catalog, t, Like("s", "_bc")) == [("abc",)]
+    assert pruned(catalog, t, Not(Like("s", "%bc"))) == [("ABC",), ("a%c",), ("a\\c",),
+                                                         ("a_c",)]
+    assert len(pruned(catalog, t, Like("s", "a\\"))) == 6  # invalid pattern: keeps all
+
+
+def test_filter_between_or_not(catalog: SqlCatalog, hours: Table) -> None:
+    between = And(GreaterThanOrEqual("hr", 9), LessThanOrEqual("hr", 10))
+    assert pruned(catalog, hours, between) == [(D8, "10"), (D8, "9"), (D9, "10"), (D9, "9"),
+                                               (None, "9")]
+    assert pruned(catalog, hours, Not(between)) == [(D8, "11"), (D8, "8"), (D9, "11"),
+                                                    (D9, "8")]
+    either = Or(And(EqualTo("ds", D8), EqualTo("hr", 8)), EqualTo("hr", 11))
+    assert pruned(catalog, hours, either) == [(D8, "11"), (D8, "8"), (D9, "11")]
+    assert pruned(catalog, hours, And(EqualTo("ds", D9), Not(GreaterThan("hr", 9)))) == \
+        [(D9, "8"), (D9, "9")]
+    assert pruned(catalog, hours, AlwaysFalse()) == []
+    assert len(pruned(catalog, hours, AlwaysTrue())) == 10
+    assert pruned(catalog, hours, Not(AlwaysTrue())) == []
+
+
+def test_filter_untranslatable_atoms_keep_partitions(catalog: SqlCatalog,
+                                                     hours: Table) -> None:
+    opaque = Opaque("rand() < 0.5", frozenset({"hr"}))
+    assert len(pruned(catalog, hours, opaque)) == 10
+    assert len(pruned(catalog, hours, Not(opaque))) == 10
+    assert pruned(catalog, hours, And(EqualTo("hr", 8), opaque)) == [(D8, "8"), (D9, "8")]
+    assert pruned(catalog, hours, Not(Or(NotEqualTo("hr", 8), opaque))) == \
+        [(D8, "8"), (D9, "8")]  # NOT(a OR o) => NOT a
+    assert len(pruned(catalog, hours, Not(And(EqualTo("hr", 8), opaque)))) == 10
+    # a literal of another type, LIKE on a number: kept unless the key is NULL
+    assert (D8, None) not in pruned(catalog, hours, EqualTo("hr", "8x"))
+    assert len(pruned(catalog, hours, EqualTo("hr", "8x"))) == 9
+    assert len(pruned(catalog, hours, Not(Like("hr", "1%")))) == 9
+    assert len(pruned(catalog, hours, EqualTo("nope", 1))) == 10  # not a partition key
+    assert len(pruned(catalog, hours, Not(In("hr", ("x",))))) == 9  # all but NULL hr
+
+
+def test_filter_typed_keys(catalog: SqlCatalog) -> None:
+    t = make_table(catalog, keys=(Column("d", "date"), Column("b", "boolean"),
+                                  Column("x", "double")))
+    catalog.add_partitions(t, [part(t, "2008-4-9", "TRUE", "1e1"),
+                               part(t, "2008-04-10", "false", "-0.5"),
+                               part(t, "garbage", "t", "NaN")])
+    assert pruned(catalog, t, GreaterThan("d", datetime.date(2008, 4, 8))) == \
+        [("2008-04-10", "false", "-0.5"), ("2008-4-9", "TRUE", "1e1")]
+    assert pruned(catalog, t, EqualTo("d", "2008-04-09")) == [("2008-4-9", "TRUE", "1e1")]
+    assert pruned(catalog, t, IsNull("d")) == [("garbage", "t", "NaN")]
+    assert len(pruned(catalog, t, EqualTo("b", True))) == 2
+    assert pruned(catalog, t, LessThan("x", 0)) == [("2008-04-10", "false", "-0.5")]
+    assert pruned(catalog, t, GreaterThan("x", 5)) == [("2008-4-9", "TRUE", "1e1"),
+                                                      ("garbage", "t", "NaN")]  # NaN > all
+
+
+def test_filter_precision_beyond_double_stays_sound(catalog: SqlCatalog) -> None:
+    t = make_table(catalog, keys=(Column("big", "bigint"), Column("dec", "decimal(38,20)")))
+    big = 2 ** 53
+    catalog.add_partitions(t, [part(t, str(big + 1), "0.10000000000000000001"),
+                               part(t, str(big), "0.1")])
+    assert (str(big + 1), "0.10000000000000000001") in \
+        pruned(catalog, t, GreaterThan("big", big))
+    assert (str(big + 1), "0.10000000000000000001") in \
+        pruned(catalog, t, GreaterThan("dec", Decimal("0.1")))
+    assert pruned(catalog, t, EqualTo("dec", Decimal("0.1"))) != []
+    dropped = catalog.drop_partitions(t, GreaterThan("dec", Decimal("0.1")))
+    assert values_of(dropped) == [(str(big + 1), "0.10000000000000000001")]  # exact
+
+
+@settings(max_examples=200, deadline=None)
+@given(cols=st.lists(st.text(min_size=1, max_size=4), min_size=1, max_size=3),
+       data=st.data())
+def test_part_names_match_layout(cols: list[str], data: st.DataObject) -> None:
+    """The catalog's fast part names equal the project's single definition in layout."""
+    from hivepark import layout
+
+    values = data.draw(st.lists(st.one_of(st.none(), st.text(max_size=6)),
+                                min_size=len(cols), max_size=len(cols)))
+    assert make_part_name(cols, values) == layout.make_part_name(cols, values)
+
+
+# property: pruning never drops a partition that may match --------------------------------
+
+ALPHABET = "ab%_\\"
+TRUTHS = frozenset({True, False, None})
+KEYS = (Column("a", "int"), Column("b", "string"))
+
+ints = st.one_of(st.none(), st.integers(-2, 12))
+strs = st.one_of(st.none(), st.text(ALPHABET, max_size=3))
+literals = st.one_of(st.integers(-3, 13), st.text(ALPHABET, max_size=3))
+columns = st.sampled_from(["a", "b", "c"])
+comparisons = st.sampled_from([EqualTo, NotEqualTo, LessThan, LessThanOrEqual, GreaterThan,
+                               GreaterThanOrEqual])
+atoms = st.one_of(
+    st.builds(lambda op, c, v: op(c, v), comparisons, columns, literals),
+    st.builds(lambda c, vs: In(c, tuple(vs)), columns, st.lists(literals, max_size=4)),
+    st.builds(IsNull, columns), st.builds(NotNull, columns),
+    st.builds(Like, st.sampled_from(["a", "b"]), st.text(ALPHABET, max_size=4)),
+    st.just(Opaque("f(a)")), st.just(AlwaysTrue()), st.just(AlwaysFalse()),
+)
+predicates = st.recursive(atoms, lambda kids: st.one_of(
+    st.builds(And, kids, kids), st.builds(Or, kids, kids), st.builds(Not, kids)),
+    max_leaves=8)
+
+
+def _like(pattern: str) -> re.Pattern[str] | None:
+    out, i = "", 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            if i + 1 == len(pattern) or pattern[i + 1] not in "%_\\":
+                return None
+            out, i = out + re.escape(pattern[i + 1]), i + 2
+            continue
+        out, i = out + (".*" if ch == "%" else "." if ch == "_" else re.escape(ch)), i + 1
+    return re.compile(out, re.DOTALL)
+
+
+def _cmp(op: type, x: Any, y: Any) -> bool:
+    return {EqualTo: x == y, NotEqualTo: x != y, LessThan: x < y, LessThanOrEqual: x <= y,
+            GreaterThan: x > y, GreaterThanOrEqual: x >= y}[op]
+
+
+def _fits(col: str, v: Any) -> bool:
+    return (col == "a" and isinstance(v, int)) or (col == "b" and isinstance(v, str))
+
+
+def possible(e: Expr, row: dict[str, Any]) -> frozenset[bool | None]:
+    """Every truth value ``e`` can take for ``row`` in Spark's three-valued logic; an atom
+    the catalog cannot know (Opaque, unknown column, literal of another type, invalid LIKE)
+    may be anything."""
+    if isinstance(e, (And, Or)):
+        op = (lambda x, y: False if False in (x, y) else None if None in (x, y) else True) \
+            if isinstance(e, And) else \
+            (lambda x, y: True if True in (x, y) else None if None in (x, y) else False)
+        return frozenset(op(x, y) for x, y in itertools.product(possible(e.left, row),
+                                                                 possible(e.right, row)))
+    if isinstance(e, Not):
+        return frozenset(None if x is None else not x for x in possible(e.child, row))
+    if isinstance(e, (AlwaysTrue, AlwaysFalse)):
+        return frozenset({isinstance(e, AlwaysTrue)})
+    if isinstance(e, Opaque) or e.term not in row:  # type: ignore[attr-defined]
+        return TRUTHS
+    x = row[e.term]  # type: ignore[attr-defined]
+    if isinstance(e, (IsNull, NotNull)):
+        return frozenset({(x is None) == isinstance(e, IsNull)})
+    if isinstance(e, In) and not e.values:
+        return frozenset({False})
+    if x is None:
+        return frozenset({None})  # any comparison with NULL is NULL
+    if isinstance(e, Like):
+        rx = _like(e.pattern)
+        if e.term != "b" or rx is None:
+            return TRUTHS
+        return frozenset({rx.fullmatch(x) is not None})
+    if isinstance(e, In):
+        if any(_fits(e.term, v) and x == v for v in e.values):
+            return frozenset({True})
+        return TRUTHS - {None} if any(not _fits(e.term, v) for v in e.values) \
+            else frozenset({False})
+    if not _fits(e.term, e.value):  # type: ignore[attr-defined]
+        return TRUTHS
+    return frozenset({_cmp(type(e), x, e.value)})  # type: ignore[attr-defined]
+
+
+_counter = itertools.count()
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                 HealthCheck.too_slow])
+@given(rows=st.lists(st.tuples(ints, strs), min_size=1, max_size=14), e=predicates)
+def test_property_pruning_is_sound_and_exact(catalog: SqlCatalog, rows: list[Any],
+                                             e: Expr) -> None:
+    name = f"p{next(_counter)}"
+    t = make_table(catalog, name, KEYS)
+    parts = [part(t, None if a is None else str(a), b or None) for a, b in rows]
+    added = catalog.add_partitions(t, parts, if_not_exists=True)
+
+    def typed(p: Partition) -> dict[str, Any]:
+        a, b = p.values
+        return {"a": None if a is None else int(a), "b": b}
+
+    may = {p.values for p in added if True in possible(e, typed(p))}
+    got = {p.values for p in catalog.list_partitions(t, e)}
+    assert may <= got, f"pruned a partition that may match: {sorted(may - got, key=str)}"
+    if all(len(possible(e, typed(p))) == 1 for p in added):
+        assert got == may  # every atom decidable: pruning is exact
+    try:
+        dropped = {p.values for p in catalog.drop_partitions(t, e)}
+    except UserInputError:
+        pass  # the filter has an atom the metastore cannot decide: nothing dropped
+    else:
+        assert dropped == {p.values for p in added if possible(e, typed(p)) == {True}}
+    catalog.drop_table("db", name)
