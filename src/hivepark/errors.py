@@ -69,6 +69,10 @@ class InvalidPartitionSpec(SemanticError):
     """A PARTITION clause that names the wrong columns or gives values of the wrong type."""
 
 
+class DataError(UserInputError):
+    """A value in the data cannot be stored as asked (a cast that fails, an overflow)."""
+
+
 class CommitConflict(HiveParkError):
     """Another writer changed the table between this statement's start and its commit."""
 

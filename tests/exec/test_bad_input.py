@@ -176,9 +176,6 @@ def test_too_long_value_is_a_clear_error_and_leaves_nothing(bad, value):
     assert _journal(bad) == []
 
 
-@pytest.mark.xfail(strict=True, reason="exec/dml.py: a dynamic partition value too long for a "
-                   "directory name reaches Spark, which fails with a raw Py4JJavaError "
-                   "(TASK_WRITE_FAILED) instead of hivepark's clear UserInputError")
 def test_too_long_dynamic_value_is_a_clear_error(bad, spark):
     before = _tree(_loc(bad, "dyn"))
     with pytest.raises(UserInputError, match="255"):
@@ -232,16 +229,11 @@ def test_failing_insert_leaves_no_partition_files_or_staging(bad):
     assert _rows(bad.sql("SELECT * FROM t2")) == [(1, 1, "ok")]
 
 
-@pytest.mark.xfail(strict=True, reason="exec/query.py+dml.py: a VALUES row Spark cannot cast "
-                   "raises ExecutionError('Spark failed: ...'), not an input error (UserInputError "
-                   "/ ValueError) as the error convention asks")
 def test_wrong_type_values_is_an_input_error(bad):
     with pytest.raises(UserInputError):
         bad.sql("INSERT INTO t2 PARTITION (n=2, s='new') VALUES ('abc')")
 
 
-@pytest.mark.xfail(strict=True, reason="exec/dml.py: VALUES of a type Spark cannot cast at all "
-                   "(array into INT) escapes as a raw pyspark AnalysisException")
 def test_uncastable_values_is_a_hivepark_error(bad):
     tree, parts = _tree(_loc(bad, "t2")), _parts(bad, "t2")
     with pytest.raises(HiveParkError, match="(?i)array"):

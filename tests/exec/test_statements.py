@@ -275,8 +275,6 @@ def test_default_format_is_text_with_ctrl_a(wh):
     assert _rows(wh.sql("SELECT * FROM plain")) == [(7, "x y")]
 
 
-@pytest.mark.xfail(strict=True, reason="storage/formats.py: text tables read an empty string "
-                   "back as NULL (Spark CSV treats an empty field as null); Hive keeps ''")
 def test_text_table_keeps_empty_string(wh):
     wh.sql("CREATE TABLE es (a INT, b STRING) ROW FORMAT DELIMITED FIELDS TERMINATED BY ',' "
            "STORED AS TEXTFILE")
@@ -596,8 +594,6 @@ def test_insert_overwrite_unpartitioned_and_insert_select(wh):
     assert _describe(wh, "DESCRIBE FORMATTED u2")["numRows"] == "1"
 
 
-@pytest.mark.xfail(strict=True, reason="storage/commit.py: INSERT INTO a new partition (or a "
-                   "table without stats) records numRows=-1: the old count -1 poisons the sum")
 def test_insert_into_new_partition_records_num_rows(wh):
     wh.sql("CREATE TABLE nr (a INT) PARTITIONED BY (p STRING) STORED AS PARQUET")
     wh.sql("INSERT INTO nr PARTITION (p='x') VALUES (1), (2)")

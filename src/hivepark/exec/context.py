@@ -60,10 +60,26 @@ class Context:
     def rows(self, columns: list[str], rows: list[tuple]) -> DataFrame:
         """A small string-typed result (SHOW, DESCRIBE, SET) as a DataFrame."""
         schema = StructType([StructField(c, StringType(), True) for c in columns])
-        return self.spark.createDataFrame([tuple(r) for r in rows], schema)
+        if len(rows) > 2000:
+            return self.spark.createDataFrame([tuple(r) for r in rows], schema)
+        # Small results as an inline VALUES table: no Spark job is needed to show them.
+        names = ", ".join(f"`{c}`" for c in columns)
+        if not rows:
+            nulls = ", ".join(f"CAST(NULL AS STRING) AS `{c}`" for c in columns)
+            return self.spark.sql(f"SELECT {nulls} WHERE false")
+        values = ", ".join("(" + ", ".join(_sql_string(v) for v in r) + ")" for r in rows)
+        return self.spark.sql(f"SELECT * FROM VALUES {values} AS t({names})")
 
     def empty(self) -> DataFrame:
         return self.spark.createDataFrame([], StructType([]))
+
+
+def _sql_string(value: object) -> str:
+    if value is None:
+        return "CAST(NULL AS STRING)"
+    text = str(value).replace("\\", "\\\\").replace("'", "\\'")
+    text = text.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+    return f"'{text}'"
 
 
 def require(cond: bool, message: str) -> None:

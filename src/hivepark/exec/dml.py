@@ -135,8 +135,25 @@ def write_rows(ctx: Context, table: Table, df: DataFrame, spec: Spec, overwrite:
 
 def _data_columns(table: Table, df: DataFrame) -> list:
     cols = df.columns
+    fields = df.schema.fields
+    for i, c in enumerate(table.columns):
+        if not _castable(fields[i].dataType.simpleString(), spark_type(c.type)):
+            raise SemanticError(
+                f"Cannot insert into target table because column number/types are different "
+                f"'{table.name}': column {i + 1} of the query is {fields[i].dataType.simpleString()}"
+                f", which cannot be converted to {c.name} {c.type}. Convert it in the SELECT.",
+                code=10044)
     return [F.col(f"`{cols[i]}`").cast(spark_type(c.type)).alias(c.name)
             for i, c in enumerate(table.columns)]
+
+
+def _castable(src: str, dst: str) -> bool:
+    """Whether Spark can cast a value of type ``src`` to ``dst`` at all."""
+    complex_src, complex_dst = src.split("<")[0] in ("array", "map", "struct"), \
+        dst.split("<")[0] in ("array", "map", "struct")
+    if complex_src or complex_dst:
+        return src.split("<")[0] == dst.split("<")[0] or dst == "string"
+    return True
 
 
 def _write_static(ctx: Context, table: Table, df: DataFrame, values: tuple, overwrite: bool) -> Table:
@@ -213,7 +230,7 @@ def preflight(ctx: Context, out: DataFrame, keys: list[str]) -> int:
     agg = out.groupBy(*keys).agg(F.count(F.lit(1)).alias("__rows"),
                                  F.first(F.hash(*[F.col(k) for k in keys])).alias("__h"))
     try:
-        rows = agg.select("__rows", "__h").limit(max_parts + 1).collect()
+        rows = agg.limit(max_parts + 1).collect()
     except PySparkException as e:
         raise spark_error(e) from None
     if len(rows) > max_parts:
@@ -221,6 +238,9 @@ def preflight(ctx: Context, out: DataFrame, keys: list[str]) -> int:
         raise LimitExceeded(
             f"Number of dynamic partitions created is {total}, which is more than {max_parts}. "
             f"To solve this try to set hive.exec.max.dynamic.partitions to at least {total}.")
+    for r in rows:  # a value too long for a directory name fails here, before any write
+        for k in keys:
+            layout.check_part_value(k, None if r[k] is None else str(r[k]))
     files = sum(-(-r["__rows"] // per_file) if per_file else 1 for r in rows)
     if files > max_files:
         raise LimitExceeded(

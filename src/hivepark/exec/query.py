@@ -3,11 +3,13 @@ rest of the query (joins, aggregates, windows) unchanged."""
 
 from __future__ import annotations
 
+import re
+
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame
 from sqlglot import exp
 
-from hivepark.errors import ExecutionError, SemanticError
+from hivepark.errors import DataError, ExecutionError, SemanticError
 from hivepark.exec.context import Context
 from hivepark.exec.scan import scan_dataframe
 from hivepark.plan.nodes import QueryPlan, TableScan
@@ -54,4 +56,14 @@ def spark_error(e: Exception) -> Exception:
     name = type(e).__name__
     if name in ("AnalysisException", "ParseException"):
         return SemanticError(f"{msg}. Check the column and table names in the statement.")
+    text = str(e)
+    for cls in _DATA_ERRORS:
+        if cls in text:
+            inner = re.search(r"\[" + cls + r"[^\]]*\][^\n]*", text)
+            return DataError(f"{inner.group(0) if inner else msg} Fix the values, or convert "
+                             "them explicitly in the SELECT (try_cast returns NULL instead).")
     return ExecutionError(f"Spark failed: {msg}")
+
+
+_DATA_ERRORS = ("CAST_INVALID_INPUT", "CAST_OVERFLOW", "NUMERIC_VALUE_OUT_OF_RANGE",
+                "ARITHMETIC_OVERFLOW", "DIVIDE_BY_ZERO", "INVALID_FRACTION_OF_SECOND")

@@ -20,20 +20,7 @@ from hivepark.catalog.models import Column, Partition, Table
 from hivepark.plan.nodes import TableScan
 from hivepark.storage import fs
 from hivepark.storage.commit import FILES_PARAM, current_files
-from hivepark.storage.formats import reader
-
-
-def spark_type(hive_type: str) -> str:
-    """A Hive column type as Spark DDL (char/varchar read as string)."""
-    import re
-
-    t = re.sub(r"\b(var)?char\s*\(\s*\d+\s*\)", "string", hive_type, flags=re.IGNORECASE)
-    return t
-
-
-def schema_of(columns: tuple[Column, ...]) -> StructType:
-    ddl = ", ".join(f"`{c.name}` {spark_type(c.type)}" for c in columns)
-    return StructType.fromDDL(ddl) if ddl else StructType([])
+from hivepark.storage.formats import load, schema_of, spark_type
 
 
 def scan_dataframe(spark: SparkSession, scan: TableScan) -> DataFrame:
@@ -45,16 +32,14 @@ def scan_dataframe(spark: SparkSession, scan: TableScan) -> DataFrame:
             if raw is not None else [table.location]
         if not paths or (raw is None and not fs.exists(table.location)):
             return spark.createDataFrame([], schema_of(table.columns))
-        return reader(spark, table).schema(schema_of(table.columns)).load(
-            [fs.to_spark_path(p) for p in paths])
+        return load(spark, table, [fs.to_spark_path(p) for p in paths])
     parts = scan.partitions or ()
     paths = _partition_paths(parts)
     if not paths:
         return spark.createDataFrame([], schema_of(table.all_columns))
     if all(_in_hive_layout(table, p) for p in parts):
-        return (reader(spark, table).schema(schema_of(table.all_columns))
-                .option("basePath", fs.to_spark_path(table.location))
-                .load([fs.to_spark_path(p) for p in paths]))
+        return load(spark, table, [fs.to_spark_path(p) for p in paths],
+                    base_path=fs.to_spark_path(table.location))
     return _mapped_scan(spark, table, parts, paths)
 
 
@@ -85,14 +70,14 @@ def _dir_expr() -> SparkColumn:
 def _mapped_scan(spark: SparkSession, table: Table, parts: tuple[Partition, ...],
                  paths: list[str]) -> DataFrame:
     """Partitions outside the Hive layout: values looked up by each file's directory."""
-    data = reader(spark, table).schema(schema_of(table.columns)).load(
-        [fs.to_spark_path(p) for p in paths])
+    data = load(spark, table, [fs.to_spark_path(p) for p in paths],
+                extra={"__hivepark_dir": _dir_expr()})
     entries: list[SparkColumn] = []
     for p in parts:
         entries += [F.lit(_spark_dir(p.location)),
                     F.array(*[F.lit(v) for v in p.values]).cast("array<string>")]
     mapping = F.create_map(*entries)
-    values = F.element_at(mapping, _dir_expr())
+    values = F.try_element_at(mapping, F.col("__hivepark_dir"))
     cols = [F.col(f"`{c.name}`") for c in table.columns]
     for i, key in enumerate(table.partition_keys):
         cols.append(F.element_at(values, i + 1).cast(spark_type(key.type)).alias(key.name))

@@ -163,7 +163,7 @@ def _plan(catalog: Catalog, table: Table, writes: Sequence[PartitionWrite], qid:
             rows, size = w.num_rows, new_size
         else:
             kept = [os.path.basename(p) for p in old_files]
-            old_rows = int(old_params.get("numRows", "-1"))
+            old_rows = int(old_params.get("numRows", "0" if not old_files else "-1"))
             rows = old_rows + w.num_rows if old_rows >= 0 and w.num_rows >= 0 else -1
             size = int(old_params.get("totalSize", "0")) + new_size
         names = sorted(kept + new_names)

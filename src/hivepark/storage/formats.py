@@ -1,13 +1,26 @@
-"""File formats: how Spark reads and writes each STORED AS format with Hive's conventions."""
+"""File formats: how Spark reads and writes each STORED AS format with Hive's conventions.
+
+Parquet and ORC use Spark's readers. TEXTFILE follows Hive's LazySimpleSerDe: one line per
+row, fields split on the table's delimiter (``\\x01`` by default), ``\\N`` for NULL, an empty
+field is the empty string, a missing trailing field or a value that does not parse as the
+column's type is NULL. It is read with Spark's text source and split with Spark expressions,
+so no row passes through Python.
+"""
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame, DataFrameReader, DataFrameWriter, SparkSession
+import re
+from collections.abc import Mapping, Sequence
 
-from hivepark.catalog.models import Table
+from pyspark.sql import Column as SparkColumn
+from pyspark.sql import DataFrame, DataFrameWriter, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import StringType, StructField, StructType
+
+from hivepark.catalog.models import Column, Table
 from hivepark.errors import UnsupportedError
 
-FORMATS = {"parquet": "parquet", "orc": "orc", "textfile": "csv"}
+FORMATS = {"parquet": "parquet", "orc": "orc", "textfile": "text"}
 DEFAULT_TEXT_DELIM = "\x01"
 NULL_TEXT = "\\N"
 
@@ -23,20 +36,49 @@ def normalize_format(name: str) -> str:
     return key
 
 
-def _text_options(table: Table) -> dict[str, str]:
-    return {"sep": table.field_delim or DEFAULT_TEXT_DELIM, "nullValue": NULL_TEXT,
-            "quote": "", "escape": "\\", "emptyValue": "", "header": "false"}
+def spark_type(hive_type: str) -> str:
+    """A Hive column type as Spark DDL (char/varchar read as string)."""
+    return re.sub(r"\b(var)?char\s*\(\s*\d+\s*\)", "string", hive_type, flags=re.IGNORECASE)
 
 
-def reader(spark: SparkSession, table: Table) -> DataFrameReader:
+def schema_of(columns: Sequence[Column]) -> StructType:
+    ddl = ", ".join(f"`{c.name}` {spark_type(c.type)}" for c in columns)
+    return StructType.fromDDL(ddl) if ddl else StructType([])
+
+
+def load(spark: SparkSession, table: Table, paths: Sequence[str], base_path: str | None = None,
+         extra: Mapping[str, SparkColumn] | None = None) -> DataFrame:
+    """One Spark read of ``paths``: the data columns, the partition columns when
+    ``base_path`` is given (Hive-layout discovery), then ``extra`` columns computed on each
+    raw row (for example from ``_metadata.file_path``)."""
+    parts = list(table.partition_keys) if base_path else []
     r = spark.read.format(FORMATS[table.format])
-    if table.format == "textfile":
-        r = r.options(**_text_options(table))
-    return r
+    if base_path:
+        r = r.option("basePath", base_path)
+    extra = dict(extra or {})
+    if table.format != "textfile":
+        df = r.schema(schema_of([*table.columns, *parts])).load(list(paths))
+        return df.select("*", *[c.alias(n) for n, c in extra.items()]) if extra else df
+    schema = StructType([StructField("value", StringType())] + schema_of(parts).fields)
+    raw = r.schema(schema).load(list(paths))
+    fields = F.split(F.col("value"), re.escape(table.field_delim or DEFAULT_TEXT_DELIM), -1)
+    cols = []
+    for i, c in enumerate(table.columns):
+        text = F.try_element_at(fields, F.lit(i + 1))
+        value = F.when(text == F.lit(NULL_TEXT), F.lit(None)).otherwise(text)
+        typ = spark_type(c.type)
+        cols.append((value if typ == "string" else value.try_cast(typ)).alias(c.name))
+    return raw.select(*cols, *[F.col(f"`{p.name}`") for p in parts],
+                      *[e.alias(n) for n, e in extra.items()])
 
 
 def writer(df: DataFrame, table: Table) -> DataFrameWriter:
-    w = df.write.format(FORMATS[table.format])
-    if table.format == "textfile":
-        w = w.options(**_text_options(table))
-    return w
+    """A writer for ``df`` (data columns in table order, then any partition columns)."""
+    if table.format != "textfile":
+        return df.write.format(FORMATS[table.format])
+    names = [c.name for c in table.columns]
+    line = F.concat_ws(table.field_delim or DEFAULT_TEXT_DELIM,
+                       *[F.coalesce(F.col(f"`{n}`").cast("string"), F.lit(NULL_TEXT))
+                         for n in names])
+    rest = [F.col(f"`{c}`") for c in df.columns if c not in names]
+    return df.select(line.alias("value"), *rest).write.format("text")
