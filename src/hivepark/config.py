@@ -14,6 +14,10 @@ DEFAULTS: dict[str, str] = {
     "hive.default.fileformat": "TextFile",
     "hive.mapred.mode": "nonstrict",
     "hivepark.explain.max.directories": "5",
+    "hive.auto.convert.join": "true",
+    "hive.mapjoin.smalltable.filesize": "25000000",
+    "hive.optimize.mapjoin.partition.pruning": "true",
+    "hive.mapjoin.partition.pruning.max.values": "100000",
 }
 
 

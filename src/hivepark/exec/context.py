@@ -26,6 +26,7 @@ class Context:
     warehouse: str
     current_db: str = "default"
     _temp_views: list[str] = field(default_factory=list)
+    _cached: list[DataFrame] = field(default_factory=list)
 
     def table(self, node: exp.Table | str) -> Table:
         """The table a reference names; NoSuchTable with a hint when it is missing."""
@@ -56,6 +57,17 @@ class Context:
         for name in self._temp_views:
             self.spark.catalog.dropTempView(name)
         self._temp_views.clear()
+
+    def cache(self, df: DataFrame) -> DataFrame:
+        """Caches a small side for the current statement (released by the next one)."""
+        df = df.persist()
+        self._cached.append(df)
+        return df
+
+    def release_cached(self) -> None:
+        for df in self._cached:
+            df.unpersist()
+        self._cached.clear()
 
     def rows(self, columns: list[str], rows: list[tuple]) -> DataFrame:
         """A small string-typed result (SHOW, DESCRIBE, SET) as a DataFrame."""

@@ -8,7 +8,7 @@ from sqlglot import exp
 from hivepark.errors import SemanticError, UnsupportedError
 from hivepark.exec import ddl, dml, show
 from hivepark.exec.context import Context
-from hivepark.exec.query import plan_query, run_query
+from hivepark.exec.query import plan_query, resolve, run_query
 from hivepark.plan.explain import render
 from hivepark.sql.dialect import Explain, MsckRepair, Show
 from hivepark.sql.parser import SetCommand, Statement
@@ -68,9 +68,10 @@ _HANDLERS = {
 
 
 def explain(ctx: Context, node: Explain) -> str:
-    """EXPLAIN text: the scans hivepark chose; with EXTENDED also Spark's physical plan."""
+    """EXPLAIN text: the scans hivepark chose. ANALYZE also runs the small sides of runtime
+    pruning and shows its result; EXTENDED also shows Spark's physical plan."""
     inner = node.this
-    extended = node.args.get("extended") is not None
+    style = (node.args.get("extended") or "").upper()
     if isinstance(inner, exp.Insert):
         inner = inner.expression
     elif isinstance(inner, exp.Create) and inner.args.get("expression") is not None:
@@ -79,9 +80,12 @@ def explain(ctx: Context, node: Explain) -> str:
         raise SemanticError("EXPLAIN works on queries (SELECT, INSERT ... SELECT, CREATE TABLE "
                             "AS SELECT)")
     max_dirs = ctx.conf.get_int("hivepark.explain.max.directories")
-    if not extended:
-        _, plan = plan_query(ctx, inner)
-        return render(plan, max_dirs=max_dirs)
-    df, plan = run_query(ctx, inner)
-    spark_plan = df._jdf.queryExecution().executedPlan().toString()
-    return render(plan, spark_plan=spark_plan, max_dirs=max_dirs, extended=True)
+    if style in ("EXTENDED", "FORMATTED"):
+        df, plan = run_query(ctx, inner)
+        spark_plan = df._jdf.queryExecution().executedPlan().toString()
+        return render(plan, spark_plan=spark_plan, max_dirs=max_dirs, extended=True)
+    planned = plan_query(ctx, inner)
+    if style == "ANALYZE":
+        plan, _ = resolve(ctx, planned)
+        return render(plan, max_dirs=max_dirs, analyzed=True)
+    return render(planned.plan, max_dirs=max_dirs)

@@ -4,43 +4,94 @@ rest of the query (joins, aggregates, windows) unchanged."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 from sqlglot import exp
 
 from hivepark.errors import DataError, ExecutionError, SemanticError
 from hivepark.exec.context import Context
 from hivepark.exec.scan import scan_dataframe
+from hivepark.exec.runtime import resolve_runtime
 from hivepark.plan.nodes import QueryPlan, TableScan
 from hivepark.plan.planner import plan_scans
-from hivepark.sql.analyzer import find_scans
+from hivepark.plan.runtime_pruning import RuntimeSettings, mark_runtime_sources
+from hivepark.sql.analyzer import ScanSite, analyze_query
+from hivepark.storage import fs
 
 
-def plan_query(ctx: Context, query: exp.Expression) -> tuple[exp.Expression, QueryPlan]:
-    """Finds the scans of ``query`` (a copy) and plans them."""
+@dataclass
+class PlannedQuery:
+    """A query copy whose table references are known, and the plan for its scans."""
+
+    query: exp.Expression
+    sites: list[ScanSite]
+    plan: QueryPlan
+
+
+def plan_query(ctx: Context, query: exp.Expression) -> PlannedQuery:
+    """Finds the scans of ``query`` (a copy) and plans them: static pruning, then the
+    runtime (map-join) pruning sources, which are resolved only at execution."""
     query = query.copy()
-    sites = find_scans(query, ctx.lookup)
+    analysis = analyze_query(query, ctx.lookup)
+    sites = analysis.sites
     scans = [TableScan(s.table, s.alias, s.predicate) for s in sites]
     plan = plan_scans(scans, ctx.catalog)
-    return _attach(query, sites), plan
+    if analysis.joins:
+        smalls = {k.small.lower() for _, k in analysis.joins}
+        sizes = [scan_size(scan) if scan.alias.lower() in smalls else None
+                 for scan in plan.scans]
+        marked = mark_runtime_sources(plan.scans, [s.scope for s in sites], analysis.joins,
+                                      [s.hinted for s in sites], sizes, _settings(ctx))
+        plan = QueryPlan(tuple(marked))
+    return PlannedQuery(query, sites, plan)
 
 
-def _attach(query: exp.Expression, sites: list) -> exp.Expression:
-    query.meta["hivepark_sites"] = sites
-    return query
+def _settings(ctx: Context) -> RuntimeSettings:
+    return RuntimeSettings(
+        enabled=ctx.conf.get_bool("hive.optimize.mapjoin.partition.pruning"),
+        auto_convert=ctx.conf.get_bool("hive.auto.convert.join"),
+        small_table_bytes=ctx.conf.get_int("hive.mapjoin.smalltable.filesize"))
+
+
+def resolve(ctx: Context, planned: PlannedQuery) -> tuple[QueryPlan, list[DataFrame]]:
+    """Runs the small sides that runtime pruning needs, prunes, and returns every scan's
+    DataFrame (small sides cached, so the join reuses them)."""
+    ctx.release_cached()
+    plan = planned.plan
+    sources = {src.small for scan in plan.scans for src in scan.runtime
+               if not src.from_metastore}
+    frames: dict[int, DataFrame] = {}
+    for i in sources:
+        frames[i] = ctx.cache(scan_dataframe(ctx.spark, plan.scans[i]))
+    if any(scan.runtime for scan in plan.scans):
+        try:
+            plan = resolve_runtime(ctx, plan, planned.sites, frames)
+        except PySparkException as e:
+            raise spark_error(e) from None
+    dfs = []
+    for i, scan in enumerate(plan.scans):
+        df = frames[i] if i in frames else scan_dataframe(ctx.spark, scan)
+        for col, values in scan.row_filters:
+            df = df.where(F.col(f"`{col}`").isin(list(values)))
+        dfs.append(df)
+    return plan, dfs
 
 
 def run_query(ctx: Context, query: exp.Expression) -> tuple[DataFrame, QueryPlan]:
     """The query's rows as a DataFrame, and the plan that chose what it reads."""
-    query, plan = plan_query(ctx, query)
-    sites = query.meta.pop("hivepark_sites")
-    for site, scan in zip(sites, plan.scans):
+    planned = plan_query(ctx, query)
+    plan, dfs = resolve(ctx, planned)
+    for site, scan, df in zip(planned.sites, plan.scans, dfs):
         view = ctx.new_view_name()
-        scan_dataframe(ctx.spark, scan).createOrReplaceTempView(view)
+        df.createOrReplaceTempView(view)
         site.node.replace(exp.Table(this=exp.to_identifier(view),
                                     alias=exp.TableAlias(this=exp.to_identifier(site.alias))))
-    text = query.sql(dialect="spark")
+        if scan.broadcast:
+            _add_broadcast_hint(site, scan.alias)
+    text = planned.query.sql(dialect="spark")
     try:
         df = ctx.spark.sql(text)
     except PySparkException as e:
@@ -48,6 +99,31 @@ def run_query(ctx: Context, query: exp.Expression) -> tuple[DataFrame, QueryPlan
     finally:
         ctx.drop_temp_views()
     return df, plan
+
+
+def _add_broadcast_hint(site: ScanSite, alias: str) -> None:
+    select = site.node.find_ancestor(exp.Select)
+    if select is None:
+        return
+    hint = select.args.get("hint") or exp.Hint(expressions=[])
+    hint.append("expressions", exp.Anonymous(this="BROADCAST",
+                                             expressions=[exp.to_identifier(alias)]))
+    select.set("hint", hint)
+
+
+def scan_size(scan: TableScan) -> int | None:
+    """Bytes a scan reads: metastore statistics, else the files' sizes."""
+    table = scan.table
+    if not table.is_partitioned:
+        size = int(table.properties.get("totalSize", "-1"))
+        if size >= 0:
+            return size
+        return sum(e.size for e in fs.list_files(table.location, recursive=True))
+    total = 0
+    for p in scan.partitions or ():
+        size = int(p.parameters.get("totalSize", "-1"))
+        total += size if size >= 0 else sum(e.size for e in fs.list_files(p.location))
+    return total
 
 
 def spark_error(e: Exception) -> Exception:

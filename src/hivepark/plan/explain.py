@@ -7,7 +7,8 @@ from hivepark.expr.visitors import to_filter_string
 from hivepark.plan.nodes import QueryPlan, TableScan
 
 
-def render_scan(scan: TableScan, max_dirs: int = 5, extended: bool = False) -> list[str]:
+def render_scan(scan: TableScan, max_dirs: int = 5, extended: bool = False,
+                analyzed: bool = False) -> list[str]:
     """The lines describing one scan.
 
     >>> from hivepark.catalog.models import Column, Table
@@ -22,7 +23,11 @@ def render_scan(scan: TableScan, max_dirs: int = 5, extended: bool = False) -> l
         lines += ["  partitioned: false", f"  directories: {t.location}"]
         return lines
     parts = scan.partitions or ()
-    lines.append(f"  partitions={len(parts)}/{scan.total_partitions}")
+    if scan.static_partitions is not None:
+        lines.append(f"  partitions={len(parts)}/{scan.total_partitions} (static pruning: "
+                     f"{scan.static_partitions}/{scan.total_partitions}, then runtime pruning)")
+    else:
+        lines.append(f"  partitions={len(parts)}/{scan.total_partitions}")
     if not isinstance(scan.partition_filter, AlwaysTrue):
         lines.append(f"  partition filter: {to_filter_string(scan.partition_filter)}")
     else:
@@ -32,17 +37,35 @@ def render_scan(scan: TableScan, max_dirs: int = 5, extended: bool = False) -> l
     lines.append("  directories: " + (", ".join(shown) if shown else "(none)") + more)
     if extended and not isinstance(scan.predicate, AlwaysTrue):
         lines.append(f"  scan predicate: {to_filter_string(scan.predicate)}")
+    return lines + _runtime_lines(scan, analyzed)
+
+
+def _runtime_lines(scan: TableScan, analyzed: bool) -> list[str]:
+    lines = []
+    if not analyzed:
+        for src in scan.runtime:
+            how = ("values from the metastore" if src.from_metastore
+                   else "values collected at execution")
+            what = "partitions" if src.big_is_partition_key else "rows (IN filter pushed to the reader)"
+            lines.append(f"  runtime pruning of {what}: {scan.alias}.{src.big_col} IN "
+                         f"({src.small_alias}.{src.small_col} of {src.small_table}; {how})")
+    lines += [f"  {note}" for note in scan.notes]
+    if scan.row_filters:
+        lines += [f"  row filter pushed to the reader: {col} IN ({len(vals):,} values)"
+                  for col, vals in scan.row_filters]
+    if scan.broadcast:
+        lines.append("  map-join: broadcast to the other side")
     return lines
 
 
 def render(plan: QueryPlan, spark_plan: str | None = None, max_dirs: int = 5,
-           extended: bool = False) -> str:
+           extended: bool = False, analyzed: bool = False) -> str:
     """The whole EXPLAIN text: hivepark's scans, then Spark's physical plan if given."""
     lines = ["== hivepark plan =="]
     if not plan.scans:
         lines.append("(no warehouse tables read)")
     for scan in plan.scans:
-        lines += render_scan(scan, max_dirs, extended)
+        lines += render_scan(scan, max_dirs, extended, analyzed or spark_plan is not None)
     if spark_plan:
         lines += ["", "== Spark plan ==", spark_plan.rstrip()]
     return "\n".join(lines)

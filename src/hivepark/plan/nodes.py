@@ -10,6 +10,26 @@ from hivepark.expr import AlwaysTrue, Expr
 
 
 @dataclass(frozen=True)
+class RuntimeSource:
+    """Runtime pruning of a scan by the join-key values of a small (map-join) side.
+
+    ``small`` indexes the small side's scan in the plan; ``big_col`` is the pruned scan's
+    column (a partition key: partitions are pruned; any other column: an ``In`` filter is
+    pushed into the scan). ``from_metastore`` means the small key is a partition key of the
+    small side whose own filters touch only partition keys, so its values are known from
+    the metastore at compile time (no Spark job).
+    """
+
+    small: int
+    small_alias: str
+    small_table: str
+    small_col: str
+    big_col: str
+    big_is_partition_key: bool
+    from_metastore: bool = False
+
+
+@dataclass(frozen=True)
 class TableScan:
     """A read of one table.
 
@@ -24,6 +44,11 @@ class TableScan:
     partition_filter: Expr = field(default_factory=AlwaysTrue)
     partitions: tuple[Partition, ...] | None = None
     total_partitions: int = 0
+    runtime: tuple[RuntimeSource, ...] = ()
+    notes: tuple[str, ...] = ()
+    static_partitions: int | None = None
+    row_filters: tuple[tuple[str, tuple[Any, ...]], ...] = ()
+    broadcast: bool = False
 
     def evolve(self, **changes: Any) -> TableScan:
         return replace(self, **changes)

@@ -14,6 +14,7 @@ from hivepark.catalog.models import Column, Table
 from hivepark.errors import InvalidPartitionSpec, SemanticError
 from hivepark.expr import Expr, and_all
 from hivepark.expr.from_sqlglot import from_sqlglot
+from hivepark.sql.joins import JoinKey, join_keys
 
 
 def table_name(node: exp.Table, current_db: str) -> tuple[str, str]:
@@ -95,32 +96,77 @@ class ScanSite:
     table: Table
     alias: str
     predicate: Expr
+    scope: int = 0
+    filters: tuple[exp.Expression, ...] = ()
+    hinted: bool = False
+
+
+@dataclass
+class QueryAnalysis:
+    """The scans of a query and the equi-join keys between them, per SELECT scope."""
+
+    sites: list[ScanSite]
+    joins: list[tuple[int, JoinKey]]
 
 
 TableLookup = Callable[[exp.Table], Table | None]
 
 
 def find_scans(query: exp.Expression, lookup: TableLookup) -> list[ScanSite]:
-    """Every warehouse-table reference in ``query`` with its prunable predicate.
+    """Every warehouse-table reference in ``query`` with its prunable predicate."""
+    return analyze_query(query, lookup).sites
+
+
+def analyze_query(query: exp.Expression, lookup: TableLookup) -> QueryAnalysis:
+    """Every warehouse-table reference in ``query`` with its prunable predicate, and the
+    equi-join keys between them.
 
     WHERE conjuncts apply to tables not on the null-supplying side of an outer join; ON
     conjuncts of inner joins likewise; ON conjuncts of a LEFT/SEMI/ANTI join apply to its
     right table. Anything else is left to Spark (never used to drop data).
     """
     sites: list[ScanSite] = []
-    for scope in traverse_scope(query):
-        tables = {alias: node for alias, (node, src) in scope.selected_sources.items()
-                  if isinstance(src, exp.Table) and isinstance(node, exp.Table)}
+    joins: list[tuple[int, JoinKey]] = []
+    for scope_id, scope in enumerate(traverse_scope(query)):
+        tables = {alias: src for alias, src in scope.sources.items()
+                  if isinstance(src, exp.Table)}
         resolved = {alias: lookup(node) for alias, node in tables.items()}
         resolved = {a: t for a, t in resolved.items() if t is not None}
         if not resolved:
             continue
         applicable = _applicable_conjuncts(scope, set(resolved))
+        resolvers = {a: _resolver(scope, a, t, resolved) for a, t in resolved.items()}
+        hinted = _hinted_aliases(scope.expression)
         for alias, table in resolved.items():
-            resolve = _resolver(scope, alias, table, resolved)
-            pred = and_all(*(from_sqlglot(c, resolve) for c in applicable.get(alias, [])))
-            sites.append(ScanSite(tables[alias], table, alias, pred))
-    return sites
+            conj = applicable.get(alias, [])
+            pred = and_all(*(from_sqlglot(c, resolvers[alias]) for c in conj))
+            own = tuple(c for c in conj if _only_references(c, resolvers[alias]))
+            sites.append(ScanSite(tables[alias], table, alias, pred, scope_id, own,
+                                  alias.lower() in hinted))
+        if isinstance(scope.expression, exp.Select):
+            joins += [(scope_id, k) for k in join_keys(scope.expression, resolvers, _conjuncts,
+                                                       _source_alias)]
+    return QueryAnalysis(sites, joins)
+
+
+def _only_references(cond: exp.Expression, resolve: Callable[[exp.Column], str | None]) -> bool:
+    """True when every column of ``cond`` belongs to this scan and it holds no subquery."""
+    if any(isinstance(n, (exp.Subquery, exp.Exists, exp.Select)) for n in cond.walk()):
+        return False
+    cols = list(cond.find_all(exp.Column))
+    return bool(cols) and all(resolve(c) is not None for c in cols)
+
+
+def _hinted_aliases(select: exp.Expression) -> set[str]:
+    """Aliases named in a MAPJOIN / BROADCAST / BROADCASTJOIN hint."""
+    hint = select.args.get("hint") if isinstance(select, exp.Select) else None
+    out: set[str] = set()
+    for h in hint.expressions if hint is not None else []:
+        name = (h.name if isinstance(h, exp.Anonymous) else h.this if isinstance(h, exp.Func)
+                else "")
+        if str(name).upper() in ("MAPJOIN", "BROADCAST", "BROADCASTJOIN"):
+            out |= {a.name.lower() for a in h.expressions}
+    return out
 
 
 def _conjuncts(e: exp.Expression | None) -> list[exp.Expression]:
@@ -181,7 +227,7 @@ def _resolver(scope: Scope, alias: str, table: Table,
               tables: dict[str, Table]) -> Callable[[exp.Column], str | None]:
     own = {c.name for c in table.all_columns}
     others: set[str] = set()
-    for a, (node, src) in scope.selected_sources.items():
+    for a, src in scope.sources.items():  # sources: semi-joined tables count too
         if a == alias:
             continue
         if a in tables:

@@ -1,0 +1,137 @@
+"""Runtime (map-join) partition pruning, resolved at execution.
+
+The small sides run first, each once: their scan is cached, their own filters applied, and
+the distinct join-key values collected (capped by hive.mapjoin.partition.pruning.max.values).
+The metastore is asked, in one query with one IN per key, which partitions of the big table
+hold those values, intersected with static pruning. The cached small side then feeds the
+join itself.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from pyspark.errors import PySparkException
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from hivepark.catalog.models import Partition, type_family
+from hivepark.exec.context import Context
+from hivepark.expr import In, and_all
+from hivepark.expr.bind import bind, bind_literal
+from hivepark.plan.nodes import QueryPlan, RuntimeSource, TableScan
+from hivepark.sql.analyzer import ScanSite
+
+
+def resolve_runtime(ctx: Context, plan: QueryPlan, sites: Sequence[ScanSite],
+                    frames: dict[int, DataFrame]) -> QueryPlan:
+    """Prunes every scan that has runtime sources; ``frames`` holds the small sides'
+    DataFrames (cached here and reused by the join)."""
+    scans = list(plan.scans)
+    cap = ctx.conf.get_int("hive.mapjoin.partition.pruning.max.values")
+    for i, scan in enumerate(scans):
+        if scan.runtime:
+            scans[i] = _prune_one(ctx, scan, scans, sites, frames, cap)
+    return QueryPlan(tuple(scans))
+
+
+def _prune_one(ctx: Context, scan: TableScan, scans: list[TableScan],
+               sites: Sequence[ScanSite], frames: dict[int, DataFrame], cap: int) -> TableScan:
+    groups: dict[int, list[RuntimeSource]] = defaultdict(list)
+    for src in scan.runtime:
+        groups[src.small].append(src)
+    part_filters, exact, rows, notes = [], [], list(scan.row_filters), list(scan.notes)
+    types = {c.name: c.type for c in scan.table.all_columns}
+    for small, sources in groups.items():
+        label = ", ".join(f"{s.small_alias}.{s.small_col} -> {scan.alias}.{s.big_col}"
+                          for s in sources)
+        small_types = {c.name: c.type for c in scans[small].table.all_columns}
+        bad = [s for s in sources if type_family(types[s.big_col]) !=
+               type_family(small_types[s.small_col])]
+        if bad:
+            notes.append(f"runtime pruning not applied ({label}): the key types differ")
+            continue
+        values = _values(ctx, scans[small], sites[small], frames, sources, cap)
+        if values is None:
+            notes.append(f"runtime pruning not applied ({label}): {scans[small].alias} has more "
+                         f"than {cap:,} distinct key values "
+                         "(hive.mapjoin.partition.pruning.max.values)")
+            continue
+        bound = _bind_tuples(values, [types[s.big_col] for s in sources])
+        if bound is None:
+            notes.append(f"runtime pruning not applied ({label}): a value cannot be compared "
+                         "with the key's type")
+            continue
+        source_kind = "metastore" if all(s.from_metastore for s in sources) else "execution"
+        notes.append(f"runtime pruning ({label}): {len(bound):,} distinct values "
+                     f"from {scans[small].table.qualified_name} ({source_kind})")
+        keys = [s.big_col for s in sources]
+        for j, s in enumerate(sources):
+            column_values = tuple(sorted({t[j] for t in bound}, key=repr))
+            if s.big_is_partition_key:
+                part_filters.append(In(s.big_col, column_values))
+            else:
+                rows.append((s.big_col, column_values))
+        pk = [j for j, s in enumerate(sources) if s.big_is_partition_key]
+        if len(pk) > 1:
+            exact.append(([keys[j] for j in pk], {tuple(t[j] for j in pk) for t in bound}))
+    scan = scan.evolve(notes=tuple(notes), row_filters=tuple(rows))
+    if not part_filters or not scan.table.is_partitioned:
+        return scan
+    flt = bind(and_all(scan.partition_filter, *part_filters), scan.table.partition_types())
+    parts = ctx.catalog.list_partitions(scan.table, flt)
+    parts = [p for p in parts if all(_matches(scan, p, cols, want) for cols, want in exact)]
+    before = len(scan.partitions or ())
+    return scan.evolve(partitions=tuple(parts), static_partitions=before)
+
+
+def _values(ctx: Context, small: TableScan, site: ScanSite, frames: dict[int, DataFrame],
+            sources: list[RuntimeSource], cap: int) -> set[tuple[Any, ...]] | None:
+    """Distinct non-NULL key tuples of the small side, None when over ``cap``."""
+    cols = [s.small_col for s in sources]
+    if all(s.from_metastore for s in sources):
+        keys = small.table.partition_key_names()
+        idx = [keys.index(c) for c in cols]
+        found = {tuple(p.values[k] for k in idx) for p in small.partitions or ()}
+    else:
+        found = _collect(frames[sources[0].small], site, cols, cap)
+    if len(found) > cap:
+        return None
+    return {t for t in found if all(v is not None for v in t)}
+
+
+def _collect(frame: DataFrame, site: ScanSite, cols: list[str], cap: int) -> set[tuple[Any, ...]]:
+    """The small side's distinct key tuples after its own filters (at most cap + 1). If a
+    filter cannot be applied alone, it is left out: more values, never fewer."""
+    base = frame.alias(site.alias)
+    keys = [F.col(f"`{site.alias}`.`{c}`") for c in cols]
+    for filters in (site.filters, ()):
+        df = base
+        for cond in filters:
+            df = df.where(F.expr(cond.sql(dialect="spark")))
+        try:
+            return {tuple(r) for r in df.select(*keys).distinct().limit(cap + 1).collect()}
+        except PySparkException:
+            if not filters:
+                raise
+    return set()
+
+
+def _bind_tuples(values: set[tuple[Any, ...]], types: list[str]) -> set[tuple[Any, ...]] | None:
+    out = set()
+    for t in values:
+        bound = tuple(bind_literal(v, typ) for v, typ in zip(t, types))
+        if any(b is None for b in bound):
+            return None
+        out.add(bound)
+    return out
+
+
+def _matches(scan: TableScan, p: Partition, cols: list[str], want: set[tuple[Any, ...]]) -> bool:
+    keys = scan.table.partition_key_names()
+    types = scan.table.partition_types()
+    got = tuple(bind_literal(p.values[keys.index(c)], types[c]) if p.values[keys.index(c)]
+                is not None else None for c in cols)
+    return got in want

@@ -1,0 +1,106 @@
+"""Equi-join keys between warehouse tables in one SELECT, and whether the values of one
+side may prune the other (HIVE-5119's eligibility rules, extended to semi/anti joins)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+Resolver = Callable[[exp.Column], "str | None"]
+
+
+@dataclass(frozen=True)
+class JoinKey:
+    """``big.big_col = small.small_col`` in a join; ``reason`` says why it cannot prune."""
+
+    big: str
+    big_col: str
+    small: str
+    small_col: str
+    reason: str = ""
+
+    @property
+    def eligible(self) -> bool:
+        return not self.reason
+
+
+def join_keys(select: exp.Select, resolvers: dict[str, Resolver],
+              conjuncts: Callable[[exp.Expression | None], list[exp.Expression]],
+              source_alias: Callable[[exp.Expression], str | None]) -> list[JoinKey]:
+    """Every equality between columns of two tables of this SELECT, in both directions."""
+    from_ = select.args.get("from_") or select.args.get("from")
+    order: list[str | None] = [source_alias(from_.this)] if from_ is not None else []
+    null_supplying: set[str | None] = set()
+    keys: list[JoinKey] = []
+    for join in select.args.get("joins") or []:
+        right = source_alias(join.this)
+        side, kind = (join.side or "").upper(), (join.kind or "").upper()
+        for cond in conjuncts(join.args.get("on")):
+            for big, bcol, small, scol, why in _pairs(cond, resolvers):
+                keys.append(JoinKey(big, bcol, small, scol,
+                                    why or _join_reason(big, right, side, kind)))
+        if side == "LEFT" and kind not in ("SEMI", "ANTI"):
+            null_supplying.add(right)
+        elif side == "RIGHT":
+            null_supplying.update(order)
+        elif side == "FULL":
+            null_supplying.update(order)
+            null_supplying.add(right)
+        order.append(right)
+    where = select.args.get("where")
+    for cond in conjuncts(where.this if where is not None else None):
+        for big, bcol, small, scol, why in _pairs(cond, resolvers):
+            if not why and (big in null_supplying or small in null_supplying):
+                why = "the join key is on the null-supplying side of an outer join"
+            keys.append(JoinKey(big, bcol, small, scol, why))
+    return keys
+
+
+def _join_reason(big: str, right: str | None, side: str, kind: str) -> str:
+    """Why ``big`` cannot be pruned by the other side of this join ('' when it can)."""
+    big_is_right = big == right
+    if kind in ("SEMI", "ANTI"):
+        if kind == "ANTI" and not big_is_right:
+            return "an ANTI JOIN keeps the rows that do not match"
+        return ""
+    if side == "FULL":
+        return "a FULL OUTER JOIN preserves both sides"
+    if side == "LEFT" and not big_is_right:
+        return "the big table is on the preserved side of a LEFT OUTER JOIN"
+    if side == "RIGHT" and big_is_right:
+        return "the big table is on the preserved side of a RIGHT OUTER JOIN"
+    return ""
+
+
+def _owner(col: exp.Column, resolvers: dict[str, Resolver]) -> tuple[str, str] | None:
+    hits = [(alias, name) for alias, r in resolvers.items() if (name := r(col)) is not None]
+    return hits[0] if len(hits) == 1 else None
+
+
+def _pairs(cond: exp.Expression, resolvers: dict[str, Resolver]
+           ) -> list[tuple[str, str, str, str, str]]:
+    cond = cond.unnest() if isinstance(cond, exp.Paren) else cond
+    if not isinstance(cond, exp.EQ):
+        return []
+    left, right = cond.this.unnest(), cond.expression.unnest()
+    if isinstance(left, exp.Column) and isinstance(right, exp.Column):
+        a, b = _owner(left, resolvers), _owner(right, resolvers)
+        if a is None or b is None or a[0] == b[0]:
+            return []
+        return [(a[0], a[1], b[0], b[1], ""), (b[0], b[1], a[0], a[1], "")]
+    out = []
+    for plain, wrapped in ((left, right), (right, left)):
+        if not isinstance(plain, exp.Column):
+            continue
+        owner = _owner(plain, resolvers)
+        inner = [o for c in wrapped.find_all(exp.Column) if (o := _owner(c, resolvers))]
+        for alias, name in inner:
+            if owner is not None and alias != owner[0]:
+                out.append((alias, name, owner[0], owner[1],
+                            f"the join key {alias}.{name} is inside a function"))
+                out.append((owner[0], owner[1], alias, name,
+                            f"the other side of the join ({wrapped.sql(dialect='hive')}) is "
+                            "an expression, not a column"))
+    return out

@@ -1,0 +1,246 @@
+"""Dynamic partition inserts: every form of the spec, Hive's errors and codes, limits checked
+before writing, and rows compared with plain Spark SQL over the same files."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from hivepark.errors import HiveParkError, LimitExceeded, SemanticError
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory, spark):
+    import hivepark
+
+    root = tmp_path_factory.mktemp("dp")
+    wh = hivepark.connect(str(root / "warehouse"), spark=spark)
+    wh.sql("CREATE TABLE src (key INT, value STRING, ds STRING, hr INT) STORED AS PARQUET")
+    rows = ", ".join(f"({i}, 'val_{i}', '2008-04-0{8 + i % 2}', {10 + i % 4})" for i in range(40))
+    wh.sql(f"INSERT INTO src VALUES {rows}, (99, NULL, NULL, NULL), (98, '', '', 11)")
+    yield wh
+    wh.close()
+
+
+@pytest.fixture
+def t(env):
+    """A fresh target table t(key, value) PARTITIONED BY (ds, hr); strict mode restored."""
+    env.sql("DROP TABLE IF EXISTS t")
+    env.sql("CREATE TABLE t (key INT, value STRING) PARTITIONED BY (ds STRING, hr INT) "
+            "STORED AS PARQUET")
+    env.sql("SET hive.exec.dynamic.partition.mode=strict")
+    env.sql("SET hive.exec.dynamic.partition=true")
+    env.sql("SET hive.exec.max.dynamic.partitions=1000")
+    env.sql("SET hive.exec.max.created.files=100000")
+    env.sql("SET hivepark.max.rows.per.file=0")
+    yield env.catalog.get_table("default", "t")
+
+
+def parts(wh, table="t"):
+    return [r[0] for r in wh.sql(f"SHOW PARTITIONS {table}").collect()]
+
+
+def plain(spark, table):
+    """The table's rows as plain Spark reads its directory (Hive partition discovery)."""
+    return sorted(tuple(r) for r in spark.read.schema(
+        "key int, value string, ds string, hr int").parquet(table.location).collect())
+
+
+def ours(wh, table="t"):
+    return sorted(tuple(r) for r in wh.sql(f"SELECT * FROM {table}").collect())
+
+
+def data_dirs(table):
+    out = []
+    for d, dirs, files in os.walk(table.location):
+        dirs[:] = [x for x in dirs if not x.startswith(".")]
+        if any(not f.startswith((".", "_")) for f in files):
+            out.append(os.path.relpath(d, table.location))
+    return sorted(out)
+
+
+def test_mixed_static_and_dynamic(env, spark, t):
+    env.sql("INSERT OVERWRITE TABLE t PARTITION (ds='2010-03-03', hr) "
+            "SELECT key, value, hr FROM src WHERE ds IS NOT NULL AND hr > 10")
+    assert parts(env) == ["ds=2010-03-03/hr=11", "ds=2010-03-03/hr=12", "ds=2010-03-03/hr=13"]
+    want = sorted(tuple(r) for r in env.sql(
+        "SELECT key, value, '2010-03-03', hr FROM src WHERE ds IS NOT NULL AND hr > 10").collect())
+    assert ours(env) == want == plain(spark, t)
+    assert data_dirs(t) == ["ds=2010-03-03/hr=11", "ds=2010-03-03/hr=12", "ds=2010-03-03/hr=13"]
+
+
+def test_all_dynamic_needs_nonstrict(env, spark, t):
+    with pytest.raises(SemanticError) as e:
+        env.sql("INSERT OVERWRITE TABLE t PARTITION (ds, hr) SELECT key, value, ds, hr FROM src")
+    assert e.value.code == 10096
+    assert "Dynamic partition strict mode requires at least one static partition column. " \
+           "To turn this off set hive.exec.dynamic.partition.mode=nonstrict" in str(e.value)
+    assert parts(env) == [] and data_dirs(t) == []
+    env.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
+    env.sql("INSERT OVERWRITE TABLE t PARTITION (ds, hr) SELECT key, value, ds, hr FROM src")
+    assert ours(env) == plain(spark, t)
+    assert len(ours(env)) == 42
+    # NULL and '' both go to the default partition and read back as NULL.
+    assert "ds=__HIVE_DEFAULT_PARTITION__/hr=11" in parts(env)
+    assert "ds=__HIVE_DEFAULT_PARTITION__/hr=__HIVE_DEFAULT_PARTITION__" in parts(env)
+    assert sorted(r for r in ours(env) if r[2] is None) == [(98, "", None, 11), (99, None, None, None)]
+
+
+def test_no_partition_clause_is_all_dynamic(env, spark, t):
+    env.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
+    env.sql("INSERT INTO t SELECT key, value, ds, hr FROM src WHERE key < 4")
+    assert parts(env) == ["ds=2008-04-08/hr=10", "ds=2008-04-08/hr=12",
+                          "ds=2008-04-09/hr=11", "ds=2008-04-09/hr=13"]
+    assert ours(env) == plain(spark, t)
+
+
+def test_overwrite_replaces_only_partitions_that_receive_rows(env, spark, t):
+    env.sql("INSERT INTO t PARTITION (ds='a', hr=1) VALUES (1, 'keep')")
+    env.sql("INSERT INTO t PARTITION (ds='b', hr=1) VALUES (2, 'replace me')")
+    env.sql("INSERT OVERWRITE TABLE t PARTITION (ds='b', hr) SELECT key, value, 1 FROM src "
+            "WHERE key IN (5, 6)")
+    assert ours(env) == [(1, "keep", "a", 1), (5, "val_5", "b", 1), (6, "val_6", "b", 1)]
+    assert ours(env) == plain(spark, t)
+    # INSERT INTO appends.
+    env.sql("INSERT INTO t PARTITION (ds='b', hr) SELECT key, value, 1 FROM src WHERE key = 7")
+    assert [r[0] for r in ours(env) if r[2] == "b"] == [5, 6, 7]
+    stats = env.catalog.get_partition(t, ("b", "1")).parameters
+    assert stats["numRows"] == "3" and stats["numFiles"] == "2"
+
+
+def test_static_after_dynamic_is_10094(env, t):
+    with pytest.raises(SemanticError) as e:
+        env.sql("INSERT OVERWRITE TABLE t PARTITION (ds, hr=11) SELECT key, value, ds FROM src")
+    assert e.value.code == 10094
+    assert "Dynamic partition cannot be the parent of a static partition" in str(e.value)
+
+
+def test_wrong_column_count_is_10044(env, t):
+    with pytest.raises(SemanticError) as e:
+        env.sql("INSERT OVERWRITE TABLE t PARTITION (ds='11', hr) SELECT key, value FROM src")
+    assert e.value.code == 10044
+    assert "Table insclause-0 has 3 columns, but query has 2 columns." in str(e.value)
+
+
+def test_spec_column_not_a_partition_column(env, t):
+    with pytest.raises(HiveParkError, match=r"Partition spec \{part=null\} contains "
+                                            "non-partition columns"):
+        env.sql("INSERT OVERWRITE TABLE t PARTITION (ds='1', part) SELECT key, value, hr FROM src")
+
+
+def test_spec_order_must_match_schema_10125(env, t):
+    with pytest.raises(SemanticError) as e:
+        env.sql("INSERT OVERWRITE TABLE t PARTITION (hr, ds='1') SELECT key, value, hr FROM src")
+    assert e.value.code == 10125
+    assert "Partition columns in the table schema are: (ds, hr), while the partitions " \
+           "specified in the query are: (hr, ds)." in str(e.value)
+
+
+def test_dynamic_partitions_disabled_10095(env, t):
+    env.sql("SET hive.exec.dynamic.partition=false")
+    with pytest.raises(SemanticError) as e:
+        env.sql("INSERT OVERWRITE TABLE t PARTITION (ds='1', hr) SELECT key, value, hr FROM src")
+    assert e.value.code == 10095
+    assert "hive.exec.dynamic.partition=true" in str(e.value)
+
+
+def test_if_not_exists_with_dynamic_10127(env, t):
+    with pytest.raises(SemanticError) as e:
+        env.sql("INSERT OVERWRITE TABLE t PARTITION (ds='1', hr) IF NOT EXISTS "
+                "SELECT key, value, hr FROM src")
+    assert e.value.code == 10127
+
+
+def test_limit_checked_before_writing(env, t):
+    env.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
+    env.sql("SET hive.exec.max.dynamic.partitions=3")
+    with pytest.raises(LimitExceeded) as e:
+        env.sql("INSERT OVERWRITE TABLE t PARTITION (ds, hr) SELECT key, value, ds, hr FROM src")
+    assert str(e.value).startswith("Number of dynamic partitions created is 10, which is more "
+                                   "than 3. To solve this try to set "
+                                   "hive.exec.max.dynamic.partitions to at least 10.")
+    assert parts(env) == [] and data_dirs(t) == []
+    assert [d for d in os.listdir(t.location) if d.startswith(".")] == []
+
+
+def test_created_files_limit_and_rows_per_file(env, spark, t):
+    env.sql("SET hivepark.max.rows.per.file=3")
+    env.sql("SET hive.exec.max.created.files=5")
+    with pytest.raises(LimitExceeded, match="total number of created files now is 7, "
+                                            "which exceeds 5"):
+        env.sql("INSERT OVERWRITE TABLE t PARTITION (ds='x', hr) "
+                "SELECT key, value, 1 FROM src WHERE key < 20")
+    assert parts(env) == []
+    env.sql("SET hive.exec.max.created.files=100")
+    env.sql("INSERT OVERWRITE TABLE t PARTITION (ds='x', hr) "
+            "SELECT key, value, 1 FROM src WHERE key < 20")
+    files = os.listdir(os.path.join(t.location, "ds=x", "hr=1"))
+    assert len(files) == 7  # 20 rows, at most 3 per file
+    assert ours(env) == plain(spark, t)
+
+
+def test_one_file_per_partition(env, t):
+    env.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
+    env.spark.conf.set("spark.sql.shuffle.partitions", "4")
+    env.sql("INSERT OVERWRITE TABLE t PARTITION (ds, hr) "
+            "SELECT /*+ REPARTITION(8) */ key, value, ds, hr FROM src")
+    for d in data_dirs(t):
+        assert len([f for f in os.listdir(os.path.join(t.location, d))
+                    if not f.startswith((".", "_"))]) == 1, d
+    env.spark.conf.set("spark.sql.shuffle.partitions", "2")
+
+
+def test_per_task_limit_sizes_the_write(env, spark, t):
+    env.sql("SET hive.exec.max.dynamic.partitions.pernode=2")
+    env.sql("INSERT OVERWRITE TABLE t PARTITION (ds='p', hr) SELECT key, value, key FROM src")
+    assert len(parts(env)) == 42  # keys 0..39, 98 and 99
+    assert ours(env) == plain(spark, t)
+    env.sql("SET hive.exec.max.dynamic.partitions.pernode=100")
+
+
+def test_values_are_cast_to_the_column_type_then_escaped(env, spark, t):
+    env.sql("INSERT OVERWRITE TABLE t PARTITION (ds='q', hr) SELECT 1, 'v', '07'")
+    assert parts(env) == ["ds=q/hr=7"]
+    env.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
+    env.sql("INSERT OVERWRITE TABLE t PARTITION (ds, hr) SELECT 2, 'w', 'a/b:c', 8")
+    assert "ds=a%2Fb%3Ac/hr=8" in parts(env)
+    assert os.path.isdir(os.path.join(t.location, "ds=a%2Fb%3Ac", "hr=8"))
+    assert (2, "w", "a/b:c", 8) in ours(env)
+
+
+def test_multi_insert_reads_source_once(env, spark, t):
+    env.sql("DROP TABLE IF EXISTS r")
+    env.sql("CREATE TABLE r (key INT, value STRING) STORED AS ORC")
+    env.sql("FROM src s "
+            "INSERT OVERWRITE TABLE t PARTITION (ds='2010-03-03', hr) "
+            "SELECT key, value, hr WHERE ds IS NOT NULL AND hr > 11 "
+            "INSERT INTO TABLE r SELECT s.key, s.value WHERE s.hr = 12")
+    want_t = sorted(tuple(r) for r in env.sql(
+        "SELECT key, value, '2010-03-03', hr FROM src WHERE ds IS NOT NULL AND hr > 11").collect())
+    assert ours(env) == want_t == plain(spark, t)
+    got_r = sorted(tuple(r) for r in env.sql("SELECT * FROM r").collect())
+    assert got_r == sorted(tuple(r) for r in env.sql(
+        "SELECT key, value FROM src WHERE hr = 12").collect())
+
+
+def test_ctas_partitioned(env, spark):
+    env.sql("DROP TABLE IF EXISTS c")
+    env.sql("CREATE TABLE c (key INT, value STRING) PARTITIONED BY (ds STRING, hr INT) "
+            "STORED AS PARQUET AS SELECT key, value, ds, hr + 1 AS hr1 FROM src "
+            "WHERE ds IS NOT NULL AND hr > 11")
+    c = env.catalog.get_table("default", "c")
+    assert [col.name for col in c.columns] == ["key", "value"]
+    assert parts(env, "c") == ["ds=2008-04-08/hr=13", "ds=2008-04-09/hr=14"]
+    assert ours(env, "c") == plain(spark, c)
+
+
+def test_python_insert_api(env, spark, t):
+    df = spark.createDataFrame([(1, "a", 5), (2, "b", 6)], "k int, v string, hr int")
+    env.insert(df, "t", partition={"ds": "2024-01-01", "hr": None})
+    assert ours(env) == [(1, "a", "2024-01-01", 5), (2, "b", "2024-01-01", 6)]
+    env.insert(df.limit(1), "t", partition={"ds": "2024-01-01", "hr": None}, overwrite=True)
+    assert ours(env) == [(1, "a", "2024-01-01", 5), (2, "b", "2024-01-01", 6)]
+    env.insert(df.select("k", "v"), "t", partition={"ds": "2024-01-02", "hr": 9})
+    assert ("2024-01-02", 9) in {(r[2], r[3]) for r in ours(env)}
+    assert ours(env) == plain(spark, t)

@@ -1,0 +1,236 @@
+"""Map-join (runtime) partition pruning: the small sides' join keys decide which partitions
+of the big table are read. Every result is compared with plain Spark SQL over the same files;
+EXPLAIN ANALYZE shows what was pruned and why pruning did not apply where it did not."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+
+@pytest.fixture(scope="module")
+def star(tmp_path_factory, spark):
+    """sales(amount) PARTITIONED BY (ds, region): 12 days x 3 regions + a default partition;
+    dates(ds, holiday, month), stores(store, region), dims partitioned too."""
+    import hivepark
+
+    root = tmp_path_factory.mktemp("star")
+    wh = hivepark.connect(str(root / "warehouse"), spark=spark,
+                          conf={"hive.exec.dynamic.partition.mode": "nonstrict"})
+    wh.sql("CREATE TABLE sales (id BIGINT, store INT, amount DOUBLE) "
+           "PARTITIONED BY (ds STRING, region STRING) STORED AS PARQUET")
+    rows = []
+    for i in range(360):
+        ds = f"2024-01-{1 + i % 12:02d}"
+        region = ["eu", "us", "apac"][(i // 12) % 3] if i % 37 else None
+        rows.append((i, i % 5, float(i), ds, region))
+    wh.insert(spark.createDataFrame(rows, "id bigint, store int, amount double, ds string, "
+                                          "region string"), "sales", {"ds": None, "region": None})
+    wh.sql("CREATE TABLE dates (ds STRING, holiday BOOLEAN, month INT) STORED AS PARQUET")
+    wh.sql("INSERT INTO dates VALUES " + ", ".join(
+        f"('2024-01-{d:02d}', {str(d in (1, 6, 7)).lower()}, 1)" for d in range(1, 13))
+        + ", (NULL, true, 1), ('2024-02-01', true, 2)")
+    wh.sql("CREATE TABLE stores (store INT, region STRING, big BOOLEAN) STORED AS PARQUET")
+    wh.sql("INSERT INTO stores VALUES (0, 'eu', true), (1, 'eu', false), (2, 'us', true), "
+           "(3, 'apac', false), (4, NULL, true)")
+    wh.sql("CREATE TABLE days (note STRING) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+    wh.sql("INSERT INTO days PARTITION (ds='2024-01-03') VALUES ('a')")
+    wh.sql("INSERT INTO days PARTITION (ds='2024-01-04') VALUES ('b')")
+    for name, schema in [("sales", "id bigint, store int, amount double, ds string, region string"),
+                         ("dates", "ds string, holiday boolean, month int"),
+                         ("stores", "store int, region string, big boolean"),
+                         ("days", "note string, ds string")]:
+        t = wh.catalog.get_table("default", name)
+        spark.read.schema(schema).parquet(t.location).createOrReplaceTempView(f"plain_{name}")
+    yield wh
+    wh.close()
+
+
+def same_as_plain(wh, spark, sql: str) -> str:
+    ours = sorted(map(tuple, wh.sql(sql).collect()), key=repr)
+    plain_sql = re.sub(r"\b(sales|dates|stores|days|pairs|keyset)\b", r"plain_\1", sql)
+    theirs = sorted(map(tuple, spark.sql(plain_sql).collect()), key=repr)
+    assert ours == theirs
+    return "\n".join(r[0] for r in wh.sql("EXPLAIN ANALYZE " + sql).collect())
+
+
+def sales_partitions(explain: str) -> str:
+    block = explain.split("TableScan default.sales")[1].split("TableScan")[0]
+    return re.search(r"partitions=(\d+/\d+)", block).group(1)
+
+
+def qualifying(spark, where: str) -> str:
+    """K/N for sales: the partitions plain Spark finds holding rows that satisfy ``where``
+    (the exact answer runtime pruning should reach), out of all partitions."""
+    total = spark.sql("SELECT count(DISTINCT ds, coalesce(region, '~')) FROM plain_sales").first()[0]
+    k = spark.sql(f"SELECT count(DISTINCT ds, coalesce(region, '~')) FROM plain_sales s "
+                  f"WHERE {where}").first()[0]
+    return f"{k}/{total}"
+
+
+HOLIDAY = "s.ds IN (SELECT ds FROM plain_dates WHERE holiday)"
+
+
+def test_inner_join_reads_only_holiday_partitions(star, spark):
+    out = same_as_plain(star, spark, "SELECT s.ds, sum(s.amount) FROM sales s JOIN dates d "
+                                     "ON s.ds = d.ds WHERE d.holiday = true GROUP BY s.ds")
+    assert sales_partitions(out) == qualifying(spark, HOLIDAY) == "12/46"
+    assert "runtime pruning (d.ds -> s.ds): 4 distinct values" in out  # NULL key dropped
+
+
+def test_runtime_intersects_with_static_pruning(star, spark):
+    out = same_as_plain(star, spark, "SELECT s.id FROM sales s JOIN dates d ON s.ds = d.ds "
+                                     "WHERE d.holiday AND s.region = 'eu'")
+    assert sales_partitions(out) == qualifying(spark, HOLIDAY + " AND s.region = 'eu'")
+    assert "static pruning: 12/46" in out
+
+
+def test_cascading_dimensions_on_two_partition_columns(star, spark):
+    out = same_as_plain(star, spark,
+                        "SELECT s.id, st.store FROM sales s JOIN dates d ON s.ds = d.ds "
+                        "JOIN stores st ON s.region = st.region "
+                        "WHERE d.holiday AND st.big AND st.region IS NOT NULL")
+    assert sales_partitions(out) == qualifying(
+        spark, HOLIDAY + " AND s.region IN (SELECT region FROM plain_stores WHERE big)") == "6/46"
+
+
+def test_multi_column_key(star, spark):
+    star.sql("DROP TABLE IF EXISTS pairs")
+    star.sql("CREATE TABLE pairs (ds STRING, region STRING) STORED AS PARQUET")
+    star.sql("INSERT INTO pairs VALUES ('2024-01-02', 'us'), ('2024-01-05', 'eu')")
+    t = star.catalog.get_table("default", "pairs")
+    spark.read.schema("ds string, region string").parquet(t.location) \
+        .createOrReplaceTempView("plain_pairs")
+    out = same_as_plain(star, spark, "SELECT s.id FROM sales s JOIN pairs p "
+                                     "ON s.ds = p.ds AND s.region = p.region")
+    assert sales_partitions(out) == "2/46"  # exact pairs, not the 4 of the cross product
+
+
+def test_left_join_preserving_the_small_side_prunes(star, spark):
+    out = same_as_plain(star, spark, "SELECT d.ds, s.id FROM dates d LEFT JOIN sales s "
+                                     "ON s.ds = d.ds WHERE d.holiday")
+    assert sales_partitions(out) == qualifying(spark, HOLIDAY)
+
+
+def test_left_join_preserving_the_big_table_does_not_prune(star, spark):
+    out = same_as_plain(star, spark, "SELECT s.id, d.holiday FROM sales s LEFT JOIN dates d "
+                                     "ON s.ds = d.ds AND d.holiday")
+    assert sales_partitions(out) == "46/46"
+    assert "preserved side of a LEFT OUTER JOIN" in out
+
+
+def test_right_join_both_ways(star, spark):
+    out = same_as_plain(star, spark, "SELECT s.id, d.ds FROM sales s RIGHT JOIN dates d "
+                                     "ON s.ds = d.ds WHERE d.month = 2")
+    assert sales_partitions(out) == "0/46"
+    out = same_as_plain(star, spark, "SELECT s.id, d.ds FROM dates d RIGHT JOIN sales s "
+                                     "ON s.ds = d.ds AND d.holiday")
+    assert sales_partitions(out) == "46/46"
+
+
+def test_full_outer_join_does_not_prune(star, spark):
+    out = same_as_plain(star, spark, "SELECT s.id, d.ds FROM sales s FULL OUTER JOIN dates d "
+                                     "ON s.ds = d.ds")
+    assert sales_partitions(out) == "46/46"
+    assert "FULL OUTER JOIN" in out
+
+
+def test_function_on_the_key_does_not_prune(star, spark):
+    out = same_as_plain(star, spark, "SELECT s.id FROM sales s JOIN dates d "
+                                     "ON substr(s.ds, 1, 10) = d.ds WHERE d.holiday")
+    assert sales_partitions(out) == "46/46"
+    assert "inside a function" in out
+
+
+def test_empty_small_side_reads_nothing(star, spark):
+    out = same_as_plain(star, spark, "SELECT s.id FROM sales s JOIN dates d ON s.ds = d.ds "
+                                     "WHERE d.month = 7")
+    assert sales_partitions(out) == "0/46"
+
+
+def test_null_keys_and_default_partition(star, spark):
+    out = same_as_plain(star, spark, "SELECT s.id, st.store FROM sales s JOIN stores st "
+                                     "ON s.region = st.region")
+    # the default (NULL) region partitions go: NULL equals nothing
+    assert sales_partitions(out) == qualifying(spark, "s.region IS NOT NULL") == "36/46"
+    assert "__HIVE_DEFAULT_PARTITION__" not in out
+
+
+def test_both_sides_partitioned_is_decided_from_the_metastore(star, spark):
+    out = same_as_plain(star, spark, "SELECT s.id, y.note FROM sales s JOIN days y "
+                                     "ON s.ds = y.ds")
+    assert sales_partitions(out) == qualifying(spark, "s.ds IN ('2024-01-03', '2024-01-04')")
+    assert "(metastore)" in out
+
+
+def test_non_partition_key_becomes_a_reader_filter(star, spark):
+    out = same_as_plain(star, spark, "SELECT s.id FROM sales s JOIN stores st "
+                                     "ON s.store = st.store WHERE st.big")
+    assert "row filter pushed to the reader: store IN (3 values)" in out
+
+
+def test_value_cap_disables_pruning_with_a_reason(star, spark):
+    star.sql("SET hive.mapjoin.partition.pruning.max.values=2")
+    try:
+        out = same_as_plain(star, spark, "SELECT s.id FROM sales s JOIN dates d "
+                                         "ON s.ds = d.ds WHERE d.holiday")
+    finally:
+        star.sql("SET hive.mapjoin.partition.pruning.max.values=100000")
+    assert sales_partitions(out) == "46/46"
+    assert "more than 2 distinct key values" in out
+
+
+def test_switch_off_and_size_threshold(star, spark):
+    star.sql("SET hive.optimize.mapjoin.partition.pruning=false")
+    try:
+        out = same_as_plain(star, spark, "SELECT s.id FROM sales s JOIN dates d "
+                                         "ON s.ds = d.ds WHERE d.holiday")
+    finally:
+        star.sql("SET hive.optimize.mapjoin.partition.pruning=true")
+    assert sales_partitions(out) == "46/46"
+    star.sql("SET hive.mapjoin.smalltable.filesize=10")
+    try:
+        out = same_as_plain(star, spark, "SELECT s.id FROM sales s JOIN dates d "
+                                         "ON s.ds = d.ds WHERE d.holiday")
+        assert "is not a map-join side" in out and sales_partitions(out) == "46/46"
+        out = same_as_plain(star, spark, "SELECT /*+ MAPJOIN(d) */ s.id FROM sales s JOIN dates d "
+                                         "ON s.ds = d.ds WHERE d.holiday")
+        assert sales_partitions(out) == qualifying(spark, HOLIDAY)
+    finally:
+        star.sql("SET hive.mapjoin.smalltable.filesize=25000000")
+
+
+def test_plain_explain_shows_the_plan_without_running(star):
+    text = star.explain("SELECT s.id FROM sales s JOIN dates d ON s.ds = d.ds WHERE d.holiday")
+    assert "runtime pruning of partitions: s.ds IN (d.ds of default.dates; values collected " \
+           "at execution)" in text
+    assert "partitions=46/46" in text
+
+
+def test_broadcast_join_in_spark_plan(star):
+    text = star.explain("EXPLAIN EXTENDED SELECT s.id FROM sales s JOIN dates d ON s.ds = d.ds "
+                        "WHERE d.holiday")
+    assert "BroadcastHashJoin" in text
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(days=st.sets(st.integers(1, 14), max_size=5), with_null=st.booleans(),
+       join=st.sampled_from(["JOIN", "LEFT SEMI JOIN"]),
+       extra=st.sampled_from(["", " AND s.region = 'eu'", " AND s.amount > 100"]))
+def test_runtime_pruning_never_loses_a_row(star, spark, days, with_null, join, extra):
+    values = [f"('2024-01-{d:02d}')" for d in sorted(days)] + (["(NULL)"] if with_null else [])
+    star.sql("DROP TABLE IF EXISTS keyset")
+    star.sql("CREATE TABLE keyset (ds STRING) STORED AS PARQUET")
+    if values:
+        star.sql(f"INSERT INTO keyset VALUES {', '.join(values)}")
+    t = star.catalog.get_table("default", "keyset")
+    spark.read.schema("ds string").parquet(t.location).createOrReplaceTempView("plain_keyset")
+    cols = "s.id, s.ds" if join == "JOIN" else "s.id"
+    sql = f"SELECT {cols} FROM sales s {join} keyset k ON s.ds = k.ds{extra}"
+    ours = sorted(map(tuple, star.sql(sql).collect()))
+    theirs = sorted(map(tuple, spark.sql(sql.replace("sales s", "plain_sales s")
+                                         .replace("keyset k", "plain_keyset k")).collect()))
+    assert ours == theirs
