@@ -150,6 +150,11 @@ def test_if_not_exists_with_dynamic_10127(env, t):
         env.sql("INSERT OVERWRITE TABLE t PARTITION (ds='1', hr) IF NOT EXISTS "
                 "SELECT key, value, hr FROM src")
     assert e.value.code == 10127
+    assert "Dynamic partitions do not support IF NOT EXISTS." in str(e.value)
+    # With a fully static spec, IF NOT EXISTS skips a partition that is already there.
+    env.sql("INSERT OVERWRITE TABLE t PARTITION (ds='1', hr=1) IF NOT EXISTS SELECT 1, 'first'")
+    env.sql("INSERT OVERWRITE TABLE t PARTITION (ds='1', hr=1) IF NOT EXISTS SELECT 2, 'second'")
+    assert ours(env) == [(1, "first", "1", 1)]
 
 
 def test_limit_checked_before_writing(env, t):
@@ -157,9 +162,10 @@ def test_limit_checked_before_writing(env, t):
     env.sql("SET hive.exec.max.dynamic.partitions=3")
     with pytest.raises(LimitExceeded) as e:
         env.sql("INSERT OVERWRITE TABLE t PARTITION (ds, hr) SELECT key, value, ds, hr FROM src")
-    assert str(e.value).startswith("Number of dynamic partitions created is 10, which is more "
+    # 4 (ds, hr) pairs, (NULL, NULL), and ('' -> NULL, 11): 6 partitions.
+    assert str(e.value).startswith("Number of dynamic partitions created is 6, which is more "
                                    "than 3. To solve this try to set "
-                                   "hive.exec.max.dynamic.partitions to at least 10.")
+                                   "hive.exec.max.dynamic.partitions to at least 6.")
     assert parts(env) == [] and data_dirs(t) == []
     assert [d for d in os.listdir(t.location) if d.startswith(".")] == []
 

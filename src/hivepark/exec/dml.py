@@ -38,8 +38,11 @@ def insert(ctx: Context, node: exp.Insert) -> DataFrame:
     table = ctx.table(target)
     spec = partition_spec(target.args.get("partition"))
     df, _ = run_query(ctx, node.expression)
+    part_node = target.args.get("partition")
+    if_not_exists = bool(node.args.get("exists")) or bool(
+        part_node is not None and part_node.meta.get("if_not_exists"))
     write_rows(ctx, table, df, spec, overwrite=bool(node.args.get("overwrite")),
-               if_not_exists=bool(node.args.get("exists")))
+               if_not_exists=if_not_exists)
     return ctx.empty()
 
 

@@ -54,6 +54,13 @@ class HiveQL(Hive):
             "ADD": lambda self: self._parse_hp_alter_add(),
         }
 
+        def _parse_partition(self) -> exp.Partition | None:
+            # Hive: INSERT OVERWRITE TABLE t PARTITION (...) IF NOT EXISTS SELECT ...
+            partition = super()._parse_partition()
+            if partition is not None and self._match_text_seq("IF", "NOT", "EXISTS"):
+                partition.meta["if_not_exists"] = True
+            return partition
+
         def _parse_hp_command(self) -> exp.Expression | None:
             word = self._prev.text.upper()
             if word == "EXPLAIN":
