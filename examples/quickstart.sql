@@ -16,17 +16,16 @@ CREATE TABLE page_views (user_id BIGINT, url STRING, referrer STRING, ms INT)
 PARTITIONED BY (ds STRING, hr INT)
 STORED AS PARQUET;
 
--- One statement per partition (dynamic partition inserts come with the next release).
+-- One static partition...
 INSERT OVERWRITE TABLE page_views PARTITION (ds='2024-05-01', hr=8)
   SELECT user_id, url, referrer, ms FROM raw_views WHERE ds = '2024-05-01' AND hr = 8;
-INSERT OVERWRITE TABLE page_views PARTITION (ds='2024-05-01', hr=9)
-  SELECT user_id, url, referrer, ms FROM raw_views WHERE ds = '2024-05-01' AND hr = 9;
-INSERT OVERWRITE TABLE page_views PARTITION (ds='2024-05-01', hr=10)
-  SELECT user_id, url, referrer, ms FROM raw_views WHERE ds = '2024-05-01' AND hr = 10;
-INSERT OVERWRITE TABLE page_views PARTITION (ds='2024-05-02', hr=9)
-  SELECT user_id, url, referrer, ms FROM raw_views WHERE ds = '2024-05-02' AND hr = 9;
-INSERT OVERWRITE TABLE page_views PARTITION (ds='2024-05-02', hr=12)
-  SELECT user_id, url, referrer, ms FROM raw_views WHERE ds = '2024-05-02' AND hr = 12;
+-- ...then a whole day routed to its hours at run time (a static day, dynamic hours)...
+INSERT OVERWRITE TABLE page_views PARTITION (ds='2024-05-01', hr)
+  SELECT user_id, url, referrer, ms, hr FROM raw_views WHERE ds = '2024-05-01' AND hr > 8;
+-- ...and everything else, days and hours both dynamic (Hive's nonstrict mode).
+SET hive.exec.dynamic.partition.mode=nonstrict;
+INSERT OVERWRITE TABLE page_views PARTITION (ds, hr)
+  SELECT user_id, url, referrer, ms, ds, hr FROM raw_views WHERE ds > '2024-05-01';
 INSERT INTO TABLE page_views PARTITION (ds='2024-05-03', hr=11)
   VALUES (7, '/product/42', 'google.com', 120), (8, '/cart', NULL, 340);
 
@@ -51,6 +50,15 @@ FROM page_views v JOIN pages p ON v.url = p.url
 WHERE v.ds = '2024-05-01'
 GROUP BY p.section
 ORDER BY views DESC, p.section;
+
+-- Map-join partition pruning: the small side (the sale days) runs first; only the
+-- partitions of page_views for those days are read.
+CREATE TABLE calendar (ds STRING, sale_day BOOLEAN) STORED AS PARQUET;
+INSERT INTO TABLE calendar VALUES ('2024-05-01', false), ('2024-05-02', true), ('2024-05-03', false);
+SELECT v.ds, count(*) AS views FROM page_views v JOIN calendar c ON v.ds = c.ds
+WHERE c.sale_day GROUP BY v.ds;
+EXPLAIN ANALYZE SELECT v.ds, count(*) FROM page_views v JOIN calendar c ON v.ds = c.ds
+WHERE c.sale_day GROUP BY v.ds;
 
 -- EXPLAIN shows what is read: partitions=K/N, the partition filter, the directories.
 EXPLAIN SELECT url, ms FROM page_views WHERE ds = '2024-05-01' AND hr IN (9, 10);

@@ -21,7 +21,7 @@ def render_scan(scan: TableScan, max_dirs: int = 5, extended: bool = False,
     lines = [head]
     if not t.is_partitioned:
         lines += ["  partitioned: false", f"  directories: {t.location}"]
-        return lines
+        return lines + _runtime_lines(scan, analyzed)
     parts = scan.partitions or ()
     if scan.static_partitions is not None:
         lines.append(f"  partitions={len(parts)}/{scan.total_partitions} (static pruning: "
@@ -30,7 +30,7 @@ def render_scan(scan: TableScan, max_dirs: int = 5, extended: bool = False,
         lines.append(f"  partitions={len(parts)}/{scan.total_partitions}")
     if not isinstance(scan.partition_filter, AlwaysTrue):
         lines.append(f"  partition filter: {to_filter_string(scan.partition_filter)}")
-    else:
+    elif scan.static_partitions is None:
         lines.append("  partition filter: none (all partitions read)")
     shown = [p.location for p in parts[:max_dirs]]
     more = f" ... (+{len(parts) - max_dirs} more)" if len(parts) > max_dirs else ""

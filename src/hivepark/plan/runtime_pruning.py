@@ -60,6 +60,8 @@ def mark_runtime_sources(scans: Sequence[TableScan], scopes: Sequence[int],
                 out[b] = _note(big, f"runtime pruning not applied ({label}): {key.reason}")
             continue
         why_not = _not_small(small, hinted[sm], sizes[sm], settings)
+        if not why_not and not hinted[sm] and _bigger(sizes[sm], sizes[b]):
+            why_not = f"{small.alias} is larger than {big.alias}, so {big.alias} is the small side"
         if why_not:
             if is_part:
                 out[b] = _note(big, f"runtime pruning not applied ({label}): {why_not}")
@@ -89,6 +91,10 @@ def _not_small(small: TableScan, hinted: bool, size: int | None,
                 f"hive.mapjoin.smalltable.filesize={settings.small_table_bytes:,}; hint "
                 f"/*+ MAPJOIN({small.alias}) */ to force)")
     return ""
+
+
+def _bigger(a: int | None, b: int | None) -> bool:
+    return a is not None and b is not None and a > b
 
 
 def _from_metastore(small: TableScan, col: str) -> bool:
