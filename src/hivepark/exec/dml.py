@@ -22,7 +22,7 @@ from hivepark.exec.context import Context
 from hivepark.exec.ddl import check_spec_columns, create_table, full_spec, normalize_value, store_table
 from hivepark.exec.query import run_query, spark_error
 from hivepark.exec.scan import spark_type
-from hivepark.sql.analyzer import partition_spec, table_name
+from hivepark.sql.analyzer import partition_spec
 from hivepark.storage import fs
 from hivepark.storage.commit import Commit, PartitionWrite
 from hivepark.storage.formats import writer

@@ -13,10 +13,9 @@ import json
 from pyspark.sql import Column as SparkColumn
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import StructType
 
 from hivepark import layout
-from hivepark.catalog.models import Column, Partition, Table
+from hivepark.catalog.models import Partition, Table
 from hivepark.plan.nodes import TableScan
 from hivepark.storage import fs
 from hivepark.storage.commit import FILES_PARAM, current_files
