@@ -262,3 +262,52 @@ def table_location(warehouse: str, db: str, table: str) -> str:
         ('/wh/t', '/wh/sales.db/t')
     """
     return _join(database_location(warehouse, db), _check_name("table", table))
+
+
+# ---------------------------------------------------------------- list bucketing
+
+LB_DEFAULT_DIR_NAME = "HIVE_DEFAULT_LIST_BUCKETING_DIR_NAME"
+"""Directory of the rows whose skewed columns hold no skewed value (once per skewed column)."""
+
+LB_DEFAULT_KEY = "HIVE_DEFAULT_LIST_BUCKETING_KEY"
+"""Key of the default directory in a skewed-value-to-location map."""
+
+
+def lb_dir_name(cols: Sequence[str], values: Sequence[str]) -> str:
+    """Relative directory of one skewed value, like Hive's ``makeListBucketingDirName``.
+
+    Example:
+        >>> lb_dir_name(["key", "value"], ["484", "val/484"])
+        'key=484/value=val%2F484'
+    """
+    return make_part_name(cols, values)
+
+
+def lb_default_dir_name(n_cols: int) -> str:
+    """Relative default directory: the default name nested once per skewed column.
+
+    Example:
+        >>> lb_default_dir_name(2)
+        'HIVE_DEFAULT_LIST_BUCKETING_DIR_NAME/HIVE_DEFAULT_LIST_BUCKETING_DIR_NAME'
+    """
+    return "/".join([LB_DEFAULT_DIR_NAME] * max(1, n_cols))
+
+
+def is_absolute(location: str) -> bool:
+    """Whether a location is an absolute path or a URI (not relative to a partition).
+
+    Example:
+        >>> is_absolute("s3://b/x"), is_absolute("/w/t"), is_absolute("x=1/y=2")
+        (True, True, False)
+    """
+    return location.startswith("/") or bool(_split_uri(location)[0])
+
+
+def resolve_location(base: str, location: str) -> str:
+    """``location`` if absolute, else joined below ``base``.
+
+    Example:
+        >>> resolve_location("/w/t/ds=1", "x=30"), resolve_location("/w/t", "s3://b/y")
+        ('/w/t/ds=1/x=30', 's3://b/y')
+    """
+    return location if is_absolute(location) else _join(base, location)

@@ -107,9 +107,10 @@ class Catalog(ABC):
     @abstractmethod
     def commit(self, table: Table, expected_version: int,
                put: Sequence[Partition] = (), drop: Sequence[tuple[str | None, ...]] = (),
-               table_parameters: dict[str, str] | None = None) -> Table:
+               table_parameters: dict[str, str | None] | None = None) -> Table:
         """One transaction: compare-and-swap the table version, then add or replace ``put``
-        partitions and remove ``drop`` ones. Returns the table with its new version.
+        partitions and remove ``drop`` ones; merge ``table_parameters`` into the table's
+        properties (None removes a key). Returns the table with its new version.
 
         Raises CommitConflict when ``table.version`` is no longer ``expected_version``.
         """

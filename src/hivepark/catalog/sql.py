@@ -634,9 +634,10 @@ class SqlCatalog(Catalog):
 
     def commit(self, table: Table, expected_version: int,
                put: Sequence[Partition] = (), drop: Sequence[tuple[str | None, ...]] = (),
-               table_parameters: dict[str, str] | None = None) -> Table:
+               table_parameters: dict[str, str | None] | None = None) -> Table:
         """See :meth:`Catalog.commit`. ``drop`` is applied before ``put`` (a partition in both
-        ends up as in ``put``); ``table_parameters`` are merged into the table's properties."""
+        ends up as in ``put``); ``table_parameters`` are merged into the table's properties
+        (a None value removes the key)."""
         prepared = _prepare(table, put)
         by_name = dict(prepared)  # the last of duplicates wins
         key_names = table.partition_key_names()
@@ -646,7 +647,8 @@ class SqlCatalog(Catalog):
             row = self._table_row(s, db, table.name)
             self._cas(s, row, expected_version, f"{db}.{row.name}")
             if table_parameters:
-                props = {**json.loads(row.properties), **table_parameters}
+                merged = {**json.loads(row.properties), **table_parameters}
+                props = {k: v for k, v in merged.items() if v is not None}
                 row.properties = _dumps(props)
                 s.flush()
             if drop_names:

@@ -12,10 +12,12 @@ from hivepark import layout
 from hivepark.catalog.models import EXTERNAL, MANAGED, Column, Database, Partition, Table
 from hivepark.errors import (AlreadyExistsError, InvalidPartitionSpec, NoSuchPartition,
                              NoSuchTable, SemanticError, UnsupportedError)
+from hivepark.exec import skew
 from hivepark.exec.context import Context
 from hivepark.expr import EqualTo, IsNull, and_all
 from hivepark.sql.analyzer import column_defs, partition_spec, table_name
-from hivepark.sql.dialect import AddPartitions
+from hivepark.sql.dialect import (AddPartitions, AlterNot, AlterSkewed, Concatenate,
+                                  SetSkewedLocation, SkewedByProperty)
 from hivepark.storage import fs
 from hivepark.storage.formats import normalize_format
 
@@ -75,8 +77,13 @@ def create_table(ctx: Context, node: exp.Create) -> tuple[Table, exp.Expression 
     tblprops: dict[str, str] = {}
     like: exp.Table | None = None
     part_keys: list[Column] = []
+    skewed: SkewedByProperty | None = None
     for p in props.expressions if props else []:
-        if isinstance(p, exp.PartitionedByProperty):
+        if isinstance(p, SkewedByProperty):
+            skewed = p
+        elif isinstance(p, exp.ClusteredByProperty):
+            pass  # rejected below (with skew: Hive's LB + bucketing restriction)
+        elif isinstance(p, exp.PartitionedByProperty):
             part_keys = column_defs(p.this) + _untyped_partition_keys(
                 ctx, p.this, node.args.get("expression"))
         elif isinstance(p, exp.RowFormatDelimitedProperty):
@@ -102,6 +109,7 @@ def create_table(ctx: Context, node: exp.Create) -> tuple[Table, exp.Expression 
         kw.setdefault("field_delim", src.field_delim)
         if not any(isinstance(p, exp.FileFormatProperty) for p in props.expressions):
             kw["format"] = src.format
+        tblprops = {**skew.copy_for_like(src), **tblprops}
     dup = {c.name for c in columns} & {c.name for c in part_keys}
     if dup:
         raise SemanticError(f"Column repeated in partitioning columns: {sorted(dup)[0]}. A "
@@ -109,9 +117,27 @@ def create_table(ctx: Context, node: exp.Create) -> tuple[Table, exp.Expression 
     kw.setdefault("location", layout.table_location(ctx.warehouse, db, name)
                   if db == "default" else f"{database_location(ctx, db)}/{name}")
     kw.setdefault("table_type", MANAGED)
+    if skewed is not None:
+        if not columns and node.args.get("expression") is not None:
+            columns = _query_columns(ctx, node.args["expression"], len(part_keys))
+        tblprops.update({k: v for k, v in skew.skew_spec(columns, skewed, part_keys)
+                         .properties().items() if v is not None})
     table = Table(db, name, tuple(columns), tuple(part_keys), properties=tblprops,
                   create_time=int(time.time()), **kw)
+    skew.check_create(list(props.expressions) if props else [], table)
+    if props and any(isinstance(p, exp.ClusteredByProperty) for p in props.expressions):
+        raise UnsupportedError("CLUSTERED BY ... INTO n BUCKETS (bucketed tables) is not "
+                               "supported by hivepark: remove the clause")
     return table, node.args.get("expression")
+
+
+def _query_columns(ctx: Context, query: exp.Expression, n_keys: int) -> list[Column]:
+    """The data columns a CTAS query gives (its schema; no Spark job runs)."""
+    from hivepark.exec.query import run_query
+
+    fields = run_query(ctx, query)[0].schema.fields
+    return [Column(f.name.lower(), f.dataType.simpleString())
+            for f in fields[:len(fields) - n_keys]]
 
 
 def _untyped_partition_keys(ctx: Context, schema: exp.Schema,
@@ -193,7 +219,25 @@ def _delete_table_data(ctx: Context, table: Table, partitions: list[Partition] |
 
 def alter_table(ctx: Context, node: exp.Alter) -> DataFrame:
     table = ctx.table(node.this)
+    part_node = node.this.args.get("partition")
     for action in node.args.get("actions") or []:
+        if isinstance(action, SetSkewedLocation):
+            table = skew.set_skewed_location(ctx, table, action, part_node)
+            continue
+        if isinstance(action, Concatenate):
+            from hivepark.exec.lb_write import concatenate
+            table = concatenate(ctx, table, part_node)
+            continue
+        if part_node is not None:
+            raise UnsupportedError(f"ALTER TABLE ... PARTITION (...) {action.key.upper()} is "
+                                   "not supported: this ALTER applies to the whole table")
+        if isinstance(action, AlterSkewed):
+            table = skew.alter_skewed(ctx, table, action)
+            continue
+        if isinstance(action, AlterNot):
+            table = skew.alter_not(ctx, table, action)
+            continue
+        skew.check_column_change(table, action)
         if isinstance(action, AddPartitions):
             add_partitions(ctx, table, action)
         elif isinstance(action, exp.DropPartition):

@@ -17,7 +17,9 @@ from sqlglot import exp
 
 from hivepark import layout
 from hivepark.catalog.models import Column, Partition, Table
+from hivepark.catalog.skew import partition_layout, table_skew
 from hivepark.errors import HiveParkError, LimitExceeded, SemanticError, UserInputError
+from hivepark.exec import lb_write
 from hivepark.exec.context import Context
 from hivepark.exec.ddl import check_spec_columns, create_table, full_spec, normalize_value, store_table
 from hivepark.exec.query import run_query, spark_error
@@ -160,18 +162,27 @@ def _castable(src: str, dst: str) -> bool:
 
 
 def _write_static(ctx: Context, table: Table, df: DataFrame, values: tuple, overwrite: bool) -> Table:
+    existing = ctx.catalog.get_partition(table, values) if table.is_partitioned else None
     if table.is_partitioned:
-        existing = ctx.catalog.get_partition(table, values)
         location = existing.location if existing else layout.partition_path(
             table.location, table.partition_key_names(), values)
     else:
         location = table.location
+    data = df.select(*_data_columns(table, df))
+    lb = lb_write.static_plan(ctx, table, data, existing, overwrite)
     commit = Commit(ctx.warehouse, table)
     try:
-        _spark_write(writer(df.select(*_data_columns(table, df)).repartition(1), table),
-                     commit.staging + "/data")
-        files = fs.list_files(commit.staging + "/data")
-        w = PartitionWrite(values, location, files, _count_rows(table, files), overwrite)
+        if lb is None:
+            _spark_write(writer(data.repartition(1), table), commit.staging + "/data")
+            files = fs.list_files(commit.staging + "/data")
+            w = PartitionWrite(values, location, files, _count_rows(table, files), overwrite)
+        else:
+            data = lb_write.with_lb_column(ctx, table, data, lb, [])
+            _spark_write(writer(data.repartition(1), table).partitionBy(lb_write.LB_COL),
+                         commit.staging + "/data")
+            w = lb_write.staged_write(table, commit.staging + "/data", values, location, lb,
+                                      overwrite, lb_write.old_layout(table, existing, overwrite),
+                                      _count_rows)
     except BaseException:
         commit.abort()
         raise
@@ -191,17 +202,26 @@ def _write_dynamic(ctx: Context, table: Table, df: DataFrame, static: dict, dyn:
             part_cols.append(F.col(f"`{cols[n + dyn.index(k)]}`").cast(spark_type(types[k])).alias(k))
     out = df.select(*_data_columns(table, df), *part_cols)
     keys = list(table.partition_key_names())
-    tasks = preflight(ctx, out, keys)
+    grouped = lb_write.dynamic_grouped(table, out, keys)
+    try:
+        tasks, rows = _preflight(ctx, out, keys, grouped)
+        lb = lb_write.dynamic_plan(ctx, table, keys, rows, grouped, overwrite) if tasks else None
+    finally:
+        if grouped is not None:
+            grouped.unpersist()
     if tasks == 0:
         return table
     commit = Commit(ctx.warehouse, table)
     try:
-        w = writer(out.repartition(tasks, *[F.col(k) for k in keys]), table).partitionBy(*keys)
+        if lb is not None:
+            out = lb_write.with_lb_column(ctx, table, out, lb, keys)
+        by = keys + ([lb_write.LB_COL] if lb is not None else [])
+        w = writer(out.repartition(tasks, *[F.col(k) for k in keys]), table).partitionBy(*by)
         per_file = _rows_per_file(ctx)
         if per_file:
             w = w.option("maxRecordsPerFile", per_file)
         _spark_write(w, commit.staging + "/data")
-        writes = _staged_partitions(ctx, table, commit.staging + "/data", overwrite)
+        writes = _staged_partitions(ctx, table, commit.staging + "/data", overwrite, lb)
     except BaseException:
         commit.abort()
         raise
@@ -218,20 +238,30 @@ def _rows_per_file(ctx: Context) -> int:
 
 
 def preflight(ctx: Context, out: DataFrame, keys: list[str]) -> int:
+    """See :func:`_preflight`; returns the number of write tasks."""
+    return _preflight(ctx, out, keys)[0]
+
+
+def _preflight(ctx: Context, out: DataFrame, keys: list[str],
+               grouped: DataFrame | None = None) -> tuple[int, list]:
     """Checks Hive's limits with one Spark aggregation before anything is written.
 
     Counts the distinct partitions and the files they will need; raises LimitExceeded with
     Hive's texts over hive.exec.max.dynamic.partitions or hive.exec.max.created.files.
     Returns the number of write tasks: enough that, with rows hash-distributed by the
     partition keys (exactly as Spark's repartition does it), no task writes more than
-    hive.exec.max.dynamic.partitions.pernode partitions. 0 means there are no rows.
+    hive.exec.max.dynamic.partitions.pernode partitions. 0 means there are no rows. Also
+    returns one row per partition (its typed key values). ``grouped`` (rows already counted
+    in ``__rows`` by finer groups, for auto-topk list bucketing) is aggregated instead of
+    ``out`` when given, so the input is read once for both.
     """
     max_parts = ctx.conf.get_int("hive.exec.max.dynamic.partitions")
     max_files = ctx.conf.get_int("hive.exec.max.created.files")
     pernode = ctx.conf.get_int("hive.exec.max.dynamic.partitions.pernode")
     per_file = _rows_per_file(ctx)
-    agg = out.groupBy(*keys).agg(F.count(F.lit(1)).alias("__rows"),
-                                 F.first(F.hash(*[F.col(k) for k in keys])).alias("__h"))
+    rows_expr = F.sum("__rows") if grouped is not None else F.count(F.lit(1))
+    agg = (grouped if grouped is not None else out).groupBy(*keys).agg(
+        rows_expr.alias("__rows"), F.first(F.hash(*[F.col(k) for k in keys])).alias("__h"))
     try:
         rows = agg.limit(max_parts + 1).collect()
     except PySparkException as e:
@@ -250,7 +280,7 @@ def preflight(ctx: Context, out: DataFrame, keys: list[str]) -> int:
             f"total number of created files now is {files}, which exceeds {max_files}. To solve "
             f"this try to set hive.exec.max.created.files to at least {files}, or raise "
             "hivepark.max.rows.per.file.")
-    return _task_count(ctx, [r["__h"] for r in rows], pernode)
+    return _task_count(ctx, [r["__h"] for r in rows], pernode), rows
 
 
 def _task_count(ctx: Context, hashes: list[int], pernode: int) -> int:
@@ -273,7 +303,8 @@ def _task_count(ctx: Context, hashes: list[int], pernode: int) -> int:
         n = min(4 * len(hashes), n * 2)
 
 
-def _staged_partitions(ctx: Context, table: Table, root: str, overwrite: bool) -> list[PartitionWrite]:
+def _staged_partitions(ctx: Context, table: Table, root: str, overwrite: bool,
+                       lb: lb_write.LBPlan | None = None) -> list[PartitionWrite]:
     keys = table.partition_key_names()
     leaves = [(leaf, tuple(v for _, v in layout.parse_part_name(leaf[len(root):].strip("/"))))
               for leaf in _leaf_dirs(root, len(keys))]
@@ -282,6 +313,11 @@ def _staged_partitions(ctx: Context, table: Table, root: str, overwrite: bool) -
     for leaf, values in leaves:
         old = existing.get(values)
         location = old.location if old else layout.partition_path(table.location, keys, values)
+        if lb is not None:
+            writes.append(lb_write.staged_write(
+                table, leaf, values, location, lb, overwrite,
+                lb_write.old_layout(table, old, overwrite), _count_rows))
+            continue
         files = [f for f in fs.list_files(leaf) if not f.is_dir]
         writes.append(PartitionWrite(values, location, files, _count_rows(table, files), overwrite))
     return writes
@@ -358,6 +394,12 @@ def ctas(ctx: Context, table: Table, query: exp.Expression, if_not_exists: bool)
 
 def load_data(ctx: Context, node: exp.LoadData) -> DataFrame:
     table = ctx.table(node.this)
+    spec_ = table_skew(table)
+    if spec_ is not None and spec_.stored_as_dirs:
+        raise SemanticError("A stored-as-directories table cannot be used as target for LOAD: "
+                            "LOAD moves files as they are, so rows cannot be routed to their "
+                            "skewed-value directories. LOAD into a staging table, then INSERT "
+                            "... SELECT from it", code=10195)
     src = node.args["inpath"].name
     src = src[len("file://"):] if src.startswith("file://") else src
     if not fs.exists(src):
@@ -415,13 +457,21 @@ def msck_repair(ctx: Context, node: exp.Expression) -> DataFrame:
         if [k for k, _ in parsed] != list(keys):
             continue
         values = tuple(v for _, v in parsed)
-        files = [f for f in fs.list_files(leaf) if not f.is_dir]
         old = known.get(values)
         params = dict(old.parameters) if old else {}
+        files = [f for f in fs.list_files(leaf) if not f.is_dir]
+        lay = partition_layout(params)
+        names = [os.path.basename(f.path) for f in files]
+        if lay is not None:  # list-bucketing subdirectories inside the partition
+            for _, loc in lay.locations:
+                if not layout.is_absolute(loc):
+                    sub = [f for f in fs.list_files(f"{leaf}/{loc}") if not f.is_dir]
+                    files += sub
+                    names += [f"{loc}/{os.path.basename(f.path)}" for f in sub]
         params.update(numFiles=str(len(files)), totalSize=str(sum(f.size for f in files)),
                       numRows=str(_count_rows(table, files)), transient_lastDdlTime=str(now))
         put.append(Partition(values, old.location if old else leaf, params,
-                             tuple(sorted(os.path.basename(f.path) for f in files)), now))
+                             tuple(sorted(names)), now))
         if old is None:
             added.append(f"{table.name}:{rel}")
     if put:

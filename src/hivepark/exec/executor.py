@@ -6,7 +6,7 @@ from pyspark.sql import DataFrame
 from sqlglot import exp
 
 from hivepark.errors import SemanticError, UnsupportedError
-from hivepark.exec import ddl, dml, show
+from hivepark.exec import ddl, dml, show, skew
 from hivepark.exec.context import Context
 from hivepark.exec.query import plan_query, resolve, run_query
 from hivepark.plan.explain import render
@@ -64,6 +64,7 @@ _HANDLERS = {
     MsckRepair: dml.msck_repair,
     Show: show.show,
     exp.Describe: show.describe,
+    exp.Analyze: skew.analyze,
 }
 
 

@@ -9,6 +9,7 @@ to values applied to each row's ``_metadata.file_path``.
 from __future__ import annotations
 
 import json
+import posixpath
 
 from pyspark.sql import Column as SparkColumn
 from pyspark.sql import DataFrame, SparkSession
@@ -16,6 +17,7 @@ from pyspark.sql import functions as F
 
 from hivepark import layout
 from hivepark.catalog.models import Partition, Table
+from hivepark.catalog.skew import SkewLayout, partition_layout
 from hivepark.plan.nodes import TableScan
 from hivepark.storage import fs
 from hivepark.storage.commit import FILES_PARAM, current_files
@@ -27,29 +29,87 @@ def scan_dataframe(spark: SparkSession, scan: TableScan) -> DataFrame:
     table = scan.table
     if not table.is_partitioned:
         raw = table.properties.get(FILES_PARAM)
-        paths = current_files(table.location, json.loads(raw) if raw else None) \
-            if raw is not None else [table.location]
-        if not paths or (raw is None and not fs.exists(table.location)):
+        lay = partition_layout(table.properties)
+        if lay is not None:
+            choice = scan.lb_choice(())
+            paths = lb_paths(table.location, json.loads(raw) if raw else None, lay,
+                             choice.chosen if choice else None)
+        else:
+            paths = current_files(table.location, json.loads(raw) if raw else None) \
+                if raw is not None else [table.location]
+        if not paths or (raw is None and lay is None and not fs.exists(table.location)):
             return spark.createDataFrame([], schema_of(table.columns))
         return load(spark, table, [fs.to_spark_path(p) for p in paths])
     parts = scan.partitions or ()
-    paths = _partition_paths(parts)
+    per_part = _partition_paths(parts, scan)
+    paths = [path for _, ps, _ in per_part for path in ps]
     if not paths:
         return spark.createDataFrame([], schema_of(table.all_columns))
-    if all(_in_hive_layout(table, p) for p in parts):
+    if all(_in_hive_layout(table, p) and not nested for p, _, nested in per_part):
         return load(spark, table, [fs.to_spark_path(p) for p in paths],
                     base_path=fs.to_spark_path(table.location))
-    return _mapped_scan(spark, table, parts, paths)
+    dirs: dict[str, tuple[str | None, ...]] = {}
+    for p, ps, nested in per_part:
+        if nested:
+            for path in ps:
+                dirs.setdefault(_spark_dir(posixpath.dirname(path)), p.values)
+        else:
+            dirs.setdefault(_spark_dir(p.location), p.values)
+    return _mapped_scan(spark, table, list(dirs.items()), paths)
 
 
-def _partition_paths(parts: tuple[Partition, ...]) -> list[str]:
-    paths: list[str] = []
+def _partition_paths(parts: tuple[Partition, ...], scan: TableScan
+                     ) -> list[tuple[Partition, list[str], bool]]:
+    """Each partition's paths to read, and whether they are files below its directory
+    (list-bucketing subdirectories), which Spark's partition discovery must not see."""
+    out: list[tuple[Partition, list[str], bool]] = []
     for p in parts:
-        if p.files is not None:
-            paths += current_files(p.location, p.files)
+        lay = partition_layout(p.parameters)
+        if lay is not None:
+            choice = scan.lb_choice(p.values)
+            out.append((p, lb_paths(p.location, p.files, lay,
+                                    choice.chosen if choice else None), True))
+        elif p.files is not None:
+            files = current_files(p.location, p.files)
+            out.append((p, files, any("/" in f for f in p.files)))
         elif fs.exists(p.location):
-            paths.append(p.location)
-    return paths
+            out.append((p, [p.location], False))
+    return out
+
+
+def lb_paths(location: str, recorded: tuple[str, ...] | list[str] | None, lay: SkewLayout,
+             chosen: tuple[str, ...] | None) -> list[str]:
+    """Files to read of a partition laid out in list-bucketing directories.
+
+    Recorded files in a chosen directory are read, and so are recorded files in no
+    directory of the layout (nothing is known about their values). A chosen location
+    outside the partition (``SET SKEWED LOCATION``), or any location when the partition
+    has no file list, is listed.
+    """
+    base = fs.normalize(location)
+    relative: dict[str, str] = {}
+    for _, loc in lay.locations:
+        full = fs.normalize(layout.resolve_location(location, loc))
+        if layout.is_within(base, full) and full != base:
+            relative[loc] = full[len(base):].strip("/")
+    keep = set(loc for _, loc in lay.locations) if chosen is None else set(chosen)
+    mapped = set(relative.values())
+    chosen_rel = {relative[loc] for loc in keep if loc in relative}
+    out: list[str] = []
+    if recorded is not None:
+        for name in recorded:
+            d = posixpath.dirname(name)
+            if d not in mapped or d in chosen_rel:
+                out.append(f"{base}/{name}")
+    else:
+        out += [e.path for e in fs.list_files(location) if not e.is_dir]
+        out += [e.path for rel in sorted(chosen_rel)
+                for e in fs.list_files(f"{base}/{rel}") if not e.is_dir]
+    for loc in sorted(keep):
+        if loc not in relative:
+            out += [e.path for e in fs.list_files(layout.resolve_location(location, loc))
+                    if not e.is_dir]
+    return out
 
 
 def _in_hive_layout(table: Table, p: Partition) -> bool:
@@ -66,15 +126,16 @@ def _dir_expr() -> SparkColumn:
     return F.url_decode(F.replace(directory, F.lit("+"), F.lit("%2B")))
 
 
-def _mapped_scan(spark: SparkSession, table: Table, parts: tuple[Partition, ...],
-                 paths: list[str]) -> DataFrame:
-    """Partitions outside the Hive layout: values looked up by each file's directory."""
+def _mapped_scan(spark: SparkSession, table: Table,
+                 dirs: list[tuple[str, tuple[str | None, ...]]], paths: list[str]) -> DataFrame:
+    """Partitions outside the Hive layout, or laid out in list-bucketing subdirectories:
+    values looked up by each file's directory (``dirs``: directory to partition values)."""
     data = load(spark, table, [fs.to_spark_path(p) for p in paths],
                 extra={"__hivepark_dir": _dir_expr()})
     entries: list[SparkColumn] = []
-    for p in parts:
-        entries += [F.lit(_spark_dir(p.location)),
-                    F.array(*[F.lit(v) for v in p.values]).cast("array<string>")]
+    for directory, part_values in dirs:
+        entries += [F.lit(directory),
+                    F.array(*[F.lit(v) for v in part_values]).cast("array<string>")]
     mapping = F.create_map(*entries)
     values = F.try_element_at(mapping, F.col("__hivepark_dir"))
     cols = [F.col(f"`{c.name}`") for c in table.columns]

@@ -12,6 +12,8 @@ from sqlglot import exp
 from hivepark import layout
 from hivepark.catalog.models import Partition, Table
 from hivepark.errors import NoSuchPartition, UserInputError
+from hivepark.catalog.skew import RESERVED
+from hivepark.exec import skew
 from hivepark.exec.context import Context
 from hivepark.exec.ddl import full_spec, spec_filter
 from hivepark.sql.analyzer import partition_spec
@@ -84,7 +86,7 @@ def describe(ctx: Context, node: exp.Describe) -> DataFrame:
                  ("# col_name", "data_type", "comment")] + _col_rows(table.partition_keys)
     if style == "FORMATTED":
         rows += [("", "", "")] + (_partition_info(table, part) if part else _table_info(table))
-        rows += _storage_info(table)
+        rows += _storage_info(table, skew.describe_lines(ctx, table, part))
     elif style == "EXTENDED":
         rows += [("", "", ""), ("Detailed Table Information" if part is None else
                                 "Detailed Partition Information", _extended(table, part), "")]
@@ -96,7 +98,8 @@ def _time(ts: int) -> str:
 
 
 def _params(params) -> list[tuple]:
-    return [("", k, v) for k, v in sorted(params.items()) if k != FILES_PARAM]
+    return [("", k, v) for k, v in sorted(params.items()) if k != FILES_PARAM
+            and k not in RESERVED]
 
 
 def _table_info(table: Table) -> list[tuple]:
@@ -127,10 +130,10 @@ _SERDE = {
 }
 
 
-def _storage_info(table: Table) -> list[tuple]:
+def _storage_info(table: Table, skewed: list[tuple] | None = None) -> list[tuple]:
     serde, inf, outf = _SERDE[table.format]
     rows = [("", "", ""), ("# Storage Information", "", ""), ("SerDe Library:", serde, ""),
-            ("InputFormat:", inf, ""), ("OutputFormat:", outf, "")]
+            ("InputFormat:", inf, ""), ("OutputFormat:", outf, "")] + list(skewed or [])
     if table.format == "textfile":
         delim = table.field_delim or DEFAULT_TEXT_DELIM
         rows += [("Storage Desc Params:", "", ""), ("", "field.delim", delim),
@@ -144,10 +147,11 @@ def _extended(table: Table, part: Partition | None) -> str:
     if part is not None:
         return (f"Partition(values:[{', '.join(str(v) for v in part.values)}], dbName:{table.db}, "
                 f"tableName:{table.name}, location:{part.location}, parameters:"
-                f"{{{', '.join(f'{k}={v}' for k, v in sorted(part.parameters.items()))}}})")
+                f"{{{', '.join(f'{k}={v}' for k, v in sorted(part.parameters.items()) if k not in RESERVED)}}})")
     keys = ", ".join(f"FieldSchema(name:{c.name}, type:{c.type}, comment:{c.comment})"
                      for c in table.partition_keys)
-    params = ", ".join(f"{k}={v}" for k, v in sorted(table.properties.items()) if k != FILES_PARAM)
+    params = ", ".join(f"{k}={v}" for k, v in sorted(table.properties.items())
+                       if k != FILES_PARAM and k not in RESERVED)
     return (f"Table(tableName:{table.name}, dbName:{table.db}, createTime:{table.create_time}, "
             f"sd:StorageDescriptor(cols:[{cols}], location:{table.location}, "
             f"inputFormat:{_SERDE[table.format][1]}), partitionKeys:[{keys}], "

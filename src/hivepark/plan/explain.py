@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from hivepark import layout
 from hivepark.expr import AlwaysTrue
 from hivepark.expr.visitors import to_filter_string
 from hivepark.plan.nodes import QueryPlan, TableScan
@@ -20,8 +21,13 @@ def render_scan(scan: TableScan, max_dirs: int = 5, extended: bool = False,
     head = f"TableScan {t.qualified_name}" + (f" AS {scan.alias}" if scan.alias != t.name else "")
     lines = [head]
     if not t.is_partitioned:
-        lines += ["  partitioned: false", f"  directories: {t.location}"]
-        return lines + _runtime_lines(scan, analyzed)
+        lines.append("  partitioned: false")
+        choice = scan.lb_choice(())
+        if choice is None:
+            return lines + [f"  directories: {t.location}"]
+        lines.append(f"  list bucketing: directories={len(choice.chosen)}/{choice.total}")
+        return lines + [_dir_line([layout.resolve_location(t.location, loc)
+                                   for loc in choice.chosen], max_dirs)] + _runtime_lines(scan, analyzed)
     parts = scan.partitions or ()
     if scan.static_partitions is not None:
         lines.append(f"  partitions={len(parts)}/{scan.total_partitions} (static pruning: "
@@ -32,12 +38,30 @@ def render_scan(scan: TableScan, max_dirs: int = 5, extended: bool = False,
         lines.append(f"  partition filter: {to_filter_string(scan.partition_filter)}")
     elif scan.static_partitions is None:
         lines.append("  partition filter: none (all partitions read)")
-    shown = [p.location for p in parts[:max_dirs]]
-    more = f" ... (+{len(parts) - max_dirs} more)" if len(parts) > max_dirs else ""
-    lines.append("  directories: " + (", ".join(shown) if shown else "(none)") + more)
+    if scan.list_bucketing:
+        dirs: list[str] = []
+        chosen = total = 0
+        for p in parts:
+            choice = scan.lb_choice(p.values)
+            if choice is None:
+                dirs.append(p.location)
+                chosen, total = chosen + 1, total + 1
+                continue
+            dirs += [layout.resolve_location(p.location, loc) for loc in choice.chosen]
+            chosen, total = chosen + len(choice.chosen), total + choice.total
+        lines.append(f"  list bucketing: directories={chosen}/{total}")
+        lines.append(_dir_line(dirs, max_dirs))
+    else:
+        lines.append(_dir_line([p.location for p in parts], max_dirs))
     if extended and not isinstance(scan.predicate, AlwaysTrue):
         lines.append(f"  scan predicate: {to_filter_string(scan.predicate)}")
     return lines + _runtime_lines(scan, analyzed)
+
+
+def _dir_line(dirs: list[str], max_dirs: int) -> str:
+    shown = dirs[:max_dirs]
+    more = f" ... (+{len(dirs) - max_dirs} more)" if len(dirs) > max_dirs else ""
+    return "  directories: " + (", ".join(shown) if shown else "(none)") + more
 
 
 def _runtime_lines(scan: TableScan, analyzed: bool) -> list[str]:

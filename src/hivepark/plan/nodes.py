@@ -49,6 +49,14 @@ class TableScan:
     static_partitions: int | None = None
     row_filters: tuple[tuple[str, tuple[Any, ...]], ...] = ()
     broadcast: bool = False
+    list_bucketing: tuple[Any, ...] = ()  # plan.list_bucketing.LBChoice per skewed partition
+
+    def lb_choice(self, values: tuple[str | None, ...]) -> Any:
+        """The list-bucketing choice for the partition with ``values``, or None."""
+        for choice in self.list_bucketing:
+            if choice.values == tuple(values):
+                return choice
+        return None
 
     def evolve(self, **changes: Any) -> TableScan:
         return replace(self, **changes)

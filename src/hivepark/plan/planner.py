@@ -5,15 +5,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from hivepark.catalog.base import Catalog
+from hivepark.plan.list_bucketing import prune_list_bucketing
 from hivepark.plan.nodes import QueryPlan, TableScan
 from hivepark.plan.partition_pruning import partition_filter, prune_partitions
 
 
 def plan_scans(scans: Sequence[TableScan], catalog: Catalog) -> QueryPlan:
-    """Rules in order: partition filter derivation, then static partition pruning."""
+    """Rules in order: partition filter derivation, static partition pruning, then
+    list-bucketing directory pruning."""
     out = []
     for scan in scans:
         scan = partition_filter(scan)
         scan = prune_partitions(scan, catalog)
+        scan = prune_list_bucketing(scan)
         out.append(scan)
     return QueryPlan(tuple(out))

@@ -1,6 +1,8 @@
 """HiveQL: sqlglot's Hive dialect, extended by subclassing with the statements it parses
 only as opaque commands (SHOW, EXPLAIN, MSCK REPAIR TABLE, ALTER TABLE ADD PARTITION with
-several partitions)."""
+several partitions, and the skewed-table / list-bucketing forms: CREATE TABLE ... SKEWED BY
+... ON ... [STORED AS DIRECTORIES], ALTER TABLE ... SKEWED BY / NOT SKEWED / NOT STORED AS
+DIRECTORIES / SET SKEWED LOCATION / CONCATENATE, ANALYZE TABLE ... COMPUTE SKEW)."""
 
 from __future__ import annotations
 
@@ -35,6 +37,59 @@ class AddPartitions(exp.Expression):
     arg_types = {"exists": False, "expressions": True}
 
 
+class SkewedByProperty(exp.Property):
+    """``SKEWED BY (c1, ...) ON (v, ...) | ON ((v1, w1), ...) [STORED AS DIRECTORIES]``.
+
+    ``expressions`` are the column names; ``values`` one ``exp.Tuple`` per skewed value (a
+    single value is a one-element tuple), as written."""
+
+    arg_types = {"expressions": False, "values": False, "stored_as_dirs": False}
+
+
+class AlterSkewed(exp.Expression):
+    """ALTER TABLE t SKEWED BY (...) ON (...) [STORED AS DIRECTORIES]."""
+
+    arg_types = {"this": True}  # a SkewedByProperty
+
+
+class AlterNot(exp.Expression):
+    """ALTER TABLE t NOT SKEWED (``kind`` SKEWED) | NOT STORED AS DIRECTORIES (DIRECTORIES)."""
+
+    arg_types = {"kind": True}
+
+
+class SetSkewedLocation(exp.Expression):
+    """ALTER TABLE t [PARTITION (...)] SET SKEWED LOCATION (key='uri', (k1, k2)='uri', ...).
+
+    ``expressions`` holds one ``exp.Tuple(key tuple, location)`` per entry; ``mapped`` is
+    False when no parenthesised map followed LOCATION."""
+
+    arg_types = {"expressions": False, "mapped": False}
+
+
+class Concatenate(exp.Expression):
+    """ALTER TABLE t [PARTITION (...)] CONCATENATE."""
+
+    arg_types = {"this": False}
+
+
+class AnalyzeSkew(exp.Expression):
+    """The ``COMPUTE SKEW FOR COLUMNS c, ...`` part of ANALYZE TABLE t [PARTITION (...)]."""
+
+    arg_types = {"expressions": True}
+
+
+def _values_sql(values: list[exp.Expression]) -> str:
+    return ", ".join("(" + ", ".join(v.sql(dialect="hive") for v in tup.expressions) + ")"
+                     for tup in values)
+
+
+def _skewed_sql(gen: t.Any, e: SkewedByProperty) -> str:
+    cols = ", ".join(c.sql(dialect="hive") for c in e.expressions)
+    dirs = " STORED AS DIRECTORIES" if e.args.get("stored_as_dirs") else ""
+    return f"SKEWED BY ({cols}) ON ({_values_sql(e.args.get('values') or [])}){dirs}"
+
+
 class HiveQL(Hive):
     """The dialect hivepark parses with."""
 
@@ -52,7 +107,70 @@ class HiveQL(Hive):
         ALTER_PARSERS = {
             **Hive.Parser.ALTER_PARSERS,
             "ADD": lambda self: self._parse_hp_alter_add(),
+            "SKEWED": lambda self: self.expression(AlterSkewed(this=self._parse_hp_skewed())),
+            "NOT": lambda self: self._parse_hp_alter_not(),
+            "SET": lambda self: self._parse_hp_alter_set(),
+            "CONCATENATE": lambda self: self.expression(Concatenate()),
         }
+        PROPERTY_PARSERS = {
+            **Hive.Parser.PROPERTY_PARSERS,
+            "SKEWED": lambda self: self._parse_hp_skewed(),
+        }
+        ANALYZE_EXPRESSION_PARSERS = {
+            **Hive.Parser.ANALYZE_EXPRESSION_PARSERS,
+            "COMPUTE": lambda self: self._parse_hp_compute(),
+        }
+
+        def _parse_hp_skewed(self) -> SkewedByProperty:
+            if not self._match_text_seq("BY"):
+                self.raise_error("Expected SKEWED BY (columns) ON (values)")
+            cols = self._parse_wrapped_csv(self._parse_id_var, optional=False)
+            if not self._match(TokenType.ON):
+                self.raise_error("Expected ON (values) after SKEWED BY (columns)")
+            values = self._parse_wrapped_csv(self._parse_hp_skewed_value)
+            dirs = self._match_text_seq("STORED", "AS", "DIRECTORIES")
+            return self.expression(SkewedByProperty(expressions=cols, values=values,
+                                                    stored_as_dirs=dirs))
+
+        def _parse_hp_skewed_value(self) -> exp.Tuple | None:
+            if self._match(TokenType.L_PAREN):
+                items = self._parse_csv(self._parse_bitwise)
+                self._match_r_paren()
+                return exp.Tuple(expressions=items)
+            value = self._parse_bitwise()
+            return exp.Tuple(expressions=[value]) if value is not None else None
+
+        def _parse_hp_alter_not(self) -> exp.Expression:
+            if self._match_text_seq("SKEWED"):
+                return self.expression(AlterNot(kind="SKEWED"))
+            if self._match_text_seq("STORED", "AS", "DIRECTORIES"):
+                return self.expression(AlterNot(kind="DIRECTORIES"))
+            self.raise_error("Expected NOT SKEWED or NOT STORED AS DIRECTORIES")
+            return exp.Expression()
+
+        def _parse_hp_alter_set(self) -> t.Any:
+            if not self._match_text_seq("SKEWED", "LOCATION"):
+                return self._parse_alter_table_set()
+            if not self._match(TokenType.L_PAREN):
+                return self.expression(SetSkewedLocation(expressions=[], mapped=False))
+            entries = []
+            while not self._match(TokenType.R_PAREN):
+                key = self._parse_hp_skewed_value()
+                if key is None or not self._match(TokenType.EQ):
+                    self.raise_error("Expected key='location' in SET SKEWED LOCATION")
+                entries.append(exp.Tuple(expressions=[key, self._parse_string() or exp.null()]))
+                if not self._match(TokenType.COMMA):
+                    self._match_r_paren()
+                    break
+            return self.expression(SetSkewedLocation(expressions=entries, mapped=True))
+
+        def _parse_hp_compute(self) -> exp.Expression:
+            if self._match_text_seq("SKEW"):
+                if not (self._match(TokenType.FOR) and self._match_text_seq("COLUMNS")):
+                    self.raise_error("Expected COMPUTE SKEW FOR COLUMNS c1[, c2 ...]")
+                return self.expression(AnalyzeSkew(
+                    expressions=self._parse_csv(self._parse_column_reference)))
+            return self._parse_analyze_statistics()
 
         def _parse_partition(self) -> exp.Partition | None:
             # Hive: INSERT OVERWRITE TABLE t PARTITION (...) IF NOT EXISTS SELECT ...
@@ -114,3 +232,22 @@ class HiveQL(Hive):
             if not parts:
                 self.raise_error("Expected PARTITION (...) after ADD")
             return self.expression(AddPartitions(exists=exists, expressions=parts))
+
+    class Generator(Hive.Generator):
+        TRANSFORMS = {
+            **Hive.Generator.TRANSFORMS,
+            SkewedByProperty: _skewed_sql,
+            AlterSkewed: lambda self, e: _skewed_sql(self, e.this),
+            AlterNot: lambda self, e: "NOT SKEWED" if e.args["kind"] == "SKEWED"
+            else "NOT STORED AS DIRECTORIES",
+            SetSkewedLocation: lambda self, e: "SET SKEWED LOCATION (" + ", ".join(
+                f"{_values_sql([x.expressions[0]])}={self.sql(x.expressions[1])}"
+                for x in e.expressions) + ")",
+            Concatenate: lambda self, e: "CONCATENATE",
+            AnalyzeSkew: lambda self, e: "COMPUTE SKEW FOR COLUMNS " + ", ".join(
+                self.sql(c) for c in e.expressions),
+        }
+        PROPERTIES_LOCATION = {
+            **Hive.Generator.PROPERTIES_LOCATION,
+            SkewedByProperty: exp.Properties.Location.POST_SCHEMA,
+        }

@@ -21,11 +21,13 @@ import signal
 import socket
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from hivepark.catalog.base import Catalog
 from hivepark.catalog.models import Partition, Table
+from hivepark.catalog.skew import SKEW_LOCATIONS, partition_layout
+from hivepark.layout import is_absolute
 from hivepark.errors import CommitConflict
 from hivepark.storage import fs
 
@@ -36,19 +38,35 @@ MAX_RETRIES = 5
 
 @dataclass
 class PartitionWrite:
-    """Files staged for one partition (``values == ()`` for an unpartitioned table)."""
+    """Files staged for one partition (``values == ()`` for an unpartitioned table).
+
+    ``rel_dirs`` (parallel to ``files``) puts each file in a subdirectory of the partition
+    (list bucketing: ``x=30``); ``parameters`` are set on the partition (None removes a
+    key); with ``overwrite``, the existing files named in ``keep`` (relative names, of
+    ``keep_size`` bytes in all) stay.
+    """
 
     values: tuple[str | None, ...]
     location: str
     files: list[fs.FileEntry]
     num_rows: int = -1
     overwrite: bool = False
+    rel_dirs: list[str] | None = None
+    parameters: dict[str, str | None] = field(default_factory=dict)
+    keep: tuple[str, ...] = ()
+    keep_size: int = 0
+
+    def target_names(self, qid: str) -> list[str]:
+        """Each staged file's name relative to the partition once committed."""
+        dirs = self.rel_dirs or [""] * len(self.files)
+        return [(d.strip("/") + "/" if d.strip("/") else "") + f"{qid}-{os.path.basename(f.path)}"
+                for d, f in zip(dirs, self.files)]
 
 
 @dataclass
 class _Plan:
     put: list[Partition] = field(default_factory=list)
-    table_params: dict[str, str] | None = None
+    table_params: dict[str, str | None] | None = None
     obsolete: list[str] = field(default_factory=list)
 
 
@@ -82,8 +100,8 @@ class Commit:
     def finish(self, catalog: Catalog, writes: Sequence[PartitionWrite]) -> Table:
         """Moves the staged files into place and commits them; returns the new table."""
         try:
-            moves = [(w, f, f"{w.location.rstrip('/')}/{self.qid}-{os.path.basename(f.path)}")
-                     for w in writes for f in w.files]
+            moves = [(w, f, f"{w.location.rstrip('/')}/{name}")
+                     for w in writes for f, name in zip(w.files, w.target_names(self.qid))]
             self._targets = [dst for _, _, dst in moves]
             self._write_journal(state="moving")
             _fault_point("before_move")
@@ -132,11 +150,21 @@ class Commit:
         fs.delete_file(self.journal)
 
 
-def current_files(location: str, recorded: Sequence[str] | None) -> list[str]:
-    """Absolute paths of a partition's (or unpartitioned table's) live files."""
+def current_files(location: str, recorded: Sequence[str] | None,
+                  parameters: Mapping[str, str] | None = None) -> list[str]:
+    """Absolute paths of a partition's (or unpartitioned table's) live files.
+
+    Without a recorded list the directory is listed, and so are the list-bucketing
+    directories inside it that ``parameters`` record."""
     if recorded is not None:
         return [f"{location.rstrip('/')}/{name}" for name in recorded]
-    return [e.path for e in fs.list_files(location) if not e.is_dir]
+    out = [e.path for e in fs.list_files(location) if not e.is_dir]
+    lay = partition_layout(parameters or {})
+    for _, loc in lay.locations if lay is not None else ():
+        if not is_absolute(loc):
+            out += [e.path for e in fs.list_files(f"{location.rstrip('/')}/{loc}")
+                    if not e.is_dir]
+    return out
 
 
 def _plan(catalog: Catalog, table: Table, writes: Sequence[PartitionWrite], qid: str) -> _Plan:
@@ -145,35 +173,49 @@ def _plan(catalog: Catalog, table: Table, writes: Sequence[PartitionWrite], qid:
     existing = catalog.get_partitions(table, [w.values for w in writes]) \
         if table.is_partitioned else {}
     for w in writes:
-        new_names = [f"{qid}-{os.path.basename(f.path)}" for f in w.files]
+        new_names = w.target_names(qid)
         new_size = sum(f.size for f in w.files)
         if table.is_partitioned:
             old = existing.get(tuple(w.values))
-            old_files = current_files(w.location, old.files if old else None) if old else []
+            old_files = current_files(w.location, old.files, old.parameters) if old else []
             old_params = dict(old.parameters) if old else {}
         else:
             raw = table.properties.get(FILES_PARAM)
-            old_files = current_files(table.location, json.loads(raw) if raw else None)
+            old_files = current_files(table.location, json.loads(raw) if raw else None,
+                                      table.properties)
             old_params = dict(table.properties)
-        new_paths = {f"{w.location.rstrip('/')}/{n}" for n in new_names}
+        base = w.location.rstrip("/")
+        new_paths = {f"{base}/{n}" for n in new_names}
         old_files = [p for p in old_files if p not in new_paths]
         if w.overwrite:
-            plan.obsolete += old_files
-            kept: list[str] = []
-            rows, size = w.num_rows, new_size
+            keep = {f"{base}/{n}" for n in w.keep}
+            plan.obsolete += [p for p in old_files if p not in keep]
+            kept = [_relative(base, p) for p in old_files if p in keep]
+            rows, size = w.num_rows, new_size + w.keep_size
         else:
-            kept = [os.path.basename(p) for p in old_files]
+            kept = [_relative(base, p) for p in old_files]
             old_rows = int(old_params.get("numRows", "0" if not old_files else "-1"))
             rows = old_rows + w.num_rows if old_rows >= 0 and w.num_rows >= 0 else -1
             size = int(old_params.get("totalSize", "0")) + new_size
         names = sorted(kept + new_names)
-        params = {"numFiles": str(len(names)), "numRows": str(rows), "totalSize": str(size),
-                  "transient_lastDdlTime": now}
+        params: dict[str, str | None] = {
+            "numFiles": str(len(names)), "numRows": str(rows), "totalSize": str(size),
+            "transient_lastDdlTime": now}
+        if not w.overwrite and SKEW_LOCATIONS in old_params:
+            params[SKEW_LOCATIONS] = old_params[SKEW_LOCATIONS]  # appends keep the layout
+        elif w.overwrite and not table.is_partitioned:
+            params[SKEW_LOCATIONS] = None  # the old layout goes with the old files
+        params.update(w.parameters)
         if table.is_partitioned:
-            plan.put.append(Partition(w.values, w.location, params, tuple(names), int(now)))
+            clean = {k: v for k, v in params.items() if v is not None}
+            plan.put.append(Partition(w.values, w.location, clean, tuple(names), int(now)))
         else:
             plan.table_params = {**params, FILES_PARAM: json.dumps(names)}
     return plan
+
+
+def _relative(base: str, path: str) -> str:
+    return path[len(base) + 1:] if path.startswith(base + "/") else os.path.basename(path)
 
 
 def recover(warehouse: str, catalog: Catalog) -> int:
@@ -220,10 +262,14 @@ def _is_committed(catalog: Catalog, name: list[str], target: str) -> bool:
         table = catalog.get_table(name[0], name[1])
     except Exception:
         return False
-    directory, base = target.rsplit("/", 1)
     if not table.is_partitioned:
-        return base in json.loads(table.properties.get(FILES_PARAM, "[]"))
+        base = table.location.rstrip("/")
+        recorded = json.loads(table.properties.get(FILES_PARAM, "[]"))
+        return _relative(base, target) in recorded
+    target = fs.normalize(target)
     for p in catalog.list_partitions(table):
-        if fs.normalize(p.location) == fs.normalize(directory):
-            return base in (p.files or ())
+        loc = fs.normalize(p.location)
+        if target.startswith(loc + "/"):
+            if _relative(loc, target) in (p.files or ()):
+                return True
     return False

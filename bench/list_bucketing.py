@@ -1,0 +1,124 @@
+"""List bucketing: a table partitioned by ds whose column x is heavily skewed (a Zipf-like
+draw: about 10 values hold about 80% of the rows), queried for a skewed value, a rare
+value and an IN list.
+
+    .venv/bin/python bench/list_bucketing.py [--rows 5000000] [--days 7] [--repeat 5]
+
+Three readers of the same rows:
+  lb     hivepark, SKEWED BY (x) ON (1, ..., 10) STORED AS DIRECTORIES (one directory per
+         heavy value plus a default directory in each partition; EXPLAIN shows K/N)
+  plain  hivepark, the same rows in a plain partitioned table (one file per partition)
+  spark  Spark reading the plain table's files itself, with its Parquet filter pushdown
+Bytes read are what the Spark JVM read (Linux /proc/<pid>/io rchar: after Parquet column
+pruning and row-group skipping); times are medians of alternating runs. Figures and ratios
+are printed on the last lines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
+
+HEAVY = list(range(1, 11))
+
+
+def input_bytes(spark) -> int:
+    """Bytes the Spark JVM has read so far (``rchar`` of /proc/<pid>/io: every read, from
+    disk or page cache). Spark's own input metric undercounts the vectorized Parquet reader
+    on local files, so it is not used."""
+    pid = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
+    with open(f"/proc/{pid}/io") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("rchar"))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--rows", type=int, default=5_000_000)
+    ap.add_argument("--days", type=int, default=7)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--dir", default=None)
+    args = ap.parse_args()
+
+    import hivepark
+    from hivepark.exec.session import get_or_create_spark
+
+    root = args.dir or tempfile.mkdtemp(prefix="hivepark-bench-lb-")
+    spark = get_or_create_spark()
+    wh = hivepark.connect(os.path.join(root, "warehouse"), spark=spark,
+                          conf={"hive.exec.dynamic.partition.mode": "nonstrict"})
+    # P(x >= k) = k ** -0.671, so P(x <= 10) = 1 - 11 ** -0.671 = 0.80 (a discrete Pareto,
+    # i.e. Zipf-like, draw); a payload column makes bytes matter.
+    src = spark.range(args.rows).selectExpr(
+        "id AS a", "sha2(cast(id AS string), 256) AS payload",
+        "least(cast(floor(pow(1.0 - rand(7), -1.0 / 0.671)) AS BIGINT), 1000000) AS x",
+        f"date_format(date_add(DATE'2024-01-01', cast(id % {args.days} AS int)), "
+        "'yyyy-MM-dd') AS ds")
+    src.createOrReplaceTempView("bench_source")
+    on = ", ".join(map(str, HEAVY))
+    for name, skew in (("lb", f"SKEWED BY (x) ON ({on}) STORED AS DIRECTORIES "), ("plain", "")):
+        wh.sql(f"DROP TABLE IF EXISTS {name}")
+        wh.sql(f"CREATE TABLE {name} (a BIGINT, payload STRING, x BIGINT) PARTITIONED BY "
+               f"(ds STRING) {skew}STORED AS PARQUET")
+        t = time.perf_counter()
+        wh.sql(f"INSERT OVERWRITE TABLE {name} PARTITION (ds) SELECT a, payload, x, ds "
+               "FROM bench_source")
+        print(f"write {name}: {time.perf_counter() - t:.1f}s", flush=True)
+    plain_dir = wh.catalog.get_table("default", "plain").location
+    share = spark.sql(f"SELECT avg(CAST(x <= 10 AS INT)) FROM bench_source").first()[0]
+    rare = spark.sql("SELECT x, count(*) AS n FROM bench_source WHERE x > 100 GROUP BY x "
+                     "ORDER BY n, x LIMIT 1").first()["x"]
+    queries = {"skewed x = 3": "x = 3", f"rare x = {rare}": f"x = {rare}",
+               f"IN (2, 7, {rare})": f"x IN (2, 7, {rare})"}
+
+    def hp(table: str, where: str):
+        return lambda: wh.sql(f"SELECT count(*), sum(a) FROM {table} WHERE {where}").collect()
+
+    def sp(where: str):
+        return lambda: spark.read.parquet(plain_dir).where(where) \
+            .selectExpr("count(*)", "sum(a)").collect()
+
+    results: dict[str, dict[str, tuple[float, int]]] = {}
+    for label, where in queries.items():
+        readers = {"lb": hp("lb", where), "plain": hp("plain", where), "spark": sp(where)}
+        answers = {name: fn() for name, fn in readers.items()}  # warm-up, and same answer
+        assert len({repr(a) for a in answers.values()}) == 1, answers
+        dirs = next(line.strip() for line in wh.explain(
+            f"SELECT * FROM lb WHERE {where}").splitlines() if "directories=" in line)
+        times: dict[str, list[float]] = {n: [] for n in readers}
+        read: dict[str, int] = {}
+        for i in range(args.repeat):
+            names = list(readers) if i % 2 == 0 else list(reversed(readers))
+            for name in names:
+                before = input_bytes(spark)
+                t = time.perf_counter()
+                readers[name]()
+                times[name].append(time.perf_counter() - t)
+                read[name] = input_bytes(spark) - before
+        results[label] = {n: (statistics.median(times[n]), read[n]) for n in readers}
+        print(f"{label}: {answers['lb'][0][0]:,} rows; lb {dirs}", flush=True)
+
+    print(f"machine: {platform.machine()} cpus={os.cpu_count()} python="
+          f"{platform.python_version()} spark={spark.version} master={spark.sparkContext.master}")
+    print(f"data: {args.rows:,} rows, {args.days} partitions (ds); {share:.1%} of rows hold "
+          f"one of the 10 heaviest x values; runs={args.repeat} (medians)")
+    for label, r in results.items():
+        (lt, lb), (pt, pb), (st, sb) = r["lb"], r["plain"], r["spark"]
+        print(f"{label:<22} lb {lb / 1e6:8.2f} MB {lt:6.2f}s | plain {pb / 1e6:8.2f} MB "
+              f"{pt:6.2f}s | spark {sb / 1e6:8.2f} MB {st:6.2f}s | bytes lb/plain "
+              f"{lb / max(pb, 1):.3f} lb/spark {lb / max(sb, 1):.3f} | time lb/plain "
+              f"{lt / pt:.2f} lb/spark {lt / st:.2f}")
+    wh.close()
+    if args.dir is None:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,449 @@
+"""List-bucketing writes: rows routed to one directory per skewed value plus a default
+directory, inside each partition, in the same Spark write as the partitions themselves.
+
+Each row gets an integer ``__lb`` computed with Spark expressions (a CASE over the skewed
+values, compared in the column's type, or a broadcast join when partitions use different
+value lists); Spark's ``partitionBy(<keys>, "__lb")`` writes ``.../ds=1/__lb=3/part-...``
+into staging; :func:`staged_writes` turns ``__lb=3`` into ``x=30`` (``0`` is the default
+directory, ``-1`` the partition itself for an append to a partition laid out without list
+bucketing) and records each partition's layout with the commit.
+
+Which values: the partition's own recorded layout for an append to a non-empty partition
+(so a partition never mixes layouts); otherwise the table's SKEWED BY values, or, with
+``hivepark.skew.auto.topk = K``, the K heaviest values of each partition, found by the
+aggregation that also checks the dynamic-partition limits.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from pyspark.sql import Column as SparkColumn
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F
+from pyspark.sql.types import IntegerType, StringType, StructField, StructType
+
+from hivepark import layout
+from hivepark.catalog.models import Partition, Table
+from hivepark.catalog.skew import (SKEW_LOCATIONS, SkewLayout, auto_topk, canonical_value,
+                                   partition_layout, table_skew)
+from hivepark.exec.context import Context
+from hivepark.storage import fs
+from hivepark.storage.commit import FILES_PARAM, PartitionWrite
+from hivepark.storage.formats import spark_type
+
+LB_COL = "hivepark_lb"  # not "_"-prefixed: such names are hidden from listings
+PLAIN = -1
+DEFAULT = 0
+
+Values = tuple[str, ...]
+PartValues = tuple[str | None, ...]
+
+
+@dataclass
+class LBPlan:
+    """How a write lays rows out: skewed columns, the global list of skewed tuples (``__lb``
+    i is ``tuples[i - 1]``), and per partition (by its key strings) the tuples it uses
+    (None: the partition is written without list bucketing) and its existing layout."""
+
+    columns: tuple[str, ...]
+    tuples: list[Values]
+    per_partition: dict[PartValues, list[Values] | None] = field(default_factory=dict)
+    uniform: list[Values] | None = None
+    existing: dict[PartValues, SkewLayout] = field(default_factory=dict)
+    typed_keys: dict[PartValues, tuple[Any, ...]] = field(default_factory=dict)
+
+    def index(self, values: Values) -> int:
+        return self.tuples.index(values) + 1
+
+
+def _non_empty(p: Partition | None) -> bool:
+    return p is not None and (p.files is None or len(p.files) > 0)
+
+
+def _table_non_empty(table: Table) -> bool:
+    raw = table.properties.get(FILES_PARAM)
+    if raw is not None:
+        return bool(json.loads(raw))
+    return any(not e.is_dir for e in fs.list_files(table.location))
+
+
+def _lb_enabled(table: Table) -> bool:
+    spec = table_skew(table)
+    return spec is not None and spec.stored_as_dirs
+
+
+# ---------------------------------------------------------------- static (one partition)
+
+def static_plan(ctx: Context, table: Table, data: DataFrame, existing: Partition | None,
+                overwrite: bool) -> LBPlan | None:
+    """The layout of a write into one partition (or an unpartitioned table); None: plain."""
+    if not overwrite:
+        if table.is_partitioned and _non_empty(existing):
+            lay = partition_layout(existing.parameters)  # type: ignore[union-attr]
+            return _from_layout(lay, existing.values) if lay else None  # type: ignore[union-attr]
+        if not table.is_partitioned and _table_non_empty(table):
+            lay = partition_layout(table.properties)
+            return _from_layout(lay, ()) if lay else None
+    if not _lb_enabled(table):
+        return None
+    spec = table_skew(table)
+    assert spec is not None
+    k = auto_topk(table)
+    values = _top_values(data, table, spec.columns, k) if k else list(spec.values)
+    return LBPlan(spec.columns, values, uniform=values)
+
+
+def _from_layout(lay: SkewLayout, values: PartValues) -> LBPlan:
+    plan = LBPlan(lay.columns, list(lay.values), uniform=list(lay.values))
+    plan.existing[values] = lay
+    return plan
+
+
+def _top_values(data: DataFrame, table: Table, cols: Sequence[str], k: int) -> list[Values]:
+    types = {c.name: c.type for c in table.columns}
+    counted = (data.where(_all_not_null(cols)).groupBy(*[F.col(f"`{c}`") for c in cols])
+               .agg(F.count(F.lit(1)).alias("__rows")))
+    rows = counted.orderBy(F.desc("__rows"), *[F.col(f"`{c}`") for c in cols]).limit(k).collect()
+    return [tuple(canonical_value(_text(r[c]), types[c]) for c in cols) for r in rows]
+
+
+def _all_not_null(cols: Sequence[str]) -> SparkColumn:
+    cond = F.lit(True)
+    for c in cols:
+        cond = cond & F.col(f"`{c}`").isNotNull()
+    return cond
+
+
+def _text(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return repr(v)
+    if isinstance(v, datetime.datetime):
+        return v.isoformat(sep=" ")
+    if isinstance(v, (datetime.date, Decimal)):
+        return str(v)
+    return str(v)
+
+
+# ---------------------------------------------------------------- dynamic partitions
+
+def dynamic_grouped(table: Table, out: DataFrame, keys: list[str]) -> DataFrame | None:
+    """For auto-topk tables: rows counted per partition and skewed tuple, cached, so one
+    pass over the input serves both the limit checks and the choice of heavy values."""
+    if not _lb_enabled(table) or not auto_topk(table):
+        return None
+    spec = table_skew(table)
+    assert spec is not None
+    cols = [F.col(f"`{c}`") for c in (*keys, *spec.columns)]
+    return out.groupBy(*cols).agg(F.count(F.lit(1)).alias("__rows")).persist()
+
+
+def dynamic_plan(ctx: Context, table: Table, keys: list[str], parts: list[Any],
+                 grouped: DataFrame | None, overwrite: bool) -> LBPlan | None:
+    """The layout of a dynamic-partition write; ``parts`` are the preflight's rows (one per
+    target partition, typed key values)."""
+    typed = {_key_strings(r, keys): tuple(r[k] for k in keys) for r in parts}
+    existing = ctx.catalog.get_partitions(table, list(typed)) if not overwrite else {}
+    existing = {k: p for k, p in existing.items() if _non_empty(p)}
+    layouts = {k: partition_layout(p.parameters) for k, p in existing.items()}
+    if not _lb_enabled(table) and not any(layouts.values()):
+        return None
+    spec = table_skew(table)
+    columns = spec.columns if spec is not None else next(
+        lay.columns for lay in layouts.values() if lay is not None)
+    tops = _dynamic_tops(table, keys, grouped, columns) if grouped is not None else {}
+    plan = LBPlan(tuple(columns), [], typed_keys=typed)
+    for k in typed:
+        if k in existing:
+            lay = layouts[k]
+            if lay is not None and lay.columns != plan.columns:
+                lay = None  # rare: mixing skew columns in one write; keep the partition plain
+                plan.per_partition[k] = None
+                continue
+            plan.per_partition[k] = list(lay.values) if lay is not None else None
+            if lay is not None:
+                plan.existing[k] = lay
+        elif _lb_enabled(table):
+            plan.per_partition[k] = tops.get(typed[k], []) if grouped is not None \
+                else list(spec.values)  # type: ignore[union-attr]
+        else:
+            plan.per_partition[k] = None
+    for vals in plan.per_partition.values():
+        for v in vals or []:
+            if v not in plan.tuples:
+                plan.tuples.append(v)
+    lists = list(plan.per_partition.values())
+    if lists and all(v is not None and v == lists[0] for v in lists):
+        plan.uniform = lists[0]
+    return plan
+
+
+def _key_strings(row: Any, keys: list[str]) -> PartValues:
+    return tuple(None if row[k] is None else _text(row[k]) for k in keys)
+
+
+def _dynamic_tops(table: Table, keys: list[str], grouped: DataFrame,
+                  cols: Sequence[str]) -> dict[tuple[Any, ...], list[Values]]:
+    types = {c.name: c.type for c in table.columns}
+    k = auto_topk(table)
+    w = Window.partitionBy(*[F.col(f"`{c}`") for c in keys]).orderBy(
+        F.desc("__rows"), *[F.col(f"`{c}`") for c in cols])
+    rows = (grouped.where(_all_not_null(cols)).withColumn("__rank", F.row_number().over(w))
+            .where(F.col("__rank") <= k).orderBy(*[F.col(f"`{c}`") for c in keys], "__rank")
+            .collect())
+    out: dict[tuple[Any, ...], list[Values]] = {}
+    for r in rows:
+        out.setdefault(tuple(r[c] for c in keys), []).append(
+            tuple(canonical_value(_text(r[c]), types[c]) for c in cols))
+    return out
+
+
+# ---------------------------------------------------------------- the __lb column
+
+def with_lb_column(ctx: Context, table: Table, df: DataFrame, plan: LBPlan,
+                   keys: list[str]) -> DataFrame:
+    """``df`` with ``__lb``: which directory of its partition each row goes to."""
+    types = {c.name: spark_type(c.type) for c in table.columns}
+    if plan.uniform is not None:
+        plan.tuples = list(dict.fromkeys(plan.tuples + plan.uniform))
+        return df.withColumn(LB_COL, _case(plan, plan.uniform, types))
+    key_types = {c.name: spark_type(c.type) for c in table.partition_keys}
+    rows, plain = [], []
+    for part, vals in plan.per_partition.items():
+        typed = plan.typed_keys[part]
+        if vals is None:
+            plain.append(typed)
+            continue
+        rows += [(*typed, *v, plan.index(v)) for v in vals]
+    str_schema = StructType(
+        [StructField(f"__k{i}", df.schema[k].dataType) for i, k in enumerate(keys)]
+        + [StructField(f"__s{i}", StringType()) for i in range(len(plan.columns))]
+        + [StructField("__i", IntegerType())])
+    assign = ctx.spark.createDataFrame(rows, str_schema)
+    assign = assign.select(*[F.col(f"__k{i}") for i in range(len(keys))],
+                           *[F.col(f"__s{i}").cast(types[c]).alias(f"__s{i}")
+                             for i, c in enumerate(plan.columns)], "__i")
+    cond = F.lit(True)
+    for i, k in enumerate(keys):
+        cond = cond & df[f"`{k}`"].eqNullSafe(assign[f"__k{i}"])
+    for i, c in enumerate(plan.columns):
+        cond = cond & (df[f"`{c}`"] == assign[f"__s{i}"])
+    joined = df.join(F.broadcast(assign), cond, "left")
+    lb = F.coalesce(F.col("__i"), F.lit(DEFAULT))
+    if plain:
+        is_plain = F.lit(False)
+        for typed in plain:
+            match = F.lit(True)
+            for k, v in zip(keys, typed):
+                match = match & F.col(f"`{k}`").eqNullSafe(F.lit(v).cast(key_types[k]))
+            is_plain = is_plain | match
+        lb = F.when(is_plain, F.lit(PLAIN)).otherwise(lb)
+    return joined.select(*[F.col(f"`{c}`") for c in df.columns], lb.alias(LB_COL))
+
+
+def _case(plan: LBPlan, values: list[Values], types: dict[str, str]) -> SparkColumn:
+    expr: SparkColumn | None = None
+    for v in values:
+        cond = F.lit(True)
+        for c, x in zip(plan.columns, v):
+            cond = cond & (F.col(f"`{c}`") == F.lit(x).cast(types[c]))
+        expr = (F.when(cond, F.lit(plan.index(v))) if expr is None
+                else expr.when(cond, F.lit(plan.index(v))))
+    return (expr.otherwise(F.lit(DEFAULT)) if expr is not None else F.lit(DEFAULT)).cast("int")
+
+
+# ---------------------------------------------------------------- staging to commit
+
+def staged_write(table: Table, leaf: str, values: PartValues, location: str,
+                 plan: LBPlan, overwrite: bool, old_layout: SkewLayout | None,
+                 count_rows: Callable[[Table, list[fs.FileEntry]], int]) -> PartitionWrite:
+    """One partition's staged ``__lb=N`` subdirectories as a PartitionWrite whose files go
+    to their list-bucketing directories, with the partition's new layout.
+
+    ``old_layout`` is the layout of the non-empty partition an append adds to. The recorded
+    layout is always sound: if the rows could not be routed by the partition's own layout,
+    the layout is dropped and every file of the partition is read.
+    """
+    files: list[fs.FileEntry] = []
+    rel_dirs: list[str] = []
+    locations: dict[Values | None, str] = {}
+    for sub in fs.list_files(leaf):
+        name = sub.path.rstrip("/").rsplit("/", 1)[-1]
+        if not sub.is_dir or not name.startswith(LB_COL + "="):
+            continue
+        n = int(name.split("=", 1)[1])
+        rel = ""
+        if n == DEFAULT:
+            rel = locations[None] = layout.lb_default_dir_name(len(plan.columns))
+        elif n != PLAIN:
+            key = plan.tuples[n - 1]
+            rel = locations[key] = layout.lb_dir_name(list(plan.columns), list(key))
+        for f in fs.list_files(sub.path):
+            if not f.is_dir:
+                files.append(f)
+                rel_dirs.append(rel)
+    assigned = plan.per_partition[values] if values in plan.per_partition else plan.uniform
+    params: dict[str, str | None] = {}
+    if old_layout is not None:
+        if assigned is not None and list(old_layout.values) == list(assigned):
+            missing = {k: v for k, v in locations.items()
+                       if (old_layout.default_location if k is None
+                           else old_layout.location_of(k)) is None}
+            params[SKEW_LOCATIONS] = old_layout.with_locations(missing).to_json()
+        else:
+            params[SKEW_LOCATIONS] = None
+    elif locations or (assigned is not None and overwrite):
+        vals = list(assigned or [])
+        vals += [k for k in locations if k is not None and k not in vals]
+        order = {v: i for i, v in enumerate(vals)}
+        lay = SkewLayout(plan.columns, tuple(vals), tuple(sorted(
+            locations.items(), key=lambda kv: len(vals) if kv[0] is None else order[kv[0]])))
+        params[SKEW_LOCATIONS] = lay.to_json()
+    return PartitionWrite(values, location, files, count_rows(table, files), overwrite,
+                          rel_dirs=rel_dirs, parameters=params)
+
+
+def old_layout(table: Table, existing: Partition | None, overwrite: bool) -> SkewLayout | None:
+    """The layout an append must keep: that of the non-empty partition (or table) written to."""
+    if overwrite:
+        return None
+    if table.is_partitioned:
+        return partition_layout(existing.parameters) if _non_empty(existing) else None  # type: ignore[union-attr]
+    return partition_layout(table.properties) if _table_non_empty(table) else None
+
+
+# ---------------------------------------------------------------- CONCATENATE
+
+def concatenate(ctx: Context, table: Table, part_node: Any) -> Table:
+    """ALTER TABLE t [PARTITION (...)] CONCATENATE: the files of each directory (a
+    partition, or each of its list-bucketing directories) merged into one, for every
+    storage format, in one Spark write and one atomic commit. Directories holding one
+    file are left alone; rows and layout are unchanged."""
+    from hivepark.exec.ddl import spec_filter
+    from hivepark.sql.analyzer import partition_spec
+
+    if table.is_partitioned:
+        spec = partition_spec(part_node) if part_node is not None else []
+        parts: list[Partition | None] = list(ctx.catalog.list_partitions(
+            table, spec_filter(table, spec) if spec else None))
+    elif part_node is not None:
+        from hivepark.exec.ddl import check_spec_columns
+        check_spec_columns(table, partition_spec(part_node))
+        parts = []
+    else:
+        parts = [None]
+    groups: list[tuple[int, str, list[fs.FileEntry]]] = []  # (part index, rel dir, files)
+    kept: dict[int, list[fs.FileEntry]] = {}
+    for i, p in enumerate(parts):
+        for rel, files in sorted(_files_by_dir(table, p).items()):
+            if len(files) > 1:
+                groups.append((i, rel, files))
+            else:
+                kept.setdefault(i, []).extend(files)
+    if not groups:
+        return table
+    from hivepark.storage.commit import Commit
+    commit = Commit(ctx.warehouse, table)
+    try:
+        _merge_write(ctx, table, groups, commit.staging + "/data")
+        writes = []
+        by_part: dict[int, list[tuple[int, str]]] = {}
+        for g, (i, rel, _) in enumerate(groups):
+            by_part.setdefault(i, []).append((g, rel))
+        for i, gs in by_part.items():
+            p = parts[i]
+            files, rel_dirs = [], []
+            for g, rel in gs:
+                for f in fs.list_files(f"{commit.staging}/data/{_CAT}={g}"):
+                    if not f.is_dir:
+                        files.append(f)
+                        rel_dirs.append(rel)
+            writes.append(_concat_write(table, p, files, rel_dirs, kept.get(i, [])))
+    except BaseException:
+        commit.abort()
+        raise
+    return commit.finish(ctx.catalog, writes)
+
+
+_CAT = "hivepark_cat"
+
+
+def _files_by_dir(table: Table, p: Partition | None) -> dict[str, list[fs.FileEntry]]:
+    """A partition's (or unpartitioned table's) live files grouped by directory relative to
+    its location (``""`` for the location itself)."""
+    from hivepark.exec.scan import lb_paths
+
+    location = p.location if p is not None else table.location
+    params = p.parameters if p is not None else table.properties
+    recorded: Sequence[str] | None
+    if p is not None:
+        recorded = p.files
+    else:
+        raw = table.properties.get(FILES_PARAM)
+        recorded = json.loads(raw) if raw is not None else None
+    lay = partition_layout(params)
+    base = fs.normalize(location)
+    if lay is not None:
+        paths = lb_paths(location, recorded, lay, None)
+    elif recorded is not None:
+        paths = [f"{base}/{n}" for n in recorded]
+    else:
+        paths = [e.path for e in fs.list_files(location) if not e.is_dir]
+    sizes: dict[str, int] = {}
+    for d in {path.rsplit("/", 1)[0] for path in paths}:
+        sizes.update({fs.normalize(e.path): e.size for e in fs.list_files(d) if not e.is_dir})
+    out: dict[str, list[fs.FileEntry]] = {}
+    for path in paths:
+        full = fs.normalize(path)
+        if not full.startswith(base + "/"):
+            continue  # a SET SKEWED LOCATION directory elsewhere: not this table's to rewrite
+        rel = full[len(base) + 1:].rsplit("/", 1)[0] if "/" in full[len(base) + 1:] else ""
+        out.setdefault(rel, []).append(fs.FileEntry(full, sizes.get(full, 0), False))
+    return out
+
+
+def _merge_write(ctx: Context, table: Table, groups: list[tuple[int, str, list[fs.FileEntry]]],
+                 target: str) -> None:
+    """One Spark job: every group's files read and written as one file per group."""
+    from hivepark.exec.dml import _spark_write
+    from hivepark.exec.scan import _spark_dir
+    from hivepark.storage.formats import FORMATS, load
+
+    file_group = {fs.normalize(f.path): g for g, (_, _, files) in enumerate(groups)
+                  for f in files}
+    mapping = F.create_map(*[x for path, g in file_group.items()
+                             for x in (F.lit(_spark_dir(path)), F.lit(g))])
+    paths = [fs.to_spark_path(p) for p in file_group]
+    path = F.regexp_replace(F.col("_metadata.file_path"), "^file:/+", "/")
+    file_expr = F.url_decode(F.replace(path, F.lit("+"), F.lit("%2B")))
+    if table.format == "textfile":  # lines copied as they are (no parsing)
+        raw = ctx.spark.read.text(paths).select(
+            "value", F.try_element_at(mapping, file_expr).alias(_CAT))
+        df, fmt = raw, "text"
+    else:
+        df = load(ctx.spark, table, paths, extra={"__f": file_expr})
+        df = df.select(*[F.col(f"`{c.name}`") for c in table.columns],
+                       F.try_element_at(mapping, F.col("__f")).alias(_CAT))
+        fmt = FORMATS[table.format]
+    out = df.repartition(len(groups), F.col(_CAT)).write.format(fmt).partitionBy(_CAT)
+    _spark_write(out, target)
+
+
+def _concat_write(table: Table, p: Partition | None, files: list[fs.FileEntry],
+                  rel_dirs: list[str], kept: list[fs.FileEntry]) -> PartitionWrite:
+    location = p.location if p is not None else table.location
+    params = p.parameters if p is not None else table.properties
+    base = fs.normalize(location)
+    keep = tuple(fs.normalize(f.path)[len(base) + 1:] for f in kept)
+    rows = int(params.get("numRows", "-1"))
+    w = PartitionWrite(p.values if p is not None else (), location, files, rows, True,
+                       rel_dirs=rel_dirs, keep=keep, keep_size=sum(f.size for f in kept),
+                       parameters={SKEW_LOCATIONS: params.get(SKEW_LOCATIONS)})
+    return w

@@ -1,0 +1,482 @@
+"""List bucketing (skewed tables stored as directories): every DDL form and error, the
+directories on disk, the layout each partition records, pruning checked against plain
+Spark SQL over the same rows, CONCATENATE, SET SKEWED LOCATION, auto top-K and ANALYZE."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hivepark.catalog.skew import SKEW_LOCATIONS, partition_layout
+from hivepark.errors import ParseError, SemanticError
+
+D = "HIVE_DEFAULT_LIST_BUCKETING_DIR_NAME"
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory, spark):
+    import hivepark
+
+    root = tmp_path_factory.mktemp("lb")
+    wh = hivepark.connect(str(root / "warehouse"), spark=spark,
+                          conf={"hive.exec.dynamic.partition.mode": "nonstrict"})
+    rows = [(i, f"b{i % 7}", i % 50 if i % 11 else None, f"2012-04-1{5 + (i // 7) % 2}")
+            for i in range(400)]
+    spark.createDataFrame(rows, "a int, b string, x int, ds string") \
+        .createOrReplaceTempView("lb_src")
+    yield wh
+    wh.close()
+
+
+def data_dirs(location: str) -> list[str]:
+    out = []
+    for d, dirs, files in os.walk(location):
+        dirs[:] = [x for x in dirs if not x.startswith(".")]
+        if any(not f.startswith((".", "_")) for f in files):
+            out.append(os.path.relpath(d, location))
+    return sorted(out)
+
+
+def rows(df) -> list[tuple]:
+    return sorted((tuple(r) for r in df.collect()), key=repr)
+
+
+def described(wh, what: str) -> dict[str, str]:
+    return {r[0].strip(): r[1] for r in wh.sql(f"DESCRIBE FORMATTED {what}").collect() if r[0]}
+
+
+def layout_of(wh, table: str, values=None):
+    t = wh.catalog.get_table("default", table)
+    if values is None:
+        return partition_layout(t.properties)
+    return partition_layout(wh.catalog.get_partition(t, values).parameters)
+
+
+@pytest.fixture(scope="module")
+def fact(env):
+    """T(a, b, x) PARTITIONED BY (ds) SKEWED BY (x) ON (6, 20, 30, 40) STORED AS DIRECTORIES."""
+    env.sql("CREATE TABLE fact (a INT, b STRING, x INT) PARTITIONED BY (ds STRING) "
+            "SKEWED BY (x) ON (6, 20, 30, 40) STORED AS DIRECTORIES STORED AS PARQUET")
+    env.sql("INSERT OVERWRITE TABLE fact PARTITION (ds) SELECT a, b, x, ds FROM lb_src")
+    return env.catalog.get_table("default", "fact")
+
+
+# ---------------------------------------------------------------- DDL
+
+
+def test_create_forms_store_the_skew(env):
+    env.sql("CREATE TABLE c1 (key STRING, value STRING) SKEWED BY (key) ON ('1','5','6')")
+    env.sql("CREATE TABLE c2 (key INT, value STRING) SKEWED BY (key) ON ((1),(5),(6))")
+    env.sql("CREATE TABLE c3 (key INT, value STRING) SKEWED BY (key) ON (1,5,06)")
+    env.sql("CREATE TABLE c4 (col1 STRING, col2 INT, col3 STRING) SKEWED BY (col1, col2) "
+            "ON (('s1',1), ('s3',3), ('s13',13), ('s78',78)) STORED AS DIRECTORIES")
+    d1, d2, d3, d4 = (described(env, t) for t in ("c1", "c2", "c3", "c4"))
+    assert d1["Skewed Columns:"] == "[key]" and d1["Skewed Values:"] == "[[1], [5], [6]]"
+    assert "Stored As SubDirectories:" not in d1
+    assert d2["Skewed Values:"] == d3["Skewed Values:"] == "[[1], [5], [6]]"
+    assert d4["Stored As SubDirectories:"] == "Yes"
+    assert d4["Skewed Columns:"] == "[col1, col2]"
+    assert d4["Skewed Values:"] == "[[s1, 1], [s13, 13], [s3, 3], [s78, 78]]"
+    # the reserved keys are shown only through the Skewed lines
+    params = [r[1] for r in env.sql("DESCRIBE FORMATTED c4").collect()]
+    assert not any(str(p).startswith("hivepark.skew.") for p in params)
+
+
+def test_alter_forms_and_create_like(env):
+    env.sql("CREATE TABLE al (key STRING, value STRING)")
+    assert "Skewed Columns:" not in described(env, "al")
+    env.sql("ALTER TABLE al SKEWED BY (key) ON ('1','5','6') STORED AS DIRECTORIES")
+    d = described(env, "al")
+    assert d["Stored As SubDirectories:"] == "Yes" and d["Skewed Values:"] == "[[1], [5], [6]]"
+    env.sql("CREATE TABLE al_like LIKE al")
+    d = described(env, "al_like")
+    assert d["Stored As SubDirectories:"] == "Yes" and d["Skewed Columns:"] == "[key]"
+    env.sql("ALTER TABLE al NOT STORED AS DIRECTORIES")
+    d = described(env, "al")
+    assert "Stored As SubDirectories:" not in d and d["Skewed Columns:"] == "[key]"
+    env.sql("ALTER TABLE al SKEWED BY (key, value) ON (('1','a'), ('2','b'))")
+    assert described(env, "al")["Skewed Values:"] == "[[1, a], [2, b]]"
+    env.sql("ALTER TABLE al NOT SKEWED")
+    d = described(env, "al")
+    assert not any(k.startswith(("Skewed", "Stored As")) for k in d)
+
+
+@pytest.mark.parametrize("ddl, code, text", [
+    ("CREATE TABLE e (key STRING) SKEWED BY (key_non) ON ('1')", 10203,
+     "Invalid skewed column name: key_non "),
+    ("CREATE TABLE e (key STRING) SKEWED BY (key, key) ON (('1','1'))", 10202,
+     "Duplicate skewed column name: key"),
+    ("CREATE TABLE e (key STRING) SKEWED BY (key) ON ((1),(5,8),(6))", 10206,
+     "The number of skewed column names and the number of skewed column values are "
+     "different: 1 : 2"),
+    ("CREATE TABLE e (key STRING) SKEWED BY () ON ()", 10200, "No skewed column name."),
+    ("CREATE TABLE e (key STRING) SKEWED BY (key) ON ()", 10205,
+     "Skewed column value is empty but skewed name is not."),
+    ("CREATE TABLE e (key STRING) SKEWED BY () ON ('1')", 10204,
+     "Skewed column name is empty but skewed value is not."),
+    ("CREATE TABLE e (key STRING) PARTITIONED BY (ds STRING) SKEWED BY (ds) ON ('1')", 10203,
+     "Invalid skewed column name: ds"),
+    ("CREATE TABLE e (key INT) SKEWED BY (key) ON ('abc')", None, "is not a valid int"),
+    ("CREATE TABLE e (key INT) SKEWED BY (key) ON (NULL)", None, "NULL"),
+    ("CREATE TABLE e (key INT) SKEWED BY (key) ON (1) STORED AS DIRECTORIES "
+     "CLUSTERED BY (key) INTO 4 BUCKETS", None, "cannot also be bucketed"),
+])
+def test_skew_ddl_errors(env, ddl, code, text):
+    with pytest.raises(SemanticError) as e:
+        env.sql(ddl)
+    assert text in str(e.value)
+    assert e.value.code == code
+    assert "e" not in env.catalog.list_tables("default")
+
+
+def test_alter_errors(env, fact, tmp_path):
+    env.sql("CREATE TABLE plain (key STRING) PARTITIONED BY (ds STRING)")
+    with pytest.raises(SemanticError) as e:
+        env.sql("ALTER TABLE plain NOT STORED AS DIRECTORIES")
+    assert e.value.code == 10196
+    assert "This operation is only valid on skewed table. default.plain" in str(e.value)
+    with pytest.raises(SemanticError) as e:
+        env.sql("ALTER TABLE fact PARTITION (ds='2012-04-15') SET SKEWED LOCATION")
+    assert e.value.code == 10198
+    with pytest.raises(SemanticError) as e:
+        env.sql("ALTER TABLE fact PARTITION (ds='2012-04-15') SET SKEWED LOCATION ()")
+    assert e.value.code == 10197
+    with pytest.raises(SemanticError, match="is not absolute or has no scheme information. "
+                                            "Please specify a complete absolute uri"):
+        env.sql("ALTER TABLE fact PARTITION (ds='2012-04-15') SET SKEWED LOCATION "
+                "(30='relative/dir')")
+    with pytest.raises(SemanticError, match="not one of the skewed values"):
+        env.sql(f"ALTER TABLE fact PARTITION (ds='2012-04-15') SET SKEWED LOCATION "
+                f"(31='file://{tmp_path}')")
+    with pytest.raises(SemanticError) as e:
+        env.sql("ALTER TABLE fact CHANGE x y INT")
+    assert e.value.code == 10207
+    assert "x is a skewed column. It's not allowed to rename skewed column or change " \
+           "skewed column type." in str(e.value)
+    with pytest.raises(SemanticError) as e:
+        env.sql("ALTER TABLE fact CHANGE x x BIGINT")
+    assert e.value.code == 10207
+    with pytest.raises(ParseError):
+        env.sql("ALTER TABLE fact NOT SKEWED BY")
+
+
+def test_load_into_stored_as_dirs_is_10195(env, fact, tmp_path):
+    src = tmp_path / "f.txt"
+    src.write_text("1\n")
+    with pytest.raises(SemanticError) as e:
+        env.sql(f"LOAD DATA LOCAL INPATH '{src}' INTO TABLE fact PARTITION (ds='x')")
+    assert e.value.code == 10195
+    assert "A stored-as-directories table cannot be used as target for LOAD" in str(e.value)
+
+
+# ---------------------------------------------------------------- writes
+
+
+def test_directories_on_disk_and_layout(env, fact):
+    assert data_dirs(fact.location) == sorted(
+        f"ds=2012-04-1{d}/{sub}" for d in (5, 6) for sub in (D, "x=20", "x=30", "x=40", "x=6"))
+    lay = layout_of(env, "fact", ("2012-04-15",))
+    assert lay.columns == ("x",)
+    assert lay.values == (("6",), ("20",), ("30",), ("40",))
+    assert dict(lay.locations) == {("6",): "x=6", ("20",): "x=20", ("30",): "x=30",
+                                   ("40",): "x=40", None: D}
+    # each directory holds exactly its rows; NULL goes to the default directory
+    for sub, want in (("x=30", {30}), ("x=6", {6})):
+        got = {r.x for r in env.spark.read.parquet(
+            f"{fact.location}/ds=2012-04-15/{sub}").collect()}
+        assert got == want
+    default = {r.x for r in env.spark.read.parquet(f"{fact.location}/ds=2012-04-15/{D}").collect()}
+    assert None in default and not default & {6, 20, 30, 40}
+    assert rows(env.sql("SELECT * FROM fact")) == rows(env.sql("SELECT * FROM lb_src"))
+    d = described(env, "fact PARTITION (ds='2012-04-15')")
+    assert d["Skewed Value to Path:"].startswith(f"{{[20]={fact.location}/ds=2012-04-15/x=20, ")
+    assert d["Skewed Value to Truncated Path:"] == (
+        "{[20]=/fact/ds=2012-04-15/x=20, [30]=/fact/ds=2012-04-15/x=30, "
+        "[40]=/fact/ds=2012-04-15/x=40, [6]=/fact/ds=2012-04-15/x=6, "
+        f"[HIVE_DEFAULT_LIST_BUCKETING_KEY]=/fact/ds=2012-04-15/{D}}}")
+
+
+PRUNING = [
+    ("ds = '2012-04-15' AND x = 30", "partitions=1/2", "directories=1/5"),
+    ("ds = '2012-04-15' AND x = 50", "partitions=1/2", "directories=1/5"),
+    ("x IN (6, 20)", "partitions=2/2", "directories=4/10"),
+    ("x IN (6, 49)", "partitions=2/2", "directories=4/10"),
+    ("x = 6 OR x = 40", "partitions=2/2", "directories=4/10"),
+    ("NOT (x = 6)", "partitions=2/2", "directories=8/10"),
+    ("x <> 6 AND ds = '2012-04-16'", "partitions=1/2", "directories=4/5"),
+    ("x = 30 AND a > 100", "partitions=2/2", "directories=2/10"),
+    ("x = 30 AND x = 6", "partitions=2/2", "directories=0/10"),
+    ("(x = 30 AND b = 'b1') OR (x = 20 AND ds = '2012-04-16')", "partitions=2/2",
+     "directories=4/10"),
+    ("x IS NULL", "partitions=2/2", "directories=2/10"),
+    ("x < 25", "partitions=2/2", "directories=6/10"),
+    ("a = 3", "partitions=2/2", "directories=10/10"),
+    ("x = '30'", "partitions=2/2", "directories=2/10"),
+    ("CAST(x AS STRING) = '30'", "partitions=2/2", "directories=10/10"),
+]
+
+
+@pytest.mark.parametrize("where, parts, dirs", PRUNING)
+def test_pruning_matches_plain_spark(env, fact, where, parts, dirs):
+    text = env.explain(f"SELECT * FROM fact WHERE {where}")
+    assert parts in text and f"list bucketing: {dirs}" in text, text
+    assert rows(env.sql(f"SELECT * FROM fact WHERE {where}")) == \
+        rows(env.spark.sql(f"SELECT * FROM lb_src WHERE {where}"))
+
+
+def test_equality_reads_only_its_directory(env, fact):
+    text = env.explain("SELECT * FROM fact WHERE ds = '2012-04-15' AND x = 30")
+    assert f"directories: {fact.location}/ds=2012-04-15/x=30" in text
+    text = env.explain("SELECT * FROM fact WHERE ds = '2012-04-15' AND x = 50")
+    assert f"directories: {fact.location}/ds=2012-04-15/{D}" in text
+
+
+def test_multi_column_skew_full_and_partial_key(env, spark):
+    env.sql("CREATE TABLE mc (k INT, v STRING, c STRING) PARTITIONED BY (ds STRING) "
+            "SKEWED BY (k, v) ON ((484,'val_484'), (103,'val_103'), (51,'val_14')) "
+            "STORED AS DIRECTORIES STORED AS ORC")
+    spark.sql("SELECT CAST(id % 500 AS INT) AS k, concat('val_', id % 500) AS v, "
+              "CAST(id AS STRING) AS c FROM range(2000)").createOrReplaceTempView("mc_src")
+    env.sql("INSERT OVERWRITE TABLE mc PARTITION (ds='1') SELECT k, v, c FROM mc_src")
+    t = env.catalog.get_table("default", "mc")
+    assert data_dirs(t.location) == [f"ds=1/{D}/{D}", "ds=1/k=103/v=val_103",
+                                     "ds=1/k=484/v=val_484"]
+    lay = layout_of(env, "mc", ("1",))
+    assert ("51", "val_14") in lay.values and lay.location_of(("51", "val_14")) is None
+    d = described(env, "mc PARTITION (ds='1')")
+    assert d["Skewed Values:"] == "[[103, val_103], [484, val_484], [51, val_14]]"
+    for where, n in (("k = 484 AND v = 'val_484'", "1/3"), ("k = 484", "2/3"),
+                     ("v = 'val_103'", "2/3"), ("k = 51 AND v = 'val_14'", "0/3"),
+                     ("k = 1 AND v = 'val_1'", "1/3"),
+                     # (484, 'val_103') is not skewed: it could be in the default directory
+                     ("k IN (103, 484) AND v = 'val_103'", "2/3")):
+        assert f"directories={n}" in env.explain(f"SELECT * FROM mc WHERE {where}"), where
+        assert rows(env.sql(f"SELECT k, v, c FROM mc WHERE {where}")) == \
+            rows(spark.sql(f"SELECT * FROM mc_src WHERE {where}"))
+
+
+def test_values_match_exactly_not_lowercased(env):
+    env.sql("CREATE TABLE up (a INT, s STRING) SKEWED BY (s) ON ('ABC', 'x y') "
+            "STORED AS DIRECTORIES STORED AS PARQUET")
+    env.sql("INSERT INTO up VALUES (1, 'ABC'), (2, 'abc'), (3, 'x y'), (4, NULL)")
+    t = env.catalog.get_table("default", "up")
+    assert data_dirs(t.location) == [D, "s=ABC", "s=x y"]
+    assert {r.a for r in env.spark.read.parquet(f"{t.location}/s=ABC").collect()} == {1}
+    assert "directories=1/3" in env.explain("SELECT * FROM up WHERE s = 'abc'")
+    assert rows(env.sql("SELECT a FROM up WHERE s = 'abc'")) == [(2,)]
+    assert rows(env.sql("SELECT a FROM up WHERE s = 'ABC'")) == [(1,)]
+
+
+def test_unpartitioned_append_keeps_layout_and_alter_affects_later_partitions(env, spark):
+    env.sql("CREATE TABLE un (a INT, x INT) SKEWED BY (x) ON (1) STORED AS DIRECTORIES "
+            "STORED AS TEXTFILE")
+    env.sql("INSERT INTO un VALUES (1, 1), (2, 2)")
+    env.sql("ALTER TABLE un SKEWED BY (x) ON (2) STORED AS DIRECTORIES")
+    env.sql("INSERT INTO un VALUES (3, 1), (4, 2)")  # an append keeps the layout it has
+    t = env.catalog.get_table("default", "un")
+    assert data_dirs(t.location) == [D, "x=1"]
+    assert rows(env.sql("SELECT * FROM un WHERE x = 1")) == [(1, 1), (3, 1)]
+    assert "directories=1/2" in env.explain("SELECT * FROM un WHERE x = 2")
+    assert rows(env.sql("SELECT * FROM un WHERE x = 2")) == [(2, 2), (4, 2)]
+    env.sql("INSERT OVERWRITE TABLE un SELECT a, x FROM un")  # now the new skew applies
+    assert data_dirs(t.location) == [D, "x=2"]
+    assert rows(env.sql("SELECT * FROM un")) == [(1, 1), (2, 2), (3, 1), (4, 2)]
+    env.sql("ALTER TABLE un NOT STORED AS DIRECTORIES")
+    env.sql("INSERT OVERWRITE TABLE un SELECT a, x FROM un")  # plain again
+    assert data_dirs(t.location) == ["."]
+    assert layout_of(env, "un") is None
+    assert rows(env.sql("SELECT * FROM un WHERE x = 2")) == [(2, 2), (4, 2)]
+
+
+def test_alter_changes_only_later_partitions(env, fact, spark):
+    env.sql("CREATE TABLE ev (a INT, x INT) PARTITIONED BY (ds STRING) SKEWED BY (x) ON (1) "
+            "STORED AS DIRECTORIES STORED AS PARQUET")
+    env.sql("INSERT INTO ev PARTITION (ds='old') VALUES (1, 1), (2, 2)")
+    env.sql("ALTER TABLE ev SKEWED BY (x) ON (2) STORED AS DIRECTORIES")
+    env.sql("INSERT INTO ev PARTITION (ds) VALUES (3, 1, 'new'), (4, 2, 'new'), (5, 2, 'old')")
+    t = env.catalog.get_table("default", "ev")
+    assert data_dirs(t.location) == [f"ds=new/{D}", "ds=new/x=2", f"ds=old/{D}", "ds=old/x=1"]
+    assert layout_of(env, "ev", ("old",)).values == (("1",),)
+    assert layout_of(env, "ev", ("new",)).values == (("2",),)
+    assert "directories=2/4" in env.explain("SELECT * FROM ev WHERE x = 2")
+    assert rows(env.sql("SELECT * FROM ev WHERE x = 2")) == [(2, 2, "old"), (4, 2, "new"),
+                                                            (5, 2, "old")]
+    assert rows(env.sql("SELECT * FROM ev WHERE x = 1")) == [(1, 1, "old"), (3, 1, "new")]
+    env.sql("ALTER TABLE ev NOT SKEWED")
+    env.sql("INSERT INTO ev PARTITION (ds='plain') VALUES (6, 2)")
+    assert layout_of(env, "ev", ("plain",)) is None
+    assert rows(env.sql("SELECT a FROM ev WHERE x = 2")) == [(2,), (4,), (5,), (6,)]
+    # one dynamic write: an append to a plain partition stays plain, a new one is laid out
+    env.sql("ALTER TABLE ev SKEWED BY (x) ON (2, 3) STORED AS DIRECTORIES")
+    env.sql("INSERT INTO ev PARTITION (ds) VALUES (7, 2, 'plain'), (8, 3, 'newer'), "
+            "(9, 2, 'newer'), (10, 4, 'newer')")
+    assert [d for d in data_dirs(t.location) if d.startswith(("ds=plain", "ds=newer"))] == \
+        [f"ds=newer/{D}", "ds=newer/x=2", "ds=newer/x=3", "ds=plain"]
+    assert layout_of(env, "ev", ("plain",)) is None
+    assert "directories=4/8" in env.explain("SELECT * FROM ev WHERE x = 2")
+    assert rows(env.sql("SELECT a FROM ev WHERE x = 2")) == [(2,), (4,), (5,), (6,), (7,), (9,)]
+
+
+def test_ctas_and_external_tables(env, spark, tmp_path):
+    env.sql("CREATE TABLE ct SKEWED BY (x) ON (30) STORED AS DIRECTORIES STORED AS PARQUET "
+            "AS SELECT a, x FROM lb_src")
+    t = env.catalog.get_table("default", "ct")
+    assert data_dirs(t.location) == [D, "x=30"]
+    assert rows(env.sql("SELECT * FROM ct WHERE x = 30")) == \
+        rows(spark.sql("SELECT a, x FROM lb_src WHERE x = 30"))
+    loc = tmp_path / "ext"
+    env.sql(f"CREATE EXTERNAL TABLE ext (a INT, x INT) PARTITIONED BY (ds STRING) "
+            f"SKEWED BY (x) ON (30) STORED AS DIRECTORIES STORED AS ORC LOCATION '{loc}'")
+    env.sql("INSERT INTO ext PARTITION (ds) SELECT a, x, ds FROM lb_src")
+    assert data_dirs(str(loc)) == [f"ds=2012-04-15/{D}", "ds=2012-04-15/x=30",
+                                   f"ds=2012-04-16/{D}", "ds=2012-04-16/x=30"]
+    assert rows(env.sql("SELECT a, x, ds FROM ext WHERE x = 30 OR x IS NULL")) == \
+        rows(spark.sql("SELECT a, x, ds FROM lb_src WHERE x = 30 OR x IS NULL"))
+
+
+def test_msck_repair_keeps_list_bucketing_files(env, spark):
+    env.sql("CREATE TABLE ms (a INT, x INT) PARTITIONED BY (ds STRING) SKEWED BY (x) ON (1) "
+            "STORED AS DIRECTORIES STORED AS PARQUET")
+    env.sql("INSERT INTO ms PARTITION (ds='1') VALUES (1, 1), (2, 2)")
+    env.sql("MSCK REPAIR TABLE ms")
+    assert rows(env.sql("SELECT a FROM ms")) == [(1,), (2,)]
+    assert rows(env.sql("SELECT a FROM ms WHERE x = 1")) == [(1,)]
+
+
+def test_set_skewed_location(env, spark, tmp_path):
+    env.sql("CREATE TABLE sl (a INT, x INT) PARTITIONED BY (ds STRING) SKEWED BY (x) ON (1, 2) "
+            "STORED AS DIRECTORIES STORED AS PARQUET")
+    env.sql("INSERT INTO sl PARTITION (ds='1') VALUES (1, 1), (2, 2), (3, 3)")
+    t = env.catalog.get_table("default", "sl")
+    moved = tmp_path / "moved_x1"
+    shutil.copytree(f"{t.location}/ds=1/x=1", moved)
+    for f in os.listdir(f"{t.location}/ds=1/x=1"):
+        os.remove(f"{t.location}/ds=1/x=1/{f}")
+    env.sql(f"ALTER TABLE sl PARTITION (ds='1') SET SKEWED LOCATION (1='file://{moved}', "
+            f"'HIVE_DEFAULT_LIST_BUCKETING_KEY'='file://{t.location}/ds=1/{D}')")
+    d = described(env, "sl PARTITION (ds='1')")
+    assert f"[1]={moved}" in d["Skewed Value to Path:"]
+    assert f"[HIVE_DEFAULT_LIST_BUCKETING_KEY]={t.location}/ds=1/{D}" in d["Skewed Value to Path:"]
+    text = env.explain("SELECT * FROM sl WHERE x = 1")
+    assert "directories=1/3" in text and str(moved) in text
+    assert rows(env.sql("SELECT a FROM sl WHERE x = 1")) == [(1,)]
+    assert rows(env.sql("SELECT a FROM sl")) == [(1,), (2,), (3,)]
+    env.sql("CREATE TABLE slu (a INT, x INT) SKEWED BY (x) ON (1) STORED AS PARQUET")
+    env.sql(f"ALTER TABLE slu SET SKEWED LOCATION (1='file://{moved}')")
+    assert rows(env.sql("SELECT a FROM slu WHERE x = 1")) == [(1,)]
+
+
+@pytest.mark.parametrize("fmt", ["PARQUET", "ORC", "TEXTFILE"])
+def test_concatenate_merges_each_directory(env, spark, fmt):
+    name = f"cc_{fmt.lower()}"
+    env.sql(f"CREATE TABLE {name} (a INT, s STRING, x INT) PARTITIONED BY (ds STRING) "
+            f"SKEWED BY (x) ON (1, 2) STORED AS DIRECTORIES STORED AS {fmt}")
+    for i in range(3):
+        env.sql(f"INSERT INTO {name} PARTITION (ds='1') VALUES ({i}, 'a\\tb', 1), "
+                f"({i + 10}, '', 2), ({i + 20}, NULL, 3)")
+    env.sql(f"INSERT INTO {name} PARTITION (ds='2') VALUES (99, 'z', 1)")
+    t = env.catalog.get_table("default", name)
+    before = rows(env.sql(f"SELECT * FROM {name}"))
+
+    def count(d: str) -> int:
+        return len([f for f in os.listdir(f"{t.location}/{d}") if not f.startswith(".")])
+
+    assert count("ds=1/x=1") == 3
+    env.sql(f"ALTER TABLE {name} PARTITION (ds='1') CONCATENATE")
+    assert [count(f"ds=1/{d}") for d in ("x=1", "x=2", D)] == [1, 1, 1]
+    assert count("ds=2/x=1") == 1
+    assert rows(env.sql(f"SELECT * FROM {name}")) == before
+    assert rows(env.sql(f"SELECT a FROM {name} WHERE x = 2")) == [(10,), (11,), (12,)]
+    p = env.catalog.get_partition(t, ("1",))
+    assert p.parameters["numFiles"] == "3" and p.parameters["numRows"] == "9"
+    assert SKEW_LOCATIONS in p.parameters
+    env.sql(f"ALTER TABLE {name} CONCATENATE")  # nothing left to merge: no change
+    assert rows(env.sql(f"SELECT * FROM {name}")) == before
+
+
+def test_concatenate_plain_and_unpartitioned_tables(env):
+    env.sql("CREATE TABLE cp (a INT) STORED AS PARQUET")
+    for i in range(3):
+        env.sql(f"INSERT INTO cp VALUES ({i})")
+    env.sql("ALTER TABLE cp CONCATENATE")
+    t = env.catalog.get_table("default", "cp")
+    assert len(json.loads(t.properties["hivepark.files"])) == 1
+    assert t.properties["numRows"] == "3"
+    assert rows(env.sql("SELECT * FROM cp")) == [(0,), (1,), (2,)]
+
+
+# ---------------------------------------------------------------- skew that follows the data
+
+
+def test_auto_topk_follows_the_data_per_partition(env, spark):
+    env.sql("CREATE TABLE tk (a INT, x INT) PARTITIONED BY (ds STRING) SKEWED BY (x) ON (0) "
+            "STORED AS DIRECTORIES STORED AS PARQUET "
+            "TBLPROPERTIES ('hivepark.skew.auto.topk'='2')")
+    spark.sql("SELECT CAST(id AS INT) AS a, CAST(CASE WHEN id % 2 = 0 THEN IF(id < 200, 7, 8) "
+              "WHEN id % 3 = 0 THEN IF(id < 200, 5, 9) ELSE id END AS INT) AS x, "
+              "IF(id < 200, 'd1', 'd2') AS ds FROM range(400)").createOrReplaceTempView("tk_src")
+    env.sql("INSERT OVERWRITE TABLE tk PARTITION (ds) SELECT a, x, ds FROM tk_src")
+    t = env.catalog.get_table("default", "tk")
+    assert data_dirs(t.location) == [f"ds=d1/{D}", "ds=d1/x=5", "ds=d1/x=7",
+                                     f"ds=d2/{D}", "ds=d2/x=8", "ds=d2/x=9"]
+    assert layout_of(env, "tk", ("d1",)).values == (("7",), ("5",))
+    assert layout_of(env, "tk", ("d2",)).values == (("8",), ("9",))
+    for where, n in (("x = 7", "2/6"), ("x = 8", "2/6"), ("x IN (5, 9)", "4/6"),
+                     ("x = 11", "2/6"), ("x IN (7, 8)", "4/6"), ("x = 7 AND ds = 'd1'", "1/3")):
+        assert f"directories={n}" in env.explain(f"SELECT * FROM tk WHERE {where}"), where
+        assert rows(env.sql(f"SELECT a, x, ds FROM tk WHERE {where}")) == \
+            rows(spark.sql(f"SELECT * FROM tk_src WHERE {where}"))
+    # a static write chooses its own heavy values too; an append keeps the partition's
+    env.sql("INSERT OVERWRITE TABLE tk PARTITION (ds='d3') SELECT a, 4 - a % 3 FROM tk_src")
+    assert layout_of(env, "tk", ("d3",)).values == (("4",), ("2",))  # 134 rows, then a tie
+    env.sql("INSERT INTO tk PARTITION (ds='d3') SELECT a, 9 FROM tk_src WHERE a < 300")
+    assert layout_of(env, "tk", ("d3",)).values == (("4",), ("2",))
+    assert "directories=1/3" in env.explain("SELECT * FROM tk WHERE ds = 'd3' AND x = 9")
+    assert env.sql("SELECT count(*) FROM tk WHERE ds = 'd3' AND x = 9").first()[0] == 300
+
+
+def test_analyze_compute_skew(env, fact):
+    out = env.sql("ANALYZE TABLE fact PARTITION (ds='2012-04-15') COMPUTE SKEW FOR COLUMNS x")
+    got = out.collect()
+    assert got[0]["partition"] == "ds=2012-04-15" and got[0]["rank"] == 1
+    assert got[0]["skewed_value"] == "[NULL]"  # every 11th row has no x
+    want = env.spark.sql("SELECT count(*) FROM lb_src WHERE ds = '2012-04-15' AND x IS NULL") \
+        .first()[0]
+    total = env.spark.sql("SELECT count(*) FROM lb_src WHERE ds = '2012-04-15'").first()[0]
+    assert got[0]["num_rows"] == want and abs(got[0]["share"] - want / total) < 1e-4
+    assert len(got) == 10
+    out = env.sql("ANALYZE TABLE fact COMPUTE SKEW FOR COLUMNS x, b").collect()
+    assert {r["partition"] for r in out} == {"ds=2012-04-15", "ds=2012-04-16"}
+    with pytest.raises(SemanticError) as e:
+        env.sql("ANALYZE TABLE fact COMPUTE SKEW FOR COLUMNS nope")
+    assert e.value.code == 10203
+
+
+# ---------------------------------------------------------------- property
+
+PRED_ATOMS = st.one_of(
+    st.builds(lambda v: f"x = {v}", st.sampled_from([6, 20, 30, 40, 7, 49])),
+    st.builds(lambda vs: f"x IN ({', '.join(map(str, vs))})",
+              st.lists(st.sampled_from([6, 20, 30, 7, 0]), min_size=1, max_size=3)),
+    st.builds(lambda v: f"x <> {v}", st.sampled_from([6, 30])),
+    st.builds(lambda v: f"x < {v}", st.sampled_from([10, 35])),
+    st.just("x IS NULL"), st.just("x IS NOT NULL"),
+    st.builds(lambda v: f"a > {v}", st.integers(0, 400)),
+    st.builds(lambda v: f"ds = '2012-04-1{v}'", st.sampled_from([5, 6])),
+)
+PREDS = st.recursive(PRED_ATOMS, lambda sub: st.one_of(
+    st.builds(lambda a, b: f"({a} AND {b})", sub, sub),
+    st.builds(lambda a, b: f"({a} OR {b})", sub, sub),
+    st.builds(lambda a: f"NOT ({a})", sub)), max_leaves=5)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(PREDS)
+def test_list_bucketing_pruning_never_loses_a_row(env, fact, where):
+    assert rows(env.sql(f"SELECT * FROM fact WHERE {where}")) == \
+        rows(env.spark.sql(f"SELECT * FROM lb_src WHERE {where}"))
