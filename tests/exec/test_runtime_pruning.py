@@ -79,6 +79,26 @@ def test_inner_join_reads_only_holiday_partitions(star, spark):
                                      "ON s.ds = d.ds WHERE d.holiday = true GROUP BY s.ds")
     assert sales_partitions(out) == qualifying(spark, HOLIDAY) == "12/46"
     assert "runtime pruning (d.ds -> s.ds): 4 distinct values" in out  # NULL key dropped
+    assert "from default.dates (pyarrow)" in out  # no Spark job for the small side
+
+
+@pytest.mark.parametrize("where, via", [
+    ("NOT (st.region IN ('eu'))", "pyarrow"),          # NULL region: NOT IN is not TRUE
+    ("st.region <> 'eu' OR st.big", "pyarrow"),
+    ("NOT (st.big AND st.region = 'us')", "pyarrow"),  # NULL under NOT
+    ("st.region IS NULL OR st.store BETWEEN 1 AND 2", "pyarrow"),
+    ("st.region LIKE 'e%'", "spark"),                   # LIKE: left to Spark
+    ("upper(st.region) = 'US'", "spark"),               # a function: left to Spark
+])
+def test_small_side_filters_in_pyarrow_agree_with_spark(star, spark, where, via):
+    """The small side's own filters run in pyarrow when they translate exactly, else in
+    Spark; either way the chosen partitions are exactly those plain Spark qualifies."""
+    out = same_as_plain(star, spark, "SELECT s.id, st.store FROM sales s JOIN stores st "
+                                     f"ON s.region = st.region WHERE {where}")
+    plain_where = where.replace("st.", "")
+    assert sales_partitions(out) == qualifying(
+        spark, f"s.region IN (SELECT region FROM plain_stores WHERE {plain_where})")
+    assert f"from default.stores ({via})" in out
 
 
 def test_runtime_intersects_with_static_pruning(star, spark):

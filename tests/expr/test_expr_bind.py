@@ -113,6 +113,12 @@ def test_bind_makes_unsafe_atoms_opaque() -> None:
     )
 
 
+def test_bare_condition_column_binds_only_when_boolean() -> None:
+    assert bind(EqualTo("f", True), {"f": "boolean"}) == EqualTo("f", True)
+    assert isinstance(bind(EqualTo("s", True), {"s": "string"}), Opaque)
+    assert isinstance(bind(EqualTo("n", True), {"n": "int"}), Opaque)
+
+
 def test_bind_in() -> None:
     assert bind(In("hr", ("1", 2)), TYPES) == In("hr", (1, 2))
     assert bind(In("hr", ("1", "x")), TYPES) == Opaque("(hr in ('1', 'x'))", frozenset({"hr"}))

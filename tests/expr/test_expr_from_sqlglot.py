@@ -90,6 +90,8 @@ def translate(sql: str, dialect: str = "hive") -> Expr:
         ("true", AlwaysTrue()),
         ("false and ds = 'a'", And(AlwaysFalse(), EqualTo("ds", "a"))),
         ("ds = true", EqualTo("ds", True)),
+        ("ds", EqualTo("ds", True)),  # a bare condition column; bind keeps it for BOOLEAN only
+        ("not hr", Not(EqualTo("hr", True))),
     ],
 )
 def test_translates_atoms(sql: str, expected: Expr) -> None:

@@ -5,21 +5,24 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from pyspark.errors import PySparkException
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from sqlglot import exp
 
+from hivepark.catalog.models import Table, type_family
 from hivepark.errors import DataError, ExecutionError, SemanticError
 from hivepark.exec.context import Context
-from hivepark.exec.scan import scan_dataframe
+from hivepark.exec.scan import scan_dataframe, scan_size
 from hivepark.exec.runtime import resolve_runtime
+from hivepark.expr import render_literal
 from hivepark.plan.nodes import QueryPlan, TableScan
 from hivepark.plan.planner import plan_scans
 from hivepark.plan.runtime_pruning import RuntimeSettings, mark_runtime_sources
 from hivepark.sql.analyzer import ScanSite, analyze_query
-from hivepark.storage import fs
+from hivepark.storage.formats import spark_type
 
 
 @dataclass
@@ -58,37 +61,53 @@ def _settings(ctx: Context) -> RuntimeSettings:
 
 def resolve(ctx: Context, planned: PlannedQuery) -> tuple[QueryPlan, list[DataFrame]]:
     """Runs the small sides that runtime pruning needs, prunes, and returns every scan's
-    DataFrame (small sides cached, so the join reuses them)."""
+    DataFrame (a small side Spark had to run is cached, so the join reuses it)."""
     ctx.release_cached()
     plan = planned.plan
-    sources = {src.small for scan in plan.scans for src in scan.runtime
-               if not src.from_metastore}
     frames: dict[int, DataFrame] = {}
-    for i in sources:
-        frames[i] = ctx.cache(scan_dataframe(ctx.spark, plan.scans[i]))
+
+    def small_frame(i: int) -> DataFrame:
+        if i not in frames:
+            frames[i] = ctx.cache(scan_dataframe(ctx.spark, plan.scans[i]))
+        return frames[i]
+
     if any(scan.runtime for scan in plan.scans):
         try:
-            plan = resolve_runtime(ctx, plan, planned.sites, frames)
+            plan = resolve_runtime(ctx, plan, planned.sites, small_frame)
         except PySparkException as e:
             raise spark_error(e) from None
     dfs = []
     for i, scan in enumerate(plan.scans):
         df = frames[i] if i in frames else scan_dataframe(ctx.spark, scan)
         for col, values in scan.row_filters:
-            df = df.where(_in_filter(col, values))
+            df = df.where(in_filter(col, values, scan.table))
         dfs.append(df)
     return plan, dfs
 
 
-def _in_filter(col: str, values: tuple) -> Column:
+def in_filter(col: str, values: tuple, table: Table) -> Column:
     """``col IN (values)``, plus ``col BETWEEN min AND max`` for large sets: readers that
     stop pushing long IN lists down (Parquet beyond a few values, Iceberg beyond 200) still
-    skip row groups by the range."""
-    c = F.col(f"`{col}`")
-    cond = c.isin(list(values))
+    skip row groups by the range. Built as SQL text, one call into Spark whatever the
+    number of values."""
+    typ = next(c.type for c in table.all_columns if c.name == col)
+    if not values:
+        return F.lit(False)
+    lits = [spark_literal(v, typ) for v in values]
+    cond = f"`{col}` IN ({', '.join(lits)})"
     if len(values) > 200:
-        cond = c.between(min(values), max(values)) & cond
-    return cond
+        lo, hi = min(values), max(values)
+        cond = (f"`{col}` BETWEEN {spark_literal(lo, typ)} AND {spark_literal(hi, typ)} "
+                f"AND {cond}")
+    return F.expr(cond)
+
+
+def spark_literal(value: Any, hive_type: str) -> str:
+    """A bound value as a Spark SQL literal of the column's type."""
+    text = render_literal(value)
+    if type_family(hive_type) in ("date", "timestamp"):
+        return f"CAST({text} AS {spark_type(hive_type)})"
+    return text
 
 
 def run_query(ctx: Context, query: exp.Expression) -> tuple[DataFrame, QueryPlan]:
@@ -120,21 +139,6 @@ def _add_broadcast_hint(site: ScanSite, alias: str) -> None:
     hint.append("expressions", exp.Anonymous(this="BROADCAST",
                                              expressions=[exp.to_identifier(alias)]))
     select.set("hint", hint)
-
-
-def scan_size(scan: TableScan) -> int | None:
-    """Bytes a scan reads: metastore statistics, else the files' sizes."""
-    table = scan.table
-    if not table.is_partitioned:
-        size = int(table.properties.get("totalSize", "-1"))
-        if size >= 0:
-            return size
-        return sum(e.size for e in fs.list_files(table.location, recursive=True))
-    total = 0
-    for p in scan.partitions or ():
-        size = int(p.parameters.get("totalSize", "-1"))
-        total += size if size >= 0 else sum(e.size for e in fs.list_files(p.location))
-    return total
 
 
 def spark_error(e: Exception) -> Exception:

@@ -10,25 +10,32 @@ join itself.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
+import pyarrow as pa
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from hivepark.catalog.models import Partition, type_family
 from hivepark.exec.context import Context
+from hivepark.exec.scan import scan_files, scan_size
 from hivepark.expr import In, and_all
+from hivepark.expr.arrow import arrow_type, to_arrow
 from hivepark.expr.bind import bind, bind_literal
 from hivepark.plan.nodes import QueryPlan, RuntimeSource, TableScan
 from hivepark.sql.analyzer import ScanSite
+from hivepark.storage.formats import read_arrow
+
+
+SmallFrames = Callable[[int], DataFrame]
 
 
 def resolve_runtime(ctx: Context, plan: QueryPlan, sites: Sequence[ScanSite],
-                    frames: dict[int, DataFrame]) -> QueryPlan:
-    """Prunes every scan that has runtime sources; ``frames`` holds the small sides'
-    DataFrames (cached here and reused by the join)."""
+                    frames: SmallFrames) -> QueryPlan:
+    """Prunes every scan that has runtime sources; ``frames(i)`` is the i-th scan's
+    DataFrame, cached and reused by the join, for small sides pyarrow cannot evaluate."""
     scans = list(plan.scans)
     cap = ctx.conf.get_int("hive.mapjoin.partition.pruning.max.values")
     for i, scan in enumerate(scans):
@@ -38,7 +45,7 @@ def resolve_runtime(ctx: Context, plan: QueryPlan, sites: Sequence[ScanSite],
 
 
 def _prune_one(ctx: Context, scan: TableScan, scans: list[TableScan],
-               sites: Sequence[ScanSite], frames: dict[int, DataFrame], cap: int) -> TableScan:
+               sites: Sequence[ScanSite], frames: SmallFrames, cap: int) -> TableScan:
     groups: dict[int, list[RuntimeSource]] = defaultdict(list)
     for src in scan.runtime:
         groups[src.small].append(src)
@@ -53,7 +60,7 @@ def _prune_one(ctx: Context, scan: TableScan, scans: list[TableScan],
         if bad:
             notes.append(f"runtime pruning not applied ({label}): the key types differ")
             continue
-        values = _values(ctx, scans[small], sites[small], frames, sources, cap)
+        values, source_kind = _values(ctx, scans[small], sites[small], frames, sources, cap)
         if values is None:
             notes.append(f"runtime pruning not applied ({label}): {scans[small].alias} has more "
                          f"than {cap:,} distinct key values "
@@ -64,7 +71,6 @@ def _prune_one(ctx: Context, scan: TableScan, scans: list[TableScan],
             notes.append(f"runtime pruning not applied ({label}): a value cannot be compared "
                          "with the key's type")
             continue
-        source_kind = "metastore" if all(s.from_metastore for s in sources) else "execution"
         notes.append(f"runtime pruning ({label}): {len(bound):,} distinct values "
                      f"from {scans[small].table.qualified_name} ({source_kind})")
         keys = [s.big_col for s in sources]
@@ -87,19 +93,50 @@ def _prune_one(ctx: Context, scan: TableScan, scans: list[TableScan],
     return scan.evolve(partitions=tuple(parts), static_partitions=before)
 
 
-def _values(ctx: Context, small: TableScan, site: ScanSite, frames: dict[int, DataFrame],
-            sources: list[RuntimeSource], cap: int) -> set[tuple[Any, ...]] | None:
-    """Distinct non-NULL key tuples of the small side, None when over ``cap``."""
+def _values(ctx: Context, small: TableScan, site: ScanSite, frames: SmallFrames,
+            sources: list[RuntimeSource], cap: int) -> tuple[set[tuple[Any, ...]] | None, str]:
+    """Distinct non-NULL key tuples of the small side (None when over ``cap``), and where
+    they came from: the metastore, pyarrow reading the small side's files, or Spark."""
     cols = [s.small_col for s in sources]
     if all(s.from_metastore for s in sources):
         keys = small.table.partition_key_names()
         idx = [keys.index(c) for c in cols]
         found = {tuple(p.values[k] for k in idx) for p in small.partitions or ()}
+        kind = "metastore"
     else:
-        found = _collect(frames[sources[0].small], site, cols, cap)
+        limit = ctx.conf.get_int("hive.mapjoin.smalltable.filesize")
+        arrow = _collect_arrow(small, site, cols, limit)
+        kind = "pyarrow" if arrow is not None else "spark"
+        found = arrow if arrow is not None else _collect(frames(sources[0].small), site,
+                                                           cols, cap)
     if len(found) > cap:
+        return None, kind
+    return {t for t in found if all(v is not None for v in t)}, kind
+
+
+def _collect_arrow(small: TableScan, site: ScanSite, cols: list[str],
+                   limit: int) -> set[tuple[Any, ...]] | None:
+    """The small side's distinct key tuples computed in-process by pyarrow, with no Spark
+    job: only when its files total at most ``limit`` bytes, the keys and filters read
+    data columns whose comparisons Arrow makes exactly as Spark does, and pyarrow reads
+    the files as Spark would. None otherwise."""
+    table = small.table
+    types = {c.name: c.type for c in table.columns}
+    needed = sorted(set(cols) | site.own.columns())
+    size = scan_size(small)
+    if size is None or size > limit or any(arrow_type(types.get(c, "")) is None
+                                          for c in needed):
         return None
-    return {t for t in found if all(v is not None for v in t)}
+    where = to_arrow(bind(site.own, types), types)
+    files = scan_files(small) if where is not None else None
+    if where is None or files is None:
+        return None
+    schema = pa.schema([(c, arrow_type(types[c])) for c in needed])
+    rows = read_arrow(table, files, schema, where)
+    if rows is None:
+        return None
+    keys = rows.select(cols).group_by(cols).aggregate([])
+    return set(zip(*(keys.column(c).to_pylist() for c in cols))) if keys.num_rows else set()
 
 
 def _collect(frame: DataFrame, site: ScanSite, cols: list[str], cap: int) -> set[tuple[Any, ...]]:

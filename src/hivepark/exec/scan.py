@@ -28,20 +28,11 @@ def scan_dataframe(spark: SparkSession, scan: TableScan) -> DataFrame:
     """The rows of ``scan``: data columns then partition columns, typed as in the metastore."""
     table = scan.table
     if not table.is_partitioned:
-        raw = table.properties.get(FILES_PARAM)
-        lay = partition_layout(table.properties)
-        if lay is not None:
-            choice = scan.lb_choice(())
-            paths = lb_paths(table.location, json.loads(raw) if raw else None, lay,
-                             choice.chosen if choice else None)
-        else:
-            paths = current_files(table.location, json.loads(raw) if raw else None) \
-                if raw is not None else [table.location]
-        if not paths or (raw is None and lay is None and not fs.exists(table.location)):
+        paths, listed = _table_paths(scan)
+        if not paths or not listed:
             return spark.createDataFrame([], schema_of(table.columns))
         return load(spark, table, [fs.to_spark_path(p) for p in paths])
-    parts = scan.partitions or ()
-    per_part = _partition_paths(parts, scan)
+    per_part = _partition_paths(scan.partitions or (), scan)
     paths = [path for _, ps, _ in per_part for path in ps]
     if not paths:
         return spark.createDataFrame([], schema_of(table.all_columns))
@@ -56,6 +47,40 @@ def scan_dataframe(spark: SparkSession, scan: TableScan) -> DataFrame:
         else:
             dirs.setdefault(_spark_dir(p.location), p.values)
     return _mapped_scan(spark, table, list(dirs.items()), paths)
+
+
+def scan_files(scan: TableScan) -> list[str] | None:
+    """Every data file ``scan`` reads (directories without a recorded file list are
+    listed), for in-process readers; None when a directory to read holds subdirectories,
+    whose meaning (partition discovery) only Spark's reader knows."""
+    if scan.table.is_partitioned:
+        paths = [path for _, ps, _ in _partition_paths(scan.partitions or (), scan)
+                 for path in ps]
+    else:
+        paths, listed = _table_paths(scan)
+        if not listed:
+            return []
+    files: list[str] = []
+    for path in paths:
+        entries = fs.list_files(path)
+        if any(e.is_dir for e in entries):
+            return None
+        files += [e.path for e in entries]
+    return files
+
+
+def _table_paths(scan: TableScan) -> tuple[list[str], bool]:
+    """Paths to read of an unpartitioned table, and False when its directory is missing."""
+    table = scan.table
+    raw = table.properties.get(FILES_PARAM)
+    lay = partition_layout(table.properties)
+    if lay is not None:
+        choice = scan.lb_choice(())
+        return lb_paths(table.location, json.loads(raw) if raw else None, lay,
+                        choice.chosen if choice else None), True
+    if raw is not None:
+        return current_files(table.location, json.loads(raw) if raw else None), True
+    return [table.location], fs.exists(table.location)
 
 
 def _partition_paths(parts: tuple[Partition, ...], scan: TableScan
@@ -147,3 +172,18 @@ def _mapped_scan(spark: SparkSession, table: Table,
 def _spark_dir(location: str) -> str:
     """A directory as it appears (URL-decoded) in ``_metadata.file_path``."""
     return fs.normalize(location)
+
+
+def scan_size(scan: TableScan) -> int | None:
+    """Bytes a scan reads: metastore statistics, else the files' sizes."""
+    table = scan.table
+    if not table.is_partitioned:
+        size = int(table.properties.get("totalSize", "-1"))
+        if size >= 0:
+            return size
+        return sum(e.size for e in fs.list_files(table.location, recursive=True))
+    total = 0
+    for p in scan.partitions or ():
+        size = int(p.parameters.get("totalSize", "-1"))
+        total += size if size >= 0 else sum(e.size for e in fs.list_files(p.location))
+    return total

@@ -242,6 +242,9 @@ def _atom(node: exp.Expression, resolve: Resolver) -> Expr | None:
         return _like(node, resolve)
     if isinstance(node, exp.Is):
         return _is_null(node, resolve)
+    if isinstance(node, exp.Column):  # a bare condition column: ``WHERE d.holiday``
+        column = resolve(node)  # binding keeps it only for a BOOLEAN column
+        return EqualTo(column, True) if column is not None else None
     return None
 
 

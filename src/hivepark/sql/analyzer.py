@@ -5,14 +5,14 @@ to its rows (used for pruning)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sqlglot import exp
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
 from hivepark.catalog.models import Column, Table
 from hivepark.errors import InvalidPartitionSpec, SemanticError
-from hivepark.expr import Expr, and_all
+from hivepark.expr import AlwaysTrue, Expr, and_all
 from hivepark.expr.from_sqlglot import from_sqlglot
 from hivepark.sql.joins import JoinKey, join_keys
 
@@ -99,6 +99,7 @@ class ScanSite:
     scope: int = 0
     filters: tuple[exp.Expression, ...] = ()
     hinted: bool = False
+    own: Expr = field(default_factory=AlwaysTrue)  # ``filters`` as one predicate tree
 
 
 @dataclass
@@ -141,8 +142,9 @@ def analyze_query(query: exp.Expression, lookup: TableLookup) -> QueryAnalysis:
             conj = applicable.get(alias, [])
             pred = and_all(*(from_sqlglot(c, resolvers[alias]) for c in conj))
             own = tuple(c for c in conj if _only_references(c, resolvers[alias]))
+            own_pred = and_all(*(from_sqlglot(c, resolvers[alias]) for c in own))
             sites.append(ScanSite(tables[alias], table, alias, pred, scope_id, own,
-                                  alias.lower() in hinted))
+                                  alias.lower() in hinted, own_pred))
         if isinstance(scope.expression, exp.Select):
             joins += [(scope_id, k) for k in join_keys(scope.expression, resolvers, _conjuncts,
                                                        _source_alias)]

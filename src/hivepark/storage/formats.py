@@ -12,6 +12,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as pads
+
 from pyspark.sql import Column as SparkColumn
 from pyspark.sql import DataFrame, DataFrameWriter, SparkSession
 from pyspark.sql import functions as F
@@ -19,6 +23,7 @@ from pyspark.sql.types import StringType, StructField, StructType
 
 from hivepark.catalog.models import Column, Table
 from hivepark.errors import UnsupportedError
+from hivepark.storage import fs
 
 FORMATS = {"parquet": "parquet", "orc": "orc", "textfile": "text"}
 DEFAULT_TEXT_DELIM = "\x01"
@@ -82,3 +87,24 @@ def writer(df: DataFrame, table: Table) -> DataFrameWriter:
                          for n in names])
     rest = [F.col(f"`{c}`") for c in df.columns if c not in names]
     return df.select(line.alias("value"), *rest).write.format("text")
+
+
+def read_arrow(table: Table, paths: Sequence[str], schema: pa.Schema,
+               where: pc.Expression) -> pa.Table | None:
+    """The rows of ``paths`` (a table's Parquet or ORC files) satisfying ``where``, columns
+    of ``schema`` only, read in-process with pyarrow; None when pyarrow cannot read them as
+    Spark would (TEXTFILE, a column missing from a file or named in another case, a type
+    that does not cast exactly), and the caller reads with Spark instead."""
+    if table.format not in ("parquet", "orc") or not paths:
+        return None if paths else schema.empty_table()
+    filesystem, _ = fs.arrow_filesystem(paths[0])
+    try:
+        dataset = pads.dataset([fs.arrow_filesystem(p)[1] for p in paths], format=table.format,
+                               filesystem=filesystem)
+        for fragment in dataset.get_fragments():
+            names = set(fragment.physical_schema.names)
+            if not all(name in names for name in schema.names):
+                return None
+        return dataset.to_table(columns=schema.names, filter=where).cast(schema, safe=True)
+    except (pa.ArrowException, OSError, ValueError):
+        return None

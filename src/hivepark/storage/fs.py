@@ -23,6 +23,11 @@ def _split(path: str) -> tuple[pafs.FileSystem, str]:
     return pafs.LocalFileSystem(), os.path.abspath(path)
 
 
+def arrow_filesystem(path: str) -> tuple[pafs.FileSystem, str]:
+    """The pyarrow file system of ``path`` and the path within it."""
+    return _split(path)
+
+
 def normalize(path: str) -> str:
     """Absolute local path, or the URI unchanged for remote file systems."""
     if "://" in path and not path.startswith("file://"):
