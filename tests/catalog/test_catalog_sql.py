@@ -205,6 +205,20 @@ def test_rename_table_relocates_partitions(catalog: SqlCatalog) -> None:
 
 # partitions -----------------------------------------------------------------------------
 
+def test_partition_stats_count_and_size_in_one_query(catalog: SqlCatalog) -> None:
+    """What a deferred scan needs to choose the map-join side without listing partitions."""
+    from hivepark.expr import EqualTo, GreaterThan
+    t = make_table(catalog)
+    catalog.add_partitions(t, [part(t, "2008-04-08", "11", parameters={"totalSize": "100"}),
+                               part(t, "2008-04-08", "12", parameters={"totalSize": "250"}),
+                               part(t, "2008-04-09", "1", parameters={"numFiles": "1"})])
+    assert catalog.partition_stats(t, EqualTo("ds", "2008-04-08")) == (2, 350)
+    assert catalog.partition_stats(t, GreaterThan("hr", 11)) == (1, 250)
+    assert catalog.partition_stats(t) == (3, None)  # one partition has no totalSize
+    assert catalog.partition_stats(t, EqualTo("ds", "2009-01-01")) == (0, 0)
+    assert catalog.count_partitions(t, EqualTo("ds", "2008-04-08")) == 2
+
+
 def test_partitions_crud(catalog: SqlCatalog) -> None:
     t = make_table(catalog)
     p1 = part(t, "2008-04-08", "11", parameters={"numFiles": "2"}, files=("a.parquet",

@@ -229,6 +229,26 @@ def test_pruning_matches_plain_spark(env, fact, where, parts, dirs):
         rows(env.spark.sql(f"SELECT * FROM lb_src WHERE {where}"))
 
 
+@pytest.mark.parametrize("keys, dirs", [
+    ("(30)", "directories=2/10"),        # one skewed value: its directory in each partition
+    ("(30), (49)", "directories=4/10"),  # 49 is not skewed: the default directory too
+    ("(NULL)", "directories=0/10"),      # NULL joins nothing
+])
+def test_map_join_values_choose_skewed_directories(env, fact, spark, keys, dirs):
+    """Issue 5 item 5: a map-join on a skewed (not partition) column prunes its
+    list-bucketing directories with the small side's values, as a WHERE x IN (...) would."""
+    env.sql("DROP TABLE IF EXISTS xdim")
+    env.sql("CREATE TABLE xdim (x INT, tag STRING) STORED AS PARQUET")
+    env.sql("INSERT INTO xdim SELECT CAST(col1 AS INT), 't' FROM VALUES " + keys)
+    sql = "SELECT f.a, f.x, d.tag FROM fact f JOIN xdim d ON f.x = d.x"
+    text = "\n".join(r[0] for r in env.sql("EXPLAIN ANALYZE " + sql).collect())
+    assert f"list bucketing: {dirs}" in text, text
+    spark.sql("SELECT CAST(col1 AS INT) AS x, 't' AS tag FROM VALUES " + keys) \
+        .createOrReplaceTempView("plain_xdim")
+    assert rows(env.sql(sql)) == rows(spark.sql(
+        "SELECT f.a, f.x, d.tag FROM lb_src f JOIN plain_xdim d ON f.x = d.x"))
+
+
 def test_equality_reads_only_its_directory(env, fact):
     text = env.explain("SELECT * FROM fact WHERE ds = '2012-04-15' AND x = 30")
     assert f"directories: {fact.location}/ds=2012-04-15/x=30" in text

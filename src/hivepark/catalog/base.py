@@ -79,8 +79,18 @@ class Catalog(ABC):
         """
 
     @abstractmethod
-    def count_partitions(self, table: Table) -> int:
-        ...
+    def count_partitions(self, table: Table, filter: Expr | None = None) -> int:
+        """How many partitions ``list_partitions(table, filter)`` would return."""
+
+    def partition_stats(self, table: Table, filter: Expr | None = None
+                        ) -> tuple[int, int | None]:
+        """The count of ``list_partitions(table, filter)`` and their summed ``totalSize``
+        statistic (None when a partition has none)."""
+        parts = self.list_partitions(table, filter)
+        sizes = [p.parameters.get("totalSize") for p in parts]
+        if any(s is None for s in sizes):
+            return len(parts), None
+        return len(parts), sum(int(s) for s in sizes if s is not None)
 
     @abstractmethod
     def get_partition(self, table: Table, values: Sequence[str | None]) -> Partition | None:

@@ -22,9 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import (
+    JSON,
+    BigInteger,
     Connection,
     Engine,
     bindparam,
+    cast,
     create_engine,
     delete,
     event,
@@ -509,11 +512,35 @@ class SqlCatalog(Catalog):
             rows = sorted(s.connection().execute(stmt).all(), key=_part_name_of)
             return _partitions_of(rows)
 
-    def count_partitions(self, table: Table) -> int:
+    def count_partitions(self, table: Table, filter: Expr | None = None) -> int:
         with self._session() as s:
             tbl_id = self._table_row(s, table.db, table.name).id
-            return int(s.scalar(select(func.count()).select_from(PartitionRow)
-                                .where(PartitionRow.tbl_id == tbl_id)) or 0)
+            if filter is None:
+                return int(s.scalar(select(func.count()).select_from(PartitionRow)
+                                    .where(PartitionRow.tbl_id == tbl_id)) or 0)
+            stmt = self._filtered(tbl_id, table, filter)
+            if stmt is None:
+                return 0
+            return int(s.scalar(select(func.count()).select_from(stmt.subquery())) or 0)
+
+    def partition_stats(self, table: Table, filter: Expr | None = None
+                        ) -> tuple[int, int | None]:
+        """One aggregate query: the matching partitions' count and their summed
+        ``totalSize`` (None when a partition has no such statistic)."""
+        with self._session() as s:
+            tbl_id = self._table_row(s, table.db, table.name).id
+            stmt = self._filtered(tbl_id, table, filter)
+            if stmt is None:
+                return 0, 0
+            sq = stmt.subquery()
+            if self._is_pg:
+                raw = func.json_extract_path_text(cast(sq.c.parameters, JSON), "totalSize")
+            else:
+                raw = func.json_extract(sq.c.parameters, "$.totalSize")
+            size = cast(raw, BigInteger)
+            count, known, total = s.execute(
+                select(func.count(), func.count(size), func.sum(size)).select_from(sq)).one()
+            return int(count), (int(total or 0) if known == count else None)
 
     def get_partition(self, table: Table, values: Sequence[str | None]) -> Partition | None:
         vals = _normalize_values(table, values)

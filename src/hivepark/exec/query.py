@@ -19,9 +19,12 @@ from hivepark.exec.scan import scan_dataframe, scan_size
 from hivepark.exec.runtime import resolve_runtime
 from hivepark.expr import render_literal
 from hivepark.plan.nodes import QueryPlan, TableScan
+from hivepark.plan.list_bucketing import prune_list_bucketing
+from hivepark.plan.partition_pruning import list_deferred
 from hivepark.plan.planner import plan_scans
 from hivepark.plan.runtime_pruning import RuntimeSettings, mark_runtime_sources
 from hivepark.sql.analyzer import ScanSite, analyze_query
+from hivepark.sql.joins import JoinKey
 from hivepark.storage.formats import spark_type
 
 
@@ -36,20 +39,37 @@ class PlannedQuery:
 
 def plan_query(ctx: Context, query: exp.Expression) -> PlannedQuery:
     """Finds the scans of ``query`` (a copy) and plans them: static pruning, then the
-    runtime (map-join) pruning sources, which are resolved only at execution."""
+    runtime (map-join) pruning sources, which are resolved only at execution. A scan that
+    runtime pruning may narrow is only counted here and listed once, at execution."""
     query = query.copy()
     analysis = analyze_query(query, ctx.lookup)
     sites = analysis.sites
     scans = [TableScan(s.table, s.alias, s.predicate) for s in sites]
-    plan = plan_scans(scans, ctx.catalog)
+    settings = _settings(ctx)
+    defer = _runtime_candidates(sites, analysis.joins) if settings.enabled else set()
+    plan = plan_scans(scans, ctx.catalog, defer)
     if analysis.joins:
         smalls = {k.small.lower() for _, k in analysis.joins}
         sizes = [scan_size(scan) if scan.alias.lower() in smalls else None
                  for scan in plan.scans]
         marked = mark_runtime_sources(plan.scans, [s.scope for s in sites], analysis.joins,
-                                      [s.hinted for s in sites], sizes, _settings(ctx))
+                                      [s.hinted for s in sites], sizes, settings)
         plan = QueryPlan(tuple(marked))
+    plan = QueryPlan(tuple(
+        scan if any(src.big_is_partition_key for src in scan.runtime)
+        else prune_list_bucketing(list_deferred(scan, ctx.catalog)) for scan in plan.scans))
     return PlannedQuery(query, sites, plan)
+
+
+def _runtime_candidates(sites: list[ScanSite], joins: list[tuple[int, JoinKey]]) -> set[int]:
+    """Scans that are the big side of an eligible join on one of their partition keys."""
+    out = set()
+    for i, site in enumerate(sites):
+        keys = site.table.partition_key_names()
+        if any(scope == site.scope and k.big.lower() == site.alias.lower() and k.eligible
+               and k.big_col in keys for scope, k in joins):
+            out.add(i)
+    return out
 
 
 def _settings(ctx: Context) -> RuntimeSettings:

@@ -25,6 +25,8 @@ from hivepark.expr import In, and_all
 from hivepark.expr.arrow import arrow_type, to_arrow
 from hivepark.expr.bind import bind, bind_literal
 from hivepark.plan.nodes import QueryPlan, RuntimeSource, TableScan
+from hivepark.plan.list_bucketing import prune_list_bucketing
+from hivepark.plan.partition_pruning import list_deferred
 from hivepark.sql.analyzer import ScanSite
 from hivepark.storage.formats import read_arrow
 
@@ -84,13 +86,21 @@ def _prune_one(ctx: Context, scan: TableScan, scans: list[TableScan],
         if len(pk) > 1:
             exact.append(([keys[j] for j in pk], {tuple(t[j] for j in pk) for t in bound}))
     scan = scan.evolve(notes=tuple(notes), row_filters=tuple(rows))
+    if rows:  # the values also choose list-bucketing directories of a skewed column
+        scan = scan.evolve(predicate=and_all(scan.predicate,
+                                             *(In(c, vals) for c, vals in rows)))
     if not part_filters or not scan.table.is_partitioned:
-        return scan
-    flt = bind(and_all(scan.partition_filter, *part_filters), scan.table.partition_types())
-    parts = ctx.catalog.list_partitions(scan.table, flt)
-    parts = [p for p in parts if all(_matches(scan, p, cols, want) for cols, want in exact)]
-    before = len(scan.partitions or ())
-    return scan.evolve(partitions=tuple(parts), static_partitions=before)
+        return prune_list_bucketing(list_deferred(scan, ctx.catalog))
+    flt = bind(and_all(*part_filters), scan.table.partition_types())
+
+    def keep(p: Partition) -> bool:
+        return all(_matches(scan, p, cols, want) for cols, want in exact)
+
+    if scan.deferred:
+        return prune_list_bucketing(list_deferred(scan, ctx.catalog, flt, keep))
+    parts = ctx.catalog.list_partitions(scan.table, and_all(scan.partition_filter, flt))
+    return prune_list_bucketing(scan.evolve(partitions=tuple(p for p in parts if keep(p)),
+                                            static_partitions=len(scan.partitions or ())))
 
 
 def _values(ctx: Context, small: TableScan, site: ScanSite, frames: SmallFrames,

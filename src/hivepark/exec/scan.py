@@ -177,6 +177,8 @@ def _spark_dir(location: str) -> str:
 def scan_size(scan: TableScan) -> int | None:
     """Bytes a scan reads: metastore statistics, else the files' sizes."""
     table = scan.table
+    if scan.deferred:
+        return scan.deferred_size
     if not table.is_partitioned:
         size = int(table.properties.get("totalSize", "-1"))
         if size >= 0:

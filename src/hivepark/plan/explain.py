@@ -29,6 +29,13 @@ def render_scan(scan: TableScan, max_dirs: int = 5, extended: bool = False,
         return lines + [_dir_line([layout.resolve_location(t.location, loc)
                                    for loc in choice.chosen], max_dirs)] + _runtime_lines(scan, analyzed)
     parts = scan.partitions or ()
+    if scan.deferred:
+        lines.append(f"  partitions={scan.static_partitions}/{scan.total_partitions} after static "
+                     "pruning; runtime pruning chooses at execution")
+        if not isinstance(scan.partition_filter, AlwaysTrue):
+            lines.append(f"  partition filter: {to_filter_string(scan.partition_filter)}")
+        lines.append("  directories: chosen at execution (EXPLAIN ANALYZE shows them)")
+        return lines + _runtime_lines(scan, analyzed)
     if scan.static_partitions is not None:
         lines.append(f"  partitions={len(parts)}/{scan.total_partitions} (static pruning: "
                      f"{scan.static_partitions}/{scan.total_partitions}, then runtime pruning)")

@@ -36,6 +36,9 @@ class TableScan:
     ``predicate`` is everything known about the rows the query keeps from this scan;
     ``partition_filter`` is its sound projection onto the partition columns (bound to their
     types). ``partitions`` is ``None`` until pruning ran (or for unpartitioned tables).
+    A ``deferred`` scan is the big side of a runtime-pruned join: static pruning only
+    counted its partitions (``static_partitions``), and they are listed once, at execution,
+    with the static and runtime filters together.
     """
 
     table: Table
@@ -50,6 +53,8 @@ class TableScan:
     row_filters: tuple[tuple[str, tuple[Any, ...]], ...] = ()
     broadcast: bool = False
     list_bucketing: tuple[Any, ...] = ()  # plan.list_bucketing.LBChoice per skewed partition
+    deferred: bool = False  # partitions listed at execution, after runtime pruning
+    deferred_size: int = 0  # of a deferred scan: its statically chosen partitions' bytes
 
     def lb_choice(self, values: tuple[str | None, ...]) -> Any:
         """The list-bucketing choice for the partition with ``values``, or None."""
