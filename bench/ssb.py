@@ -44,7 +44,11 @@ end of ``.collect()``, ``spark.catalog.clearCache()`` before every run:
   no-runtime   the same with ``SET hive.optimize.mapjoin.partition.pruning=false``;
   spark-new    a new job: ``spark.read.parquet`` of the lineorder table directory (listing
                and partition discovery included) and of the dimension tables, temp views,
-               the same SQL with Spark's dynamic partition pruning (its default);
+               the same SQL with Spark's dynamic partition pruning (its default). With
+               ``--spark-new-listing stock`` (the default) it lists as stock Spark does:
+               ``spark.sql.sources.parallelPartitionDiscovery.threshold`` at Spark's
+               default, 32, so 2,406 directories are listed by a Spark job; ``session``
+               keeps hivepark's session value (100000: listed on the driver, faster here);
   spark-warm   the same DataFrames created once up front and reused (listing done).
 Rows of all four are sorted and compared on every run; any difference stops the script.
 A warm-up round (Q1.1, every variant, untimed) runs first.
@@ -56,9 +60,11 @@ metastore's ``totalSize`` of those partitions. ``read``: Spark's own ``size of f
 metric of the lineorder FileSourceScanExec after the collect, for every variant, hivepark
 included (hivepark hands Spark a file list, so this is the same measure); ``n/m`` means
 not measured. ``qualifying-bytes``: computed independently with plain Spark, the partitions
-of lineorder holding at least one row that satisfies the whole query (the query's FROM and
-WHERE with ``SELECT DISTINCT lo_orderdate``), their files' sizes summed from a listing of
-the table directory.
+of lineorder whose date satisfies the query's conditions on ``dates`` (the WHERE conjuncts
+that read only d_ columns, applied through the join), their files' sizes summed from a
+listing of the table directory; also printed, how many partitions hold a row of the whole
+query's result (the query's FROM and WHERE with ``SELECT DISTINCT lo_orderdate``), which
+partition pruning cannot know without reading.
 """
 
 from __future__ import annotations
@@ -356,13 +362,31 @@ def hivepark_partitions(wh: Any, sql: str, by_location: dict[str, int]) -> tuple
     return f"{k_n.group(1)}/{k_n.group(2)}", sum(by_location[d] for d in chosen)
 
 
-def qualifying_bytes(spark: Any, sql: str, sizes: dict[int, int]) -> tuple[int, int]:
-    """(count, bytes) of the lineorder partitions holding a row that satisfies ``sql``,
-    with plain Spark: the query's FROM ... WHERE with SELECT DISTINCT lo_orderdate."""
+def qualifying_bytes(spark: Any, sql: str, sizes: dict[int, int]) -> tuple[int, int, int]:
+    """Computed with plain Spark over the warm views: (count, bytes) of the lineorder
+    partitions whose date satisfies the query's conditions on ``dates`` (the partitions a
+    partition-level decision can qualify), and the count of partitions that hold a row of
+    the whole query's result (what no partition pruning can know before reading)."""
+    import sqlglot
+    from sqlglot import exp
+
+    tree = sqlglot.parse_one(sql, read="spark")
+    where = tree.args["where"].this if tree.args.get("where") else None
+    conds = []
+    stack = [where] if where is not None else []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, exp.And):
+            stack += [node.this, node.expression]
+        elif all(c.name.startswith("d_") for c in node.find_all(exp.Column)):
+            conds.append(node.sql(dialect="spark"))
+    date_sql = ("SELECT DISTINCT lo_orderdate FROM warm_lineorder JOIN warm_dates "
+                "ON lo_orderdate = d_datekey" + (" WHERE " + " AND ".join(conds) if conds else ""))
+    keys = [r[0] for r in spark.sql(date_sql).collect()]
     body = re.split(r"\bGROUP BY\b|\bORDER BY\b", sql)[0]
     q = re.sub(r"^\s*SELECT .*?\bFROM\b", "SELECT DISTINCT lo_orderdate FROM", body, flags=re.S)
-    keys = [r[0] for r in spark.sql(q).collect()]
-    return len(keys), sum(sizes[k] for k in keys)
+    result = spark.sql(q).count()
+    return len(keys), sum(sizes[k] for k in keys), result
 
 
 # ---------------------------------------------------------------------------------------
@@ -393,8 +417,9 @@ def sort_rows(rows: list[Any]) -> list[tuple]:
 class Runner:
     """The four ways to run a query; each returns (seconds, rows, lineorder bytes read)."""
 
-    def __init__(self, spark: Any, wh: Any) -> None:
+    def __init__(self, spark: Any, wh: Any, new_listing: str = "stock") -> None:
         self.spark, self.wh = spark, wh
+        self.new_listing = new_listing
         self.locations = {t: wh.catalog.get_table("default", t).location for t in TABLES}
         self.warm = {t: spark.read.parquet(self.locations[t]) for t in TABLES}
         for t, df in self.warm.items():
@@ -432,13 +457,20 @@ class Runner:
         self.new_id += 1
         prefix = f"new{self.new_id}_"
         sql = self.sql_for(name, prefix)
-        t = time.perf_counter()
-        for table in TABLES:
-            self.spark.read.parquet(self.locations[table]) \
-                .createOrReplaceTempView(prefix + table)
-        df = self.spark.sql(sql)
-        rows = df.collect()
-        seconds = time.perf_counter() - t
+        key = "spark.sql.sources.parallelPartitionDiscovery.threshold"
+        before = self.spark.conf.get(key)
+        if self.new_listing == "stock":
+            self.spark.conf.set(key, "32")
+        try:
+            t = time.perf_counter()
+            for table in TABLES:
+                self.spark.read.parquet(self.locations[table]) \
+                    .createOrReplaceTempView(prefix + table)
+            df = self.spark.sql(sql)
+            rows = df.collect()
+            seconds = time.perf_counter() - t
+        finally:
+            self.spark.conf.set(key, before)
         for table in TABLES:
             self.spark.catalog.dropTempView(prefix + table)
         return seconds, rows, df
@@ -463,6 +495,9 @@ def main() -> None:
     ap.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
                     help="a Spark SQL setting for every variant (repeatable), e.g. "
                          "spark.sql.parquet.pushdown.inFilterThreshold=0")
+    ap.add_argument("--spark-new-listing", choices=("stock", "session"), default="stock",
+                    help="spark-new lists directories as stock Spark (a listing job over 32 "
+                         "paths) or with this session's driver-side listing")
     args = ap.parse_args()
     names = [q.strip().upper() for q in args.queries.split(",") if q.strip()]
     unknown = [q for q in names if q not in QUERIES]
@@ -487,7 +522,7 @@ def main() -> None:
     for kv in args.spark_conf:
         key, _, value = kv.partition("=")
         spark.conf.set(key.strip(), value.strip())
-    runner = Runner(spark, wh)
+    runner = Runner(spark, wh, args.spark_new_listing)
     lineorder = wh.catalog.get_table("default", "lineorder")
     by_location = {p.location: int(p.parameters["totalSize"])
                    for p in wh.catalog.list_partitions(lineorder)}
@@ -498,6 +533,7 @@ def main() -> None:
           f"master={spark.sparkContext.master} sf={args.sf:g} repeat={args.repeat} "
           f"lineorder={len(sizes):,} partitions, {human(sum(sizes.values()))} "
           f"hivepark={hivepark.__file__} ({git_head()}) load={os.getloadavg()[0]:.1f}"
+          + f" spark-new-listing={args.spark_new_listing}"
           + (f" spark-conf={','.join(args.spark_conf)}" if args.spark_conf else ""), flush=True)
 
     for variant in VARIANTS:  # warm-up, untimed: JIT, first reads
@@ -528,12 +564,14 @@ def main() -> None:
         for v in VARIANTS:
             medians[v][name] = statistics.median(times[v])
         k_n, hp_bytes = hivepark_partitions(wh, runner.sql_for(name), by_location)
-        q_count, q_bytes = qualifying_bytes(spark, runner.sql_for(name, "warm_"), sizes)
+        q_count, q_bytes, result_parts = qualifying_bytes(spark, runner.sql_for(name, "warm_"),
+                                                          sizes)
         print(f"{name}  " + "  ".join(f"{v} {medians[v][name]:.2f}s" for v in VARIANTS)
               + "  (wh.sql() before collect: " + " ".join(
                   f"{v} {statistics.median(p):.2f}s" for v, p in plans.items()) + ")"
               + f"  partitions {k_n}  hp-bytes {human(hp_bytes)}"
-              + f"  qualifying-bytes {human(q_bytes)} ({q_count} partitions)"
+              + f"  qualifying-bytes {human(q_bytes)} ({q_count} partitions; "
+              + f"{result_parts} hold result rows)"
               + "  read: " + " ".join(f"{v}={human(read[v])}" for v in VARIANTS)
               + f"  rows {len(expected or [])}", flush=True)
 

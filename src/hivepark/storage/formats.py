@@ -46,8 +46,13 @@ def spark_type(hive_type: str) -> str:
     return re.sub(r"\b(var)?char\s*\(\s*\d+\s*\)", "string", hive_type, flags=re.IGNORECASE)
 
 
+def schema_ddl(columns: Sequence[Column]) -> str:
+    """The columns as a Spark DDL schema string (``a` INT, `b` STRING``)."""
+    return ", ".join(f"`{c.name}` {spark_type(c.type)}" for c in columns)
+
+
 def schema_of(columns: Sequence[Column]) -> StructType:
-    ddl = ", ".join(f"`{c.name}` {spark_type(c.type)}" for c in columns)
+    ddl = schema_ddl(columns)
     return StructType.fromDDL(ddl) if ddl else StructType([])
 
 
@@ -62,7 +67,8 @@ def load(spark: SparkSession, table: Table, paths: Sequence[str], base_path: str
         r = r.option("basePath", base_path)
     extra = dict(extra or {})
     if table.format != "textfile":
-        df = r.schema(schema_of([*table.columns, *parts])).load(list(paths))
+        # a DDL string: one call into the JVM (a StructType costs two and a JSON round trip)
+        df = r.schema(schema_ddl([*table.columns, *parts])).load(list(paths))
         return df.select("*", *[c.alias(n) for n, c in extra.items()]) if extra else df
     schema = StructType([StructField("value", StringType())] + schema_of(parts).fields)
     raw = r.schema(schema).load(list(paths))
