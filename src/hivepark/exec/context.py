@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from typing import Any
 from dataclasses import dataclass, field
 
 from pyspark.sql import DataFrame, SparkSession
@@ -27,6 +28,14 @@ class Context:
     current_db: str = "default"
     _temp_views: list[str] = field(default_factory=list)
     _cached: list[DataFrame] = field(default_factory=list)
+    _table_frames: Any = None
+
+    def table_frames(self) -> Any:
+        """This warehouse's whole-table DataFrames (exec.scan.TableFrames), made once."""
+        if self._table_frames is None:
+            from hivepark.exec.scan import TableFrames
+            self._table_frames = TableFrames(self.catalog)
+        return self._table_frames
 
     def table(self, node: exp.Table | str) -> Table:
         """The table a reference names; NoSuchTable with a hint when it is missing."""

@@ -18,7 +18,7 @@ from hivepark.exec.context import Context
 from hivepark.exec.scan import scan_dataframe, scan_size
 from hivepark.exec.runtime import resolve_runtime
 from hivepark.expr import render_literal
-from hivepark.plan.nodes import QueryPlan, TableScan
+from hivepark.plan.nodes import IN_LIST_MAX, QueryPlan, TableScan
 from hivepark.plan.list_bucketing import prune_list_bucketing
 from hivepark.plan.partition_pruning import list_deferred
 from hivepark.plan.planner import plan_scans
@@ -88,7 +88,7 @@ def resolve(ctx: Context, planned: PlannedQuery) -> tuple[QueryPlan, list[DataFr
 
     def small_frame(i: int) -> DataFrame:
         if i not in frames:
-            frames[i] = ctx.cache(scan_dataframe(ctx.spark, plan.scans[i]))
+            frames[i] = ctx.cache(scan_dataframe(ctx.spark, plan.scans[i], ctx.table_frames()))
         return frames[i]
 
     if any(scan.runtime for scan in plan.scans):
@@ -98,7 +98,7 @@ def resolve(ctx: Context, planned: PlannedQuery) -> tuple[QueryPlan, list[DataFr
             raise spark_error(e) from None
     dfs = []
     for i, scan in enumerate(plan.scans):
-        df = frames[i] if i in frames else scan_dataframe(ctx.spark, scan)
+        df = frames[i] if i in frames else scan_dataframe(ctx.spark, scan, ctx.table_frames())
         for col, values in scan.row_filters:
             df = df.where(in_filter(col, values, scan.table))
         dfs.append(df)
@@ -106,20 +106,19 @@ def resolve(ctx: Context, planned: PlannedQuery) -> tuple[QueryPlan, list[DataFr
 
 
 def in_filter(col: str, values: tuple, table: Table) -> Column:
-    """``col IN (values)``, plus ``col BETWEEN min AND max`` for large sets: readers that
-    stop pushing long IN lists down (Parquet beyond a few values, Iceberg beyond 200) still
-    skip row groups by the range. Built as SQL text, one call into Spark whatever the
-    number of values."""
+    """The reader filter for a runtime value set: ``col IN (values)`` up to 200 values, and
+    beyond that ``col BETWEEN min AND max`` instead (what Parquet and ORC skip row groups
+    by; Spark itself turns an IN of over 10 values into that range for Parquet, and Iceberg
+    drops IN lists over 200 values altogether). The join keeps only matching rows either
+    way; the range costs nothing to parse at 100,000 values. Built as SQL text: one call
+    into Spark."""
     typ = next(c.type for c in table.all_columns if c.name == col)
     if not values:
         return F.lit(False)
-    lits = [spark_literal(v, typ) for v in values]
-    cond = f"`{col}` IN ({', '.join(lits)})"
-    if len(values) > 200:
+    if len(values) > IN_LIST_MAX:
         lo, hi = min(values), max(values)
-        cond = (f"`{col}` BETWEEN {spark_literal(lo, typ)} AND {spark_literal(hi, typ)} "
-                f"AND {cond}")
-    return F.expr(cond)
+        return F.expr(f"`{col}` BETWEEN {spark_literal(lo, typ)} AND {spark_literal(hi, typ)}")
+    return F.expr(f"`{col}` IN ({', '.join(spark_literal(v, typ) for v in values)})")
 
 
 def spark_literal(value: Any, hive_type: str) -> str:

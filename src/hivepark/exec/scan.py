@@ -10,22 +10,29 @@ from __future__ import annotations
 
 import json
 import posixpath
+from collections.abc import Sequence
 
 from pyspark.sql import Column as SparkColumn
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from hivepark import layout
-from hivepark.catalog.models import Partition, Table
+from hivepark.catalog.base import Catalog
+from hivepark.catalog.models import Column, Partition, Table, type_family
 from hivepark.catalog.skew import SkewLayout, partition_layout
+from hivepark.expr import render_literal
+from hivepark.expr.bind import bind_literal
 from hivepark.plan.nodes import TableScan
 from hivepark.storage import fs
 from hivepark.storage.commit import FILES_PARAM, current_files
 from hivepark.storage.formats import load, schema_of, spark_type
 
 
-def scan_dataframe(spark: SparkSession, scan: TableScan) -> DataFrame:
-    """The rows of ``scan``: data columns then partition columns, typed as in the metastore."""
+def scan_dataframe(spark: SparkSession, scan: TableScan,
+                   warm: TableFrames | None = None) -> DataFrame:
+    """The rows of ``scan``: data columns then partition columns, typed as in the metastore.
+    With ``warm``, a scan of many partitions may reuse a whole-table DataFrame (see
+    :class:`TableFrames`)."""
     table = scan.table
     if not table.is_partitioned:
         paths, listed = _table_paths(scan)
@@ -36,7 +43,11 @@ def scan_dataframe(spark: SparkSession, scan: TableScan) -> DataFrame:
     paths = [path for _, ps, _ in per_part for path in ps]
     if not paths:
         return spark.createDataFrame([], schema_of(table.all_columns))
-    if all(_in_hive_layout(table, p) and not nested for p, _, nested in per_part):
+    if all(not nested for _, _, nested in per_part) and \
+            _all_in_hive_layout(table, [p for p, _, _ in per_part]):
+        df = warm.pruned(spark, scan) if warm is not None else None
+        if df is not None:
+            return df
         return load(spark, table, [fs.to_spark_path(p) for p in paths],
                     base_path=fs.to_spark_path(table.location))
     dirs: dict[str, tuple[str | None, ...]] = {}
@@ -47,6 +58,93 @@ def scan_dataframe(spark: SparkSession, scan: TableScan) -> DataFrame:
         else:
             dirs.setdefault(_spark_dir(p.location), p.values)
     return _mapped_scan(spark, table, list(dirs.items()), paths)
+
+
+class TableFrames:
+    """Whole-table DataFrames, one per table version, reused by scans of many partitions.
+
+    Handing Spark thousands of files costs a file index built over all of them (a status
+    call per file) for every query; a DataFrame over the whole table, built once from the
+    metastore's file lists, keeps that index, and a scan applies its chosen partitions as
+    a filter on the partition column, which Spark prunes in memory with no file-system
+    call (what a warm ``spark.read`` DataFrame does). A commit changes the table version,
+    so a changed table is never read from a stale index. Used for single-key tables in the
+    Hive layout with recorded file lists; built only when a scan reads at least half of
+    the table's partitions, so a query of a few partitions never pays for all of them.
+    """
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self._frames: dict[str, tuple[int, DataFrame | None]] = {}
+
+    def pruned(self, spark: SparkSession, scan: TableScan) -> DataFrame | None:
+        """The scan's rows from the whole-table DataFrame, or None (load the files)."""
+        table = scan.table
+        keys = table.partition_keys
+        if len(keys) != 1 or keys[0].type.lower().split("(")[0].strip() not in _WARM_KEY_TYPES:
+            return None
+        chosen = scan.partitions or ()
+        cached = self._frames.get(table.qualified_name)
+        if cached is None or cached[0] != table.version:
+            if 2 * len(chosen) < scan.total_partitions:
+                return None
+            cached = (table.version, self._build(spark, table))
+            self._frames[table.qualified_name] = cached
+        full = cached[1]
+        if full is None:
+            return None
+        if len(chosen) == scan.total_partitions:
+            return full
+        cond = _partition_predicate(keys[0], chosen, self.catalog, table)
+        return full.where(F.expr(cond)) if cond is not None else None
+
+    def _build(self, spark: SparkSession, table: Table) -> DataFrame | None:
+        parts = self.catalog.list_partitions(table)
+        if not parts or any(p.files is None or any("/" in f for f in p.files) or
+                            partition_layout(p.parameters) is not None for p in parts) \
+                or not _all_in_hive_layout(table, parts):
+            return None
+        paths = [path for p in parts for path in current_files(p.location, p.files)]
+        return load(spark, table, [fs.to_spark_path(p) for p in paths],
+                    base_path=fs.to_spark_path(table.location))
+
+
+_WARM_KEY_TYPES = {"tinyint", "smallint", "int", "integer", "bigint", "string", "varchar",
+                   "date"}
+
+
+def _partition_predicate(key: Column, chosen: Sequence[Partition], catalog: Catalog,
+                         table: Table) -> str | None:
+    """``key IN (chosen values)``, or ``NOT IN`` the others when that list is shorter, with
+    the default partition (NULL) handled explicitly; None if a value does not bind."""
+    want = {p.values[0] for p in chosen}
+    name = f"`{key.name}`"
+    null_chosen = None in want
+    values = sorted(v for v in want if v is not None)
+    others: list[str] | None = None
+    if len(values) > 200:
+        every = {p.values[0] for p in catalog.list_partitions(table)}
+        others = sorted(v for v in every - want if v is not None)
+    negate = others is not None and len(others) < len(values)
+    text = _literals(others if negate and others is not None else values, key.type)
+    if text is None:
+        return None
+    if negate:
+        cond = f"NOT {name} IN ({text})" if text else "true"
+        return f"({name} IS NULL OR {cond})" if null_chosen else f"({name} IS NOT NULL AND {cond})"
+    cond = f"{name} IN ({text})" if text else "false"
+    return f"({name} IS NULL OR {cond})" if null_chosen else cond
+
+
+def _literals(values: Sequence[str], hive_type: str) -> str | None:
+    out = []
+    for v in values:
+        bound = bind_literal(v, hive_type)
+        if bound is None:
+            return None
+        text = render_literal(bound)
+        out.append(f"DATE {text}" if type_family(hive_type) == "date" else text)
+    return ", ".join(out)
 
 
 def scan_files(scan: TableScan) -> list[str] | None:
@@ -135,6 +233,15 @@ def lb_paths(location: str, recorded: tuple[str, ...] | list[str] | None, lay: S
             out += [e.path for e in fs.list_files(layout.resolve_location(location, loc))
                     if not e.is_dir]
     return out
+
+
+def _all_in_hive_layout(table: Table, parts: Sequence[Partition]) -> bool:
+    """Every partition lives in its Hive-layout directory (a string comparison first; the
+    normalized paths only when that fails)."""
+    base = table.location.rstrip("/")
+    keys = table.partition_key_names()
+    return all(p.location == f"{base}/{layout.make_part_name(keys, p.values)}"
+               or _in_hive_layout(table, p) for p in parts)
 
 
 def _in_hive_layout(table: Table, p: Partition) -> bool:

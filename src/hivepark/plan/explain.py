@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from hivepark import layout
 from hivepark.expr import AlwaysTrue
-from hivepark.expr.visitors import to_filter_string
-from hivepark.plan.nodes import QueryPlan, TableScan
+from hivepark.expr.visitors import render_literal, to_filter_string
+from hivepark.plan.nodes import IN_LIST_MAX, QueryPlan, TableScan
 
 
 def render_scan(scan: TableScan, max_dirs: int = 5, extended: bool = False,
@@ -82,8 +82,14 @@ def _runtime_lines(scan: TableScan, analyzed: bool) -> list[str]:
                          f"({src.small_alias}.{src.small_col} of {src.small_table}; {how})")
     lines += [f"  {note}" for note in scan.notes]
     if scan.row_filters:
-        lines += [f"  row filter pushed to the reader: {col} IN ({len(vals):,} values)"
-                  for col, vals in scan.row_filters]
+        for col, vals in scan.row_filters:
+            if len(vals) > IN_LIST_MAX:
+                lines.append(f"  row filter pushed to the reader: {col} BETWEEN "
+                             f"{render_literal(min(vals))} AND {render_literal(max(vals))} "
+                             f"(range of {len(vals):,} values)")
+            else:
+                lines.append(f"  row filter pushed to the reader: {col} IN ({len(vals):,} "
+                             "values)")
     if scan.broadcast:
         lines.append("  map-join: broadcast to the other side")
     return lines

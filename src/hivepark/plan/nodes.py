@@ -9,6 +9,10 @@ from hivepark.catalog.models import Partition, Table
 from hivepark.expr import AlwaysTrue, Expr
 
 
+IN_LIST_MAX = 200
+"""A runtime value set larger than this reaches the reader as its min/max range, not IN."""
+
+
 @dataclass(frozen=True)
 class RuntimeSource:
     """Runtime pruning of a scan by the join-key values of a small (map-join) side.

@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as pads
 
 from pyspark.sql import Column as SparkColumn
-from pyspark.sql import DataFrame, DataFrameWriter, SparkSession
+from pyspark.sql import DataFrame, DataFrameReader, DataFrameWriter, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
@@ -68,7 +68,7 @@ def load(spark: SparkSession, table: Table, paths: Sequence[str], base_path: str
     extra = dict(extra or {})
     if table.format != "textfile":
         # a DDL string: one call into the JVM (a StructType costs two and a JSON round trip)
-        df = r.schema(schema_ddl([*table.columns, *parts])).load(list(paths))
+        df = _load_paths(r.schema(schema_ddl([*table.columns, *parts])), paths)
         return df.select("*", *[c.alias(n) for n, c in extra.items()]) if extra else df
     schema = StructType([StructField("value", StringType())] + schema_of(parts).fields)
     raw = r.schema(schema).load(list(paths))
@@ -81,6 +81,18 @@ def load(spark: SparkSession, table: Table, paths: Sequence[str], base_path: str
         cols.append((value if typ == "string" else value.try_cast(typ)).alias(c.name))
     return raw.select(*cols, *[F.col(f"`{p.name}`") for p in parts],
                       *[e.alias(n) for n, e in extra.items()])
+
+
+def _load_paths(reader: DataFrameReader, paths: Sequence[str]) -> DataFrame:
+    """``reader.load(paths)``. PySpark hands a list to the JVM one element per call; many
+    paths go as one newline-joined string split in the JVM into the ``String[]`` that
+    ``load(String...)`` takes: two calls whatever the number of paths."""
+    jreader = getattr(reader, "_jreader", None)
+    if len(paths) < 64 or jreader is None or any("\n" in p for p in paths):
+        return reader.load(list(paths))
+    jvm = reader._spark._sc._jvm  # type: ignore[attr-defined]
+    array = jvm.java.util.regex.Pattern.compile("\n").split("\n".join(paths))
+    return reader._df(jreader.load(array))  # type: ignore[attr-defined]
 
 
 def writer(df: DataFrame, table: Table) -> DataFrameWriter:

@@ -1,0 +1,70 @@
+"""Whole-table DataFrames reused across scans (exec.scan.TableFrames): rows always match
+plain Spark over the same files, a commit is seen at once, the default partition stays
+NULL, and a scan of a few partitions never builds the whole-table index."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def wide(tmp_path_factory, spark):
+    import hivepark
+
+    root = tmp_path_factory.mktemp("frames")
+    wh = hivepark.connect(str(root / "warehouse"), spark=spark,
+                          conf={"hive.exec.dynamic.partition.mode": "nonstrict",
+                                "hive.exec.max.dynamic.partitions": "2000"})
+    wh.sql("CREATE TABLE w (v BIGINT) PARTITIONED BY (k INT) STORED AS PARQUET")
+    wh.sql("INSERT INTO w PARTITION (k) SELECT id, CASE WHEN id % 301 = 300 THEN NULL "
+           "ELSE id % 301 END FROM range(0, 3010)")
+    yield wh
+    wh.close()
+
+
+def plain(spark, wh, where: str) -> list[tuple]:
+    t = wh.catalog.get_table("default", "w")
+    spark.read.schema("v bigint, k int").parquet(t.location).createOrReplaceTempView("plain_w")
+    return sorted(map(tuple, spark.sql(f"SELECT v, k FROM plain_w WHERE {where}").collect()),
+                  key=repr)
+
+
+def ours(wh, where: str) -> list[tuple]:
+    return sorted(map(tuple, wh.sql(f"SELECT v, k FROM w WHERE {where}").collect()), key=repr)
+
+
+@pytest.mark.parametrize("where", [
+    "true",                   # every partition: the whole-table DataFrame itself
+    "k IS NULL OR k <> 7",    # 300 of 301: NOT IN the one left out, the default kept
+    "k <> 7",                 # NOT IN, the default partition (NULL) left out
+    "k < 250",                # IN 250 values
+    "k IN (3, 4) OR k IS NULL",
+])
+def test_rows_match_plain_spark(wide, spark, where):
+    wide.sql("SELECT count(*) FROM w").collect()  # builds the whole-table DataFrame
+    assert ours(wide, where) == plain(spark, wide, where)
+
+
+def test_a_commit_is_seen_by_the_next_scan(wide, spark):
+    wide.sql("SELECT count(*) FROM w").collect()
+    frames = wide._ctx.table_frames()
+    before = frames._frames["default.w"][0]
+    wide.sql("INSERT INTO w PARTITION (k=5000) VALUES (1)")
+    assert ours(wide, "k > 4000 OR k < 2") == plain(spark, wide, "k > 4000 OR k < 2")
+    assert ours(wide, "true") == plain(spark, wide, "true")
+    assert frames._frames["default.w"][0] > before  # rebuilt for the new version
+
+
+def test_a_few_partitions_never_build_the_whole_table(tmp_path, spark):
+    import hivepark
+
+    wh = hivepark.connect(str(tmp_path / "wh"), spark=spark,
+                          conf={"hive.exec.dynamic.partition.mode": "nonstrict"})
+    try:
+        wh.sql("CREATE TABLE f (v INT) PARTITIONED BY (d STRING) STORED AS PARQUET")
+        wh.sql("INSERT INTO f PARTITION (d) SELECT id, CAST(id % 10 AS STRING) FROM range(100)")
+        assert sorted(r[0] for r in wh.sql("SELECT v FROM f WHERE d = '3'").collect()) == \
+            list(range(3, 100, 10))
+        assert "default.f" not in wh._ctx.table_frames()._frames
+    finally:
+        wh.close()
