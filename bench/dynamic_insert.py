@@ -72,7 +72,8 @@ def main() -> None:
         src.write.partitionBy("ds", "hr").mode("overwrite").parquet(spark_dir)
         return time.perf_counter() - t
 
-    run_hivepark(); run_spark()  # warm-up: JIT, first file creation
+    run_hivepark()  # warm-up: JIT, first file creation
+    run_spark()
     hp, sp = [], []
     for i in range(args.repeat):
         order = (run_hivepark, run_spark) if i % 2 == 0 else (run_spark, run_hivepark)

@@ -72,7 +72,7 @@ def main() -> None:
                "FROM bench_source")
         print(f"write {name}: {time.perf_counter() - t:.1f}s", flush=True)
     plain_dir = wh.catalog.get_table("default", "plain").location
-    share = spark.sql(f"SELECT avg(CAST(x <= 10 AS INT)) FROM bench_source").first()[0]
+    share = spark.sql("SELECT avg(CAST(x <= 10 AS INT)) FROM bench_source").first()[0]
     rare = spark.sql("SELECT x, count(*) AS n FROM bench_source WHERE x > 100 GROUP BY x "
                      "ORDER BY n, x LIMIT 1").first()["x"]
     queries = {"skewed x = 3": "x = 3", f"rare x = {rare}": f"x = {rare}",

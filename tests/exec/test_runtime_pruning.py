@@ -194,17 +194,23 @@ def test_non_partition_key_becomes_a_reader_filter(star, spark):
 
 def test_large_value_set_reaches_the_reader_as_a_range(star, spark):
     """Over 200 values the reader gets BETWEEN min AND max (cheap to parse, what Parquet
-    skips row groups by); the join still keeps exactly the matching rows."""
+    skips row groups by), unless that range covers most of the small table's key range
+    and would skip nothing; the join keeps exactly the matching rows either way."""
     star.sql("DROP TABLE IF EXISTS widedim")
-    star.sql("CREATE TABLE widedim (store INT, keep BOOLEAN) STORED AS PARQUET")
-    star.sql("INSERT INTO widedim SELECT id + 2, id % 2 = 0 FROM range(0, 600)")
+    star.sql("CREATE TABLE widedim (store INT, low BOOLEAN, even BOOLEAN) STORED AS PARQUET")
+    star.sql("INSERT INTO widedim SELECT id + 2, id < 499, id % 2 = 0 FROM range(0, 1200)")
     t = star.catalog.get_table("default", "widedim")
-    spark.read.schema("store int, keep boolean").parquet(t.location) \
+    spark.read.schema("store int, low boolean, even boolean").parquet(t.location) \
         .createOrReplaceTempView("plain_widedim")
     out = same_as_plain(star, spark, "SELECT s.id, w.store FROM sales s JOIN widedim w "
-                                     "ON s.store = w.store WHERE w.keep")
-    assert "row filter pushed to the reader: store BETWEEN 2 AND 600 (range of 300 values)" \
+                                     "ON s.store = w.store WHERE w.low")
+    assert "row filter pushed to the reader: store BETWEEN 2 AND 500 (range of 499 values)" \
         in out
+    out = same_as_plain(star, spark, "SELECT s.id, w.store FROM sales s JOIN widedim w "
+                                     "ON s.store = w.store WHERE w.even")
+    assert "row filter pushed" not in out
+    assert "row filter not pushed (w.store -> s.store): 600 values span 100% of the small " \
+           "table's key range" in out
 
 
 def test_value_cap_disables_pruning_with_a_reason(star, spark):

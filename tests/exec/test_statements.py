@@ -11,7 +11,6 @@ import pytest
 
 import hivepark
 from hivepark.errors import AlreadyExistsError, NoSuchPartition, SemanticError
-from hivepark.layout import make_part_name
 
 SALES_SCHEMA = "id bigint, item string, ds string, hr int"
 

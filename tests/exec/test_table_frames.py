@@ -48,11 +48,29 @@ def test_rows_match_plain_spark(wide, spark, where):
 def test_a_commit_is_seen_by_the_next_scan(wide, spark):
     wide.sql("SELECT count(*) FROM w").collect()
     frames = wide._ctx.table_frames()
-    before = frames._frames["default.w"][0]
+    before = frames._frames["default.w"]
     wide.sql("INSERT INTO w PARTITION (k=5000) VALUES (1)")
+    wide.sql("INSERT INTO w PARTITION (k=1) VALUES (99)")  # a partition the index holds
     assert ours(wide, "k > 4000 OR k < 2") == plain(spark, wide, "k > 4000 OR k < 2")
     assert ours(wide, "true") == plain(spark, wide, "true")
-    assert frames._frames["default.w"][0] > before  # rebuilt for the new version
+    assert frames._frames["default.w"] is not before  # rebuilt for the new files
+
+
+def test_a_recreated_table_is_never_read_from_the_old_index(wide, spark):
+    wide.sql("CREATE TABLE r (v INT) PARTITIONED BY (k INT) STORED AS PARQUET")
+    wide.sql("INSERT INTO r PARTITION (k=1) VALUES (1)")
+    assert [tuple(x) for x in wide.sql("SELECT v, k FROM r").collect()] == [(1, 1)]
+    wide.sql("DROP TABLE r")
+    wide.sql("CREATE TABLE r (v INT) PARTITIONED BY (k INT) STORED AS PARQUET")
+    wide.sql("INSERT INTO r PARTITION (k=1) VALUES (2)")
+    assert [tuple(x) for x in wide.sql("SELECT v, k FROM r").collect()] == [(2, 1)]
+    wide.sql("CREATE TABLE u (v INT) STORED AS PARQUET")
+    wide.sql("INSERT INTO u VALUES (1)")
+    assert [x[0] for x in wide.sql("SELECT v FROM u").collect()] == [1]
+    wide.sql("DROP TABLE u")
+    wide.sql("CREATE TABLE u (v INT) STORED AS PARQUET")
+    wide.sql("INSERT INTO u VALUES (2)")
+    assert [x[0] for x in wide.sql("SELECT v FROM u").collect()] == [2]
 
 
 def test_a_few_partitions_never_build_the_whole_table(tmp_path, spark):
@@ -66,5 +84,9 @@ def test_a_few_partitions_never_build_the_whole_table(tmp_path, spark):
         assert sorted(r[0] for r in wh.sql("SELECT v FROM f WHERE d = '3'").collect()) == \
             list(range(3, 100, 10))
         assert "default.f" not in wh._ctx.table_frames()._frames
+        wh.sql("SELECT count(*) FROM f").collect()  # all partitions: built
+        assert "default.f" in wh._ctx.table_frames()._frames
+        assert sorted(r[0] for r in wh.sql("SELECT v FROM f WHERE d = '3'").collect()) == \
+            list(range(3, 100, 10))  # a few partitions now reuse it
     finally:
         wh.close()

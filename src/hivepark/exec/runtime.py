@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -24,8 +25,8 @@ from hivepark.exec.scan import scan_files, scan_size
 from hivepark.expr import In, and_all
 from hivepark.expr.arrow import arrow_type, to_arrow
 from hivepark.expr.bind import bind, bind_literal
-from hivepark.plan.nodes import QueryPlan, RuntimeSource, TableScan
-from hivepark.plan.list_bucketing import prune_list_bucketing
+from hivepark.plan.nodes import IN_LIST_MAX, QueryPlan, RuntimeSource, TableScan
+from hivepark.plan.list_bucketing import prune_list_bucketing, table_layouts
 from hivepark.plan.partition_pruning import list_deferred
 from hivepark.sql.analyzer import ScanSite
 from hivepark.storage.formats import read_arrow
@@ -52,6 +53,7 @@ def _prune_one(ctx: Context, scan: TableScan, scans: list[TableScan],
     for src in scan.runtime:
         groups[src.small].append(src)
     part_filters, exact, rows, notes = [], [], list(scan.row_filters), list(scan.notes)
+    lb_values: list[tuple[str, tuple[Any, ...]]] = []
     types = {c.name: c.type for c in scan.table.all_columns}
     for small, sources in groups.items():
         label = ", ".join(f"{s.small_alias}.{s.small_col} -> {scan.alias}.{s.big_col}"
@@ -62,7 +64,8 @@ def _prune_one(ctx: Context, scan: TableScan, scans: list[TableScan],
         if bad:
             notes.append(f"runtime pruning not applied ({label}): the key types differ")
             continue
-        values, source_kind = _values(ctx, scans[small], sites[small], frames, sources, cap)
+        values, source_kind, domain = _values(ctx, scans[small], sites[small], frames,
+                                              sources, cap)
         if values is None:
             notes.append(f"runtime pruning not applied ({label}): {scans[small].alias} has more "
                          f"than {cap:,} distinct key values "
@@ -77,55 +80,93 @@ def _prune_one(ctx: Context, scan: TableScan, scans: list[TableScan],
                      f"from {scans[small].table.qualified_name} ({source_kind})")
         keys = [s.big_col for s in sources]
         for j, s in enumerate(sources):
-            column_values = tuple(sorted({t[j] for t in bound}, key=repr))
+            column_values = _sorted({t[j] for t in bound})
             if s.big_is_partition_key:
                 part_filters.append(In(s.big_col, column_values))
+                continue
+            lb_values.append((s.big_col, column_values))
+            why_not = _range_too_wide(column_values, domain.get(s.small_col))
+            if why_not:
+                notes.append(f"row filter not pushed ({s.small_alias}.{s.small_col} -> "
+                             f"{scan.alias}.{s.big_col}): {why_not}; the join keeps only "
+                             "matching rows")
             else:
                 rows.append((s.big_col, column_values))
         pk = [j for j, s in enumerate(sources) if s.big_is_partition_key]
         if len(pk) > 1:
             exact.append(([keys[j] for j in pk], {tuple(t[j] for j in pk) for t in bound}))
     scan = scan.evolve(notes=tuple(notes), row_filters=tuple(rows))
-    if rows:  # the values also choose list-bucketing directories of a skewed column
-        scan = scan.evolve(predicate=and_all(scan.predicate,
-                                             *(In(c, vals) for c, vals in rows)))
-    if not part_filters or not scan.table.is_partitioned:
-        return prune_list_bucketing(list_deferred(scan, ctx.catalog))
-    flt = bind(and_all(*part_filters), scan.table.partition_types())
+    if part_filters and scan.table.is_partitioned:
+        flt = bind(and_all(*part_filters), scan.table.partition_types())
 
-    def keep(p: Partition) -> bool:
-        return all(_matches(scan, p, cols, want) for cols, want in exact)
+        def keep(p: Partition) -> bool:
+            return all(_matches(scan, p, cols, want) for cols, want in exact)
 
-    if scan.deferred:
-        return prune_list_bucketing(list_deferred(scan, ctx.catalog, flt, keep))
-    parts = ctx.catalog.list_partitions(scan.table, and_all(scan.partition_filter, flt))
-    return prune_list_bucketing(scan.evolve(partitions=tuple(p for p in parts if keep(p)),
-                                            static_partitions=len(scan.partitions or ())))
+        if scan.deferred:
+            scan = list_deferred(scan, ctx.catalog, flt, keep)
+        else:
+            parts = ctx.catalog.list_partitions(scan.table, and_all(scan.partition_filter, flt))
+            scan = scan.evolve(partitions=tuple(p for p in parts if keep(p)),
+                               static_partitions=len(scan.partitions or ()))
+    else:
+        scan = list_deferred(scan, ctx.catalog)
+    small_sets = [In(c, vals) for c, vals in lb_values if len(vals) <= _LB_VALUES_MAX]
+    if small_sets and table_layouts(scan):
+        # the values also choose list-bucketing directories of a skewed column
+        scan = scan.evolve(predicate=and_all(scan.predicate, *small_sets))
+    return prune_list_bucketing(scan)
+
+
+_LB_VALUES_MAX = 10_000
+
+
+def _sorted(values: set[Any]) -> tuple[Any, ...]:
+    try:
+        return tuple(sorted(values))
+    except TypeError:  # mixed types cannot be ordered: any fixed order will do
+        return tuple(sorted(values, key=repr))
+
+
+def _range_too_wide(values: tuple[Any, ...], domain: tuple[Any, Any] | None) -> str:
+    """Why a reader filter would skip nothing: a set of more than IN_LIST_MAX values
+    reaches the reader as its min/max range, and when that range covers most of the
+    small table's own key range, every row group of the big table overlaps it, while the
+    reader still pays to test each one. Empty when the filter is worth pushing."""
+    if len(values) <= IN_LIST_MAX or domain is None:
+        return ""
+    low, high = domain
+    span, full = values[-1] - values[0], high - low
+    if full <= 0 or span * 2 <= full:
+        return ""
+    return (f"{len(values):,} values span {100 * span / full:.0f}% of the small table's key "
+            "range, so no row group would be skipped")
 
 
 def _values(ctx: Context, small: TableScan, site: ScanSite, frames: SmallFrames,
-            sources: list[RuntimeSource], cap: int) -> tuple[set[tuple[Any, ...]] | None, str]:
-    """Distinct non-NULL key tuples of the small side (None when over ``cap``), and where
-    they came from: the metastore, pyarrow reading the small side's files, or Spark."""
+            sources: list[RuntimeSource], cap: int
+            ) -> tuple[set[tuple[Any, ...]] | None, str, dict[str, tuple[Any, Any]]]:
+    """Distinct non-NULL key tuples of the small side (None when over ``cap``), where they
+    came from (the metastore, pyarrow reading the small side's files, or Spark), and, when
+    pyarrow read them, each numeric key's (min, max) over the whole small table."""
     cols = [s.small_col for s in sources]
     if all(s.from_metastore for s in sources):
         keys = small.table.partition_key_names()
         idx = [keys.index(c) for c in cols]
         found = {tuple(p.values[k] for k in idx) for p in small.partitions or ()}
-        kind = "metastore"
+        kind, domain = "metastore", dict[str, tuple[Any, Any]]()
     else:
         limit = ctx.conf.get_int("hive.mapjoin.smalltable.filesize")
         arrow = _collect_arrow(small, site, cols, limit)
         kind = "pyarrow" if arrow is not None else "spark"
-        found = arrow if arrow is not None else _collect(frames(sources[0].small), site,
-                                                           cols, cap)
+        found, domain = arrow if arrow is not None else (
+            _collect(frames(sources[0].small), site, cols, cap), {})
     if len(found) > cap:
-        return None, kind
-    return {t for t in found if all(v is not None for v in t)}, kind
+        return None, kind, domain
+    return {t for t in found if all(v is not None for v in t)}, kind, domain
 
 
-def _collect_arrow(small: TableScan, site: ScanSite, cols: list[str],
-                   limit: int) -> set[tuple[Any, ...]] | None:
+def _collect_arrow(small: TableScan, site: ScanSite, cols: list[str], limit: int
+                   ) -> tuple[set[tuple[Any, ...]], dict[str, tuple[Any, Any]]] | None:
     """The small side's distinct key tuples computed in-process by pyarrow, with no Spark
     job: only when its files total at most ``limit`` bytes, the keys and filters read
     data columns whose comparisons Arrow makes exactly as Spark does, and pyarrow reads
@@ -142,11 +183,18 @@ def _collect_arrow(small: TableScan, site: ScanSite, cols: list[str],
     if where is None or files is None:
         return None
     schema = pa.schema([(c, arrow_type(types[c])) for c in needed])
-    rows = read_arrow(table, files, schema, where)
-    if rows is None:
+    every = read_arrow(table, files, schema)
+    if every is None:
         return None
-    keys = rows.select(cols).group_by(cols).aggregate([])
-    return set(zip(*(keys.column(c).to_pylist() for c in cols))) if keys.num_rows else set()
+    domain = {}
+    for c in cols:
+        if pa.types.is_integer(schema.field(c).type) and every.num_rows:
+            low, high = pc.min_max(every.column(c)).values()
+            if low.is_valid:
+                domain[c] = (low.as_py(), high.as_py())
+    keys = every.filter(where).select(cols).group_by(cols).aggregate([])
+    found = set(zip(*(keys.column(c).to_pylist() for c in cols))) if keys.num_rows else set()
+    return found, domain
 
 
 def _collect(frame: DataFrame, site: ScanSite, cols: list[str], cap: int) -> set[tuple[Any, ...]]:
@@ -167,6 +215,9 @@ def _collect(frame: DataFrame, site: ScanSite, cols: list[str], cap: int) -> set
 
 
 def _bind_tuples(values: set[tuple[Any, ...]], types: list[str]) -> set[tuple[Any, ...]] | None:
+    """The tuples bound to the big side's key types; None if a value cannot be compared."""
+    if all(_binds_to_itself(typ, {t[j] for t in values}) for j, typ in enumerate(types)):
+        return values  # integers for integral keys, strings for string keys: as they are
     out = set()
     for t in values:
         bound = tuple(bind_literal(v, typ) for v, typ in zip(t, types))
@@ -176,9 +227,22 @@ def _bind_tuples(values: set[tuple[Any, ...]], types: list[str]) -> set[tuple[An
     return out
 
 
+_INTEGRAL = {"tinyint": 8, "smallint": 16, "int": 32, "integer": 32, "bigint": 64}
+
+
+def _binds_to_itself(hive_type: str, values: set[Any]) -> bool:
+    base = hive_type.strip().lower().split("(")[0].strip()
+    if base in _INTEGRAL:
+        half = 2 ** (_INTEGRAL[base] - 1)
+        return all(type(v) is int and -half <= v < half for v in values)
+    if base in ("string", "varchar"):
+        return all(type(v) is str for v in values)
+    return False
+
+
 def _matches(scan: TableScan, p: Partition, cols: list[str], want: set[tuple[Any, ...]]) -> bool:
     keys = scan.table.partition_key_names()
     types = scan.table.partition_types()
-    got = tuple(bind_literal(p.values[keys.index(c)], types[c]) if p.values[keys.index(c)]
-                is not None else None for c in cols)
+    raw = [p.values[keys.index(c)] for c in cols]
+    got = tuple(bind_literal(v, types[c]) if v is not None else None for v, c in zip(raw, cols))
     return got in want

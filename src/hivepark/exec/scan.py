@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import posixpath
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from pyspark.sql import Column as SparkColumn
 from pyspark.sql import DataFrame, SparkSession
@@ -38,6 +39,9 @@ def scan_dataframe(spark: SparkSession, scan: TableScan,
         paths, listed = _table_paths(scan)
         if not paths or not listed:
             return spark.createDataFrame([], schema_of(table.columns))
+        if warm is not None and FILES_PARAM in table.properties \
+                and partition_layout(table.properties) is None:
+            return warm.whole(spark, table, paths)
         return load(spark, table, [fs.to_spark_path(p) for p in paths])
     per_part = _partition_paths(scan.partitions or (), scan)
     paths = [path for _, ps, _ in per_part for path in ps]
@@ -60,22 +64,36 @@ def scan_dataframe(spark: SparkSession, scan: TableScan,
     return _mapped_scan(spark, table, list(dirs.items()), paths)
 
 
+@dataclass(frozen=True)
+class _Frame:
+    """A whole-table DataFrame and exactly what it was built from."""
+
+    df: DataFrame
+    files: Mapping[str, frozenset[str]]  # partition directory -> its files in the index
+    values: frozenset[str | None]  # the partition key values in the index
+
+
 class TableFrames:
-    """Whole-table DataFrames, one per table version, reused by scans of many partitions.
+    """Whole-table DataFrames, reused by scans of many partitions.
 
     Handing Spark thousands of files costs a file index built over all of them (a status
     call per file) for every query; a DataFrame over the whole table, built once from the
     metastore's file lists, keeps that index, and a scan applies its chosen partitions as
     a filter on the partition column, which Spark prunes in memory with no file-system
-    call (what a warm ``spark.read`` DataFrame does). A commit changes the table version,
-    so a changed table is never read from a stale index. Used for single-key tables in the
-    Hive layout with recorded file lists; built only when a scan reads at least half of
-    the table's partitions, so a query of a few partitions never pays for all of them.
+    call (what a warm ``spark.read`` DataFrame does). A scan uses it only when each chosen
+    partition's files, as the metastore records them now, are exactly the files the index
+    holds for that directory, so a commit (or a dropped and re-created table) is never read
+    from a stale index: the index is rebuilt instead. Used for single-key tables in the
+    Hive layout with recorded file lists; built only when a scan reads at least half of the
+    table's partitions, so a query of a few partitions never pays for all of them, and then
+    reused by every scan it matches. An unpartitioned table's DataFrame is kept by its file
+    list the same way.
     """
 
     def __init__(self, catalog: Catalog) -> None:
         self.catalog = catalog
-        self._frames: dict[str, tuple[int, DataFrame | None]] = {}
+        self._frames: dict[str, _Frame] = {}
+        self._whole: dict[str, tuple[tuple[str, ...], DataFrame]] = {}
 
     def pruned(self, spark: SparkSession, scan: TableScan) -> DataFrame | None:
         """The scan's rows from the whole-table DataFrame, or None (load the files)."""
@@ -84,56 +102,72 @@ class TableFrames:
         if len(keys) != 1 or keys[0].type.lower().split("(")[0].strip() not in _WARM_KEY_TYPES:
             return None
         chosen = scan.partitions or ()
-        cached = self._frames.get(table.qualified_name)
-        if cached is None or cached[0] != table.version:
+        frame = self._frames.get(table.qualified_name)
+        if frame is None or not _holds(frame, chosen):
             if 2 * len(chosen) < scan.total_partitions:
+                return None  # building it would cost more than loading the chosen files
+            built = self._build(spark, table)
+            if built is None:
+                self._frames.pop(table.qualified_name, None)
                 return None
-            cached = (table.version, self._build(spark, table))
-            self._frames[table.qualified_name] = cached
-        full = cached[1]
-        if full is None:
-            return None
-        if len(chosen) == scan.total_partitions:
-            return full
-        cond = _partition_predicate(keys[0], chosen, self.catalog, table)
-        return full.where(F.expr(cond)) if cond is not None else None
+            self._frames[table.qualified_name] = frame = built
+            if not _holds(frame, chosen):
+                return None  # the table changed between the two metastore reads
+        want = {p.values[0] for p in chosen}
+        if want == frame.values:
+            return frame.df
+        cond = _partition_predicate(keys[0], want, frame.values)
+        return frame.df.where(F.expr(cond)) if cond is not None else None
 
-    def _build(self, spark: SparkSession, table: Table) -> DataFrame | None:
+    def whole(self, spark: SparkSession, table: Table, paths: list[str]) -> DataFrame:
+        """An unpartitioned table's DataFrame over ``paths`` (its recorded files)."""
+        cached = self._whole.get(table.qualified_name)
+        if cached is None or cached[0] != tuple(paths):
+            cached = (tuple(paths), load(spark, table, [fs.to_spark_path(p) for p in paths]))
+            self._whole[table.qualified_name] = cached
+        return cached[1]
+
+    def _build(self, spark: SparkSession, table: Table) -> _Frame | None:
         parts = self.catalog.list_partitions(table)
         if not parts or any(p.files is None or any("/" in f for f in p.files) or
                             partition_layout(p.parameters) is not None for p in parts) \
                 or not _all_in_hive_layout(table, parts):
             return None
-        paths = [path for p in parts for path in current_files(p.location, p.files)]
-        return load(spark, table, [fs.to_spark_path(p) for p in paths],
-                    base_path=fs.to_spark_path(table.location))
+        files = {p.location: frozenset(current_files(p.location, p.files)) for p in parts}
+        paths = [path for p in parts for path in sorted(files[p.location])]
+        df = load(spark, table, [fs.to_spark_path(p) for p in paths],
+                  base_path=fs.to_spark_path(table.location))
+        return _Frame(df, files, frozenset(p.values[0] for p in parts))
+
+
+def _holds(frame: _Frame, chosen: Sequence[Partition]) -> bool:
+    """Each chosen partition's recorded files are exactly the index's files for it."""
+    return all(p.files is not None and
+               frame.files.get(p.location) == frozenset(current_files(p.location, p.files))
+               for p in chosen)
 
 
 _WARM_KEY_TYPES = {"tinyint", "smallint", "int", "integer", "bigint", "string", "varchar",
                    "date"}
 
 
-def _partition_predicate(key: Column, chosen: Sequence[Partition], catalog: Catalog,
-                         table: Table) -> str | None:
-    """``key IN (chosen values)``, or ``NOT IN`` the others when that list is shorter, with
-    the default partition (NULL) handled explicitly; None if a value does not bind."""
-    want = {p.values[0] for p in chosen}
+def _partition_predicate(key: Column, want: set[str | None],
+                         every: frozenset[str | None]) -> str | None:
+    """``key IN (wanted values)``, or ``NOT IN`` the index's other values when that list is
+    shorter, with the default partition (NULL) explicit; None if a value does not bind."""
     name = f"`{key.name}`"
-    null_chosen = None in want
+    null_wanted = None in want
     values = sorted(v for v in want if v is not None)
-    others: list[str] | None = None
-    if len(values) > 200:
-        every = {p.values[0] for p in catalog.list_partitions(table)}
-        others = sorted(v for v in every - want if v is not None)
-    negate = others is not None and len(others) < len(values)
-    text = _literals(others if negate and others is not None else values, key.type)
+    others = sorted(v for v in every - want if v is not None)
+    negate = len(others) < len(values)
+    text = _literals(others if negate else values, key.type)
     if text is None:
         return None
     if negate:
         cond = f"NOT {name} IN ({text})" if text else "true"
-        return f"({name} IS NULL OR {cond})" if null_chosen else f"({name} IS NOT NULL AND {cond})"
+        return f"({name} IS NULL OR {cond})" if null_wanted else f"({name} IS NOT NULL AND {cond})"
     cond = f"{name} IN ({text})" if text else "false"
-    return f"({name} IS NULL OR {cond})" if null_chosen else cond
+    return f"({name} IS NULL OR {cond})" if null_wanted else cond
 
 
 def _literals(values: Sequence[str], hive_type: str) -> str | None:

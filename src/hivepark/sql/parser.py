@@ -87,7 +87,7 @@ def _strip_comments(s: str) -> str:
 
 def parse_one(text: str, line: int = 1) -> Statement:
     """Parses one statement; syntax errors carry line and column."""
-    body = "\n".join(l for l in text.splitlines() if not l.strip().startswith("--")) \
+    body = "\n".join(ln for ln in text.splitlines() if not ln.strip().startswith("--")) \
         if text.lstrip().startswith("--") else text
     m = _SET_RE.match(_strip_comments(body))
     if m and not re.match(r"^\s*SET\s+\w+\s*=\s*\(", body, re.IGNORECASE):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -53,7 +54,7 @@ def schema_ddl(columns: Sequence[Column]) -> str:
 
 def schema_of(columns: Sequence[Column]) -> StructType:
     ddl = schema_ddl(columns)
-    return StructType.fromDDL(ddl) if ddl else StructType([])
+    return cast(StructType, StructType.fromDDL(ddl)) if ddl else StructType([])
 
 
 def load(spark: SparkSession, table: Table, paths: Sequence[str], base_path: str | None = None,
@@ -90,7 +91,7 @@ def _load_paths(reader: DataFrameReader, paths: Sequence[str]) -> DataFrame:
     jreader = getattr(reader, "_jreader", None)
     if len(paths) < 64 or jreader is None or any("\n" in p for p in paths):
         return reader.load(list(paths))
-    jvm = reader._spark._sc._jvm  # type: ignore[attr-defined]
+    jvm: Any = reader._spark._sc._jvm  # type: ignore[attr-defined]
     array = jvm.java.util.regex.Pattern.compile("\n").split("\n".join(paths))
     return reader._df(jreader.load(array))  # type: ignore[attr-defined]
 
@@ -108,9 +109,10 @@ def writer(df: DataFrame, table: Table) -> DataFrameWriter:
 
 
 def read_arrow(table: Table, paths: Sequence[str], schema: pa.Schema,
-               where: pc.Expression) -> pa.Table | None:
-    """The rows of ``paths`` (a table's Parquet or ORC files) satisfying ``where``, columns
-    of ``schema`` only, read in-process with pyarrow; None when pyarrow cannot read them as
+               where: pc.Expression | None = None) -> pa.Table | None:
+    """The rows of ``paths`` (a table's Parquet or ORC files) satisfying ``where`` (all rows
+    without it), columns of ``schema`` only, read in-process with pyarrow; None when
+    pyarrow cannot read them as
     Spark would (TEXTFILE, a column missing from a file or named in another case, a type
     that does not cast exactly), and the caller reads with Spark instead."""
     if table.format not in ("parquet", "orc") or not paths:
@@ -123,6 +125,8 @@ def read_arrow(table: Table, paths: Sequence[str], schema: pa.Schema,
             names = set(fragment.physical_schema.names)
             if not all(name in names for name in schema.names):
                 return None
-        return dataset.to_table(columns=schema.names, filter=where).cast(schema, safe=True)
+        rows = dataset.to_table(columns=schema.names, filter=where) if where is not None \
+            else dataset.to_table(columns=schema.names)
+        return rows.cast(schema, safe=True)
     except (pa.ArrowException, OSError, ValueError):
         return None
