@@ -186,6 +186,15 @@ def test_both_sides_partitioned_is_decided_from_the_metastore(star, spark):
     assert "(metastore)" in out
 
 
+def test_a_pruned_scan_that_is_also_a_small_side(star, spark):
+    """days is pruned by dates at runtime and is itself the small side pruning sales: its
+    partitions are listed before execution, so sales is never pruned by an empty set."""
+    out = same_as_plain(star, spark, "SELECT s.id, y.note FROM sales s JOIN days y "
+                                     "ON s.ds = y.ds JOIN dates d ON y.ds = d.ds "
+                                     "WHERE d.month = 1")
+    assert sales_partitions(out) == qualifying(spark, "s.ds IN ('2024-01-03', '2024-01-04')")
+
+
 def test_non_partition_key_becomes_a_reader_filter(star, spark):
     out = same_as_plain(star, spark, "SELECT s.id FROM sales s JOIN stores st "
                                      "ON s.store = st.store WHERE st.big")

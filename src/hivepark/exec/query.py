@@ -49,15 +49,19 @@ def plan_query(ctx: Context, query: exp.Expression) -> PlannedQuery:
     defer = _runtime_candidates(sites, analysis.joins) if settings.enabled else set()
     plan = plan_scans(scans, ctx.catalog, defer)
     if analysis.joins:
-        smalls = {k.small.lower() for _, k in analysis.joins}
-        sizes = [scan_size(scan) if scan.alias.lower() in smalls else None
+        small_aliases = {k.small.lower() for _, k in analysis.joins}
+        sizes = [scan_size(scan) if scan.alias.lower() in small_aliases else None
                  for scan in plan.scans]
         marked = mark_runtime_sources(plan.scans, [s.scope for s in sites], analysis.joins,
                                       [s.hinted for s in sites], sizes, settings)
         plan = QueryPlan(tuple(marked))
+    # listed now: scans no runtime source prunes, and scans another scan's runtime pruning
+    # reads as its small side (their partitions are needed before execution narrows them)
+    smalls = {src.small for scan in plan.scans for src in scan.runtime}
     plan = QueryPlan(tuple(
-        scan if any(src.big_is_partition_key for src in scan.runtime)
-        else prune_list_bucketing(list_deferred(scan, ctx.catalog)) for scan in plan.scans))
+        scan if i not in smalls and any(src.big_is_partition_key for src in scan.runtime)
+        else prune_list_bucketing(list_deferred(scan, ctx.catalog))
+        for i, scan in enumerate(plan.scans)))
     return PlannedQuery(query, sites, plan)
 
 

@@ -71,7 +71,10 @@ def _prune_one(ctx: Context, scan: TableScan, scans: list[TableScan],
                          f"than {cap:,} distinct key values "
                          "(hive.mapjoin.partition.pruning.max.values)")
             continue
-        bound = _bind_tuples(values, [types[s.big_col] for s in sources])
+        same = source_kind == "pyarrow" and all(
+            _base(types[s.big_col]) == _base(small_types[s.small_col]) in _SAME_TYPE_EXACT
+            for s in sources)  # Arrow gave values of the big key's own type: nothing to bind
+        bound = values if same else _bind_tuples(values, [types[s.big_col] for s in sources])
         if bound is None:
             notes.append(f"runtime pruning not applied ({label}): a value cannot be compared "
                          "with the key's type")
@@ -158,8 +161,10 @@ def _values(ctx: Context, small: TableScan, site: ScanSite, frames: SmallFrames,
         limit = ctx.conf.get_int("hive.mapjoin.smalltable.filesize")
         arrow = _collect_arrow(small, site, cols, limit)
         kind = "pyarrow" if arrow is not None else "spark"
-        found, domain = arrow if arrow is not None else (
-            _collect(frames(sources[0].small), site, cols, cap), {})
+        if arrow is not None:  # NULL keys already dropped
+            found, domain = arrow
+            return (found if len(found) <= cap else None), kind, domain
+        found, domain = _collect(frames(sources[0].small), site, cols, cap), {}
     if len(found) > cap:
         return None, kind, domain
     return {t for t in found if all(v is not None for v in t)}, kind, domain
@@ -192,9 +197,9 @@ def _collect_arrow(small: TableScan, site: ScanSite, cols: list[str], limit: int
             low, high = pc.min_max(every.column(c)).values()
             if low.is_valid:
                 domain[c] = (low.as_py(), high.as_py())
-    keys = every.filter(where).select(cols).group_by(cols).aggregate([])
+    keys = every.filter(where).select(cols).drop_null().group_by(cols).aggregate([])
     found = set(zip(*(keys.column(c).to_pylist() for c in cols))) if keys.num_rows else set()
-    return found, domain
+    return found, domain  # distinct non-NULL key tuples
 
 
 def _collect(frame: DataFrame, site: ScanSite, cols: list[str], cap: int) -> set[tuple[Any, ...]]:
@@ -228,6 +233,11 @@ def _bind_tuples(values: set[tuple[Any, ...]], types: list[str]) -> set[tuple[An
 
 
 _INTEGRAL = {"tinyint": 8, "smallint": 16, "int": 32, "integer": 32, "bigint": 64}
+_SAME_TYPE_EXACT = {*_INTEGRAL, "string", "varchar"}
+
+
+def _base(hive_type: str) -> str:
+    return hive_type.strip().lower().split("(")[0].strip()
 
 
 def _binds_to_itself(hive_type: str, values: set[Any]) -> bool:
