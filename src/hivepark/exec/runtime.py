@@ -25,7 +25,7 @@ from hivepark.exec.scan import scan_files, scan_size
 from hivepark.expr import In, and_all
 from hivepark.expr.arrow import arrow_type, to_arrow
 from hivepark.expr.bind import bind, bind_literal
-from hivepark.plan.nodes import IN_LIST_MAX, QueryPlan, RuntimeSource, TableScan
+from hivepark.plan.nodes import QueryPlan, RuntimeSource, TableScan
 from hivepark.plan.list_bucketing import prune_list_bucketing, table_layouts
 from hivepark.plan.partition_pruning import list_deferred
 from hivepark.sql.analyzer import ScanSite
@@ -121,6 +121,7 @@ def _prune_one(ctx: Context, scan: TableScan, scans: list[TableScan],
 
 
 _LB_VALUES_MAX = 10_000
+_EXACT_PUSHDOWN = 10  # up to this many values Parquet gets exact equalities (dictionary skips)
 
 
 def _sorted(values: set[Any]) -> tuple[Any, ...]:
@@ -131,11 +132,12 @@ def _sorted(values: set[Any]) -> tuple[Any, ...]:
 
 
 def _range_too_wide(values: tuple[Any, ...], domain: tuple[Any, Any] | None) -> str:
-    """Why a reader filter would skip nothing: a set of more than IN_LIST_MAX values
-    reaches the reader as its min/max range, and when that range covers most of the
-    small table's own key range, every row group of the big table overlaps it, while the
-    reader still pays to test each one. Empty when the filter is worth pushing."""
-    if len(values) <= IN_LIST_MAX or domain is None:
+    """Why a reader filter would skip nothing: a set of more than 10 values reaches the
+    Parquet reader as its min/max range (Spark's ``parquet.pushdown.inFilterThreshold``;
+    beyond IN_LIST_MAX hivepark sends the range itself), and when that range covers most
+    of the small table's own key range, every row group of the big table overlaps it,
+    while the scan still pays to test each one and each row. Empty when worth pushing."""
+    if len(values) <= _EXACT_PUSHDOWN or domain is None:
         return ""
     low, high = domain
     span, full = values[-1] - values[0], high - low
