@@ -5,27 +5,25 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from pyspark.errors import PySparkException
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from sqlglot import exp
 
-from hivepark.catalog.models import Table, type_family
+from hivepark.catalog.models import Table
 from hivepark.errors import DataError, ExecutionError, SemanticError
 from hivepark.exec.context import Context
 from hivepark.exec.scan import scan_dataframe, scan_size
 from hivepark.exec.runtime import resolve_runtime
-from hivepark.expr import render_literal
 from hivepark.plan.nodes import IN_LIST_MAX, QueryPlan, TableScan
 from hivepark.plan.list_bucketing import prune_list_bucketing
-from hivepark.plan.partition_pruning import list_deferred
+from hivepark.plan.partition_pruning import list_pruned
 from hivepark.plan.planner import plan_scans
-from hivepark.plan.runtime_pruning import RuntimeSettings, mark_runtime_sources
+from hivepark.plan.runtime_pruning import (RuntimeSettings, mark_runtime_sources,
+                                           runtime_candidates)
 from hivepark.sql.analyzer import ScanSite, analyze_query
-from hivepark.sql.joins import JoinKey
-from hivepark.storage.formats import spark_type
+from hivepark.storage.formats import spark_literal
 
 
 @dataclass
@@ -46,7 +44,8 @@ def plan_query(ctx: Context, query: exp.Expression) -> PlannedQuery:
     sites = analysis.sites
     scans = [TableScan(s.table, s.alias, s.predicate) for s in sites]
     settings = _settings(ctx)
-    defer = _runtime_candidates(sites, analysis.joins) if settings.enabled else set()
+    defer = (runtime_candidates(scans, [s.scope for s in sites], analysis.joins)
+             if settings.enabled else set())
     plan = plan_scans(scans, ctx.catalog, defer)
     if analysis.joins:
         small_aliases = {k.small.lower() for _, k in analysis.joins}
@@ -60,20 +59,9 @@ def plan_query(ctx: Context, query: exp.Expression) -> PlannedQuery:
     smalls = {src.small for scan in plan.scans for src in scan.runtime}
     plan = QueryPlan(tuple(
         scan if i not in smalls and any(src.big_is_partition_key for src in scan.runtime)
-        else prune_list_bucketing(list_deferred(scan, ctx.catalog))
+        else prune_list_bucketing(list_pruned(scan, ctx.catalog))
         for i, scan in enumerate(plan.scans)))
     return PlannedQuery(query, sites, plan)
-
-
-def _runtime_candidates(sites: list[ScanSite], joins: list[tuple[int, JoinKey]]) -> set[int]:
-    """Scans that are the big side of an eligible join on one of their partition keys."""
-    out = set()
-    for i, site in enumerate(sites):
-        keys = site.table.partition_key_names()
-        if any(scope == site.scope and k.big.lower() == site.alias.lower() and k.eligible
-               and k.big_col in keys for scope, k in joins):
-            out.add(i)
-    return out
 
 
 def _settings(ctx: Context) -> RuntimeSettings:
@@ -123,14 +111,6 @@ def in_filter(col: str, values: tuple, table: Table) -> Column:
         lo, hi = min(values), max(values)
         return F.expr(f"`{col}` BETWEEN {spark_literal(lo, typ)} AND {spark_literal(hi, typ)}")
     return F.expr(f"`{col}` IN ({', '.join(spark_literal(v, typ) for v in values)})")
-
-
-def spark_literal(value: Any, hive_type: str) -> str:
-    """A bound value as a Spark SQL literal of the column's type."""
-    text = render_literal(value)
-    if type_family(hive_type) in ("date", "timestamp"):
-        return f"CAST({text} AS {spark_type(hive_type)})"
-    return text
 
 
 def run_query(ctx: Context, query: exp.Expression) -> tuple[DataFrame, QueryPlan]:

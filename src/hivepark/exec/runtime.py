@@ -24,10 +24,10 @@ from hivepark.exec.context import Context
 from hivepark.exec.scan import scan_files, scan_size
 from hivepark.expr import In, and_all
 from hivepark.expr.arrow import arrow_type, to_arrow
-from hivepark.expr.bind import bind, bind_literal
+from hivepark.expr.bind import bind, bind_literal, binds_unchanged
 from hivepark.plan.nodes import QueryPlan, RuntimeSource, TableScan
 from hivepark.plan.list_bucketing import prune_list_bucketing, table_layouts
-from hivepark.plan.partition_pruning import list_deferred
+from hivepark.plan.partition_pruning import list_pruned
 from hivepark.sql.analyzer import ScanSite
 from hivepark.storage.formats import read_arrow
 
@@ -71,10 +71,7 @@ def _prune_one(ctx: Context, scan: TableScan, scans: list[TableScan],
                          f"than {cap:,} distinct key values "
                          "(hive.mapjoin.partition.pruning.max.values)")
             continue
-        same = source_kind == "pyarrow" and all(
-            _base(types[s.big_col]) == _base(small_types[s.small_col]) in _SAME_TYPE_EXACT
-            for s in sources)  # Arrow gave values of the big key's own type: nothing to bind
-        bound = values if same else _bind_tuples(values, [types[s.big_col] for s in sources])
+        bound = _bind_tuples(values, [types[s.big_col] for s in sources])
         if bound is None:
             notes.append(f"runtime pruning not applied ({label}): a value cannot be compared "
                          "with the key's type")
@@ -105,14 +102,9 @@ def _prune_one(ctx: Context, scan: TableScan, scans: list[TableScan],
         def keep(p: Partition) -> bool:
             return all(_matches(scan, p, cols, want) for cols, want in exact)
 
-        if scan.deferred:
-            scan = list_deferred(scan, ctx.catalog, flt, keep)
-        else:
-            parts = ctx.catalog.list_partitions(scan.table, and_all(scan.partition_filter, flt))
-            scan = scan.evolve(partitions=tuple(p for p in parts if keep(p)),
-                               static_partitions=len(scan.partitions or ()))
+        scan = list_pruned(scan, ctx.catalog, flt, keep)
     else:
-        scan = list_deferred(scan, ctx.catalog)
+        scan = list_pruned(scan, ctx.catalog)
     small_sets = [In(c, vals) for c, vals in lb_values if len(vals) <= _LB_VALUES_MAX]
     if small_sets and table_layouts(scan):
         # the values also choose list-bucketing directories of a skewed column
@@ -223,8 +215,8 @@ def _collect(frame: DataFrame, site: ScanSite, cols: list[str], cap: int) -> set
 
 def _bind_tuples(values: set[tuple[Any, ...]], types: list[str]) -> set[tuple[Any, ...]] | None:
     """The tuples bound to the big side's key types; None if a value cannot be compared."""
-    if all(_binds_to_itself(typ, {t[j] for t in values}) for j, typ in enumerate(types)):
-        return values  # integers for integral keys, strings for string keys: as they are
+    if all(binds_unchanged({t[j] for t in values}, typ) for j, typ in enumerate(types)):
+        return values
     out = set()
     for t in values:
         bound = tuple(bind_literal(v, typ) for v, typ in zip(t, types))
@@ -232,24 +224,6 @@ def _bind_tuples(values: set[tuple[Any, ...]], types: list[str]) -> set[tuple[An
             return None
         out.add(bound)
     return out
-
-
-_INTEGRAL = {"tinyint": 8, "smallint": 16, "int": 32, "integer": 32, "bigint": 64}
-_SAME_TYPE_EXACT = {*_INTEGRAL, "string", "varchar"}
-
-
-def _base(hive_type: str) -> str:
-    return hive_type.strip().lower().split("(")[0].strip()
-
-
-def _binds_to_itself(hive_type: str, values: set[Any]) -> bool:
-    base = hive_type.strip().lower().split("(")[0].strip()
-    if base in _INTEGRAL:
-        half = 2 ** (_INTEGRAL[base] - 1)
-        return all(type(v) is int and -half <= v < half for v in values)
-    if base in ("string", "varchar"):
-        return all(type(v) is str for v in values)
-    return False
 
 
 def _matches(scan: TableScan, p: Partition, cols: list[str], want: set[tuple[Any, ...]]) -> bool:

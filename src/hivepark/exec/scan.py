@@ -19,14 +19,13 @@ from pyspark.sql import functions as F
 
 from hivepark import layout
 from hivepark.catalog.base import Catalog
-from hivepark.catalog.models import Column, Partition, Table, type_family
+from hivepark.catalog.models import Column, Partition, Table
 from hivepark.catalog.skew import SkewLayout, partition_layout
-from hivepark.expr import render_literal
 from hivepark.expr.bind import bind_literal
 from hivepark.plan.nodes import TableScan
 from hivepark.storage import fs
 from hivepark.storage.commit import FILES_PARAM, current_files
-from hivepark.storage.formats import load, schema_of, spark_type
+from hivepark.storage.formats import load, schema_of, spark_literal, spark_type
 
 
 def scan_dataframe(spark: SparkSession, scan: TableScan,
@@ -106,7 +105,8 @@ class TableFrames:
         if frame is None or not _holds(frame, chosen):
             if 2 * len(chosen) < scan.total_partitions:
                 return None  # building it would cost more than loading the chosen files
-            built = self._build(spark, table)
+            built = self._build(spark, table,
+                                chosen if len(chosen) == scan.total_partitions else None)
             if built is None:
                 self._frames.pop(table.qualified_name, None)
                 return None
@@ -127,8 +127,10 @@ class TableFrames:
             self._whole[table.qualified_name] = cached
         return cached[1]
 
-    def _build(self, spark: SparkSession, table: Table) -> _Frame | None:
-        parts = self.catalog.list_partitions(table)
+    def _build(self, spark: SparkSession, table: Table,
+               every: Sequence[Partition] | None) -> _Frame | None:
+        """The whole-table frame over ``every`` partition (listed here when not given)."""
+        parts = list(every) if every is not None else self.catalog.list_partitions(table)
         if not parts or any(p.files is None or any("/" in f for f in p.files) or
                             partition_layout(p.parameters) is not None for p in parts) \
                 or not _all_in_hive_layout(table, parts):
@@ -171,14 +173,10 @@ def _partition_predicate(key: Column, want: set[str | None],
 
 
 def _literals(values: Sequence[str], hive_type: str) -> str | None:
-    out = []
-    for v in values:
-        bound = bind_literal(v, hive_type)
-        if bound is None:
-            return None
-        text = render_literal(bound)
-        out.append(f"DATE {text}" if type_family(hive_type) == "date" else text)
-    return ", ".join(out)
+    bound = [bind_literal(v, hive_type) for v in values]
+    if any(b is None for b in bound):
+        return None
+    return ", ".join(spark_literal(b, hive_type) for b in bound)
 
 
 def scan_files(scan: TableScan) -> list[str] | None:

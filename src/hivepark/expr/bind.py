@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import datetime
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal
 
 from hivepark.catalog.models import type_family
@@ -143,6 +143,26 @@ def bind_literal(value: Value, hive_type: str) -> Value | None:
     """
     binder = _BINDERS.get(type_family(hive_type))
     return binder(value, hive_type) if binder is not None else None
+
+
+def binds_unchanged(values: Iterable[Value], hive_type: str) -> bool:
+    """True when :func:`bind_literal` would return every value as it is: Python integers
+    within an integral type's range, or strings for a STRING/VARCHAR column. Lets a large
+    value set skip the per-value work.
+
+    Example:
+        >>> binds_unchanged([1, 2], "int"), binds_unchanged([2**40], "int")
+        (True, False)
+        >>> binds_unchanged(["a"], "varchar(3)"), binds_unchanged(["a"], "char(3)")
+        (True, False)
+    """
+    base = _base_type(hive_type)
+    if base in _INTEGRAL_BITS:
+        half = 2 ** (_INTEGRAL_BITS[base] - 1)
+        return all(type(v) is int and -half <= v < half for v in values)
+    if base in ("string", "varchar"):
+        return all(type(v) is str for v in values)
+    return False
 
 
 def _opaque(atom: Expr) -> Opaque:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from hivepark.catalog.base import Catalog
 from hivepark.catalog.models import Partition
-from hivepark.expr import AlwaysTrue, Expr, and_all
+from hivepark.expr import Expr, and_all
 from hivepark.expr.bind import bind
 from hivepark.expr.visitors import project
 from hivepark.plan.nodes import TableScan
@@ -39,26 +39,28 @@ def prune_partitions(scan: TableScan, catalog: Catalog, defer: bool = False) -> 
     (runtime pruning will narrow them at execution) only counts them."""
     if not scan.table.is_partitioned:
         return scan
+    total = catalog.count_partitions(scan.table)
     if defer:
         static, size = catalog.partition_stats(scan.table, scan.partition_filter)
-        total = (static if isinstance(scan.partition_filter, AlwaysTrue)
-                 else catalog.count_partitions(scan.table))
         if size is not None:  # else listed now: the map-join choice needs the size
             return scan.evolve(deferred=True, static_partitions=static, deferred_size=size,
                                total_partitions=total)
-    total = catalog.count_partitions(scan.table)
     parts = catalog.list_partitions(scan.table, scan.partition_filter)
     return scan.evolve(partitions=tuple(parts), total_partitions=total)
 
 
-def list_deferred(scan: TableScan, catalog: Catalog, runtime: Expr | None = None,
-                  keep: Callable[[Partition], bool] | None = None) -> TableScan:
-    """Lists a deferred scan's partitions: the static filter AND ``runtime`` (bound) in one
-    metastore query, then ``keep`` (exact multi-column tuples). Without ``runtime`` the
-    scan is static pruning's result and ``static_partitions`` is cleared."""
-    if not scan.deferred:
-        return scan
-    flt = scan.partition_filter if runtime is None else and_all(scan.partition_filter, runtime)
+def list_pruned(scan: TableScan, catalog: Catalog, runtime: Expr | None = None,
+                keep: Callable[[Partition], bool] | None = None) -> TableScan:
+    """The scan's partitions after runtime pruning: the static filter AND ``runtime``
+    (bound) in one metastore query, then ``keep`` (exact multi-column tuples), with
+    ``static_partitions`` set to what static pruning chose. Without ``runtime`` a deferred
+    scan gets static pruning's partitions, and any other scan is returned as it is."""
+    if runtime is None:
+        if not scan.deferred:
+            return scan
+        parts = catalog.list_partitions(scan.table, scan.partition_filter)
+        return scan.evolve(partitions=tuple(parts), deferred=False, static_partitions=None)
+    static = scan.static_partitions if scan.deferred else len(scan.partitions or ())
+    flt = and_all(scan.partition_filter, runtime)
     parts = [p for p in catalog.list_partitions(scan.table, flt) if keep is None or keep(p)]
-    return scan.evolve(partitions=tuple(parts), deferred=False,
-                       static_partitions=None if runtime is None else scan.static_partitions)
+    return scan.evolve(partitions=tuple(parts), deferred=False, static_partitions=static)

@@ -27,6 +27,23 @@ class RuntimeSettings:
     small_table_bytes: int = 25_000_000
 
 
+def runtime_candidates(scans: Sequence[TableScan], scopes: Sequence[int],
+                       joins: Sequence[tuple[int, JoinKey]]) -> set[int]:
+    """Indexes of the scans runtime pruning may narrow: the big side of an eligible join
+    on one of their partition keys. Static pruning only counts these (listed at execution).
+
+    >>> from hivepark.catalog.models import Column, Table
+    >>> fact = Table("default", "f", (Column("v", "int"),), (Column("ds", "string"),))
+    >>> dim = Table("default", "d", (Column("ds", "string"),))
+    >>> runtime_candidates([TableScan(fact, "f"), TableScan(dim, "d")], [0, 0],
+    ...                    [(0, JoinKey("f", "ds", "d", "ds")), (0, JoinKey("d", "ds", "f", "ds"))])
+    {0}
+    """
+    return {i for i, scan in enumerate(scans)
+            if any(scope == scopes[i] and k.eligible and k.big.lower() == scan.alias.lower()
+                   and k.big_col in scan.table.partition_key_names() for scope, k in joins)}
+
+
 def mark_runtime_sources(scans: Sequence[TableScan], scopes: Sequence[int],
                          joins: Sequence[tuple[int, JoinKey]], hinted: Sequence[bool],
                          sizes: Sequence[int | None], settings: RuntimeSettings

@@ -140,9 +140,11 @@ def analyze_query(query: exp.Expression, lookup: TableLookup) -> QueryAnalysis:
         hinted = _hinted_aliases(scope.expression)
         for alias, table in resolved.items():
             conj = applicable.get(alias, [])
-            pred = and_all(*(from_sqlglot(c, resolvers[alias]) for c in conj))
-            own = tuple(c for c in conj if _only_references(c, resolvers[alias]))
-            own_pred = and_all(*(from_sqlglot(c, resolvers[alias]) for c in own))
+            trees = [from_sqlglot(c, resolvers[alias]) for c in conj]
+            mine = [_only_references(c, resolvers[alias]) for c in conj]
+            pred = and_all(*trees)
+            own = tuple(c for c, m in zip(conj, mine) if m)
+            own_pred = and_all(*(t for t, m in zip(trees, mine) if m))
             sites.append(ScanSite(tables[alias], table, alias, pred, scope_id, own,
                                   alias.lower() in hinted, own_pred))
         if isinstance(scope.expression, exp.Select):

@@ -22,8 +22,9 @@ from pyspark.sql import DataFrame, DataFrameReader, DataFrameWriter, SparkSessio
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
-from hivepark.catalog.models import Column, Table
+from hivepark.catalog.models import Column, Table, type_family
 from hivepark.errors import UnsupportedError
+from hivepark.expr import render_literal
 from hivepark.storage import fs
 
 FORMATS = {"parquet": "parquet", "orc": "orc", "textfile": "text"}
@@ -45,6 +46,15 @@ def normalize_format(name: str) -> str:
 def spark_type(hive_type: str) -> str:
     """A Hive column type as Spark DDL (char/varchar read as string)."""
     return re.sub(r"\b(var)?char\s*\(\s*\d+\s*\)", "string", hive_type, flags=re.IGNORECASE)
+
+
+def spark_literal(value: Any, hive_type: str) -> str:
+    """A value bound to ``hive_type`` (:func:`hivepark.expr.bind.bind_literal`) as a Spark
+    SQL literal of that type (dates and timestamps cast from their ISO text)."""
+    text = render_literal(value)
+    if type_family(hive_type) in ("date", "timestamp"):
+        return f"CAST({text} AS {spark_type(hive_type)})"
+    return text
 
 
 def schema_ddl(columns: Sequence[Column]) -> str:
