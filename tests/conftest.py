@@ -28,3 +28,11 @@ def wh(tmp_path, spark):
     w = hivepark.connect(str(tmp_path / "warehouse"), spark=spark)
     yield w
     w.close()
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests that use the shared SparkSession (directly or through ``wh``) are marked
+    ``spark``, so ``pytest -m "not spark"`` runs the pure core alone, without a JVM."""
+    for item in items:
+        if "spark" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.spark)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -106,12 +105,12 @@ def shell(wh, verbose: bool) -> None:
 
 @app.command()
 def main_command(
-    e: Optional[str] = typer.Option(None, "-e", help="Run these statements and exit."),
-    f: Optional[Path] = typer.Option(None, "-f", help="Run the statements in this file."),
+    e: str | None = typer.Option(None, "-e", help="Run these statements and exit."),
+    f: Path | None = typer.Option(None, "-f", help="Run the statements in this file."),
     hiveconf: list[str] = typer.Option([], "--hiveconf", help="Set k=v (repeatable)."),
     warehouse: str = typer.Option("./warehouse", "--warehouse", help="Warehouse directory."),
-    metastore: Optional[str] = typer.Option(None, "--metastore", help="SQLAlchemy URL."),
-    master: Optional[str] = typer.Option(None, "--master", help="Spark master URL."),
+    metastore: str | None = typer.Option(None, "--metastore", help="SQLAlchemy URL."),
+    master: str | None = typer.Option(None, "--master", help="Spark master URL."),
     verbose: bool = typer.Option(False, "--verbose", help="Print full stack traces."),
 ) -> None:
     conf = {}
@@ -130,14 +129,14 @@ def main_command(
             text = f.read_text()
         except OSError as err:
             print(f"FAILED: cannot read {f}: {err.strerror}", file=sys.stderr)
-            raise typer.Exit(1)
+            raise typer.Exit(1) from None
     import hivepark
 
     try:
         wh = hivepark.connect(warehouse, metastore, _quiet_spark(master, verbose), conf)
     except Exception as err:  # noqa: BLE001
         _error(err, verbose)
-        raise typer.Exit(1)
+        raise typer.Exit(1) from None
     try:
         if text is None:
             shell(wh, verbose)

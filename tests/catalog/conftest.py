@@ -16,9 +16,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pg_server import PostgresUnavailable, postgres_server, require_postgres
-
 from hivepark.catalog.sql import SqlCatalog
+from pg_server import PostgresUnavailable, postgres_server, require_postgres
 
 
 @pytest.fixture(scope="session")

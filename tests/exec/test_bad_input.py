@@ -9,9 +9,18 @@ import os
 import pytest
 
 import hivepark
-from hivepark.errors import (AlreadyExistsError, HiveParkError, InvalidPartitionSpec,
-                             NoSuchDatabase, NoSuchPartition, NoSuchTable, ParseError,
-                             SemanticError, UnsupportedError, UserInputError)
+from hivepark.errors import (
+    AlreadyExistsError,
+    HiveParkError,
+    InvalidPartitionSpec,
+    NoSuchDatabase,
+    NoSuchPartition,
+    NoSuchTable,
+    ParseError,
+    SemanticError,
+    UnsupportedError,
+    UserInputError,
+)
 from hivepark.layout import make_part_name
 
 HOSTILE = [

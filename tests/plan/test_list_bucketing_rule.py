@@ -9,8 +9,22 @@ from hypothesis import strategies as st
 from hivepark import layout
 from hivepark.catalog.models import Column, Partition, Table
 from hivepark.catalog.skew import SKEW_LOCATIONS, SkewLayout
-from hivepark.expr import (AlwaysTrue, And, EqualTo, Expr, GreaterThan, In, IsNull, LessThan,
-                           Not, NotEqualTo, NotNull, Opaque, Or, evaluate)
+from hivepark.expr import (
+    AlwaysTrue,
+    And,
+    EqualTo,
+    Expr,
+    GreaterThan,
+    In,
+    IsNull,
+    LessThan,
+    Not,
+    NotEqualTo,
+    NotNull,
+    Opaque,
+    Or,
+    evaluate,
+)
 from hivepark.plan.explain import render_scan
 from hivepark.plan.list_bucketing import choose_directories, prune_list_bucketing
 from hivepark.plan.nodes import TableScan

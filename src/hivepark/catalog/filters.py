@@ -320,8 +320,8 @@ def _in(col: Any, values: Sequence[Any]) -> ColumnElement[bool]:
     if len(values) > INLINE_IN_THRESHOLD:
         param = bindparam(None, list(values), expanding=True, literal_execute=True,
                           type_=col.type)
-        return col.in_(param)  # type: ignore[no-any-return]
-    return col.in_(list(values))  # type: ignore[no-any-return]
+        return col.in_(param)
+    return col.in_(list(values))
 
 
 class _Translator:
@@ -375,8 +375,8 @@ class _Translator:
                     or like_regex(e.pattern) is None:
                 return None
             if neg:
-                return a.str_value.not_like(e.pattern, escape="\\")  # type: ignore[no-any-return]
-            return a.str_value.like(e.pattern, escape="\\")  # type: ignore[no-any-return]
+                return a.str_value.not_like(e.pattern, escape="\\")
+            return a.str_value.like(e.pattern, escape="\\")
         return None
 
     @staticmethod
@@ -388,15 +388,15 @@ class _Translator:
         f, exact = lit
         col, inexact_row = a.num_value, a.num_exact.is_(False)
         if op is EqualTo:
-            return col == f  # type: ignore[no-any-return]
+            return col == f
         if op is NotEqualTo:
             if not exact:
-                return col.is_not(None)  # type: ignore[no-any-return]
+                return col.is_not(None)
             return and_(col.is_not(None), or_(col != f, inexact_row))
         if op is GreaterThanOrEqual:
-            return col >= f  # type: ignore[no-any-return]
+            return col >= f
         if op is LessThanOrEqual:
-            return col <= f  # type: ignore[no-any-return]
+            return col <= f
         if op is GreaterThan:
             return and_(col >= f, or_(col > f, inexact_row)) if exact else col >= f
         if op is LessThan:
@@ -416,7 +416,7 @@ class _Translator:
             return True
         exact = sorted({lit[0] for lit in lits if lit is not None and lit[1]})
         if not exact:
-            return a.num_value.is_not(None)  # type: ignore[no-any-return]
+            return a.num_value.is_not(None)
         return and_(a.num_value.is_not(None),
                     or_(not_(_in(a.num_value, exact)), a.num_exact.is_(False)))
 
@@ -433,7 +433,7 @@ class _Translator:
             return True
         fitting = sorted({lit for lit in lits if lit is not None})
         if not fitting:
-            return a.str_value.is_not(None)  # type: ignore[no-any-return]
+            return a.str_value.is_not(None)
         return not_(_in(a.str_value, fitting))
 
 
@@ -444,16 +444,16 @@ def _value_column(a: Any, c: KeyCodec) -> Any:
 
 def _compare(op: type[Comparison], col: Any, lit: Any) -> ColumnElement[bool]:
     if op is EqualTo:
-        return col == lit  # type: ignore[no-any-return]
+        return col == lit
     if op is NotEqualTo:
-        return col != lit  # type: ignore[no-any-return]
+        return col != lit
     if op is LessThan:
-        return col < lit  # type: ignore[no-any-return]
+        return col < lit
     if op is LessThanOrEqual:
-        return col <= lit  # type: ignore[no-any-return]
+        return col <= lit
     if op is GreaterThan:
-        return col > lit  # type: ignore[no-any-return]
-    return col >= lit  # type: ignore[no-any-return]
+        return col > lit
+    return col >= lit
 
 
 def filter_sql(e: Expr, codecs: dict[str, KeyCodec], alias: Callable[[int], Any]) -> Sql:

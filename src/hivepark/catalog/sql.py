@@ -152,7 +152,7 @@ _decode = json.JSONDecoder().decode
 
 
 def _part_name_of(row: Any) -> str:
-    return row[5]  # type: ignore[no-any-return]
+    return row[5]
 
 
 def _partition_of(row: Any) -> Partition:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import itertools
-from typing import Any
 from dataclasses import dataclass, field
+from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.types import StructField, StructType, StringType
+from pyspark.sql.types import StringType, StructField, StructType
 from sqlglot import exp
 
 from hivepark.catalog.base import Catalog

@@ -10,14 +10,26 @@ from sqlglot import exp
 
 from hivepark import layout
 from hivepark.catalog.models import EXTERNAL, MANAGED, Column, Database, Partition, Table
-from hivepark.errors import (AlreadyExistsError, InvalidPartitionSpec, NoSuchPartition,
-                             NoSuchTable, SemanticError, UnsupportedError)
+from hivepark.errors import (
+    AlreadyExistsError,
+    InvalidPartitionSpec,
+    NoSuchPartition,
+    NoSuchTable,
+    SemanticError,
+    UnsupportedError,
+)
 from hivepark.exec import skew
 from hivepark.exec.context import Context
-from hivepark.expr import EqualTo, IsNull, and_all
+from hivepark.expr import EqualTo, Expr, IsNull, and_all
 from hivepark.sql.analyzer import column_defs, partition_spec, table_name
-from hivepark.sql.dialect import (AddPartitions, AlterNot, AlterSkewed, Concatenate,
-                                  SetSkewedLocation, SkewedByProperty)
+from hivepark.sql.dialect import (
+    AddPartitions,
+    AlterNot,
+    AlterSkewed,
+    Concatenate,
+    SetSkewedLocation,
+    SkewedByProperty,
+)
 from hivepark.storage import fs
 from hivepark.storage.formats import normalize_format
 
@@ -284,8 +296,8 @@ def check_spec_columns(table: Table, spec: list[tuple[str, str | None, bool]]) -
 
 def normalize_value(table: Table, key: str, value: str | None) -> str | None:
     """A static partition value checked against its column's type (Hive's typecheck)."""
-    from decimal import Decimal, InvalidOperation
     import datetime
+    from decimal import Decimal, InvalidOperation
 
     from hivepark.catalog.models import type_family
 
@@ -330,7 +342,7 @@ def add_partitions(ctx: Context, table: Table, action: AddPartitions) -> None:
 
 def spec_filter(table: Table, spec: list[tuple[str, str | None, bool]]):
     check_spec_columns(table, spec)
-    atoms = []
+    atoms: list[Expr] = []
     for c, v, _ in spec:
         nv = normalize_value(table, c, v)
         if nv is None:

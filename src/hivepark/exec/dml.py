@@ -21,7 +21,13 @@ from hivepark.catalog.skew import partition_layout, table_skew
 from hivepark.errors import HiveParkError, LimitExceeded, SemanticError, UserInputError
 from hivepark.exec import lb_write
 from hivepark.exec.context import Context
-from hivepark.exec.ddl import check_spec_columns, create_table, full_spec, normalize_value, store_table
+from hivepark.exec.ddl import (
+    check_spec_columns,
+    create_table,
+    full_spec,
+    normalize_value,
+    store_table,
+)
 from hivepark.exec.query import run_query, spark_error
 from hivepark.exec.scan import spark_type
 from hivepark.sql.analyzer import partition_spec
@@ -378,7 +384,7 @@ def ctas(ctx: Context, table: Table, query: exp.Expression, if_not_exists: bool)
     if stored is None:
         return ctx.empty()
     try:
-        spec = [(k, None, False) for k in stored.partition_key_names()]
+        spec: list[tuple[str, str | None, bool]] = [(k, None, False) for k in stored.partition_key_names()]
         saved = ctx.conf.get("hive.exec.dynamic.partition.mode")
         ctx.conf.set("hive.exec.dynamic.partition.mode", "nonstrict")
         try:

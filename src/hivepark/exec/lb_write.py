@@ -30,8 +30,14 @@ from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
 from hivepark import layout
 from hivepark.catalog.models import Partition, Table
-from hivepark.catalog.skew import (SKEW_LOCATIONS, SkewLayout, auto_topk, canonical_value,
-                                   partition_layout, table_skew)
+from hivepark.catalog.skew import (
+    SKEW_LOCATIONS,
+    SkewLayout,
+    auto_topk,
+    canonical_value,
+    partition_layout,
+    table_skew,
+)
 from hivepark.exec.context import Context
 from hivepark.storage import fs
 from hivepark.storage.commit import FILES_PARAM, PartitionWrite

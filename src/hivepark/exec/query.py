@@ -14,14 +14,13 @@ from sqlglot import exp
 from hivepark.catalog.models import Table
 from hivepark.errors import DataError, ExecutionError, SemanticError
 from hivepark.exec.context import Context
-from hivepark.exec.scan import scan_dataframe, scan_size
 from hivepark.exec.runtime import resolve_runtime
-from hivepark.plan.nodes import IN_LIST_MAX, QueryPlan, TableScan
+from hivepark.exec.scan import scan_dataframe, scan_size
 from hivepark.plan.list_bucketing import prune_list_bucketing
+from hivepark.plan.nodes import IN_LIST_MAX, QueryPlan, TableScan
 from hivepark.plan.partition_pruning import list_pruned
 from hivepark.plan.planner import plan_scans
-from hivepark.plan.runtime_pruning import (RuntimeSettings, mark_runtime_sources,
-                                           runtime_candidates)
+from hivepark.plan.runtime_pruning import RuntimeSettings, mark_runtime_sources, runtime_candidates
 from hivepark.sql.analyzer import ScanSite, analyze_query
 from hivepark.storage.formats import spark_literal
 

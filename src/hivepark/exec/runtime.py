@@ -25,12 +25,11 @@ from hivepark.exec.scan import scan_files, scan_size
 from hivepark.expr import In, and_all
 from hivepark.expr.arrow import arrow_type, to_arrow
 from hivepark.expr.bind import bind, bind_literal, binds_unchanged
-from hivepark.plan.nodes import QueryPlan, RuntimeSource, TableScan
 from hivepark.plan.list_bucketing import prune_list_bucketing, table_layouts
+from hivepark.plan.nodes import QueryPlan, RuntimeSource, TableScan
 from hivepark.plan.partition_pruning import list_pruned
 from hivepark.sql.analyzer import ScanSite
 from hivepark.storage.formats import read_arrow
-
 
 SmallFrames = Callable[[int], DataFrame]
 

@@ -11,8 +11,8 @@ from sqlglot import exp
 
 from hivepark import layout
 from hivepark.catalog.models import Partition, Table
-from hivepark.errors import NoSuchPartition, UserInputError
 from hivepark.catalog.skew import RESERVED
+from hivepark.errors import NoSuchPartition, UserInputError
 from hivepark.exec import skew
 from hivepark.exec.context import Context
 from hivepark.exec.ddl import full_spec, spec_filter

@@ -11,14 +11,29 @@ from sqlglot import exp
 
 from hivepark import layout
 from hivepark.catalog.models import Column, Partition, Table
-from hivepark.catalog.skew import (RESERVED, SKEW_AUTO_TOPK, SKEW_LOCATIONS, SkewLayout,
-                                   SkewSpec, canonical_value, cleared_properties,
-                                   lb_directories, partition_layout, skewable, table_skew)
+from hivepark.catalog.skew import (
+    RESERVED,
+    SKEW_AUTO_TOPK,
+    SKEW_LOCATIONS,
+    SkewLayout,
+    SkewSpec,
+    canonical_value,
+    cleared_properties,
+    lb_directories,
+    partition_layout,
+    skewable,
+    table_skew,
+)
 from hivepark.errors import NoSuchPartition, SemanticError, UnsupportedError
 from hivepark.exec.context import Context
 from hivepark.sql.analyzer import literal_value, partition_spec
-from hivepark.sql.dialect import (AlterNot, AlterSkewed, AnalyzeSkew, SetSkewedLocation,
-                                  SkewedByProperty)
+from hivepark.sql.dialect import (
+    AlterNot,
+    AlterSkewed,
+    AnalyzeSkew,
+    SetSkewedLocation,
+    SkewedByProperty,
+)
 from hivepark.storage import fs
 from hivepark.storage.commit import FILES_PARAM
 

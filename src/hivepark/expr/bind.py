@@ -28,12 +28,8 @@ Example:
 
 from __future__ import annotations
 
-import datetime
-import re
-from collections.abc import Callable, Iterable, Mapping
-from decimal import Decimal
+from collections.abc import Iterable, Mapping
 
-from hivepark.catalog.models import type_family
 from hivepark.expr.nodes import (
     AlwaysFalse,
     AlwaysTrue,
@@ -49,103 +45,24 @@ from hivepark.expr.nodes import (
     Value,
 )
 from hivepark.expr.visitors import to_filter_string
-
-_INTEGER = re.compile(r"[+-]?[0-9]+", re.ASCII)
-_REAL = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?", re.ASCII)
-_ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", re.ASCII)
-
-_INTEGRAL_BITS = {"tinyint": 8, "smallint": 16, "int": 32, "integer": 32, "bigint": 64}
-_FLOAT_EXACT = 2**24
-_DECIMAL = re.compile(r"decimal\s*(?:\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\))?", re.ASCII)
+from hivepark.types import HiveType
 
 
-def _base_type(hive_type: str) -> str:
-    return hive_type.strip().lower().split("(")[0].strip()
-
-
-def _integer_in_range(text: str, hive_type: str) -> int | None:
-    if not _INTEGER.fullmatch(text):
-        return None
-    n = int(text)
-    base = _base_type(hive_type)
-    if base in _INTEGRAL_BITS:
-        half = 2 ** (_INTEGRAL_BITS[base] - 1)
-        return n if -half <= n < half else None
-    if base in ("float", "real"):
-        return n if abs(n) <= _FLOAT_EXACT else None
-    m = _DECIMAL.fullmatch(hive_type.strip().lower())
-    if m:  # compared as DOUBLE: exact only for small integral decimals
-        precision, scale = int(m.group(1) or 10), int(m.group(2) or 0)
-        return n if scale == 0 and precision <= 15 and len(str(abs(n))) <= precision else None
-    return None
-
-
-def _numeric_from_string(text: str, hive_type: str) -> Value | None:
-    base = _base_type(hive_type)
-    if base in ("double", "double precision"):
-        if not _REAL.fullmatch(text):
-            return None
-        number = float(text)
-        return number if number not in (float("inf"), float("-inf")) else None
-    return _integer_in_range(text, hive_type)
-
-
-def _bind_numeric(value: Value, hive_type: str) -> Value | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float, Decimal)):
-        return value
-    if isinstance(value, str):
-        return _numeric_from_string(value, hive_type)
-    return None
-
-
-def _bind_string(value: Value, hive_type: str) -> Value | None:
-    # CHAR(n) pads values before comparing: left to Spark.
-    if isinstance(value, str) and _base_type(hive_type) != "char":
-        return value
-    return None
-
-
-def _bind_date(value: Value, hive_type: str) -> Value | None:
-    if isinstance(value, datetime.datetime):
-        return None
-    if isinstance(value, datetime.date):
-        return value.isoformat()
-    if isinstance(value, str) and _ISO_DATE.fullmatch(value):
-        try:
-            return datetime.date.fromisoformat(value).isoformat()
-        except ValueError:
-            return None
-    return None
-
-
-def _bind_boolean(value: Value, hive_type: str) -> Value | None:
-    return value if isinstance(value, bool) else None
-
-
-_BINDERS: dict[str, Callable[[Value, str], Value | None]] = {
-    "numeric": _bind_numeric,
-    "string": _bind_string,
-    "date": _bind_date,
-    "boolean": _bind_boolean,
-}
-
-
-def bind_literal(value: Value, hive_type: str) -> Value | None:
-    """The value to compare a column of ``hive_type`` with, or None when not provably safe.
+def bind_literal(value: Value, hive_type: str | HiveType) -> Value | None:
+    """The value to compare a column of ``hive_type`` with, or None when not provably safe
+    (the rules are :meth:`hivepark.types.HiveType.bind_literal`'s).
 
     Example:
+        >>> import datetime
         >>> bind_literal("10", "int"), bind_literal(1, "string"), bind_literal("1.5", "int")
         (10, None, None)
         >>> bind_literal(datetime.date(2008, 4, 8), "date"), bind_literal("300", "tinyint")
         ('2008-04-08', None)
     """
-    binder = _BINDERS.get(type_family(hive_type))
-    return binder(value, hive_type) if binder is not None else None
+    return HiveType.parse(hive_type).bind_literal(value)
 
 
-def binds_unchanged(values: Iterable[Value], hive_type: str) -> bool:
+def binds_unchanged(values: Iterable[Value], hive_type: str | HiveType) -> bool:
     """True when :func:`bind_literal` would return every value as it is: Python integers
     within an integral type's range, or strings for a STRING/VARCHAR column. Lets a large
     value set skip the per-value work.
@@ -156,13 +73,7 @@ def binds_unchanged(values: Iterable[Value], hive_type: str) -> bool:
         >>> binds_unchanged(["a"], "varchar(3)"), binds_unchanged(["a"], "char(3)")
         (True, False)
     """
-    base = _base_type(hive_type)
-    if base in _INTEGRAL_BITS:
-        half = 2 ** (_INTEGRAL_BITS[base] - 1)
-        return all(type(v) is int and -half <= v < half for v in values)
-    if base in ("string", "varchar"):
-        return all(type(v) is str for v in values)
-    return False
+    return HiveType.parse(hive_type).binds_unchanged(values)
 
 
 def _opaque(atom: Expr) -> Opaque:
@@ -179,7 +90,7 @@ def _bind_atom(atom: Expr, hive_type: str) -> Expr:
             return _opaque(atom)
         return In(atom.term, values)  # type: ignore[arg-type]
     if isinstance(atom, Like):
-        string_column = type_family(hive_type) == "string" and _base_type(hive_type) != "char"
+        string_column = HiveType.parse(hive_type).kind == "string"
         return atom if string_column and isinstance(atom.pattern, str) else _opaque(atom)
     return atom
 
@@ -218,7 +129,7 @@ def _bind(expr: Expr, types: Mapping[str, str]) -> Expr:
         return Not(_bind(expr.child, types))
     if isinstance(expr, (AlwaysTrue, AlwaysFalse, Opaque, Unary)):
         return expr
-    term: str = getattr(expr, "term")
+    term: str = expr.term  # type: ignore[attr-defined]
     if term not in types:
         return expr
     return _bind_atom(expr, types[term])

@@ -233,7 +233,7 @@ def _is_null(node: exp.Is, resolve: Resolver) -> Expr | None:
 
 def _atom(node: exp.Expression, resolve: Resolver) -> Expr | None:
     if type(node) in _COMPARISONS:
-        return _comparison(node, resolve)  # type: ignore[arg-type]
+        return _comparison(node, resolve)
     if isinstance(node, exp.In):
         return _in(node, resolve)
     if isinstance(node, exp.Between):

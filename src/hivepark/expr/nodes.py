@@ -17,9 +17,8 @@ from __future__ import annotations
 import datetime
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Union
 
-Value = Union[str, int, float, Decimal, bool, datetime.date, datetime.datetime]
+Value = str | int | float | Decimal | bool | datetime.date | datetime.datetime
 
 
 class Expr:

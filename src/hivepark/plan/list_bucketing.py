@@ -26,8 +26,18 @@ from typing import Any
 
 from hivepark.catalog.models import Table
 from hivepark.catalog.skew import SKEW_LOCATIONS, SkewLayout, partition_layout, typed_value
-from hivepark.expr import (AlwaysFalse, AlwaysTrue, And, EqualTo, Expr, In, Or, bind,
-                           evaluate, project)
+from hivepark.expr import (
+    AlwaysFalse,
+    AlwaysTrue,
+    And,
+    EqualTo,
+    Expr,
+    In,
+    Or,
+    bind,
+    evaluate,
+    project,
+)
 from hivepark.plan.nodes import TableScan
 
 _MAX_CANDIDATES = 10_000

@@ -8,7 +8,6 @@ from typing import Any
 from hivepark.catalog.models import Partition, Table
 from hivepark.expr import AlwaysTrue, Expr
 
-
 IN_LIST_MAX = 200
 """A runtime value set larger than this reaches the reader as its min/max range, not IN."""
 
@@ -76,3 +75,18 @@ class QueryPlan:
     """A query: its scans, in the order they appear in the text."""
 
     scans: tuple[TableScan, ...]
+
+
+@dataclass(frozen=True)
+class JoinKey:
+    """``big.big_col = small.small_col`` in a join; ``reason`` says why it cannot prune."""
+
+    big: str
+    big_col: str
+    small: str
+    small_col: str
+    reason: str = ""
+
+    @property
+    def eligible(self) -> bool:
+        return not self.reason

@@ -16,8 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from hivepark.plan.nodes import RuntimeSource, TableScan
-from hivepark.sql.joins import JoinKey
+from hivepark.plan.nodes import JoinKey, RuntimeSource, TableScan
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,8 @@ from hivepark.catalog.models import Column, Table
 from hivepark.errors import InvalidPartitionSpec, SemanticError
 from hivepark.expr import AlwaysTrue, Expr, and_all
 from hivepark.expr.from_sqlglot import from_sqlglot
-from hivepark.sql.joins import JoinKey, join_keys
+from hivepark.plan.nodes import JoinKey
+from hivepark.sql.joins import join_keys
 
 
 def table_name(node: exp.Table, current_db: str) -> tuple[str, str]:
@@ -131,8 +132,8 @@ def analyze_query(query: exp.Expression, lookup: TableLookup) -> QueryAnalysis:
     for scope_id, scope in enumerate(traverse_scope(query)):
         tables = {alias: src for alias, src in scope.sources.items()
                   if isinstance(src, exp.Table)}
-        resolved = {alias: lookup(node) for alias, node in tables.items()}
-        resolved = {a: t for a, t in resolved.items() if t is not None}
+        found = {alias: lookup(node) for alias, node in tables.items()}
+        resolved = {a: t for a, t in found.items() if t is not None}
         if not resolved:
             continue
         applicable = _applicable_conjuncts(scope, set(resolved))

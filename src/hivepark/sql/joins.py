@@ -4,26 +4,12 @@ side may prune the other (HIVE-5119's eligibility rules, extended to semi/anti j
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from sqlglot import exp
 
+from hivepark.plan.nodes import JoinKey
+
 Resolver = Callable[[exp.Column], "str | None"]
-
-
-@dataclass(frozen=True)
-class JoinKey:
-    """``big.big_col = small.small_col`` in a join; ``reason`` says why it cannot prune."""
-
-    big: str
-    big_col: str
-    small: str
-    small_col: str
-    reason: str = ""
-
-    @property
-    def eligible(self) -> bool:
-        return not self.reason
 
 
 def join_keys(select: exp.Select, resolvers: dict[str, Resolver],

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from hivepark.catalog.base import Catalog
 from hivepark.catalog.models import Partition, Table
 from hivepark.catalog.skew import SKEW_LOCATIONS, partition_layout
-from hivepark.layout import is_absolute
 from hivepark.errors import CommitConflict
+from hivepark.layout import is_absolute
 from hivepark.storage import fs
 
 FILES_PARAM = "hivepark.files"

@@ -16,7 +16,6 @@ from typing import Any, cast
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as pads
-
 from pyspark.sql import Column as SparkColumn
 from pyspark.sql import DataFrame, DataFrameReader, DataFrameWriter, SparkSession
 from pyspark.sql import functions as F
@@ -101,9 +100,9 @@ def _load_paths(reader: DataFrameReader, paths: Sequence[str]) -> DataFrame:
     jreader = getattr(reader, "_jreader", None)
     if len(paths) < 64 or jreader is None or any("\n" in p for p in paths):
         return reader.load(list(paths))
-    jvm: Any = reader._spark._sc._jvm  # type: ignore[attr-defined]
+    jvm: Any = reader._spark._sc._jvm
     array = jvm.java.util.regex.Pattern.compile("\n").split("\n".join(paths))
-    return reader._df(jreader.load(array))  # type: ignore[attr-defined]
+    return reader._df(jreader.load(array))
 
 
 def writer(df: DataFrame, table: Table) -> DataFrameWriter:

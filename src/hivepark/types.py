@@ -1,0 +1,455 @@
+"""Hive types: a type's text parsed once into an immutable value that answers every
+question the rest of hivepark asks of a type.
+
+A :class:`HiveType` knows
+
+* its **family** (how it compares: numeric, string, date, timestamp, boolean, other) and its
+  **kind** (how values are stored and ordered: int, decimal, float32, float64, string, char,
+  date, timestamp, boolean, other);
+* **binding** a query literal to it (:meth:`HiveType.bind_literal`): the value hivepark
+  compares with, only when the comparison provably means what Spark SQL means;
+* the **canonical text of a partition value** (:meth:`HiveType.partition_text`), the same for
+  ``INSERT ... PARTITION (flag=true)`` and ``Warehouse.insert(..., partition={"flag": True})``:
+  what Spark's ``CAST(CAST(v AS type) AS STRING)`` gives, which is also what a dynamic
+  partition insert writes;
+* **decoding** a stored value (:meth:`HiveType.decode`) into the Python value that bound
+  literals compare with, so that stored values order like the type.
+
+This module is pure Python (no pyspark, sqlglot or sqlalchemy): every layer may import it.
+
+Example:
+    >>> t = HiveType.parse("DECIMAL(5, 2)")
+    >>> t.text, t.family, t.kind, t.partition_text("1.5")
+    ('decimal(5,2)', 'numeric', 'decimal', '1.50')
+    >>> HiveType.parse("boolean").partition_text(True), HiveType.parse("int").partition_text("007")
+    ('true', '7')
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+import re
+import struct
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from functools import lru_cache
+from typing import Any
+
+DEFAULT_PARTITION_NAME = "__HIVE_DEFAULT_PARTITION__"
+
+Value = Any
+"""A literal: bool, int, float, Decimal, str, datetime.date or datetime.datetime."""
+
+INTEGRAL_BITS = {"tinyint": 8, "smallint": 16, "int": 32, "bigint": 64}
+_ALIASES = {"integer": "int", "real": "float", "double precision": "double", "text": "string",
+            "long": "bigint", "short": "smallint", "byte": "tinyint", "bool": "boolean",
+            "numeric": "decimal", "dec": "decimal"}
+_KINDS = {**{b: "int" for b in INTEGRAL_BITS}, "decimal": "decimal", "float": "float32",
+          "double": "float64", "string": "string", "varchar": "string", "char": "char",
+          "date": "date", "timestamp": "timestamp", "boolean": "boolean"}
+_FAMILIES = {"int": "numeric", "decimal": "numeric", "float32": "numeric", "float64": "numeric",
+             "string": "string", "char": "string", "date": "date", "timestamp": "timestamp",
+             "boolean": "boolean"}
+_TRUE_WORDS = ("true", "t", "yes", "y", "1")
+_FALSE_WORDS = ("false", "f", "no", "n", "0")
+_INTEGER = re.compile(r"[+-]?[0-9]+", re.ASCII)
+_REAL = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?", re.ASCII)
+_ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", re.ASCII)
+_LOOSE_DATE = re.compile(r"\s*([+-]?\d{4,})-(\d{1,2})-(\d{1,2})(?:[T ].*)?\s*$")
+_FLOAT_EXACT = 2**24
+_DOUBLE_EXACT = 2**53
+
+
+@dataclass(frozen=True)
+class HiveType:
+    """One Hive column type. Build with :meth:`parse`; instances are cached and immutable.
+
+    ``base`` is the lower-case type name without parameters (aliases resolved: ``integer``
+    is ``int``), ``params`` its numeric parameters (``(10, 2)`` for ``decimal(10,2)``), and
+    ``text`` the canonical text Hive writes (``decimal(10,2)``, ``array<int>``).
+    """
+
+    text: str
+    base: str
+    params: tuple[int, ...] = ()
+
+    @staticmethod
+    def parse(text: str | HiveType) -> HiveType:
+        """The type a column declaration names (case and spaces do not matter).
+
+        >>> HiveType.parse("Integer"), HiveType.parse(" varchar( 5 )").text
+        (HiveType(text='int', base='int', params=()), 'varchar(5)')
+        """
+        if isinstance(text, HiveType):
+            return text
+        return _parse(text)
+
+    # -- classification ------------------------------------------------------------------
+    @property
+    def kind(self) -> str:
+        """How values are stored and ordered: int, decimal, float32, float64, string (also
+        varchar), char, date, timestamp, boolean, or other (complex and unknown types)."""
+        return _KINDS.get(self.base, "other")
+
+    @property
+    def family(self) -> str:
+        """How values compare: numeric, string, date, timestamp, boolean or other."""
+        return _FAMILIES.get(self.kind, "other")
+
+    @property
+    def is_integral(self) -> bool:
+        return self.base in INTEGRAL_BITS
+
+    @property
+    def is_scalar(self) -> bool:
+        return self.kind != "other"
+
+    @property
+    def precision_scale(self) -> tuple[int, int]:
+        """A decimal's (precision, scale): Hive's default is decimal(10,0)."""
+        p = self.params[0] if self.params else 10
+        s = self.params[1] if len(self.params) > 1 else 0
+        return p, s
+
+    def integral_range(self) -> tuple[int, int] | None:
+        """``(lowest, highest)`` of an integral type, else None."""
+        bits = INTEGRAL_BITS.get(self.base)
+        if bits is None:
+            return None
+        half = 2 ** (bits - 1)
+        return -half, half - 1
+
+    @property
+    def spark_ddl(self) -> str:
+        """The type as Spark DDL: char/varchar read as string (Spark pads nothing)."""
+        return re.sub(r"\b(var)?char\s*\(\s*\d+\s*\)", "string", self.text)
+
+    # -- binding query literals ----------------------------------------------------------
+    def bind_literal(self, value: Value) -> Value | None:
+        """The value to compare a column of this type with, or None when not provably safe.
+
+        Spark's coercion rules relied on (``TypeCoercion`` / ``AnsiTypeCoercion``): a plain
+        integer string inside an integral column's range is exact in both modes; string vs
+        DOUBLE compares as DOUBLE; vs FLOAT only small integers are exact; string vs DECIMAL
+        compares as DOUBLE, exact only for ``decimal(p, 0)``, ``p <= 15``; a ``YYYY-MM-DD``
+        string casts to the same DATE; a numeric literal against a string column casts the
+        column (``'01' = 1`` is true), so it is never bound; CHAR pads, so it is left to Spark.
+
+        >>> t = HiveType.parse("int")
+        >>> t.bind_literal("10"), HiveType.parse("string").bind_literal(1), t.bind_literal("1.5")
+        (10, None, None)
+        >>> HiveType.parse("date").bind_literal(datetime.date(2008, 4, 8))
+        '2008-04-08'
+        """
+        fam = self.family
+        if fam == "numeric":
+            return self._bind_numeric(value)
+        if fam == "string":
+            return value if isinstance(value, str) and self.kind != "char" else None
+        if fam == "date":
+            return _bind_date(value)
+        if fam == "boolean":
+            return value if isinstance(value, bool) else None
+        return None
+
+    def binds_unchanged(self, values: Any) -> bool:
+        """True when :meth:`bind_literal` returns every value as it is (integers in an
+        integral type's range, strings for STRING/VARCHAR), so a large set needs no
+        per-value work.
+
+        >>> HiveType.parse("int").binds_unchanged([1, 2]), HiveType.parse("int").binds_unchanged([2**40])
+        (True, False)
+        """
+        rng = self.integral_range()
+        if rng is not None:
+            lo, hi = rng
+            return all(type(v) is int and lo <= v <= hi for v in values)
+        if self.kind == "string":
+            return all(type(v) is str for v in values)
+        return False
+
+    def _bind_numeric(self, value: Value) -> Value | None:
+        if isinstance(value, bool):
+            return None
+        if isinstance(value, (int, float, Decimal)):
+            return value
+        if not isinstance(value, str):
+            return None
+        if self.kind == "float64":
+            if not _REAL.fullmatch(value):
+                return None
+            number = float(value)
+            return number if math.isfinite(number) else None
+        if not _INTEGER.fullmatch(value):
+            return None
+        n = int(value)
+        rng = self.integral_range()
+        if rng is not None:
+            return n if rng[0] <= n <= rng[1] else None
+        if self.kind == "float32":
+            return n if abs(n) <= _FLOAT_EXACT else None
+        if self.kind == "decimal":  # compared as DOUBLE: exact only for small integral decimals
+            precision, scale = self.precision_scale
+            return n if scale == 0 and precision <= 15 and len(str(abs(n))) <= precision else None
+        return None
+
+    # -- partition values ----------------------------------------------------------------
+    def partition_text(self, value: Value) -> str | None:
+        """The canonical text of a partition value of this type; None for the default
+        partition (NULL, ``''`` or ``__HIVE_DEFAULT_PARTITION__``).
+
+        The text is Spark's ``CAST(CAST(value AS type) AS STRING)``, which is also what a
+        dynamic partition insert writes, so a static value, a dynamic value and a value given
+        from Python name the same partition.
+
+        Raises:
+            ValueError: the value is not one of this type (the message says why).
+
+        >>> HiveType.parse("bigint").partition_text(" -007"), HiveType.parse("double").partition_text(2)
+        ('-7', '2.0')
+        >>> HiveType.parse("timestamp").partition_text("2024-01-05T10:00:00.500")
+        '2024-01-05 10:00:00.5'
+        >>> HiveType.parse("boolean").partition_text("TRUE"), HiveType.parse("string").partition_text(True)
+        ('true', 'true')
+        """
+        if value is None or value == "" or value == DEFAULT_PARTITION_NAME:
+            return None
+        kind = self.kind
+        if kind in ("string", "char"):
+            return _spark_string(value)
+        converter = _PARTITION_TEXT.get(kind)
+        if converter is None:
+            raise ValueError(f"a {self.text} column cannot be a partition key")
+        try:
+            return converter(self, value)
+        except (ValueError, InvalidOperation, OverflowError, TypeError):
+            raise ValueError(f"'{value}' is not a valid {self.text} value") from None
+
+    def decode(self, text: str | None) -> Value | None:
+        """A stored (canonical) value as the Python value bound literals compare with: int,
+        float, Decimal, bool, or the text itself (dates as ISO text order like dates). None
+        for NULL and for text that is not of this type (it reads as NULL in Spark).
+
+        >>> HiveType.parse("int").decode("30"), HiveType.parse("date").decode("2024-01-02")
+        (30, '2024-01-02')
+        >>> HiveType.parse("boolean").decode("true"), HiveType.parse("int").decode("x") is None
+        (True, True)
+        """
+        if text is None:
+            return None
+        try:
+            return self._decode(text)
+        except (ValueError, InvalidOperation, ArithmeticError):
+            return None
+
+    def _decode(self, text: str) -> Value | None:
+        kind = self.kind
+        if kind == "int":
+            return int(text.strip())
+        if kind in ("float32", "float64"):
+            f = float(text)
+            return _float32(f) if kind == "float32" and not math.isnan(f) else f
+        if kind == "decimal":
+            d = Decimal(text.strip())
+            return d if d.is_finite() else None
+        if kind == "boolean":
+            low = text.strip().lower()
+            return True if low in _TRUE_WORDS else False if low in _FALSE_WORDS else None
+        if kind == "date":
+            return _canonical_date(text)
+        if kind == "timestamp":
+            return _timestamp_text(datetime.datetime.fromisoformat(text.strip()))
+        if kind in ("string", "char"):
+            return text
+        return None
+
+
+@lru_cache(maxsize=1024)
+def _parse(text: str) -> HiveType:
+    raw = " ".join(text.strip().lower().split())
+    head = re.split(r"[(<]", raw, maxsplit=1)[0].strip()
+    base = _ALIASES.get(head, head)
+    params: tuple[int, ...] = ()
+    m = re.match(r"^[a-z ]+\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\)$", raw)
+    if m:
+        params = tuple(int(g) for g in m.groups() if g is not None)
+    if "<" in raw:
+        canonical = re.sub(r"\s*([<>,:])\s*", r"\1", raw)
+        canonical = re.sub(r"\binteger\b", "int", canonical)
+    elif params:
+        canonical = f"{base}({','.join(map(str, params))})"
+    else:
+        canonical = base
+    return HiveType(canonical, base, params)
+
+
+def type_family(hive_type: str | HiveType) -> str:
+    """The comparison family of a type: numeric, string, date, timestamp, boolean, other.
+
+    >>> type_family("decimal(10,2)"), type_family("VARCHAR(5)"), type_family("date")
+    ('numeric', 'string', 'date')
+    """
+    return HiveType.parse(hive_type).family
+
+
+# -- helpers ---------------------------------------------------------------------------------
+
+def _bind_date(value: Value) -> str | None:
+    if isinstance(value, datetime.datetime):
+        return None
+    if isinstance(value, datetime.date):
+        return value.isoformat()
+    if isinstance(value, str) and _ISO_DATE.fullmatch(value):
+        try:
+            return datetime.date.fromisoformat(value).isoformat()
+        except ValueError:
+            return None
+    return None
+
+
+def _canonical_date(raw: str) -> str | None:
+    m = _LOOSE_DATE.match(raw)
+    if not m:
+        return None
+    try:
+        return datetime.date(int(m[1]), int(m[2]), int(m[3])).isoformat()
+    except ValueError:
+        return None
+
+
+def _float32(f: float) -> float:
+    try:
+        return float(struct.unpack("f", struct.pack("f", f))[0])
+    except OverflowError:
+        return math.copysign(math.inf, f)
+
+
+def _java_double(f: float, digits: int = 17) -> str:
+    """Java's ``Double.toString`` (what Spark's cast to string prints) for finite values."""
+    if f == 0:
+        return "-0.0" if math.copysign(1, f) < 0 else "0.0"
+    text = repr(f) if digits == 17 else _shortest_float32(f)
+    if 1e-3 <= abs(f) < 1e7:
+        d = Decimal(text)
+        s = format(d, "f")
+        return s if "." in s else s + ".0"
+    mantissa, _, exp = f"{Decimal(text):E}".partition("E")
+    if "." in mantissa:
+        mantissa = mantissa.rstrip("0")
+        mantissa = mantissa + "0" if mantissa.endswith(".") else mantissa
+    else:
+        mantissa += ".0"
+    return f"{mantissa}E{int(exp)}"
+
+
+def _shortest_float32(f: float) -> str:
+    for p in range(1, 10):
+        s = f"{f:.{p}g}"
+        if _float32(float(s)) == f:
+            return s
+    return repr(f)
+
+
+def _spark_string(value: Value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, datetime.datetime):
+        return _timestamp_text(value)
+    if isinstance(value, datetime.date):
+        return value.isoformat()
+    if isinstance(value, float):
+        return _java_double(value)
+    return str(value)
+
+
+def _timestamp_text(ts: datetime.datetime) -> str:
+    """Spark's text of a timestamp: seconds always, fraction without trailing zeros."""
+    if ts.tzinfo is not None:
+        raise ValueError("a timestamp with a time zone")
+    text = ts.strftime("%Y-%m-%d %H:%M:%S")
+    if ts.microsecond:
+        text += "." + f"{ts.microsecond:06d}".rstrip("0")
+    return text
+
+
+def _text_int(t: HiveType, value: Value) -> str:
+    if isinstance(value, bool) or isinstance(value, float) and not value.is_integer():
+        raise ValueError(value)
+    n = int(value.strip()) if isinstance(value, str) else int(value)
+    rng = t.integral_range()
+    assert rng is not None
+    if not rng[0] <= n <= rng[1]:
+        raise ValueError(value)
+    return str(n)
+
+
+def _text_decimal(t: HiveType, value: Value) -> str:
+    if isinstance(value, bool):
+        raise ValueError(value)
+    d = Decimal(value.strip()) if isinstance(value, str) else Decimal(value)
+    if not d.is_finite():
+        raise ValueError(value)
+    precision, scale = t.precision_scale
+    q = d.quantize(Decimal(1).scaleb(-scale)) if scale else d.quantize(Decimal(1))
+    if len(q.as_tuple().digits) > precision and q != 0:
+        raise ValueError(value)
+    return format(q, "f")
+
+
+def _text_float(t: HiveType, value: Value) -> str:
+    if isinstance(value, bool):
+        raise ValueError(value)
+    f = float(value.strip()) if isinstance(value, str) else float(value)
+    if not math.isfinite(f):
+        raise ValueError(value)
+    if t.kind == "float32":
+        return _java_double(_float32(f), digits=9)
+    return _java_double(f)
+
+
+def _text_boolean(t: HiveType, value: Value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int) and value in (0, 1):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        low = value.strip().lower()
+        if low in _TRUE_WORDS:
+            return "true"
+        if low in _FALSE_WORDS:
+            return "false"
+    raise ValueError(value)
+
+
+def _text_date(t: HiveType, value: Value) -> str:
+    if isinstance(value, datetime.datetime):
+        return value.date().isoformat()
+    if isinstance(value, datetime.date):
+        return value.isoformat()
+    if isinstance(value, str):
+        text = _canonical_date(value)
+        if text is not None:
+            return text
+    raise ValueError(value)
+
+
+def _text_timestamp(t: HiveType, value: Value) -> str:
+    if isinstance(value, datetime.datetime):
+        return _timestamp_text(value)
+    if isinstance(value, datetime.date):
+        return _timestamp_text(datetime.datetime(value.year, value.month, value.day))
+    if isinstance(value, str):
+        return _timestamp_text(datetime.datetime.fromisoformat(value.strip()))
+    raise ValueError(value)
+
+
+_PARTITION_TEXT = {
+    "int": _text_int,
+    "decimal": _text_decimal,
+    "float32": _text_float,
+    "float64": _text_float,
+    "boolean": _text_boolean,
+    "date": _text_date,
+    "timestamp": _text_timestamp,
+}
