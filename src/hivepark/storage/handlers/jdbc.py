@@ -426,6 +426,10 @@ class JdbcStorageHandler(StorageHandler):
                 "pushDownPredicate": "false", "pushDownAggregate": "false", "pushDownLimit": "false",
                 "pushDownOffset": "false", "pushDownTableSample": "false",
                 "fetchsize": _get(props, FETCH_SIZE) or "10000"}
+        if opts["url"].startswith("jdbc:mariadb:"):
+            # Spark picks its MySQL dialect (backquoted names) by the URL's scheme only
+            opts["url"] = "jdbc:mysql:" + opts["url"][len("jdbc:mariadb:"):]
+            opts["permitMysqlScheme"] = "true"
         if _get(props, USER):
             opts["user"] = _get(props, USER) or ""
         if _get(props, PASSWORD):
