@@ -241,3 +241,32 @@ def test_unknown_source_type_is_clear(postgres):
         conn.execute("CREATE TABLE odd (id INT, span INTERVAL)")
     with pytest.raises(UnsupportedError, match="Column 'span' has type INTERVAL"):
         get_handler("jdbc").schema({**postgres, "hive.sql.table": "odd"})
+
+
+@pytest.mark.parametrize("server", ["postgres", "mariadb"])
+def test_insert_and_overwrite_all_or_nothing(spark, request, server):
+    props = request.getfixturevalue(server)
+    handler = get_handler("jdbc")
+    quote = '"' if server == "postgres" else "`"
+    target = "w_" + server
+    create = f"CREATE TABLE {quote}{target}{quote} (id BIGINT PRIMARY KEY, s VARCHAR(20))"
+    if server == "postgres":
+        import psycopg
+
+        url = props["hive.sql.jdbc.url"].replace("jdbc:postgresql://", "postgresql://postgres@")
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(create)
+    else:
+        from hivepark.storage.handlers.jdbc import run_sql
+
+        run_sql(props, create)
+    table = _table({**props, "hive.sql.table": target}, (Column("id", "bigint"), Column("s", "string")))
+    handler.write(spark, table, spark.createDataFrame([(1, "a"), (2, "it's")], "id bigint, s string"), False)
+    handler.write(spark, table, spark.createDataFrame([(3, "c")], "id bigint, s string"), False)
+    assert _rows(handler.read(spark, table, ["id", "s"], None, {})) == [(1, "a"), (2, "it's"), (3, "c")]
+    # a failing write (duplicate key) changes nothing
+    with pytest.raises(Exception):  # noqa: B017 - the database's own error
+        handler.write(spark, table, spark.createDataFrame([(4, "d"), (1, "dup")], "id bigint, s string"), False)
+    assert _rows(handler.read(spark, table, ["id"], None, {})) == [(1,), (2,), (3,)]
+    handler.write(spark, table, spark.createDataFrame([(9, "z")], "id bigint, s string"), True)
+    assert _rows(handler.read(spark, table, ["id", "s"], None, {})) == [(9, "z")]
