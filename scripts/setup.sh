@@ -11,6 +11,17 @@ if ! command -v java >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq openjdk-17-jre-headless >/dev/null
 fi
 
+JDBC_PKGS=""
+[ -e /usr/share/java/postgresql.jar ] || JDBC_PKGS="$JDBC_PKGS libpostgresql-jdbc-java"
+[ -e /usr/share/java/mariadb-java-client.jar ] || JDBC_PKGS="$JDBC_PKGS libmariadb-java"
+[ -e /usr/share/java/sqlite-jdbc.jar ] || JDBC_PKGS="$JDBC_PKGS libxerial-sqlite-jdbc-java"
+if [ -n "$JDBC_PKGS" ]; then
+  echo "== installing the JDBC drivers of the JDBC storage handler (apt):$JDBC_PKGS"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $JDBC_PKGS >/dev/null
+fi
+
 PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   echo "== creating .venv"

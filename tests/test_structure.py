@@ -54,6 +54,8 @@ HEAVY_ALLOWED: dict[str, set[str]] = {
 MODULE_ALLOWED: dict[str, set[str]] = {
     "hivepark.expr.from_sqlglot": {"sqlglot"},  # the tree is built from sqlglot's
     "hivepark.storage.handlers.jdbc": {"sqlglot", "sqlalchemy"},  # SQL in the source's dialect
+    "hivepark.storage.handlers.jdbc_sql": {"sqlglot"},  # the pushed predicate in the source's dialect
+    "hivepark.storage.handlers.jdbc_write": {"sqlglot"},  # the staging table's statements
 }
 
 

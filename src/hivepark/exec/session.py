@@ -7,6 +7,14 @@ import os
 from pyspark.sql import SparkSession
 
 _LOG4J = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2.properties")
+# JDBC drivers of the JDBC storage handler: Debian's packages (scripts/setup.sh installs them)
+JDBC_JARS = ("/usr/share/java/postgresql.jar", "/usr/share/java/mariadb-java-client.jar",
+             "/usr/share/java/sqlite-jdbc.jar")
+
+
+def jdbc_classpath() -> str:
+    """The JDBC driver jars that exist here, as a class path."""
+    return os.pathsep.join(j for j in JDBC_JARS if os.path.exists(j))
 
 
 def get_or_create_spark(master: str | None = None) -> SparkSession:
@@ -26,6 +34,10 @@ def get_or_create_spark(master: str | None = None) -> SparkSession:
                .config("spark.driver.extraJavaOptions",
                        f"-Dlog4j2.configurationFile={_LOG4J}")
                .config("spark.ui.showConsoleProgress", "false"))
+    jars = jdbc_classpath()
+    if jars:
+        builder = (builder.config("spark.driver.extraClassPath", jars)
+                   .config("spark.executor.extraClassPath", jars))
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from hivepark.expr.analyzer import IndexPredicateAnalyzer, IndexSearchCondition, flip_operator
 from hivepark.expr.bind import bind, bind_literal
 from hivepark.expr.nodes import (
     AlwaysFalse,
@@ -26,6 +27,7 @@ from hivepark.expr.nodes import (
     and_all,
     or_all,
 )
+from hivepark.expr.serialize import from_json, to_json
 from hivepark.expr.visitors import (
     BooleanExpressionVisitor,
     conjuncts,
@@ -48,4 +50,6 @@ __all__ = [
     "BooleanExpressionVisitor", "bind", "bind_literal", "conjuncts", "evaluate", "like_regex",
     "project", "render_literal", "render_name", "simplify", "to_filter_string", "to_nnf",
     "visit",
+    # IndexPredicateAnalyzer and the serialized form (hive.io.filter.expr.serialized)
+    "IndexPredicateAnalyzer", "IndexSearchCondition", "flip_operator", "from_json", "to_json",
 ]

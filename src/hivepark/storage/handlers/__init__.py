@@ -1,0 +1,35 @@
+"""Storage handlers: tables whose rows live in another system (Hive's STORED BY).
+
+The public interface is :class:`StorageHandler` (``base.py``); handlers are found by
+:func:`handler_for` / :func:`get_handler` (``registry.py``). The JDBC handler
+(``jdbc.py``) is loaded only when a table uses it.
+"""
+
+from __future__ import annotations
+
+from hivepark.plan.pushdown import DecomposedPredicate, PushdownDecision, push_filters
+from hivepark.storage.handlers.base import (
+    FILTER_EXPR_KEY,
+    FILTER_TEXT_KEY,
+    MASK,
+    STORAGE_HANDLER_KEY,
+    PushedFilter,
+    StorageHandler,
+)
+from hivepark.storage.handlers.registry import (
+    ENTRY_POINT_GROUP,
+    UnknownStorageHandler,
+    get_handler,
+    handler_class,
+    handler_for,
+    handler_name,
+    handler_properties,
+    register_handler,
+)
+
+__all__ = [
+    "ENTRY_POINT_GROUP", "FILTER_EXPR_KEY", "FILTER_TEXT_KEY", "MASK", "STORAGE_HANDLER_KEY",
+    "DecomposedPredicate", "PushdownDecision", "PushedFilter", "StorageHandler", "UnknownStorageHandler",
+    "get_handler", "handler_class", "handler_for", "handler_name", "handler_properties", "push_filters",
+    "register_handler",
+]

@@ -1,0 +1,155 @@
+"""The storage handler interface (Hive's ``HiveStorageHandler`` + ``HiveStoragePredicateHandler``).
+
+A handler class names itself (``name``, plus Hive class names in ``aliases``), validates a
+table's properties, may give the table's columns, may negotiate the filter
+(``decompose_predicate``, optional: see :mod:`hivepark.plan.pushdown`), reads a scan into a
+Spark DataFrame and, when ``supports_writes``, writes one. A table is a handler table when
+its ``storage_handler`` property names a handler; the handler's own properties (Hive's
+TBLPROPERTIES and SERDEPROPERTIES) are the table's other properties.
+
+The pushed filter reaches :meth:`StorageHandler.read` as :class:`PushedFilter`: the tree,
+Hive's filter string form (``hive.io.filter.text``) and the serialized tree
+(``hive.io.filter.expr.serialized``, JSON that round-trips).
+
+A complete small handler (a read-only table of the numbers ``0 .. n-1``)::
+
+    from hivepark.expr import IndexPredicateAnalyzer, IndexSearchCondition
+    from hivepark.storage.handlers import DecomposedPredicate, StorageHandler
+
+    class RangeHandler(StorageHandler):
+        name = "range"
+        aliases = ("com.example.RangeStorageHandler",)
+
+        def validate(self, properties):
+            int(properties["range.n"])
+
+        def schema(self, properties):
+            return [("id", "bigint")]
+
+        def decompose_predicate(self, table, predicate):
+            analyzer = IndexPredicateAnalyzer()
+            for op in ("<", "<=", ">", ">="):
+                analyzer.add_comparison_op(op)
+            conditions: list[IndexSearchCondition] = []
+            residual = analyzer.analyze_predicate(predicate, conditions)
+            if not conditions:
+                return None
+            return DecomposedPredicate(analyzer.translate_search_conditions(conditions), residual)
+
+        def read(self, spark, table, columns, pushed, settings):
+            lo, hi = 0, int(table.properties["range.n"])
+            for cond in analyzed(pushed):          # each pushed ``id op constant``
+                ...                                # narrow lo/hi
+            return spark.range(lo, hi).select(*columns)
+
+and it is made known with an entry point in the ``hivepark.storage_handlers`` group::
+
+    [project.entry-points."hivepark.storage_handlers"]
+    range = "example_pkg.handlers:RangeHandler"
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from hivepark.errors import UnsupportedError
+from hivepark.expr.nodes import Expr
+from hivepark.expr.serialize import from_json, to_json
+from hivepark.expr.visitors import to_filter_string
+from hivepark.plan.pushdown import DecomposedPredicate
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from hivepark.catalog.models import Table
+
+__all__ = ["FILTER_EXPR_KEY", "FILTER_TEXT_KEY", "MASK", "STORAGE_HANDLER_KEY", "DecomposedPredicate",
+           "PushedFilter", "StorageHandler"]
+
+STORAGE_HANDLER_KEY = "storage_handler"  # Hive's META_TABLE_STORAGE table parameter
+FILTER_TEXT_KEY = "hive.io.filter.text"
+FILTER_EXPR_KEY = "hive.io.filter.expr.serialized"
+MASK = "********"
+
+
+@dataclass(frozen=True)
+class PushedFilter:
+    """The filter a handler receives: ``expr`` (the tree), ``text`` (the filter string
+    form) and ``serialized`` (JSON that round-trips).
+
+    >>> from hivepark.expr.nodes import And, GreaterThanOrEqual, LessThan
+    >>> f = PushedFilter(And(GreaterThanOrEqual("key", 100), LessThan("key", 200)))
+    >>> f.text
+    '((key >= 100) and (key < 200))'
+    >>> PushedFilter.from_job_conf(f.job_conf()) == f
+    True
+    """
+
+    expr: Expr
+
+    @cached_property
+    def text(self) -> str:
+        return to_filter_string(self.expr)
+
+    @cached_property
+    def serialized(self) -> str:
+        return to_json(self.expr)
+
+    def job_conf(self) -> dict[str, str]:
+        """Hive's two job-conf properties: ``hive.io.filter.text`` and
+        ``hive.io.filter.expr.serialized``."""
+        return {FILTER_TEXT_KEY: self.text, FILTER_EXPR_KEY: self.serialized}
+
+    @staticmethod
+    def from_job_conf(conf: Mapping[str, str]) -> PushedFilter | None:
+        """The filter a job conf carries (None when it carries none)."""
+        text = conf.get(FILTER_EXPR_KEY)
+        return None if text is None else PushedFilter(from_json(text))
+
+
+class StorageHandler(ABC):
+    """Base of every storage handler. Instances are stateless: one serves every table.
+
+    ``decompose_predicate(table, predicate) -> DecomposedPredicate | None`` is optional:
+    define it to negotiate the filter. Without it the handler still receives the filter
+    (as ``pushed``) and Spark applies all of it.
+    """
+
+    name: ClassVar[str] = ""
+    aliases: ClassVar[tuple[str, ...]] = ()
+    supports_writes: ClassVar[bool] = False
+    secret_properties: ClassVar[frozenset[str]] = frozenset()
+
+    def validate(self, properties: Mapping[str, str]) -> None:  # noqa: B027 - optional hook
+        """Raise a ``UserInputError`` naming what is wrong with the table's properties."""
+
+    def schema(self, properties: Mapping[str, str]) -> list[tuple[str, str]]:
+        """The columns ``(name, hive_type)`` when CREATE omits them."""
+        raise UnsupportedError(f"The {self.name} storage handler cannot read a table's columns from its "
+                               "source: list the columns in CREATE TABLE")
+
+    @abstractmethod
+    def read(self, spark: SparkSession, table: Table, columns: Sequence[str],
+             pushed: PushedFilter | None, settings: Any) -> DataFrame:
+        """A DataFrame of ``columns`` (Hive names, in this order) of the table's rows; it may
+        drop rows the pushed filter rejects, and must keep every row it accepts."""
+
+    def describe_scan(self, table: Table, columns: Sequence[str], pushed: PushedFilter | None) -> str:
+        """The handler's own form of what it asks its source (EXPLAIN); never a secret."""
+        where = f" where {pushed.text}" if pushed is not None else ""
+        return f"{self.name} scan of {table.qualified_name} ({', '.join(columns)}){where}"
+
+    def write(self, spark: SparkSession, table: Table, df: DataFrame, overwrite: bool) -> None:
+        """Write ``df`` (the table's columns, in order) into the source, all or nothing."""
+        raise UnsupportedError(f"Table {table.qualified_name} is read-only: the {self.name} storage "
+                               "handler does not support INSERT")
+
+    def masked_properties(self, properties: Mapping[str, str]) -> dict[str, str]:
+        """The properties with every secret's value masked (DESCRIBE FORMATTED, EXPLAIN)."""
+        secrets = {s.lower() for s in self.secret_properties}
+        return {k: (MASK if k.lower() in secrets or "password" in k.lower() else v)
+                for k, v in properties.items()}

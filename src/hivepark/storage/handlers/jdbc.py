@@ -1,0 +1,510 @@
+"""The JDBC storage handler (Hive's ``org.apache.hive.storage.jdbc.JdbcStorageHandler``).
+
+Table properties are Hive's ``hive.sql.*``: ``database.type`` (POSTGRES, MYSQL, MARIADB,
+and SQLITE, which Hive lacks), ``jdbc.driver`` (defaults per type), ``jdbc.url``,
+``dbcp.username``, ``dbcp.password``, ``table`` (optionally ``schema``) or ``query``,
+``partitionColumn``, ``numPartitions``, ``lowerBound``, ``upperBound``.
+
+Reads go through Spark's own JDBC source, but hivepark writes the statement:
+``SELECT "src" AS "hive", ... FROM <table or (query)> WHERE <pushed>`` in the database's
+dialect (:mod:`hivepark.storage.handlers.jdbc_sql`), with Spark's own predicate pushdown
+switched off, so the decision made by :meth:`JdbcStorageHandler.decompose_predicate` is
+the one that holds. Splits follow Hive's interval splitter: ``numPartitions`` ranges over
+``partitionColumn`` between the bounds of the properties (else the source's MIN/MAX of the
+pushed rows); the first range also takes NULLs, so every row is read exactly once.
+
+Columns left out of CREATE are read from the source with SQLAlchemy and mapped to Hive
+types (:func:`hive_type_of`); the source is reached from Python through a SQLAlchemy URL
+derived from the JDBC URL (psycopg, PyMySQL or sqlite3), or ``hivepark.sql.sqlalchemy.url``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+import threading
+from collections.abc import Mapping, Sequence
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, urlsplit
+
+import sqlalchemy as sa
+from sqlglot import exp
+
+from hivepark.errors import SemanticError, UnsupportedError, UserInputError
+from hivepark.expr.nodes import (
+    And,
+    Expr,
+    GreaterThanOrEqual,
+    IsNull,
+    LessThan,
+    Or,
+    and_all,
+)
+from hivepark.expr.visitors import conjuncts
+from hivepark.plan.pushdown import DecomposedPredicate
+from hivepark.storage.handlers.base import PushedFilter, StorageHandler
+from hivepark.storage.handlers.jdbc_sql import SQLGLOT_DIALECT, SourceColumn, SqlTranslator, ident, sqlite_affinity
+from hivepark.types import HiveType
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from hivepark.catalog.models import Table
+
+P = "hive.sql."
+DATABASE_TYPE = P + "database.type"
+DRIVER = P + "jdbc.driver"
+URL = P + "jdbc.url"
+USER = P + "dbcp.username"
+PASSWORD = P + "dbcp.password"
+TABLE = P + "table"
+SCHEMA = P + "schema"
+QUERY = P + "query"
+PARTITION_COLUMN = P + "partitionColumn"
+NUM_PARTITIONS = P + "numPartitions"
+LOWER_BOUND = P + "lowerBound"
+UPPER_BOUND = P + "upperBound"
+SQLALCHEMY_URL = "hivepark.sql.sqlalchemy.url"
+FETCH_SIZE = "hivepark.sql.fetchSize"
+
+DATABASE_TYPES = ("POSTGRES", "MYSQL", "MARIADB", "SQLITE")
+DEFAULT_DRIVERS = {"POSTGRES": "org.postgresql.Driver", "MYSQL": "org.mariadb.jdbc.Driver",
+                   "MARIADB": "org.mariadb.jdbc.Driver", "SQLITE": "org.sqlite.JDBC"}
+SCAN_ALIAS = "hp_scan"
+SOURCE_ALIAS = "hp_src"
+
+
+def _props(properties: Mapping[str, str]) -> dict[str, str]:
+    """Property names are matched case-insensitively (Hive's are camel-cased)."""
+    return {k.lower(): v for k, v in properties.items()}
+
+
+def _get(props: Mapping[str, str], key: str) -> str | None:
+    return props.get(key.lower())
+
+
+# ------------------------------------------------------------------ source types -> Hive
+
+_PG_SIMPLE = {"smallint": "smallint", "int2": "smallint", "integer": "int", "int": "int", "int4": "int",
+              "serial": "int", "bigint": "bigint", "int8": "bigint", "bigserial": "bigint",
+              "real": "float", "float4": "float", "double precision": "double", "float8": "double",
+              "float": "double", "text": "string", "boolean": "boolean", "bool": "boolean", "date": "date",
+              "timestamp": "timestamp", "timestamp without time zone": "timestamp",
+              "timestamp with time zone": "timestamp", "bytea": "binary", "uuid": "string",
+              "json": "string", "jsonb": "string", "citext": "string"}
+_MY_SIMPLE = {"tinyint": "tinyint", "smallint": "smallint", "mediumint": "int", "int": "int", "integer": "int",
+              "bigint": "bigint", "float": "float", "double": "double", "real": "double", "text": "string",
+              "tinytext": "string", "mediumtext": "string", "longtext": "string", "date": "date",
+              "datetime": "timestamp", "timestamp": "timestamp", "blob": "binary", "tinyblob": "binary",
+              "mediumblob": "binary", "longblob": "binary", "json": "string", "boolean": "boolean",
+              "bool": "boolean"}
+
+
+def hive_type_of(database_type: str, declared: str, column: str) -> str:
+    """The Hive type a source column is read as.
+
+    Raises:
+        UnsupportedError: a type Hive has no counterpart for (the message names the column
+            and says how to read it anyway).
+
+    >>> hive_type_of("POSTGRES", "NUMERIC(12, 2)", "x"), hive_type_of("MARIADB", "INTEGER(10) UNSIGNED", "x")
+    ('decimal(12,2)', 'bigint')
+    >>> hive_type_of("SQLITE", "VARCHAR(20)", "x"), hive_type_of("MYSQL", "TINYINT(1)", "x")
+    ('string', 'boolean')
+    """
+    raw = " ".join(declared.strip().lower().split())
+    unsigned = " unsigned" in raw
+    raw = raw.replace(" unsigned", "").replace(" zerofill", "")
+    m = re.fullmatch(r"([a-z ]+?)\s*(?:\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\))?(?: collate .*| character set .*)?", raw)
+    base, p, s = (m.group(1), m.group(2), m.group(3)) if m else (raw, None, None)
+    fail = UnsupportedError(
+        f"Column '{column}' has type {declared} in the {database_type} source, which has no Hive "
+        "counterpart: list the columns in CREATE TABLE and use hive.sql.query with a CAST to a "
+        "supported type")
+    if database_type == "SQLITE":
+        aff = sqlite_affinity(raw)
+        if aff == "INTEGER":
+            return "boolean" if base in ("boolean", "bool") else "bigint"
+        if aff == "TEXT":
+            return "string"
+        if aff == "REAL":
+            return "double"
+        if base in ("date",):
+            return "date"
+        if base in ("datetime", "timestamp"):
+            return "timestamp"
+        if base in ("boolean", "bool"):
+            return "boolean"
+        raise fail
+    if base in ("numeric", "decimal", "dec", "fixed"):
+        if p is None:
+            return "decimal(38,18)" if database_type == "POSTGRES" else "decimal(10,0)"
+        if int(p) > 38:
+            raise fail
+        return f"decimal({p},{s or 0})"
+    if base in ("varchar", "character varying", "nvarchar"):
+        return f"varchar({p})" if p is not None and int(p) <= 65535 else "string"
+    if base in ("char", "character", "bpchar", "nchar"):
+        return f"char({p or 1})" if int(p or 1) <= 255 else "string"
+    if base in ("binary", "varbinary", "bit varying"):
+        return "binary"
+    if database_type == "POSTGRES":
+        hive = _PG_SIMPLE.get(base)
+    else:
+        if base == "tinyint" and p == "1" and not unsigned:
+            return "boolean"  # MySQL's BOOLEAN; the driver reads it as BIT(1)
+        if base == "bit":
+            if p in (None, "1"):
+                return "boolean"
+            raise fail
+        if base in ("enum", "set"):
+            return "string"
+        hive = _MY_SIMPLE.get(base)
+        if unsigned and hive is not None:
+            hive = {"tinyint": "smallint", "smallint": "int", "int": "bigint",
+                    "bigint": "decimal(20,0)"}.get(hive, hive)
+    if hive is None:
+        raise fail
+    return hive
+
+
+# ------------------------------------------------------------------ connections
+
+_engines: dict[str, sa.engine.Engine] = {}
+_engines_lock = threading.Lock()
+
+
+def sqlalchemy_url(props: Mapping[str, str]) -> sa.URL | str:
+    """The SQLAlchemy URL of the source (from the JDBC URL, unless given)."""
+    given = _get(props, SQLALCHEMY_URL)
+    if given:
+        return given
+    jdbc_url = _get(props, URL) or ""
+    if not jdbc_url.startswith("jdbc:"):
+        raise UserInputError(f"{URL} must be a JDBC URL (jdbc:...), got '{jdbc_url}'")
+    rest = jdbc_url[len("jdbc:"):]
+    scheme = rest.split(":", 1)[0].lower()
+    if scheme == "sqlite":
+        path = rest[len("sqlite:"):].split("?", 1)[0]
+        return sa.URL.create("sqlite", database=path or None)
+    drivers = {"postgresql": "postgresql+psycopg", "mysql": "mysql+pymysql", "mariadb": "mysql+pymysql"}
+    if scheme not in drivers:
+        raise UserInputError(f"Unsupported JDBC URL scheme '{scheme}' in {URL}; give {SQLALCHEMY_URL} as well")
+    parts = urlsplit(rest)
+    query = dict(parse_qsl(parts.query))
+    user = _get(props, USER) or query.pop("user", None)
+    password = _get(props, PASSWORD) or query.pop("password", None)
+    return sa.URL.create(drivers[scheme], username=user, password=password, host=parts.hostname,
+                         port=parts.port, database=parts.path.lstrip("/") or None)
+
+
+def run_sql(props: Mapping[str, str], sql: str) -> list[tuple[Any, ...]]:
+    """Rows of one statement run as it is (no parameter markers: a '%' or ':' in a literal stays)."""
+    raw = engine_for(props).raw_connection()
+    try:
+        cur = raw.cursor()
+        cur.execute(sql)
+        rows = [tuple(r) for r in cur.fetchall()]
+        cur.close()
+        raw.commit()
+        return rows
+    finally:
+        raw.close()
+
+
+def engine_for(props: Mapping[str, str]) -> sa.engine.Engine:
+    url = sqlalchemy_url(props)
+    key = url.render_as_string(hide_password=False) if isinstance(url, sa.URL) else url
+    with _engines_lock:
+        eng = _engines.get(key)
+        if eng is None:
+            eng = _engines[key] = sa.create_engine(url, pool_pre_ping=True)
+    return eng
+
+
+# ------------------------------------------------------------------ the handler
+
+class JdbcStorageHandler(StorageHandler):
+    """Tables in PostgreSQL, MariaDB/MySQL or SQLite, read through Spark's JDBC source."""
+
+    name = "jdbc"
+    aliases = ("org.apache.hive.storage.jdbc.JdbcStorageHandler",)
+    supports_writes = True
+    secret_properties = frozenset({PASSWORD, "hive.sql.dbcp.password.keystore", "hive.sql.dbcp.password.key"})
+
+    # -- properties ----------------------------------------------------------------------
+    def validate(self, properties: Mapping[str, str]) -> None:
+        props = _props(properties)
+        db = (_get(props, DATABASE_TYPE) or "").upper()
+        if db not in DATABASE_TYPES:
+            raise UserInputError(f"{DATABASE_TYPE} must be one of {', '.join(DATABASE_TYPES)}, got '{db}'")
+        if not _get(props, URL):
+            raise UserInputError(f"The JDBC storage handler needs {URL}")
+        if bool(_get(props, TABLE)) == bool(_get(props, QUERY)):
+            raise UserInputError(f"The JDBC storage handler needs exactly one of {TABLE} and {QUERY}")
+        n = _get(props, NUM_PARTITIONS)
+        if n is not None and (not n.strip().isdigit() or int(n) < 1):
+            raise UserInputError(f"{NUM_PARTITIONS} must be a positive integer, got '{n}'")
+        if n is not None and int(n) > 1 and not _get(props, PARTITION_COLUMN):
+            raise UserInputError(f"{NUM_PARTITIONS} > 1 needs {PARTITION_COLUMN}")
+
+    @staticmethod
+    def database_type(properties: Mapping[str, str]) -> str:
+        return (_get(_props(properties), DATABASE_TYPE) or "").upper()
+
+    def _source_columns(self, props: Mapping[str, str]) -> list[tuple[str, str]]:
+        """``(source name, declared type)`` of the table or query, from the source."""
+        eng = engine_for(props)
+        db = (_get(props, DATABASE_TYPE) or "").upper()
+        table, query = _get(props, TABLE), _get(props, QUERY)
+        if query:
+            raise UnsupportedError(f"The columns of a {QUERY} table cannot be read from the source: list them "
+                                   "in CREATE TABLE")
+        assert table is not None
+        schema = _get(props, SCHEMA)
+        if schema is None and "." in table:
+            schema, table = table.rsplit(".", 1)
+        with eng.connect() as conn:
+            if db == "SQLITE":
+                rows = conn.exec_driver_sql(f"PRAGMA table_info({_sqlite_quote(table)})").fetchall()
+                if not rows:
+                    raise SemanticError(f"Table '{table}' does not exist in the SQLite database")
+                return [(r[1], r[2] or "") for r in rows]
+            try:
+                cols = sa.inspect(conn).get_columns(table, schema=schema)
+            except sa.exc.NoSuchTableError:
+                raise SemanticError(f"Table '{table}' does not exist in the {db} source") from None
+            return [(c["name"], c["type"].compile(dialect=eng.dialect)) for c in cols]
+
+    def schema(self, properties: Mapping[str, str]) -> list[tuple[str, str]]:
+        props = _props(properties)
+        db = (_get(props, DATABASE_TYPE) or "").upper()
+        return [(name.lower(), hive_type_of(db, declared, name)) for name, declared in self._source_columns(props)]
+
+    def _columns(self, table: Table) -> dict[str, SourceColumn]:
+        """The table's Hive columns with their source names (matched ignoring case) and, for
+        SQLite, their declared types' affinity."""
+        props = _props(table.properties)
+        db = (_get(props, DATABASE_TYPE) or "").upper()
+        declared: dict[str, tuple[str, str]] = {}
+        if _get(props, TABLE):
+            declared = {name.lower(): (name, decl) for name, decl in self._source_columns(props)}
+        out = {}
+        for c in table.columns:
+            source, decl = declared.get(c.name.lower(), (c.name, ""))
+            out[c.name] = SourceColumn(c.name, source, HiveType.parse(c.type),
+                                       sqlite_affinity(decl) if db == "SQLITE" and declared else None)
+        return out
+
+    # -- pushdown ------------------------------------------------------------------------
+    def decompose_predicate(self, table: Table, predicate: Expr) -> DecomposedPredicate | None:
+        """Each top-level conjunct the source compares exactly as Spark is pushed whole; the
+        rest is the residual."""
+        translator = SqlTranslator(self.database_type(table.properties), self._columns(table))
+        pushed: list[Expr] = []
+        residual: list[Expr] = []
+        for part in conjuncts(predicate):
+            (pushed if translator.translate(part) is not None else residual).append(part)
+        if not pushed:
+            return None
+        return DecomposedPredicate(and_all(*pushed), and_all(*residual) if residual else None)
+
+    # -- the statement ---------------------------------------------------------------------
+    def _relation(self, props: Mapping[str, str], dialect: str) -> exp.Expression:
+        query = _get(props, QUERY)
+        if query:
+            return exp.Subquery(this=exp.maybe_parse(query, dialect=dialect), alias=exp.TableAlias(
+                this=ident(SOURCE_ALIAS)))
+        table = _get(props, TABLE) or ""
+        schema = _get(props, SCHEMA)
+        if schema is None and "." in table:
+            schema, table = table.rsplit(".", 1)
+        return exp.Table(this=ident(table), db=ident(schema) if schema else None)
+
+    def statement(self, table: Table, columns: Sequence[str], pushed: PushedFilter | None) -> str:
+        """The SELECT hivepark sends (before the split ranges), in the source's dialect."""
+        props = _props(table.properties)
+        db = (_get(props, DATABASE_TYPE) or "").upper()
+        cols = self._columns(table)
+        translator = SqlTranslator(db, cols)
+        wanted = list(columns)
+        part_col = (_get(props, PARTITION_COLUMN) or "").lower()
+        if part_col and part_col not in wanted and self._num_partitions(props) > 1:
+            wanted.append(part_col)
+        if not wanted:
+            wanted = [table.columns[0].name]
+        select = [exp.alias_(exp.column(ident(cols[c].source)), ident(c)) for c in wanted]
+        q = exp.select(*select).from_(self._relation(props, translator.dialect))
+        if pushed is not None:
+            where = translator.translate(pushed.expr)
+            if where is None:
+                raise UnsupportedError(f"The pushed filter {pushed.text} cannot be written for {db}")
+            q = q.where(where)
+        return translator.sql(q)
+
+    @staticmethod
+    def _num_partitions(props: Mapping[str, str]) -> int:
+        n = _get(props, NUM_PARTITIONS)
+        return int(n) if n else 1
+
+    def split_predicates(self, table: Table, columns: Sequence[str], pushed: PushedFilter | None) -> list[str]:
+        """Hive's interval splits over ``partitionColumn`` (empty: one split, no range)."""
+        props = _props(table.properties)
+        n = self._num_partitions(props)
+        part_col = (_get(props, PARTITION_COLUMN) or "").lower()
+        if n <= 1 or not part_col:
+            return []
+        cols = self._columns(table)
+        if part_col not in cols:
+            raise UserInputError(f"{PARTITION_COLUMN} '{part_col}' is not a column of {table.qualified_name}")
+        col = cols[part_col]
+        kind = col.hive_type.kind
+        if kind not in ("int", "decimal", "float64", "float32", "date"):
+            raise UnsupportedError(f"{PARTITION_COLUMN} '{part_col}' has type {col.hive_type.text}; splits need a "
+                                   "numeric or date column")
+        lo, hi = _get(props, LOWER_BOUND), _get(props, UPPER_BOUND)
+        low: Any
+        high: Any
+        if lo is not None and hi is not None:
+            low, high = _parse_bound(lo, kind), _parse_bound(hi, kind)
+        else:
+            low, high = self._min_max(table, col, pushed)
+            if low is None:
+                return []
+        bounds = interval_bounds(low, high, n, kind)
+        if not bounds:
+            return []
+        translator = SqlTranslator(self.database_type(table.properties), cols, outer=True)
+        ranges: list[Expr] = [Or(LessThan(part_col, bounds[0]), IsNull(part_col))]
+        ranges += [And(GreaterThanOrEqual(part_col, a), LessThan(part_col, b)) for a, b in zip(bounds, bounds[1:])]
+        ranges.append(GreaterThanOrEqual(part_col, bounds[-1]))
+        out = []
+        for r in ranges:
+            sql = translator.translate(r)
+            if sql is None:
+                raise UnsupportedError(f"Cannot write the split range {r} for this source")
+            out.append(translator.sql(sql))
+        return out
+
+    def _min_max(self, table: Table, col: SourceColumn, pushed: PushedFilter | None) -> tuple[Any, Any]:
+        props = _props(table.properties)
+        db = (_get(props, DATABASE_TYPE) or "").upper()
+        translator = SqlTranslator(db, self._columns(table))
+        ref = exp.column(ident(col.source))
+        q = exp.select(exp.Min(this=ref), exp.Max(this=ref.copy())).from_(
+            self._relation(props, translator.dialect))
+        if pushed is not None:
+            where = translator.translate(pushed.expr)
+            if where is not None:
+                q = q.where(where)
+        row = run_sql(props, translator.sql(q))[0]
+        low, high = row
+        if low is None:
+            return None, None
+        return _parse_bound(str(low), col.hive_type.kind), _parse_bound(str(high), col.hive_type.kind)
+
+    def describe_scan(self, table: Table, columns: Sequence[str], pushed: PushedFilter | None) -> str:
+        """The exact SQL (literals shown; the password is never part of it) and the splits."""
+        sql = self.statement(table, columns, pushed)
+        props = _props(table.properties)
+        n = self._num_partitions(props)
+        part_col = _get(props, PARTITION_COLUMN)
+        if n > 1 and part_col:
+            if _get(props, LOWER_BOUND) is not None and _get(props, UPPER_BOUND) is not None:
+                splits = self.split_predicates(table, columns, pushed)
+                return sql + "\n" + "\n".join(f"  split {i + 1}: WHERE {s}" for i, s in enumerate(splits))
+            return sql + f"\n  {n} splits over {part_col} (bounds: MIN/MAX of the pushed rows at run time)"
+        return sql
+
+    # -- Spark ---------------------------------------------------------------------------
+    def jdbc_options(self, properties: Mapping[str, str]) -> dict[str, str]:
+        """Spark's JDBC options for the source, Spark's own pushdown switched off."""
+        props = _props(properties)
+        db = (_get(props, DATABASE_TYPE) or "").upper()
+        opts = {"url": _get(props, URL) or "", "driver": _get(props, DRIVER) or DEFAULT_DRIVERS[db],
+                "pushDownPredicate": "false", "pushDownAggregate": "false", "pushDownLimit": "false",
+                "pushDownOffset": "false", "pushDownTableSample": "false",
+                "fetchsize": _get(props, FETCH_SIZE) or "10000"}
+        if opts["url"].startswith("jdbc:mariadb:"):
+            # Spark picks its MySQL dialect (backquoted names) by the URL's scheme only
+            opts["url"] = "jdbc:mysql:" + opts["url"][len("jdbc:mariadb:"):]
+            opts["permitMysqlScheme"] = "true"
+        if _get(props, USER):
+            opts["user"] = _get(props, USER) or ""
+        if _get(props, PASSWORD):
+            opts["password"] = _get(props, PASSWORD) or ""
+        return opts
+
+    def read(self, spark: SparkSession, table: Table, columns: Sequence[str],
+             pushed: PushedFilter | None, settings: Any) -> DataFrame:
+        from pyspark.sql import functions as F
+
+        sql = self.statement(table, columns, pushed)
+        splits = self.split_predicates(table, columns, pushed)
+        opts = self.jdbc_options(table.properties)
+        relation = f"({sql}) {SCAN_ALIAS}"
+        if splits:
+            url = opts.pop("url")
+            df = spark.read.jdbc(url, relation, predicates=splits, properties=opts)
+        else:
+            df = spark.read.format("jdbc").options(**opts).option("dbtable", relation).load()
+        types = {c.name: HiveType.parse(c.type) for c in table.columns}
+        by_lower = {f.lower(): f for f in df.columns}
+        return df.select(*[F.col(f"`{by_lower[c]}`").cast(types[c].spark_ddl).alias(c) for c in columns])
+
+    def write(self, spark: SparkSession, table: Table, df: DataFrame, overwrite: bool) -> None:
+        from hivepark.storage.handlers.jdbc_write import write_all_or_nothing
+
+        write_all_or_nothing(self, spark, table, df, overwrite)
+
+
+def _sqlite_quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _parse_bound(text: str, kind: str) -> Any:
+    try:
+        if kind == "int":
+            return int(Decimal(text.strip()))
+        if kind == "decimal":
+            return Decimal(text.strip())
+        if kind in ("float64", "float32"):
+            return float(text)
+        if kind == "date":
+            return datetime.date.fromisoformat(text.strip()[:10])
+    except (ValueError, ArithmeticError):
+        pass
+    raise UserInputError(f"'{text}' is not a valid split bound for a {kind} column")
+
+
+def interval_bounds(low: Any, high: Any, n: int, kind: str) -> list[Any]:
+    """The ``n - 1`` inner boundaries of Hive's interval splitter between low and high
+    (fewer when the range is too small; duplicates dropped).
+
+    >>> interval_bounds(1, 100, 4, "int")
+    [25, 50, 75]
+    >>> interval_bounds(5, 6, 8, "int")
+    [6]
+    """
+    if high <= low or n <= 1:
+        return []
+    if kind == "date":
+        days = interval_bounds(low.toordinal(), high.toordinal(), n, "int")
+        return [datetime.date.fromordinal(d) for d in days]
+    out: list[Any] = []
+    for i in range(1, n):
+        if kind == "int":
+            b = low + (high - low) * i // n
+            b = max(b, low + 1)
+        elif kind == "decimal":
+            b = low + (high - low) * i / n
+        else:
+            b = low + (high - low) * i / n
+        if b > low and (not out or b > out[-1]) and b <= high:
+            out.append(b)
+    return out
+
+
+__all__ = ["JdbcStorageHandler", "SQLGLOT_DIALECT", "engine_for", "hive_type_of", "interval_bounds",
+           "sqlalchemy_url"]

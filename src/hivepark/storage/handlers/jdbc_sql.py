@@ -1,0 +1,257 @@
+"""The JDBC handler's SQL: the predicate tree written exactly in the source's dialect.
+
+:class:`SqlTranslator` turns a predicate into a sqlglot expression for PostgreSQL,
+MariaDB/MySQL or SQLite, or None when the source would not compare exactly as Spark does.
+Three-valued logic is the same in every SQL database, so an ``And``/``Or``/``Not`` of exact
+atoms is exact; what decides is each atom:
+
+* a literal is written only when its type fits the column (an integer for an integral
+  column, a string for a string column, a date for a date column, ...): sqlglot writes it
+  in the dialect, with quotes and backslashes escaped, so a value never changes the
+  statement;
+* strings: PostgreSQL compares ``=``/``IN`` exactly under a deterministic collation, and
+  ranges under ``COLLATE "C"`` (code-point order, as Spark); MariaDB's default collations
+  ignore case and trailing spaces, so ``=``/``IN`` are sent as ``col = 'x' AND
+  CAST(col AS BINARY) = CAST('x' AS BINARY)`` (the first keeps the index, the second is
+  exact) and ranges as the binary comparison alone; SQLite compares text bytewise but only
+  a column of TEXT affinity holds text for sure (``STRING`` has NUMERIC affinity: '007' is
+  stored as 7);
+* ``LIKE`` is pushed to PostgreSQL only (MariaDB's and SQLite's ignore case);
+* CHAR (padding), FLOAT (single precision), TIMESTAMP (time zones) and anything on SQLite
+  but integers, doubles and TEXT-affinity strings stay in the residual; so does an
+  empty ``IN``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from sqlglot import exp
+
+from hivepark.expr.nodes import (
+    AlwaysFalse,
+    AlwaysTrue,
+    And,
+    Comparison,
+    EqualTo,
+    Expr,
+    GreaterThan,
+    GreaterThanOrEqual,
+    In,
+    IsNull,
+    LessThan,
+    LessThanOrEqual,
+    Like,
+    Not,
+    NotEqualTo,
+    NotNull,
+    Opaque,
+    Or,
+)
+from hivepark.expr.visitors import like_regex
+from hivepark.types import HiveType
+
+SQLGLOT_DIALECT = {"POSTGRES": "postgres", "MYSQL": "mysql", "MARIADB": "mysql", "SQLITE": "sqlite"}
+
+_OPS: dict[type[Comparison], type[exp.Expression]] = {
+    EqualTo: exp.EQ, NotEqualTo: exp.NEQ, LessThan: exp.LT, LessThanOrEqual: exp.LTE,
+    GreaterThan: exp.GT, GreaterThanOrEqual: exp.GTE,
+}
+
+
+def sqlite_affinity(declared: str) -> str:
+    """SQLite's column affinity of a declared type (its section 3.1 rules, in order).
+
+    >>> sqlite_affinity("BIGINT"), sqlite_affinity("VARCHAR(5)"), sqlite_affinity("STRING"), sqlite_affinity("")
+    ('INTEGER', 'TEXT', 'NUMERIC', 'BLOB')
+    """
+    t = declared.upper()
+    if "INT" in t:
+        return "INTEGER"
+    if "CHAR" in t or "CLOB" in t or "TEXT" in t:
+        return "TEXT"
+    if "BLOB" in t or not t.strip():
+        return "BLOB"
+    if "REAL" in t or "FLOA" in t or "DOUB" in t:
+        return "REAL"
+    return "NUMERIC"
+
+
+@dataclass(frozen=True)
+class SourceColumn:
+    """One column: its Hive name and type, its name in the source, and (SQLite) its
+    declared type's affinity."""
+
+    hive: str
+    source: str
+    hive_type: HiveType
+    affinity: str | None = None
+
+
+def ident(name: str) -> exp.Identifier:
+    return exp.to_identifier(name, quoted=True)
+
+
+class SqlTranslator:
+    """Writes predicates on ``columns`` in ``database_type``'s dialect (None: not exactly).
+
+    ``outer=True`` names columns by their Hive names (the aliases of hivepark's own
+    SELECT, for the split ranges Spark appends)."""
+
+    def __init__(self, database_type: str, columns: Mapping[str, SourceColumn], outer: bool = False) -> None:
+        self.db = database_type
+        self.dialect = SQLGLOT_DIALECT[database_type]
+        self.columns = columns
+        self.outer = outer
+
+    # -- literals ------------------------------------------------------------------------
+    def _literal(self, value: Any, col: SourceColumn) -> exp.Expression | None:
+        kind = col.hive_type.kind
+        sqlite = self.db == "SQLITE"
+        if value is None:
+            return exp.Null()
+        if isinstance(value, bool):
+            if kind != "boolean" or sqlite:
+                return None
+            if self.dialect == "mysql":
+                return exp.Literal.number(1 if value else 0)
+            return exp.Boolean(this=value)
+        if kind == "int":
+            if sqlite and col.affinity != "INTEGER":
+                return None
+            if isinstance(value, int):
+                return exp.Literal.number(value)
+            if isinstance(value, Decimal) and value.is_finite() and not sqlite:
+                return exp.Literal.number(format(value, "f"))
+            return None
+        if kind == "decimal":
+            if sqlite:
+                return None
+            if isinstance(value, int):
+                return exp.Literal.number(value)
+            if isinstance(value, Decimal) and value.is_finite():
+                return exp.Literal.number(format(value, "f"))
+            return None
+        if kind == "float64":
+            if sqlite and col.affinity != "REAL":
+                return None
+            if isinstance(value, int) and abs(value) <= 2**53:
+                return exp.Literal.number(value)
+            if isinstance(value, float) and math.isfinite(value):
+                text = repr(value)
+                return exp.Literal.number(text if "e" in text else text + "E0")
+            return None
+        if kind == "string":
+            if not isinstance(value, str) or (sqlite and col.affinity != "TEXT") or "\x00" in value:
+                return None
+            return exp.Literal.string(value)
+        if kind == "date":
+            if sqlite:
+                return None
+            if isinstance(value, datetime.datetime):
+                return None
+            if isinstance(value, datetime.date):
+                value = value.isoformat()
+            if not isinstance(value, str):
+                return None
+            try:
+                day = datetime.date.fromisoformat(value)
+            except ValueError:
+                return None
+            return exp.cast(exp.Literal.string(day.isoformat()), "DATE")
+        return None  # char, float32, timestamp, boolean on SQLite, complex types
+
+    def column(self, term: str) -> exp.Expression | None:
+        col = self.columns.get(term)
+        if col is None:
+            return None
+        return exp.column(ident(col.hive if self.outer else col.source))
+
+    def _binary(self, e: exp.Expression) -> exp.Expression:
+        return exp.Cast(this=e, to=exp.DataType.build("BINARY", dialect="mysql"))
+
+    # -- atoms ---------------------------------------------------------------------------
+    def _comparison(self, node: Comparison) -> exp.Expression | None:
+        col, ref = self.columns.get(node.term), self.column(node.term)
+        if col is None or ref is None:
+            return None
+        lit = self._literal(node.value, col)
+        if lit is None:
+            return None
+        op = _OPS[type(node)]
+        if col.hive_type.kind != "string" or isinstance(lit, exp.Null):
+            return op(this=ref, expression=lit)
+        if self.dialect == "postgres":
+            if isinstance(node, (EqualTo, NotEqualTo)):
+                return op(this=ref, expression=lit)
+            return op(this=exp.Collate(this=ref, expression=ident("C")), expression=lit)
+        if self.dialect == "mysql":
+            exact = op(this=self._binary(ref), expression=self._binary(lit))
+            if isinstance(node, EqualTo):
+                return exp.and_(exp.EQ(this=ref.copy(), expression=lit.copy()), exact)
+            return exact
+        return op(this=ref, expression=lit)
+
+    def _in(self, node: In) -> exp.Expression | None:
+        col, ref = self.columns.get(node.term), self.column(node.term)
+        if col is None or ref is None or not node.values:
+            return None
+        lits = [self._literal(v, col) for v in node.values]
+        if any(lit is None for lit in lits):
+            return None
+        plain = exp.In(this=ref, expressions=lits)
+        if col.hive_type.kind == "string" and self.dialect == "mysql":
+            exact = exp.In(this=self._binary(ref.copy()),
+                           expressions=[lit.copy() if isinstance(lit, exp.Null) else self._binary(lit.copy())
+                                        for lit in lits if lit is not None])
+            return exp.and_(plain, exact)
+        return plain
+
+    def _like(self, node: Like) -> exp.Expression | None:
+        col, ref = self.columns.get(node.term), self.column(node.term)
+        if col is None or ref is None or self.dialect != "postgres" or col.hive_type.kind != "string":
+            return None
+        try:
+            like_regex(node.pattern)
+        except ValueError:
+            return None
+        return exp.Escape(this=exp.Like(this=ref, expression=exp.Literal.string(node.pattern)),
+                          expression=exp.Literal.string("\\"))
+
+    def translate(self, expr: Expr) -> exp.Expression | None:
+        """The predicate in the source's dialect, or None when it would not be exact."""
+        if isinstance(expr, AlwaysTrue):
+            return exp.EQ(this=exp.Literal.number(1), expression=exp.Literal.number(1))
+        if isinstance(expr, AlwaysFalse):
+            return exp.EQ(this=exp.Literal.number(1), expression=exp.Literal.number(0))
+        if isinstance(expr, (And, Or)):
+            left, right = self.translate(expr.left), self.translate(expr.right)
+            if left is None or right is None:
+                return None
+            return exp.and_(left, right) if isinstance(expr, And) else exp.or_(left, right)
+        if isinstance(expr, Not):
+            child = self.translate(expr.child)
+            return None if child is None else exp.not_(exp.paren(child))
+        if isinstance(expr, (IsNull, NotNull)):
+            ref = self.column(expr.term)
+            if ref is None:
+                return None
+            test = exp.Is(this=ref, expression=exp.Null())
+            return test if isinstance(expr, IsNull) else exp.not_(test)
+        if isinstance(expr, Comparison):
+            return self._comparison(expr)
+        if isinstance(expr, In):
+            return self._in(expr)
+        if isinstance(expr, Like):
+            return self._like(expr)
+        if isinstance(expr, Opaque):
+            return None
+        return None
+
+    def sql(self, e: exp.Expression) -> str:
+        return e.sql(dialect=self.dialect)
