@@ -117,8 +117,8 @@ def graph() -> dict[str, set[str]]:
     return {m: _imports(p, m, modules) for m, p in modules.items()}
 
 
-@pytest.mark.xfail(strict=True, reason="issue 9 in progress: exec/ still reads sqlglot trees "
-                   "and its modules import each other; removed when exec/ receives typed statements")
+@pytest.mark.xfail(strict=True, reason="issue 9 in progress: exec/query.py still reads sqlglot "
+                   "trees; removed when the query runner receives the analyzer's scan sites")
 def test_layers_only_reach_down(graph):
     wrong = []
     for module, imported in sorted(graph.items()):
@@ -136,8 +136,6 @@ def test_layers_only_reach_down(graph):
     assert not wrong, "import layers broken:\n" + "\n".join(wrong)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 9 in progress: exec/ still reads sqlglot trees "
-                   "and its modules import each other; removed when exec/ receives typed statements")
 def test_no_import_cycle(graph):
     """Tarjan's strongly connected components over every import, inside functions too."""
     index: dict[str, int] = {}

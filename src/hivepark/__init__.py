@@ -54,7 +54,7 @@ class Warehouse:
     def sql(self, text: str) -> DataFrame:
         """Runs one statement; queries and SHOW/DESCRIBE return their rows as a DataFrame."""
         from hivepark.errors import UserInputError
-        from hivepark.exec.executor import execute
+        from hivepark.exec.dispatch import execute
         from hivepark.sql.parser import parse
 
         stmts = parse(text)
@@ -65,20 +65,18 @@ class Warehouse:
 
     def sql_script(self, text: str) -> list[DataFrame]:
         """Runs ``;``-separated statements in order, stopping at the first error."""
-        from hivepark.exec.executor import execute
+        from hivepark.exec.dispatch import execute
         from hivepark.sql.parser import parse
 
         return [execute(self._ctx, s) for s in parse(text)]
 
     def explain(self, text: str) -> str:
         """The EXPLAIN text of a query (or of ``EXPLAIN [EXTENDED] <query>``)."""
-        from hivepark.exec.executor import explain
-        from hivepark.sql.dialect import Explain
+        from hivepark.exec.dispatch import explain
         from hivepark.sql.parser import parse_one
+        from hivepark.sql.statements import Explain
 
-        stmt = parse_one(text).tree
-        node = stmt if isinstance(stmt, Explain) else Explain(this=stmt)
-        return explain(self._ctx, node)
+        return explain(self._ctx, Explain.of(parse_one(text).statement))
 
     def table(self, name: str) -> DataFrame:
         """All rows of a table (``db.name`` or a name in the current database)."""
@@ -94,12 +92,11 @@ class Warehouse:
                overwrite: bool = False) -> None:
         """Writes ``df`` into ``table``: data columns in table order, then the dynamic
         partition columns (those mapped to None in ``partition``) in key order."""
-        from hivepark.exec.dml import write_rows
+        from hivepark.exec.write import write_rows
+        from hivepark.sql.validate import python_spec
 
         t = self._ctx.table(table)
-        spec = [(k.lower(), None if v is None else str(v), v is not None)
-                for k, v in (partition or {}).items()]
-        write_rows(self._ctx, t, df, spec, overwrite)
+        write_rows(self._ctx, t, df, python_spec(t, partition), overwrite)
 
     def close(self) -> None:
         self._ctx.catalog.close()

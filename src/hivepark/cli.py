@@ -57,7 +57,7 @@ def _error(e: BaseException, verbose: bool) -> None:
 
 def run_script(wh, text: str, verbose: bool, tty: bool) -> bool:
     """Runs statements one by one, stopping at the first error (like ``hive -f``)."""
-    from hivepark.exec.executor import execute
+    from hivepark.exec.dispatch import execute
     from hivepark.sql.parser import parse_one, split_statements
 
     try:

@@ -8,13 +8,12 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StringType, StructField, StructType
-from sqlglot import exp
 
 from hivepark.catalog.base import Catalog
 from hivepark.catalog.models import Table
 from hivepark.config import Config
 from hivepark.errors import NoSuchTable, UserInputError
-from hivepark.sql.analyzer import table_name
+from hivepark.sql.statements import TableRef
 
 _view_ids = itertools.count()
 
@@ -37,25 +36,31 @@ class Context:
             self._table_frames = TableFrames(self.catalog)
         return self._table_frames
 
-    def table(self, node: exp.Table | str) -> Table:
-        """The table a reference names; NoSuchTable with a hint when it is missing."""
-        if isinstance(node, str):
-            db, _, name = node.rpartition(".")
-            return self.catalog.get_table((db or self.current_db).lower(), name.lower())
-        db, name = table_name(node, self.current_db)
-        return self.catalog.get_table(db, name)
+    def table(self, ref: TableRef | str) -> Table:
+        """The table a statement names (``TableRef`` or ``"db.name"``); NoSuchTable with a
+        hint when it is missing."""
+        if isinstance(ref, str):
+            db, _, name = ref.rpartition(".")
+            ref = TableRef(db or None, name)
+        return self.catalog.get_table(*ref.resolve(self.current_db))
 
-    def lookup(self, node: exp.Table) -> Table | None:
+    def find(self, db: str | None, name: str) -> Table | None:
         """The warehouse table a query's reference names, None for Spark's own views."""
-        if not isinstance(node.this, exp.Identifier):
-            return None  # a table-valued function such as range(10)
-        db, name = table_name(node, self.current_db)
         try:
-            return self.catalog.get_table(db, name)
+            return self.catalog.get_table((db or self.current_db).lower(), name.lower())
         except NoSuchTable:
-            if node.args.get("db") is None and self.spark.catalog.tableExists(name):
+            if db is None and self.spark.catalog.tableExists(name):
                 return None
             raise
+
+    def lookup(self, node: Any) -> Table | None:
+        """:meth:`find` for a query's table node (sqlglot's ``exp.Table``); None for a
+        table-valued function such as range(10). Kept for exec/query.py until it calls
+        :meth:`find` itself."""
+        if getattr(node.this, "key", None) != "identifier":
+            return None
+        db = node.args.get("db")
+        return self.find(db.name if db is not None else None, node.name)
 
     def new_view_name(self) -> str:
         name = f"__hivepark_scan_{next(_view_ids)}"

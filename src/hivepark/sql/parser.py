@@ -1,4 +1,5 @@
-"""HiveQL text to statements: split on ``;``, parse each with the HiveQL dialect.
+"""HiveQL text to statements: split on ``;``, parse each with the HiveQL dialect, and
+turn each tree into a typed statement (``sql/build.py``).
 
 ``SET k=v`` is kept raw, as Hive does (values may contain anything up to the end).
 """
@@ -14,7 +15,9 @@ from sqlglot.errors import ParseError as SqlglotParseError
 from sqlglot.errors import TokenError
 from sqlglot.tokens import TokenType
 
-from hivepark.errors import ParseError
+from hivepark.errors import HiveParkError, ParseError
+from hivepark.sql import statements as s
+from hivepark.sql.build import build
 from hivepark.sql.dialect import HiveQL
 
 _SET_RE = re.compile(r"^\s*SET(?:\s+(?P<key>[^=\s]+)\s*(?:=(?P<value>.*))?)?\s*$",
@@ -22,20 +25,14 @@ _SET_RE = re.compile(r"^\s*SET(?:\s+(?P<key>[^=\s]+)\s*(?:=(?P<value>.*))?)?\s*$
 
 
 @dataclass(frozen=True)
-class SetCommand:
-    """``SET`` (list all), ``SET k`` (show one) or ``SET k=v``."""
-
-    key: str | None
-    value: str | None
-
-
-@dataclass(frozen=True)
-class Statement:
-    """One parsed statement: its text, the line it starts on, and its tree."""
+class ParsedStatement:
+    """One parsed statement: its text, the line it starts on, and what it asks for. A
+    statement Hive would reject when compiling it is :class:`statements.Failed`, raised
+    when it runs (so the statements before it in a script still run)."""
 
     text: str
     line: int
-    tree: exp.Expression | SetCommand
+    statement: s.Statement
 
 
 def split_statements(text: str) -> list[tuple[str, int]]:
@@ -85,14 +82,14 @@ def _strip_comments(s: str) -> str:
     return "\n".join(line.split("--", 1)[0] for line in s.splitlines())
 
 
-def parse_one(text: str, line: int = 1) -> Statement:
+def parse_one(text: str, line: int = 1) -> ParsedStatement:
     """Parses one statement; syntax errors carry line and column."""
     body = "\n".join(ln for ln in text.splitlines() if not ln.strip().startswith("--")) \
         if text.lstrip().startswith("--") else text
     m = _SET_RE.match(_strip_comments(body))
     if m and not re.match(r"^\s*SET\s+\w+\s*=\s*\(", body, re.IGNORECASE):
         value = m.group("value")
-        return Statement(text, line, SetCommand(m.group("key"), value.strip() if value is not None else None))
+        return ParsedStatement(text, line, s.Set(m.group("key"), value.strip() if value is not None else None))
     try:
         trees = sqlglot.parse(text, read=HiveQL)
     except SqlglotParseError as e:
@@ -111,9 +108,15 @@ def parse_one(text: str, line: int = 1) -> Statement:
     if isinstance(tree, exp.Command):
         raise ParseError(f"cannot parse '{text.strip()[:80]}': this statement is not "
                          "supported by hivepark", line, 1)
-    return Statement(text, line, tree)
+    try:
+        statement = build(tree)
+    except ParseError:
+        raise
+    except HiveParkError as e:
+        statement = s.Failed(e)
+    return ParsedStatement(text, line, statement)
 
 
-def parse(text: str) -> list[Statement]:
+def parse(text: str) -> list[ParsedStatement]:
     """All statements of a ``;``-separated script."""
     return [parse_one(piece, line) for piece, line in split_statements(text)]

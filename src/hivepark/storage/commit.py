@@ -81,7 +81,14 @@ def journal_dir(warehouse: str) -> str:
 
 
 class Commit:
-    """One statement's write into one table."""
+    """One statement's write into one table, used as a context manager::
+
+        with Commit(warehouse, table) as commit:
+            ...  # Spark writes under commit.staging
+            new_table = commit.finish(catalog, writes)
+
+    An exception inside the block aborts: everything the statement wrote is removed.
+    """
 
     def __init__(self, warehouse: str, table: Table) -> None:
         self.qid = time.strftime("%Y%m%d%H%M%S") + "_" + uuid.uuid4().hex[:12]
@@ -89,7 +96,15 @@ class Commit:
         self.staging = f"{table.location.rstrip('/')}/{STAGING_PREFIX}{self.qid}"
         self.journal = f"{journal_dir(warehouse)}/{self.qid}.json"
         self._targets: list[str] = []
+        self._committed = False
         self._write_journal(state="writing")
+
+    def __enter__(self) -> Commit:
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if exc_type is not None and not self._committed:
+            self.abort()
 
     def _write_journal(self, state: str, obsolete: Sequence[str] = ()) -> None:
         fs.write_text(self.journal, json.dumps({
@@ -98,23 +113,21 @@ class Commit:
             "targets": self._targets, "obsolete": list(obsolete)}))
 
     def finish(self, catalog: Catalog, writes: Sequence[PartitionWrite]) -> Table:
-        """Moves the staged files into place and commits them; returns the new table."""
-        try:
-            moves = [(w, f, f"{w.location.rstrip('/')}/{name}")
-                     for w in writes for f, name in zip(w.files, w.target_names(self.qid))]
-            self._targets = [dst for _, _, dst in moves]
-            self._write_journal(state="moving")
-            _fault_point("before_move")
-            for i, (_, f, dst) in enumerate(moves):
-                fs.move(f.path, dst)
-                if i == len(moves) // 2:
-                    _fault_point("during_move")
-            for w in writes:
-                fs.makedirs(w.location)
-            new_table = self._commit_with_retries(catalog, writes)
-        except BaseException:
-            self.abort()
-            raise
+        """Moves the staged files into place and commits them; returns the new table. Call
+        it inside the ``with`` block: a failure before the metastore commit aborts."""
+        moves = [(w, f, f"{w.location.rstrip('/')}/{name}")
+                 for w in writes for f, name in zip(w.files, w.target_names(self.qid))]
+        self._targets = [dst for _, _, dst in moves]
+        self._write_journal(state="moving")
+        _fault_point("before_move")
+        for i, (_, f, dst) in enumerate(moves):
+            fs.move(f.path, dst)
+            if i == len(moves) // 2:
+                _fault_point("during_move")
+        for w in writes:
+            fs.makedirs(w.location)
+        new_table = self._commit_with_retries(catalog, writes)
+        self._committed = True
         _fault_point("after_commit")
         self._cleanup_after(self._last_plan.obsolete)
         return new_table

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow.fs as pafs
 
@@ -77,6 +78,31 @@ def move(src: str, dst: str) -> None:
     _, d = _split(dst)
     fs.create_dir(os.path.dirname(d) if "://" not in dst else d.rsplit("/", 1)[0], recursive=True)
     fs.move(s, d)
+
+
+def copy(src: str, dst: str) -> None:
+    """Copies one file (across file systems too), creating the target's directory."""
+    sfs, s = _split(src)
+    dfs, d = _split(dst)
+    dfs.create_dir(os.path.dirname(d) if "://" not in dst else d.rsplit("/", 1)[0], recursive=True)
+    pafs.copy_files(s, d, source_filesystem=sfs, destination_filesystem=dfs)
+
+
+def open_input(path: str) -> Any:
+    """A readable, seekable binary file (for footers: parquet, orc)."""
+    fs, p = _split(path)
+    return fs.open_input_file(p)
+
+
+def count_lines(path: str) -> int:
+    """Lines of a text file, the last one counted even without its newline."""
+    fs, p = _split(path)
+    lines, last = 0, b"\n"
+    with fs.open_input_stream(p) as f:
+        while chunk := f.read(1 << 20):
+            lines += chunk.count(b"\n")
+            last = chunk[-1:]
+    return lines + (last != b"\n")
 
 
 def delete_file(path: str) -> None:

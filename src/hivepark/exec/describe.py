@@ -7,50 +7,49 @@ import fnmatch
 import re
 
 from pyspark.sql import DataFrame
-from sqlglot import exp
 
 from hivepark import layout
 from hivepark.catalog.models import Partition, Table
-from hivepark.catalog.skew import RESERVED
+from hivepark.catalog.skew import RESERVED, partition_layout, table_skew
 from hivepark.errors import NoSuchPartition, UserInputError
-from hivepark.exec import skew
 from hivepark.exec.context import Context
-from hivepark.exec.ddl import full_spec, spec_filter
-from hivepark.sql.analyzer import partition_spec
-from hivepark.sql.dialect import Show
-from hivepark.sql.parser import SetCommand
+from hivepark.sql import statements as s
+from hivepark.sql.validate import full_spec, spec_filter
+from hivepark.storage import fs
 from hivepark.storage.commit import FILES_PARAM
 from hivepark.storage.formats import DEFAULT_TEXT_DELIM
 
 
-def _like(names: list[str], pattern: exp.Expression | None) -> list[str]:
+def _like(names: list[str], pattern: str | None) -> list[str]:
     if pattern is None:
         return names
-    alts = [fnmatch.translate(p.strip().lower()) for p in pattern.name.split("|")]
+    alts = [fnmatch.translate(p.strip().lower()) for p in pattern.split("|")]
     rx = re.compile("|".join(alts))
     return [n for n in names if rx.fullmatch(n)]
 
 
-def show(ctx: Context, node: Show) -> DataFrame:
-    kind = node.args["kind"]
-    if kind == "DATABASES":
-        names = _like(ctx.catalog.list_databases(), node.args.get("like"))
-        return ctx.rows(["database_name"], [(n,) for n in names])
-    if kind == "TABLES":
-        db = node.args["db"].name.lower() if node.args.get("db") else ctx.current_db
-        names = _like(ctx.catalog.list_tables(db), node.args.get("like"))
-        return ctx.rows(["tab_name"], [(n,) for n in names])
-    table = ctx.table(node.this)
+def show_databases(ctx: Context, stmt: s.ShowDatabases) -> DataFrame:
+    names = _like(ctx.catalog.list_databases(), stmt.like)
+    return ctx.rows(["database_name"], [(n,) for n in names])
+
+
+def show_tables(ctx: Context, stmt: s.ShowTables) -> DataFrame:
+    names = _like(ctx.catalog.list_tables(stmt.db or ctx.current_db), stmt.like)
+    return ctx.rows(["tab_name"], [(n,) for n in names])
+
+
+def show_partitions(ctx: Context, stmt: s.ShowPartitions) -> DataFrame:
+    table = ctx.table(stmt.table)
     if not table.is_partitioned:
         raise UserInputError(f"Table {table.qualified_name} is not a partitioned table: "
                              "SHOW PARTITIONS needs a table with PARTITIONED BY")
-    spec = partition_spec(node.args.get("partition"))
+    spec = stmt.partition
     parts = ctx.catalog.list_partitions(table, spec_filter(table, spec) if spec else None)
     keys = table.partition_key_names()
     return ctx.rows(["partition"], [(layout.make_part_name(keys, p.values),) for p in parts])
 
 
-def set_command(ctx: Context, cmd: SetCommand) -> DataFrame:
+def set_command(ctx: Context, cmd: s.Set) -> DataFrame:
     if cmd.key is None:
         return ctx.rows(["set"], [(f"{k}={v}",) for k, v in ctx.conf.items()])
     if cmd.value is None:
@@ -69,10 +68,10 @@ def _col_rows(cols) -> list[tuple]:
     return [(c.name, c.type, c.comment or "") for c in cols]
 
 
-def describe(ctx: Context, node: exp.Describe) -> DataFrame:
-    table = ctx.table(node.this)
-    style = (node.args.get("style") or "").upper()
-    spec = partition_spec(node.args.get("partition"))
+def describe(ctx: Context, stmt: s.Describe) -> DataFrame:
+    table = ctx.table(stmt.table)
+    style = stmt.style or ""
+    spec = stmt.partition
     part = None
     if spec:
         values = full_spec(table, spec)
@@ -86,7 +85,7 @@ def describe(ctx: Context, node: exp.Describe) -> DataFrame:
                  ("# col_name", "data_type", "comment")] + _col_rows(table.partition_keys)
     if style == "FORMATTED":
         rows += [("", "", "")] + (_partition_info(table, part) if part else _table_info(table))
-        rows += _storage_info(table, skew.describe_lines(ctx, table, part))
+        rows += _storage_info(table, skew_lines(ctx, table, part))
     elif style == "EXTENDED":
         rows += [("", "", ""), ("Detailed Table Information" if part is None else
                                 "Detailed Partition Information", _extended(table, part), "")]
@@ -156,3 +155,35 @@ def _extended(table: Table, part: Partition | None) -> str:
             f"sd:StorageDescriptor(cols:[{cols}], location:{table.location}, "
             f"inputFormat:{_SERDE[table.format][1]}), partitionKeys:[{keys}], "
             f"parameters:{{{params}}}, tableType:{table.table_type})")
+
+
+def skew_lines(ctx: Context, table: Table, part: Partition | None) -> list[tuple]:
+    """Hive's Stored As SubDirectories / Skewed ... lines of DESCRIBE FORMATTED."""
+    spec = table_skew(table)
+    lay = partition_layout(part.parameters if part is not None else table.properties)
+    if part is None and spec is None or part is not None and spec is None and lay is None:
+        return []
+    rows: list[tuple] = []
+    if spec is not None and spec.stored_as_dirs:
+        rows.append(("Stored As SubDirectories:", "Yes", ""))
+    use_layout = part is not None and lay is not None
+    cols = lay.columns if use_layout else spec.columns  # type: ignore[union-attr]
+    values = lay.values if use_layout else spec.values  # type: ignore[union-attr]
+    rows.append(("Skewed Columns:", "[" + ", ".join(sorted(cols)) + "]", ""))
+    rows.append(("Skewed Values:", "[" + ", ".join(
+        "[" + ", ".join(v) + "]" for v in sorted(values, key=list)) + "]", ""))
+    if lay is not None and lay.locations:
+        base = part.location if part is not None else table.location
+        full = [(_key_text(k), layout.resolve_location(base, loc)) for k, loc in lay.locations]
+        full.sort(key=lambda kv: (kv[0] == f"[{layout.LB_DEFAULT_KEY}]", kv[0]))
+        rows.append(("Skewed Value to Path:",
+                     "{" + ", ".join(f"{k}={v}" for k, v in full) + "}", ""))
+        root = fs.normalize(ctx.warehouse)
+        rows.append(("Skewed Value to Truncated Path:", "{" + ", ".join(
+            f"{k}={v[len(root):] if v.startswith(root + '/') else v}" for k, v in full) + "}",
+            ""))
+    return rows
+
+
+def _key_text(key: tuple[str, ...] | None) -> str:
+    return f"[{layout.LB_DEFAULT_KEY}]" if key is None else "[" + ", ".join(key) + "]"

@@ -1,0 +1,63 @@
+"""Runs one statement against a Context: each statement kind to the function that runs it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pyspark.sql import DataFrame
+
+from hivepark.exec import describe, skew_stats, tables, write
+from hivepark.exec.context import Context
+from hivepark.exec.query import plan_query, resolve, run_query
+from hivepark.plan.explain import render
+from hivepark.sql import statements as s
+from hivepark.sql.parser import ParsedStatement
+
+
+def execute(ctx: Context, stmt: ParsedStatement | s.Statement) -> DataFrame:
+    statement = stmt.statement if isinstance(stmt, ParsedStatement) else stmt
+    if isinstance(statement, s.Failed):
+        statement.throw()
+    if isinstance(statement, s.Query):
+        return run_query(ctx, statement.tree)[0]
+    if isinstance(statement, s.Explain):
+        return ctx.rows(["plan"], [(line,) for line in explain(ctx, statement).splitlines()])
+    return _HANDLERS[type(statement)](ctx, statement)
+
+
+_HANDLERS: dict[type, Callable[[Context, Any], DataFrame]] = {
+    s.Set: describe.set_command,
+    s.CreateDatabase: tables.create_database,
+    s.DropDatabase: tables.drop_database,
+    s.Use: tables.use,
+    s.CreateTable: tables.create_table_statement,
+    s.DropTable: tables.drop_table,
+    s.AlterTable: tables.alter_table,
+    s.MsckRepair: tables.msck_repair,
+    s.Insert: write.insert,
+    s.MultiInsert: write.multi_insert,
+    s.LoadData: write.load_data,
+    s.ShowDatabases: describe.show_databases,
+    s.ShowTables: describe.show_tables,
+    s.ShowPartitions: describe.show_partitions,
+    s.Describe: describe.describe,
+    s.AnalyzeSkew: skew_stats.analyze,
+}
+
+
+def explain(ctx: Context, stmt: s.Explain) -> str:
+    """EXPLAIN text: the scans hivepark chose. ANALYZE also runs the small sides of runtime
+    pruning and shows its result; EXTENDED also shows Spark's physical plan."""
+    tree = stmt.query.tree
+    style = stmt.style or ""
+    max_dirs = ctx.conf.get_int("hivepark.explain.max.directories")
+    if style in ("EXTENDED", "FORMATTED"):
+        df, plan = run_query(ctx, tree)
+        spark_plan = df._jdf.queryExecution().executedPlan().toString()
+        return render(plan, spark_plan=spark_plan, max_dirs=max_dirs, extended=True)
+    planned = plan_query(ctx, tree)
+    if style == "ANALYZE":
+        plan, _ = resolve(ctx, planned)
+        return render(plan, max_dirs=max_dirs, analyzed=True)
+    return render(planned.plan, max_dirs=max_dirs)

@@ -1,0 +1,436 @@
+"""Tables and databases: CREATE/DROP DATABASE, USE, CREATE TABLE (LIKE, AS SELECT), DROP
+TABLE, ALTER TABLE (partitions, rename, skew and list bucketing, CONCATENATE), MSCK REPAIR."""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import time
+
+from pyspark.sql import DataFrame
+
+from hivepark import layout
+from hivepark.catalog.models import EXTERNAL, MANAGED, Column, Database, Partition, Table
+from hivepark.catalog.skew import (
+    RESERVED,
+    SKEW_AUTO_TOPK,
+    SKEW_LOCATIONS,
+    SkewLayout,
+    SkewSpec,
+    cleared_properties,
+    partition_layout,
+    table_skew,
+)
+from hivepark.errors import (
+    AlreadyExistsError,
+    HiveParkError,
+    InvalidPartitionSpec,
+    NoSuchPartition,
+    NoSuchTable,
+    SemanticError,
+    UnsupportedError,
+)
+from hivepark.exec.concatenate import concatenate
+from hivepark.exec.context import Context
+from hivepark.exec.query import run_query
+from hivepark.exec.write import count_rows, leaf_dirs, write_rows
+from hivepark.sql import statements as s
+from hivepark.sql.validate import (
+    check_column_change,
+    check_create_skew,
+    check_skewed_location,
+    full_spec,
+    location_changes,
+    skew_spec,
+    spec_filter,
+)
+from hivepark.storage import fs
+from hivepark.storage.commit import FILES_PARAM
+from hivepark.storage.formats import normalize_format
+
+# ---------------------------------------------------------------- databases
+
+
+def database_location(ctx: Context, db: str) -> str:
+    return ctx.warehouse if db == "default" else layout.database_location(ctx.warehouse, db)
+
+
+def create_database(ctx: Context, stmt: s.CreateDatabase) -> DataFrame:
+    location = fs.normalize(stmt.location) if stmt.location else database_location(ctx, stmt.name)
+    ctx.catalog.create_database(Database(stmt.name, location, stmt.comment),
+                                if_not_exists=stmt.if_not_exists)
+    fs.makedirs(location)
+    return ctx.empty()
+
+
+def drop_database(ctx: Context, stmt: s.DropDatabase) -> DataFrame:
+    name = stmt.name
+    if name == "default":
+        raise SemanticError("Can not drop default database")
+    try:
+        db = ctx.catalog.get_database(name)
+    except SemanticError:
+        if stmt.if_exists:
+            return ctx.empty()
+        raise
+    dropped = ctx.catalog.drop_database(name, cascade=stmt.cascade)
+    for t in dropped:
+        _delete_table_data(ctx, t, partitions=None)
+    fs.delete_dir_if_empty(db.location)
+    if ctx.current_db == name:
+        ctx.current_db = "default"
+    return ctx.empty()
+
+
+def use(ctx: Context, stmt: s.Use) -> DataFrame:
+    ctx.catalog.get_database(stmt.name)
+    ctx.current_db = stmt.name
+    return ctx.empty()
+
+
+# ---------------------------------------------------------------- CREATE / DROP TABLE
+
+
+def create_table_statement(ctx: Context, stmt: s.CreateTable) -> DataFrame:
+    table = new_table(ctx, stmt)
+    if stmt.as_select is None:
+        store_table(ctx, table, stmt.if_not_exists)
+        return ctx.empty()
+    return ctas(ctx, table, stmt.as_select, stmt.if_not_exists)
+
+
+def new_table(ctx: Context, stmt: s.CreateTable) -> Table:
+    """The table a CREATE TABLE describes (not yet stored)."""
+    db, name = stmt.table.resolve(ctx.current_db)
+    ctx.catalog.get_database(db)
+    columns = list(stmt.columns)
+    part_keys = list(stmt.partition_columns)
+    if stmt.untyped_partition_columns:
+        assert stmt.as_select is not None
+        part_keys += _untyped_partition_keys(ctx, list(stmt.untyped_partition_columns),
+                                             stmt.as_select)
+    kw: dict = {"format": normalize_format(stmt.format or ctx.conf.get("hive.default.fileformat")
+                                           or "textfile")}
+    if stmt.field_delim is not None:
+        kw["field_delim"] = stmt.field_delim
+    if stmt.location is not None:
+        kw["location"] = fs.normalize(stmt.location)
+    if stmt.external:
+        kw["table_type"] = EXTERNAL
+    tblprops = dict(stmt.properties)
+    if stmt.like is not None:
+        src = ctx.table(stmt.like)
+        columns, part_keys = list(src.columns), list(src.partition_keys)
+        kw.setdefault("field_delim", src.field_delim)
+        if stmt.format is None:
+            kw["format"] = src.format
+        tblprops = {**copy_for_like(src), **tblprops}
+    dup = {c.name for c in columns} & {c.name for c in part_keys}
+    if dup:
+        raise SemanticError(f"Column repeated in partitioning columns: {sorted(dup)[0]}. A "
+                            "partition column is not also a data column: remove it from one list.")
+    kw.setdefault("location", layout.table_location(ctx.warehouse, db, name)
+                  if db == "default" else f"{database_location(ctx, db)}/{name}")
+    kw.setdefault("table_type", MANAGED)
+    if stmt.skew is not None:
+        if not columns and stmt.as_select is not None:
+            columns = _query_columns(ctx, stmt.as_select, len(part_keys))
+        tblprops.update({k: v for k, v in skew_spec(columns, stmt.skew, part_keys)
+                         .properties().items() if v is not None})
+    table = Table(db, name, tuple(columns), tuple(part_keys), properties=tblprops,
+                  create_time=int(time.time()), **kw)
+    check_create_skew(table, stmt.bucketed)
+    if stmt.bucketed:
+        raise UnsupportedError("CLUSTERED BY ... INTO n BUCKETS (bucketed tables) is not "
+                               "supported by hivepark: remove the clause")
+    return table
+
+
+def copy_for_like(src: Table) -> dict[str, str]:
+    """The skew properties CREATE TABLE ... LIKE copies."""
+    return {k: v for k, v in src.properties.items()
+            if k in RESERVED[:3] or k == SKEW_AUTO_TOPK}
+
+
+def _query_columns(ctx: Context, query: s.Query, n_keys: int) -> list[Column]:
+    """The data columns a CTAS query gives (its schema; no Spark job runs)."""
+    fields = run_query(ctx, query.tree)[0].schema.fields
+    return [Column(f.name.lower(), f.dataType.simpleString())
+            for f in fields[:len(fields) - n_keys]]
+
+
+def _untyped_partition_keys(ctx: Context, names: list[str], query: s.Query) -> list[Column]:
+    """``PARTITIONED BY (p)`` without types: allowed in CTAS, typed from the query."""
+    fields = run_query(ctx, query.tree)[0].schema.fields
+    last = [f.name.lower() for f in fields[len(fields) - len(names):]]
+    if len(fields) <= len(names) or last != names:
+        raise SemanticError(
+            f"The partition columns ({', '.join(names)}) of CREATE TABLE ... AS SELECT must be "
+            f"the last columns of the SELECT, in PARTITIONED BY order; the SELECT ends with "
+            f"({', '.join(last)}). Reorder the SELECT list.")
+    return [Column(f.name.lower(), f.dataType.simpleString())
+            for f in fields[len(fields) - len(names):]]
+
+
+def store_table(ctx: Context, table: Table, if_not_exists: bool) -> Table | None:
+    """Registers a new table and creates its directory; None if it existed (IF NOT EXISTS)."""
+    try:
+        existing = ctx.catalog.get_table(table.db, table.name)
+    except NoSuchTable:
+        existing = None
+    if existing is not None:
+        if if_not_exists:
+            return None
+        raise AlreadyExistsError(f"Table already exists: {table.qualified_name}. Use CREATE "
+                                 "TABLE IF NOT EXISTS, or DROP TABLE first.")
+    if not table.columns:
+        raise SemanticError(f"Table {table.qualified_name} needs at least one data column")
+    stored = ctx.catalog.create_table(table)
+    fs.makedirs(stored.location)
+    return stored
+
+
+def ctas(ctx: Context, table: Table, query: s.Query, if_not_exists: bool) -> DataFrame:
+    """CREATE TABLE ... AS SELECT: the table exists only if its data was written."""
+    if table.is_external:
+        raise SemanticError("CREATE TABLE AS SELECT cannot create an EXTERNAL table: create "
+                            "it first, then INSERT")
+    df, _ = run_query(ctx, query.tree)
+    if not table.columns:
+        n = len(df.columns) - len(table.partition_keys)
+        table = table.evolve(columns=tuple(
+            Column(f.name.lower(), f.dataType.simpleString()) for f in df.schema.fields[:n]))
+    stored = store_table(ctx, table, if_not_exists)
+    if stored is None:
+        return ctx.empty()
+    try:
+        spec = s.PartitionSpec.all_dynamic(stored.partition_key_names())
+        saved = ctx.conf.get("hive.exec.dynamic.partition.mode")
+        ctx.conf.set("hive.exec.dynamic.partition.mode", "nonstrict")
+        try:
+            write_rows(ctx, stored, df, spec, overwrite=True)
+        finally:
+            ctx.conf.set("hive.exec.dynamic.partition.mode", saved or "strict")
+    except BaseException:
+        ctx.catalog.drop_table(stored.db, stored.name)
+        fs.delete_dir(stored.location)
+        raise
+    return ctx.empty()
+
+
+
+
+def drop_table(ctx: Context, stmt: s.DropTable) -> DataFrame:
+    db, name = stmt.table.resolve(ctx.current_db)
+    try:
+        table = ctx.catalog.get_table(db, name)
+    except NoSuchTable:
+        if stmt.if_exists:
+            return ctx.empty()
+        raise
+    parts = ctx.catalog.list_partitions(table) if table.is_partitioned else []
+    ctx.catalog.drop_table(db, name)
+    _delete_table_data(ctx, table, parts)
+    return ctx.empty()
+
+
+def _delete_table_data(ctx: Context, table: Table, partitions: list[Partition] | None) -> None:
+    if table.is_external:
+        return
+    for p in partitions or []:
+        if not layout.is_within(table.location, p.location):
+            fs.delete_dir(p.location)
+    fs.delete_dir(table.location)
+
+
+# ---------------------------------------------------------------- ALTER TABLE
+
+
+def alter_table(ctx: Context, stmt: s.AlterTable) -> DataFrame:
+    table = ctx.table(stmt.table)
+    spec = stmt.partition
+    for action in stmt.actions:
+        if isinstance(action, s.SetSkewedLocation):
+            table = set_skewed_location(ctx, table, action, spec)
+            continue
+        if isinstance(action, s.Concatenate):
+            table = concatenate(ctx, table, spec)
+            continue
+        if spec is not None:
+            raise UnsupportedError(f"ALTER TABLE ... PARTITION (...) {action.keyword} is "
+                                   "not supported: this ALTER applies to the whole table")
+        if isinstance(action, s.SetSkewed):
+            table = _set_properties(ctx, table, skew_spec(table.columns, action.skew,
+                                                          table.partition_keys).properties())
+            continue
+        if isinstance(action, (s.NotSkewed, s.NotStoredAsDirectories)):
+            table = alter_not(ctx, table, action)
+            continue
+        check_column_change(table, action)
+        if isinstance(action, s.AddPartitions):
+            add_partitions(ctx, table, action)
+        elif isinstance(action, s.DropPartitions):
+            drop_partitions(ctx, table, action)
+        elif isinstance(action, s.RenameTable):
+            rename_table(ctx, table, action.target)
+        else:
+            raise UnsupportedError(f"ALTER TABLE ... {action.keyword} is not supported yet")
+        table = ctx.catalog.get_table(table.db, table.name) if not isinstance(
+            action, s.RenameTable) else table
+    return ctx.empty()
+
+
+def _partition_location(table: Table, given: str) -> str:
+    """ADD PARTITION ... LOCATION: absolute paths and URIs as given; a relative path is
+    resolved against the table's directory, as Hive does (``new Path(tbl.getPath(), loc)``)."""
+    if "://" in given or given.startswith(("/", "file:")):
+        return fs.normalize(given)
+    joined = f"{table.location.rstrip('/')}/{given}"
+    if "://" not in joined:
+        return fs.normalize(joined)
+    scheme, _, rest = joined.partition("://")
+    authority, _, path = rest.partition("/")
+    return f"{scheme}://{authority}{posixpath.normpath('/' + path)}"
+
+
+def add_partitions(ctx: Context, table: Table, action: s.AddPartitions) -> None:
+    if not table.is_partitioned:
+        raise InvalidPartitionSpec(f"Table {table.qualified_name} is not partitioned: it has "
+                                   "no partitions to add")
+    parts = []
+    for spec, loc in action.partitions:
+        values = full_spec(table, spec)
+        location = (_partition_location(table, loc) if loc is not None
+                    else layout.partition_path(table.location, table.partition_key_names(), values))
+        parts.append(Partition(values, location, {"transient_lastDdlTime": str(int(time.time()))},
+                               None, int(time.time())))
+    added = ctx.catalog.add_partitions(table, parts, if_not_exists=action.if_not_exists)
+    for p in added:
+        fs.makedirs(p.location)
+
+
+def drop_partitions(ctx: Context, table: Table, action: s.DropPartitions) -> None:
+    for spec in action.specs:
+        dropped = ctx.catalog.drop_partitions(table, spec_filter(table, spec))
+        if not dropped and not action.if_exists:
+            raise NoSuchPartition(
+                f"No partition matches the specification {spec.text} in "
+                f"{table.qualified_name}. Use DROP IF EXISTS PARTITION to ignore this; "
+                f"SHOW PARTITIONS {table.name} lists them.")
+        if not table.is_external:
+            for p in dropped:
+                fs.delete_dir(p.location)
+
+
+def rename_table(ctx: Context, table: Table, target: s.TableRef) -> None:
+    new_db, new_name = target.resolve(table.db)
+    ctx.catalog.get_database(new_db)
+    new_location = None
+    if not table.is_external and layout.is_within(ctx.warehouse, table.location):
+        new_location = (layout.table_location(ctx.warehouse, new_db, new_name) if new_db == "default"
+                        else f"{database_location(ctx, new_db)}/{new_name}")
+        if fs.exists(new_location):
+            raise AlreadyExistsError(f"Cannot rename {table.qualified_name}: the directory "
+                                     f"{new_location} already exists. Remove it first.")
+    ctx.catalog.rename_table(table.db, table.name, new_db, new_name, new_location)
+    if new_location is not None and fs.exists(table.location):
+        try:
+            fs.move(table.location, new_location)
+        except Exception:
+            ctx.catalog.rename_table(new_db, new_name, table.db, table.name, table.location)
+            raise
+
+
+def alter_not(ctx: Context, table: Table, action: s.NotSkewed | s.NotStoredAsDirectories) -> Table:
+    """NOT SKEWED (drops the skew and list bucketing) or NOT STORED AS DIRECTORIES."""
+    spec = table_skew(table)
+    if isinstance(action, s.NotSkewed):
+        return _set_properties(ctx, table, cleared_properties())
+    if spec is None:
+        raise SemanticError(f"This operation is only valid on skewed table. "
+                            f"{table.qualified_name}", code=10196)
+    return _set_properties(ctx, table, SkewSpec(spec.columns, spec.values, False).properties())
+
+
+def _set_properties(ctx: Context, table: Table, changes: dict[str, str | None]) -> Table:
+    props = {**table.properties, **changes}
+    props = {k: v for k, v in props.items() if v is not None}
+    return ctx.catalog.alter_table(table.evolve(properties=props), table.version)
+
+
+def set_skewed_location(ctx: Context, table: Table, action: s.SetSkewedLocation,
+                        spec: s.PartitionSpec | None) -> Table:
+    """ALTER TABLE t [PARTITION (...)] SET SKEWED LOCATION (key='uri', ...): changes the
+    location map of one partition (or of an unpartitioned table's data)."""
+    check_skewed_location(action)
+    part: Partition | None = None
+    if spec is not None:
+        values = full_spec(table, spec)
+        part = ctx.catalog.get_partition(table, values)
+        if part is None:
+            raise NoSuchPartition(
+                f"Partition not found {layout.make_part_name(table.partition_key_names(), values)}"
+                f" in {table.qualified_name}: SHOW PARTITIONS {table.name} lists them")
+    elif table.is_partitioned:
+        raise SemanticError(f"{table.qualified_name} is partitioned: give the partition whose "
+                            "skewed locations change, ALTER TABLE t PARTITION (...) SET SKEWED "
+                            "LOCATION (...)")
+    params = part.parameters if part is not None else table.properties
+    current = partition_layout(params)
+    skew = table_skew(table)
+    if current is None and skew is None:
+        raise SemanticError(f"This operation is only valid on skewed table. "
+                            f"{table.qualified_name}", code=10196)
+    base = current or SkewLayout(skew.columns, skew.values, ())  # type: ignore[union-attr]
+    changes = {k: fs.normalize(v) for k, v in location_changes(table, base, action).items()}
+    new = base.with_locations(changes).to_json()
+    # The map is now the truth, as in Hive: the data is found by listing its directories.
+    if part is not None:
+        put = part.evolve(parameters={**part.parameters, SKEW_LOCATIONS: new}, files=None)
+        return ctx.catalog.commit(table, table.version, put=[put])
+    return ctx.catalog.commit(table, table.version,
+                              table_parameters={SKEW_LOCATIONS: new, FILES_PARAM: None})
+
+
+# ---------------------------------------------------------------- MSCK REPAIR TABLE
+
+
+def msck_repair(ctx: Context, stmt: s.MsckRepair) -> DataFrame:
+    """Registers partition directories found on disk and refreshes each partition's files."""
+    table = ctx.table(stmt.table)
+    if not table.is_partitioned:
+        return ctx.rows(["result"], [])
+    keys = table.partition_key_names()
+    known = {p.values: p for p in ctx.catalog.list_partitions(table)}
+    put: list[Partition] = []
+    added: list[str] = []
+    now = int(time.time())
+    for leaf in leaf_dirs(table.location, len(keys)):
+        rel = leaf[len(fs.normalize(table.location)):].strip("/")
+        try:
+            parsed = layout.parse_part_name(rel)
+        except HiveParkError:
+            continue
+        if [k for k, _ in parsed] != list(keys):
+            continue
+        values = tuple(v for _, v in parsed)
+        old = known.get(values)
+        params = dict(old.parameters) if old else {}
+        files = [f for f in fs.list_files(leaf) if not f.is_dir]
+        lay = partition_layout(params)
+        names = [os.path.basename(f.path) for f in files]
+        if lay is not None:  # list-bucketing subdirectories inside the partition
+            for _, loc in lay.locations:
+                if not layout.is_absolute(loc):
+                    sub = [f for f in fs.list_files(f"{leaf}/{loc}") if not f.is_dir]
+                    files += sub
+                    names += [f"{loc}/{os.path.basename(f.path)}" for f in sub]
+        params.update(numFiles=str(len(files)), totalSize=str(sum(f.size for f in files)),
+                      numRows=str(count_rows(table, files)), transient_lastDdlTime=str(now))
+        put.append(Partition(values, old.location if old else leaf, params,
+                             tuple(sorted(names)), now))
+        if old is None:
+            added.append(f"{table.name}:{rel}")
+    if put:
+        ctx.catalog.commit(table, table.version, put=put)
+    return ctx.rows(["result"], [(f"Repair: Added partition to metastore {a}",) for a in added])

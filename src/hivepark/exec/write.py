@@ -1,0 +1,333 @@
+"""Writes: INSERT (static and dynamic partitions, list-bucketing routing), LOAD DATA.
+
+Every write goes through :class:`hivepark.storage.commit.Commit`: Spark writes to a staging
+directory, then one metastore transaction makes the result visible.
+"""
+
+from __future__ import annotations
+
+import os
+
+from pyspark.errors import PySparkException
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from hivepark import layout
+from hivepark.catalog.models import Table
+from hivepark.catalog.skew import table_skew
+from hivepark.errors import LimitExceeded, SemanticError, UserInputError
+from hivepark.exec import lb_routing
+from hivepark.exec.context import Context
+from hivepark.exec.query import run_query, spark_error
+from hivepark.exec.scan import spark_type
+from hivepark.sql.statements import Insert, LoadData, MultiInsert, PartitionSpec
+from hivepark.sql.validate import (
+    check_if_not_exists,
+    check_spec_columns,
+    dynamic_columns,
+    full_spec,
+    partition_value,
+)
+from hivepark.storage import fs
+from hivepark.storage.commit import Commit, PartitionWrite
+from hivepark.storage.formats import writer
+
+
+def insert(ctx: Context, stmt: Insert) -> DataFrame:
+    table = ctx.table(stmt.table)
+    df, _ = run_query(ctx, stmt.query.tree)
+    write_rows(ctx, table, df, stmt.partition, overwrite=stmt.overwrite,
+               if_not_exists=stmt.if_not_exists)
+    return ctx.empty()
+
+
+def multi_insert(ctx: Context, stmt: MultiInsert) -> DataFrame:
+    """``FROM s INSERT ... SELECT ... INSERT ... SELECT ...``: the source is read once
+    (pruned by the OR of the branches' WHERE clauses, then cached) and feeds every insert."""
+    src_df, _ = run_query(ctx, stmt.source.tree)
+    src_df = src_df.persist()
+    src_df.createOrReplaceTempView(stmt.view)
+    try:
+        for branch in stmt.inserts:
+            table = ctx.table(branch.table)
+            df, _ = run_query(ctx, branch.query.tree)
+            write_rows(ctx, table, df, branch.partition, overwrite=branch.overwrite,
+                       if_not_exists=branch.if_not_exists)
+    finally:
+        ctx.spark.catalog.dropTempView(stmt.view)
+        src_df.unpersist()
+    return ctx.empty()
+
+
+def write_rows(ctx: Context, table: Table, df: DataFrame, spec: PartitionSpec, overwrite: bool,
+               if_not_exists: bool = False) -> Table:
+    """Writes ``df`` (data columns, then the dynamic partition columns) into ``table``."""
+    dyn = dynamic_columns(
+        table, spec, ctx.conf.get_bool("hive.exec.dynamic.partition"),
+        (ctx.conf.get("hive.exec.dynamic.partition.mode") or "").lower() == "strict")
+    check_if_not_exists(dyn, if_not_exists)
+    expected = len(table.columns) + len(dyn)
+    if len(df.columns) != expected:
+        raise SemanticError(
+            f"Cannot insert into target table because column number/types are different "
+            f"'{table.name}': Table insclause-0 has {expected} columns, but query has "
+            f"{len(df.columns)} columns.", code=10044)
+    if not dyn:
+        values = full_spec(table, spec) if table.is_partitioned else ()
+        if if_not_exists and table.is_partitioned and ctx.catalog.get_partition(table, values):
+            return table
+        return _write_static(ctx, table, df, values, overwrite)
+    static = {k: partition_value(table, k, v) for k, v in spec.static.items()}
+    return _write_dynamic(ctx, table, df, static, dyn, overwrite)
+
+
+def _data_columns(table: Table, df: DataFrame) -> list:
+    cols = df.columns
+    fields = df.schema.fields
+    for i, c in enumerate(table.columns):
+        if not _castable(fields[i].dataType.simpleString(), spark_type(c.type)):
+            raise SemanticError(
+                f"Cannot insert into target table because column number/types are different "
+                f"'{table.name}': column {i + 1} of the query is {fields[i].dataType.simpleString()}"
+                f", which cannot be converted to {c.name} {c.type}. Convert it in the SELECT.",
+                code=10044)
+    return [F.col(f"`{cols[i]}`").cast(spark_type(c.type)).alias(c.name)
+            for i, c in enumerate(table.columns)]
+
+
+def _castable(src: str, dst: str) -> bool:
+    """Whether Spark can cast a value of type ``src`` to ``dst`` at all."""
+    complex_src, complex_dst = src.split("<")[0] in ("array", "map", "struct"), \
+        dst.split("<")[0] in ("array", "map", "struct")
+    if complex_src or complex_dst:
+        return src.split("<")[0] == dst.split("<")[0] or dst == "string"
+    return True
+
+
+def _write_static(ctx: Context, table: Table, df: DataFrame, values: tuple, overwrite: bool) -> Table:
+    existing = ctx.catalog.get_partition(table, values) if table.is_partitioned else None
+    if table.is_partitioned:
+        location = existing.location if existing else layout.partition_path(
+            table.location, table.partition_key_names(), values)
+    else:
+        location = table.location
+    data = df.select(*_data_columns(table, df))
+    lb = lb_routing.static_plan(ctx, table, data, existing, overwrite)
+    with Commit(ctx.warehouse, table) as commit:
+        if lb is None:
+            spark_write(writer(data.repartition(1), table), commit.staging + "/data")
+            files = fs.list_files(commit.staging + "/data")
+            w = PartitionWrite(values, location, files, count_rows(table, files), overwrite)
+        else:
+            data = lb_routing.with_lb_column(ctx, table, data, lb, [])
+            spark_write(writer(data.repartition(1), table).partitionBy(lb_routing.LB_COL),
+                         commit.staging + "/data")
+            w = lb_routing.staged_write(table, commit.staging + "/data", values, location, lb,
+                                      overwrite, lb_routing.old_layout(table, existing, overwrite),
+                                      count_rows)
+        return commit.finish(ctx.catalog, [w])
+
+
+def _write_dynamic(ctx: Context, table: Table, df: DataFrame, static: dict, dyn: list[str],
+                   overwrite: bool) -> Table:
+    cols = df.columns
+    n = len(table.columns)
+    types = table.partition_types()
+    part_cols = []
+    for k in table.partition_key_names():
+        if k in static:
+            part_cols.append(F.lit(static[k]).cast(spark_type(types[k])).alias(k))
+        else:
+            part_cols.append(F.col(f"`{cols[n + dyn.index(k)]}`").cast(spark_type(types[k])).alias(k))
+    out = df.select(*_data_columns(table, df), *part_cols)
+    keys = list(table.partition_key_names())
+    grouped = lb_routing.dynamic_grouped(table, out, keys)
+    try:
+        tasks, rows = _preflight(ctx, out, keys, grouped)
+        lb = lb_routing.dynamic_plan(ctx, table, keys, rows, grouped, overwrite) if tasks else None
+    finally:
+        if grouped is not None:
+            grouped.unpersist()
+    if tasks == 0:
+        return table
+    with Commit(ctx.warehouse, table) as commit:
+        if lb is not None:
+            out = lb_routing.with_lb_column(ctx, table, out, lb, keys)
+        by = keys + ([lb_routing.LB_COL] if lb is not None else [])
+        w = writer(out.repartition(tasks, *[F.col(k) for k in keys]), table).partitionBy(*by)
+        per_file = _rows_per_file(ctx)
+        if per_file:
+            w = w.option("maxRecordsPerFile", per_file)
+        spark_write(w, commit.staging + "/data")
+        writes = _staged_partitions(ctx, table, commit.staging + "/data", overwrite, lb)
+        return commit.finish(ctx.catalog, writes)
+
+
+def _rows_per_file(ctx: Context) -> int:
+    raw = ctx.conf.get("hivepark.max.rows.per.file") or "0"
+    try:
+        return max(0, int(raw))
+    except ValueError:
+        raise UserInputError(f"hivepark.max.rows.per.file must be a whole number, got '{raw}'") \
+            from None
+
+
+def preflight(ctx: Context, out: DataFrame, keys: list[str]) -> int:
+    """See :func:`_preflight`; returns the number of write tasks."""
+    return _preflight(ctx, out, keys)[0]
+
+
+def _preflight(ctx: Context, out: DataFrame, keys: list[str],
+               grouped: DataFrame | None = None) -> tuple[int, list]:
+    """Checks Hive's limits with one Spark aggregation before anything is written.
+
+    Counts the distinct partitions and the files they will need; raises LimitExceeded with
+    Hive's texts over hive.exec.max.dynamic.partitions or hive.exec.max.created.files.
+    Returns the number of write tasks: enough that, with rows hash-distributed by the
+    partition keys (exactly as Spark's repartition does it), no task writes more than
+    hive.exec.max.dynamic.partitions.pernode partitions. 0 means there are no rows. Also
+    returns one row per partition (its typed key values). ``grouped`` (rows already counted
+    in ``__rows`` by finer groups, for auto-topk list bucketing) is aggregated instead of
+    ``out`` when given, so the input is read once for both.
+    """
+    max_parts = ctx.conf.get_int("hive.exec.max.dynamic.partitions")
+    max_files = ctx.conf.get_int("hive.exec.max.created.files")
+    pernode = ctx.conf.get_int("hive.exec.max.dynamic.partitions.pernode")
+    per_file = _rows_per_file(ctx)
+    rows_expr = F.sum("__rows") if grouped is not None else F.count(F.lit(1))
+    agg = (grouped if grouped is not None else out).groupBy(*keys).agg(
+        rows_expr.alias("__rows"), F.first(F.hash(*[F.col(k) for k in keys])).alias("__h"))
+    try:
+        rows = agg.limit(max_parts + 1).collect()
+    except PySparkException as e:
+        raise spark_error(e) from None
+    if len(rows) > max_parts:
+        total = agg.count()
+        raise LimitExceeded(
+            f"Number of dynamic partitions created is {total}, which is more than {max_parts}. "
+            f"To solve this try to set hive.exec.max.dynamic.partitions to at least {total}.")
+    for r in rows:  # a value too long for a directory name fails here, before any write
+        for k in keys:
+            layout.check_part_value(k, None if r[k] is None else str(r[k]))
+    files = sum(-(-r["__rows"] // per_file) if per_file else 1 for r in rows)
+    if files > max_files:
+        raise LimitExceeded(
+            f"total number of created files now is {files}, which exceeds {max_files}. To solve "
+            f"this try to set hive.exec.max.created.files to at least {files}, or raise "
+            "hivepark.max.rows.per.file.")
+    return _task_count(ctx, [r["__h"] for r in rows], pernode), rows
+
+
+def _task_count(ctx: Context, hashes: list[int], pernode: int) -> int:
+    if not hashes:
+        return 0
+    base = int(ctx.spark.conf.get("spark.sql.shuffle.partitions") or "1")
+    n = max(1, min(len(hashes), base))
+    while True:
+        counts: dict[int, int] = {}
+        for h in hashes:
+            counts[h % n] = counts.get(h % n, 0) + 1
+        if max(counts.values()) <= pernode:
+            return n
+        if n >= 4 * len(hashes):
+            raise LimitExceeded(
+                "Fatal error occurred when node tried to create too many dynamic partitions. The "
+                "maximum number of dynamic partitions is controlled by "
+                "hive.exec.max.dynamic.partitions and hive.exec.max.dynamic.partitions.pernode. "
+                f"Maximum was set to: {pernode}", code=20004)
+        n = min(4 * len(hashes), n * 2)
+
+
+def _staged_partitions(ctx: Context, table: Table, root: str, overwrite: bool,
+                       lb: lb_routing.LBPlan | None = None) -> list[PartitionWrite]:
+    keys = table.partition_key_names()
+    leaves = [(leaf, tuple(v for _, v in layout.parse_part_name(leaf[len(root):].strip("/"))))
+              for leaf in leaf_dirs(root, len(keys))]
+    existing = ctx.catalog.get_partitions(table, [values for _, values in leaves])
+    writes = []
+    for leaf, values in leaves:
+        old = existing.get(values)
+        location = old.location if old else layout.partition_path(table.location, keys, values)
+        if lb is not None:
+            writes.append(lb_routing.staged_write(
+                table, leaf, values, location, lb, overwrite,
+                lb_routing.old_layout(table, old, overwrite), count_rows))
+            continue
+        files = [f for f in fs.list_files(leaf) if not f.is_dir]
+        writes.append(PartitionWrite(values, location, files, count_rows(table, files), overwrite))
+    return writes
+
+
+def leaf_dirs(root: str, depth: int) -> list[str]:
+    level = [root]
+    for _ in range(depth):
+        level = [e.path for d in level for e in fs.list_files(d) if e.is_dir]
+    return sorted(level)
+
+
+def spark_write(w, path: str) -> None:
+    try:
+        w.mode("overwrite").save(fs.to_spark_path(path))
+    except PySparkException as e:
+        raise spark_error(e) from None
+
+
+def count_rows(table: Table, files: list[fs.FileEntry]) -> int:
+    """Rows in the written files, from their footers (parquet, orc) or lines (text)."""
+    import pyarrow.orc as po
+    import pyarrow.parquet as pq
+
+    total = 0
+    try:
+        for f in files:
+            if table.format == "parquet":
+                with fs.open_input(f.path) as fh:
+                    total += pq.read_metadata(fh).num_rows
+            elif table.format == "orc":
+                with fs.open_input(f.path) as fh:
+                    total += po.ORCFile(fh).nrows
+            else:
+                total += fs.count_lines(f.path)
+    except (OSError, ValueError):
+        return -1
+    return total
+
+
+def load_data(ctx: Context, stmt: LoadData) -> DataFrame:
+    """LOAD DATA [LOCAL] INPATH: the files moved (copied, for LOCAL) into the table."""
+    table = ctx.table(stmt.table)
+    spec_ = table_skew(table)
+    if spec_ is not None and spec_.stored_as_dirs:
+        raise SemanticError("A stored-as-directories table cannot be used as target for LOAD: "
+                            "LOAD moves files as they are, so rows cannot be routed to their "
+                            "skewed-value directories. LOAD into a staging table, then INSERT "
+                            "... SELECT from it", code=10195)
+    src = stmt.path
+    if not fs.exists(src):
+        raise UserInputError(f"Invalid path '{src}': No files matching path. Check the path "
+                             "after INPATH.")
+    spec = stmt.partition
+    values = full_spec(table, spec) if table.is_partitioned else ()
+    if not table.is_partitioned and spec:
+        check_spec_columns(table, spec)
+    entries = fs.list_files(src)
+    if not entries:
+        raise UserInputError(f"No files to load in '{src}'")
+    with Commit(ctx.warehouse, table) as commit:
+        fs.makedirs(commit.staging + "/data")
+        for i, e in enumerate(x for x in entries if not x.is_dir):
+            dst = f"{commit.staging}/data/{i:05d}_{os.path.basename(e.path)}"
+            if stmt.local:
+                fs.copy(e.path, dst)
+            else:
+                fs.move(e.path, dst)
+        files = fs.list_files(commit.staging + "/data")
+        if table.is_partitioned:
+            existing = ctx.catalog.get_partition(table, values)
+            location = existing.location if existing else layout.partition_path(
+                table.location, table.partition_key_names(), values)
+        else:
+            location = table.location
+        w = PartitionWrite(values, location, files, count_rows(table, files), stmt.overwrite)
+        commit.finish(ctx.catalog, [w])
+    return ctx.empty()

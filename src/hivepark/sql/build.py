@@ -1,0 +1,344 @@
+"""sqlglot's tree of one statement -> a typed statement (``sql/statements.py``).
+
+Only what the text alone decides is checked here (unsupported forms, missing types, column
+lists); checks against the target table are in ``sql/validate.py``.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from hivepark.catalog.models import Column
+from hivepark.errors import InvalidPartitionSpec, SemanticError, UnsupportedError
+from hivepark.sql import dialect as d
+from hivepark.sql import statements as s
+
+
+def build(tree: exp.Expression) -> s.Statement:
+    """The statement a parsed tree describes; raises the user's error if it is invalid."""
+    if isinstance(tree, exp.Query):
+        return s.Query(tree)
+    if isinstance(tree, d.Explain):
+        return _explain(tree)
+    builder = _BUILDERS.get(type(tree))
+    if builder is None:
+        raise UnsupportedError(f"{tree.key.upper()} statements are not supported by hivepark")
+    return builder(tree)
+
+
+# ---------------------------------------------------------------- parts
+
+
+def table_ref(node: exp.Table) -> s.TableRef:
+    db = node.args.get("db")
+    return s.TableRef(db.name.lower() if db is not None else None, node.name.lower())
+
+
+def hive_type(dt: exp.DataType) -> str:
+    """A column type as Hive writes it, lower-case (``decimal(10,2)``, ``array<int>``)."""
+    text = dt.sql(dialect="hive").lower()
+    return {"integer": "int", "text": "string"}.get(text, text)
+
+
+def column_defs(schema: exp.Schema | None) -> list[Column]:
+    """Columns of a ``(a INT COMMENT 'x', ...)`` clause, rejecting duplicate names."""
+    cols: list[Column] = []
+    if schema is None:
+        return cols
+    for cd in schema.expressions:
+        if not isinstance(cd, exp.ColumnDef):
+            continue
+        comment = None
+        for c in cd.args.get("constraints") or []:
+            kind = c.args.get("kind")
+            if isinstance(kind, exp.CommentColumnConstraint):
+                comment = kind.this.name if kind.this is not None else None
+        kind = cd.args.get("kind")
+        if kind is None:
+            raise SemanticError(f"Column {cd.name} has no type: give it one, e.g. {cd.name} STRING")
+        cols.append(Column(cd.name.lower(), hive_type(kind), comment))
+    names = [c.name for c in cols]
+    dups = sorted({n for n in names if names.count(n) > 1})
+    if dups:
+        raise SemanticError(f"Duplicate column name: {dups[0]}. Each column must have a unique name.")
+    return cols
+
+
+def literal_value(node: exp.Expression) -> str | None:
+    """A partition value as Hive stores it: the literal's text; NULL is None."""
+    if isinstance(node, exp.Paren):
+        return literal_value(node.this)
+    if isinstance(node, exp.Null):
+        return None
+    if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal):
+        return "-" + node.this.name
+    if isinstance(node, exp.Literal):
+        return node.name
+    if isinstance(node, exp.Boolean):
+        return "true" if node.this else "false"
+    if isinstance(node, (exp.Cast, exp.Date)) and isinstance(node.this, exp.Literal):
+        return node.this.name
+    raise InvalidPartitionSpec(
+        f"Partition value {node.sql(dialect='hive')} must be a constant: write it as a "
+        "string or number literal, e.g. PARTITION (ds='2008-04-08')")
+
+
+def partition_spec(node: exp.Expression | None) -> s.PartitionSpec:
+    """``PARTITION (ds='1', hr)`` in the order written."""
+    if node is None:
+        return s.PartitionSpec()
+    out: list[tuple[str, str | None, bool]] = []
+    for e in node.expressions:
+        if isinstance(e, exp.EQ):
+            out.append((e.this.name.lower(), literal_value(e.expression), False))
+        elif isinstance(e, (exp.Column, exp.Identifier, exp.Var)):
+            out.append((e.name.lower(), None, True))
+        else:
+            raise InvalidPartitionSpec(
+                f"Cannot read partition spec entry {e.sql(dialect='hive')}: write col='value'")
+    return s.PartitionSpec(tuple(out), node.sql(dialect="hive"))
+
+
+def _skew_value(node: exp.Expression) -> s.SkewValue:
+    sql = node.sql(dialect="hive")
+    try:
+        return s.SkewValue(literal_value(node), sql)
+    except SemanticError:
+        return s.SkewValue(None, sql, constant=False)
+
+
+def skew_clause(prop: d.SkewedByProperty) -> s.SkewClause:
+    return s.SkewClause(
+        tuple(c.name.lower() for c in prop.expressions),
+        tuple(tuple(_skew_value(v) for v in t.expressions) for t in prop.args.get("values") or []),
+        bool(prop.args.get("stored_as_dirs")))
+
+
+def _drop_target(node: exp.Drop) -> exp.Expression:
+    tables = node.args.get("tables") or []
+    return tables[0] if tables else node.this
+
+
+# ---------------------------------------------------------------- statements
+
+
+def _create(node: exp.Create) -> s.Statement:
+    kind = (node.args.get("kind") or "").upper()
+    if kind in ("DATABASE", "SCHEMA"):
+        return _create_database(node)
+    if kind == "TABLE":
+        return _create_table(node)
+    raise UnsupportedError(f"CREATE {kind} is not supported by hivepark")
+
+
+def _create_database(node: exp.Create) -> s.CreateDatabase:
+    props = node.args.get("properties")
+    location = comment = None
+    for p in props.expressions if props else []:
+        if isinstance(p, exp.LocationProperty):
+            location = p.this.name
+        elif isinstance(p, exp.SchemaCommentProperty):
+            comment = p.this.name
+    return s.CreateDatabase(node.this.name.lower(), bool(node.args.get("exists")), location,
+                            comment)
+
+
+def _create_table(node: exp.Create) -> s.CreateTable:
+    target = node.this.this if isinstance(node.this, exp.Schema) else node.this
+    columns = column_defs(node.this) if isinstance(node.this, exp.Schema) else []
+    query = node.args.get("expression")
+    props = node.args.get("properties")
+    kw: dict = {}
+    tblprops: dict[str, str] = {}
+    for p in props.expressions if props else []:
+        if isinstance(p, d.SkewedByProperty):
+            kw["skew"] = skew_clause(p)
+        elif isinstance(p, exp.ClusteredByProperty):
+            kw["bucketed"] = True  # rejected by exec (with skew: Hive's LB + bucketing rule)
+        elif isinstance(p, exp.PartitionedByProperty):
+            kw["partition_columns"] = tuple(column_defs(p.this))
+            untyped = tuple(e.name.lower() for e in p.this.expressions
+                            if not isinstance(e, exp.ColumnDef))
+            if untyped and query is None:
+                raise SemanticError(f"Partition column {untyped[0]} has no type: give it one, "
+                                    f"e.g. PARTITIONED BY ({untyped[0]} STRING)")
+            kw["untyped_partition_columns"] = untyped
+        elif isinstance(p, exp.RowFormatDelimitedProperty):
+            if p.args.get("fields") is not None:
+                kw["field_delim"] = p.args["fields"].name
+        elif isinstance(p, exp.FileFormatProperty):
+            kw["format"] = p.this.name
+        elif isinstance(p, exp.LocationProperty):
+            kw["location"] = p.this.name
+        elif isinstance(p, exp.ExternalProperty):
+            kw["external"] = True
+        elif isinstance(p, exp.LikeProperty):
+            kw["like"] = table_ref(p.this)
+        elif isinstance(p, exp.Property):
+            tblprops[p.name] = p.args["value"].name
+        elif isinstance(p, exp.SchemaCommentProperty):
+            tblprops["comment"] = p.this.name
+        elif isinstance(p, exp.TemporaryProperty):
+            raise UnsupportedError("CREATE TEMPORARY TABLE is not supported: use a Spark temp view")
+    return s.CreateTable(table_ref(target), tuple(columns), properties=tuple(tblprops.items()),
+                         as_select=s.Query(query) if query is not None else None,
+                         if_not_exists=bool(node.args.get("exists")), **kw)
+
+
+def _drop(node: exp.Drop) -> s.Statement:
+    kind = (node.args.get("kind") or "").upper()
+    target = _drop_target(node)
+    if kind in ("DATABASE", "SCHEMA"):
+        return s.DropDatabase(target.name.lower(), bool(node.args.get("exists")),
+                              bool(node.args.get("cascade")))
+    if kind == "TABLE":
+        return s.DropTable(table_ref(target), bool(node.args.get("exists")))
+    raise UnsupportedError(f"DROP {kind} is not supported by hivepark")
+
+
+def _use(node: exp.Use) -> s.Use:
+    return s.Use(node.this.name.lower())
+
+
+def _alter_action(action: exp.Expression, if_exists: bool) -> s.AlterAction:
+    if isinstance(action, d.SetSkewedLocation):
+        entries = []
+        for entry in action.expressions:
+            key_node, loc_node = entry.expressions
+            loc = loc_node.name if isinstance(loc_node, exp.Literal) else ""
+            entries.append((tuple(_skew_value(v) for v in key_node.expressions), loc))
+        return s.SetSkewedLocation(tuple(entries), bool(action.args.get("mapped")))
+    if isinstance(action, d.Concatenate):
+        return s.Concatenate()
+    if isinstance(action, d.AlterSkewed):
+        return s.SetSkewed(skew_clause(action.this))
+    if isinstance(action, d.AlterNot):
+        return s.NotSkewed() if action.args["kind"] == "SKEWED" else s.NotStoredAsDirectories()
+    if isinstance(action, d.AddPartitions):
+        parts = []
+        for tup in action.expressions:
+            spec_node, loc_node = tup.expressions
+            parts.append((partition_spec(spec_node),
+                          loc_node.name if isinstance(loc_node, exp.Literal) else None))
+        return s.AddPartitions(tuple(parts), bool(action.args.get("exists")))
+    if isinstance(action, exp.DropPartition):
+        return s.DropPartitions(tuple(partition_spec(n) for n in action.expressions),
+                                if_exists or bool(action.args.get("exists")))
+    if isinstance(action, exp.AlterRename):
+        return s.RenameTable(table_ref(action.this))
+    if isinstance(action, exp.AlterColumn):
+        new_name = action.args.get("rename_to")
+        dtype = action.args.get("dtype")
+        return s.ChangeColumn(action.this.name.lower(),
+                              new_name.name.lower() if new_name is not None else None,
+                              hive_type(dtype) if dtype is not None else None)
+    return s.UnsupportedAlter(action.key.upper())
+
+
+def _alter(node: exp.Alter) -> s.AlterTable:
+    if_exists = bool(node.args.get("exists"))
+    part_node = node.this.args.get("partition")
+    return s.AlterTable(
+        table_ref(node.this),
+        tuple(_alter_action(a, if_exists) for a in node.args.get("actions") or []),
+        partition_spec(part_node) if part_node is not None else None, if_exists)
+
+
+def _insert(node: exp.Insert) -> s.Insert:
+    target = node.this
+    if isinstance(target, exp.Schema):
+        raise SemanticError("INSERT with a column list is not supported: select the columns "
+                            "in table order instead")
+    part_node = target.args.get("partition")
+    if_not_exists = bool(node.args.get("exists")) or bool(
+        part_node is not None and part_node.meta.get("if_not_exists"))
+    return s.Insert(table_ref(target), partition_spec(part_node),
+                    bool(node.args.get("overwrite")), s.Query(node.expression), if_not_exists)
+
+
+def _multi_insert(node: exp.MultitableInserts) -> s.MultiInsert:
+    source = node.args["source"]
+    alias = source.alias_or_name
+    branches = list(node.expressions)
+    wheres = [b.expression.args.get("where") for b in branches]
+    src_query = exp.select("*").from_(source.copy())
+    if all(w is not None for w in wheres):
+        src_query = src_query.where(exp.or_(*[exp.paren(w.this.copy()) for w in wheres]))
+    view = f"__hivepark_multi_{abs(hash(node.sql())) % 10**8}"
+    inserts = []
+    for branch in branches:
+        select = branch.expression.copy()
+        select.set("from_", exp.From(this=exp.Table(
+            this=exp.to_identifier(view), alias=exp.TableAlias(this=exp.to_identifier(alias)))))
+        target = branch.this
+        inserts.append(s.Insert(table_ref(target), partition_spec(target.args.get("partition")),
+                                bool(branch.args.get("overwrite")), s.Query(select),
+                                bool(branch.args.get("exists"))))
+    return s.MultiInsert(s.Query(src_query), view, tuple(inserts))
+
+
+def _load(node: exp.LoadData) -> s.LoadData:
+    src = node.args["inpath"].name
+    src = src[len("file://"):] if src.startswith("file://") else src
+    return s.LoadData(table_ref(node.this), src, bool(node.args.get("local")),
+                      bool(node.args.get("overwrite")), partition_spec(node.args.get("partition")))
+
+
+def _msck(node: d.MsckRepair) -> s.MsckRepair:
+    return s.MsckRepair(table_ref(node.this))
+
+
+def _show(node: d.Show) -> s.Statement:
+    kind = node.args["kind"]
+    like = node.args.get("like")
+    pattern = like.name if like is not None else None
+    if kind == "DATABASES":
+        return s.ShowDatabases(pattern)
+    if kind == "TABLES":
+        db = node.args.get("db")
+        return s.ShowTables(db.name.lower() if db is not None else None, pattern)
+    return s.ShowPartitions(table_ref(node.this), partition_spec(node.args.get("partition")))
+
+
+def _describe(node: exp.Describe) -> s.Describe:
+    style = (node.args.get("style") or "").upper() or None
+    return s.Describe(table_ref(node.this), style, partition_spec(node.args.get("partition")))
+
+
+def _analyze(node: exp.Analyze) -> s.AnalyzeSkew:
+    inner = node.args.get("expression")
+    if not isinstance(inner, d.AnalyzeSkew):
+        raise UnsupportedError("ANALYZE TABLE ... COMPUTE STATISTICS is not supported: hivepark "
+                               "keeps numRows/totalSize at every commit. ANALYZE TABLE t "
+                               "COMPUTE SKEW FOR COLUMNS c reports skew")
+    return s.AnalyzeSkew(table_ref(node.args["tables"][0]),
+                         tuple(c.name.lower() for c in inner.expressions),
+                         partition_spec(node.args.get("partition")))
+
+
+def _explain(node: d.Explain) -> s.Explain:
+    inner = node.this
+    style = (node.args.get("extended") or "").upper() or None
+    if isinstance(inner, exp.Insert):
+        inner = inner.expression
+    elif isinstance(inner, exp.Create) and inner.args.get("expression") is not None:
+        inner = inner.args["expression"]
+    if not isinstance(inner, exp.Query):
+        raise SemanticError("EXPLAIN works on queries (SELECT, INSERT ... SELECT, CREATE TABLE "
+                            "AS SELECT)")
+    return s.Explain(style, s.Query(inner))
+
+
+_BUILDERS: dict = {
+    exp.Create: _create,
+    exp.Drop: _drop,
+    exp.Use: _use,
+    exp.Alter: _alter,
+    exp.Insert: _insert,
+    exp.MultitableInserts: _multi_insert,
+    exp.LoadData: _load,
+    d.MsckRepair: _msck,
+    d.Show: _show,
+    exp.Describe: _describe,
+    exp.Analyze: _analyze,
+}

@@ -1,0 +1,354 @@
+"""Typed statements: what a HiveQL statement asks for, as small frozen values.
+
+``sql/build.py`` makes them from sqlglot's tree; ``exec/`` runs them and never sees a
+syntax tree. The one exception is :class:`Query`: a query's tree is handed, unopened, to
+the query runner (``exec/query.py``), which plans it.
+
+Hive's checks that need the target table (partition specs, skew clauses) are in
+``sql/validate.py``; exec calls them once it has looked the table up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from hivepark.catalog.models import Column
+from hivepark.errors import HiveParkError, SemanticError
+
+# ---------------------------------------------------------------- parts
+
+
+@dataclass(frozen=True)
+class TableRef:
+    """A table as a statement names it; ``db`` None means the current database."""
+
+    db: str | None
+    name: str
+
+    def resolve(self, current_db: str) -> tuple[str, str]:
+        return (self.db or current_db).lower(), self.name.lower()
+
+
+@dataclass(frozen=True)
+class PartitionSpec:
+    """``PARTITION (ds='1', hr)``: (column, value text or None, is_dynamic), in the order
+    written. A static NULL has value None and is_dynamic False. ``text`` is the clause as
+    written (for messages)."""
+
+    entries: tuple[tuple[str, str | None, bool], ...] = ()
+    text: str = field(default="", compare=False)
+
+    def __iter__(self) -> Iterator[tuple[str, str | None, bool]]:
+        return iter(self.entries)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __bool__(self) -> bool:
+        return bool(self.entries)
+
+    @property
+    def columns(self) -> list[str]:
+        return [c for c, _, _ in self.entries]
+
+    @property
+    def dynamic(self) -> list[str]:
+        """The dynamic columns, in order."""
+        return [c for c, _, d in self.entries if d]
+
+    @property
+    def static(self) -> dict[str, str | None]:
+        return {c: v for c, v, d in self.entries if not d}
+
+    @staticmethod
+    def all_dynamic(keys: list[str] | tuple[str, ...]) -> PartitionSpec:
+        return PartitionSpec(tuple((k, None, True) for k in keys))
+
+
+@dataclass(frozen=True)
+class SkewValue:
+    """One value of a SKEWED BY or SET SKEWED LOCATION clause: its literal text (None for
+    NULL), its SQL as written, and whether it was a constant at all."""
+
+    text: str | None
+    sql: str
+    constant: bool = True
+
+
+@dataclass(frozen=True)
+class SkewClause:
+    """``SKEWED BY (c, ...) ON ((v, ...), ...) [STORED AS DIRECTORIES]`` as written."""
+
+    columns: tuple[str, ...]
+    values: tuple[tuple[SkewValue, ...], ...]
+    stored_as_dirs: bool
+
+
+@dataclass(frozen=True)
+class Query:
+    """A query, held as sqlglot's tree; exec passes it to the query runner unopened."""
+
+    tree: Any = field(compare=False)
+
+
+# ---------------------------------------------------------------- statements
+
+
+@dataclass(frozen=True)
+class CreateDatabase:
+    name: str
+    if_not_exists: bool = False
+    location: str | None = None
+    comment: str | None = None
+
+
+@dataclass(frozen=True)
+class DropDatabase:
+    name: str
+    if_exists: bool = False
+    cascade: bool = False
+
+
+@dataclass(frozen=True)
+class Use:
+    name: str
+
+
+@dataclass(frozen=True)
+class CreateTable:
+    """CREATE [EXTERNAL] TABLE [IF NOT EXISTS] ... [LIKE t | AS SELECT ...].
+
+    ``untyped_partition_columns``: ``PARTITIONED BY (p)`` without types (CTAS only: typed
+    from the query). ``format`` is the STORED AS name as written (None: the default)."""
+
+    table: TableRef
+    columns: tuple[Column, ...] = ()
+    partition_columns: tuple[Column, ...] = ()
+    untyped_partition_columns: tuple[str, ...] = ()
+    skew: SkewClause | None = None
+    format: str | None = None
+    field_delim: str | None = None
+    location: str | None = None
+    external: bool = False
+    properties: tuple[tuple[str, str], ...] = ()
+    like: TableRef | None = None
+    as_select: Query | None = None
+    if_not_exists: bool = False
+    bucketed: bool = False
+
+
+@dataclass(frozen=True)
+class DropTable:
+    table: TableRef
+    if_exists: bool = False
+
+
+# ALTER TABLE actions. ``keyword`` is how messages name an action.
+
+@dataclass(frozen=True)
+class AddPartitions:
+    partitions: tuple[tuple[PartitionSpec, str | None], ...]  # (spec, LOCATION or None)
+    if_not_exists: bool = False
+    keyword = "ADDPARTITIONS"
+
+
+@dataclass(frozen=True)
+class DropPartitions:
+    specs: tuple[PartitionSpec, ...]
+    if_exists: bool = False
+    keyword = "DROPPARTITION"
+
+
+@dataclass(frozen=True)
+class RenameTable:
+    target: TableRef
+    keyword = "ALTERRENAME"
+
+
+@dataclass(frozen=True)
+class SetSkewed:
+    """ALTER TABLE t SKEWED BY ... ON ... [STORED AS DIRECTORIES]."""
+
+    skew: SkewClause
+    keyword = "ALTERSKEWED"
+
+
+@dataclass(frozen=True)
+class NotSkewed:
+    keyword = "ALTERNOT"
+
+
+@dataclass(frozen=True)
+class NotStoredAsDirectories:
+    keyword = "ALTERNOT"
+
+
+@dataclass(frozen=True)
+class SetSkewedLocation:
+    """SET SKEWED LOCATION (key='uri', ...): one (key values, location) per entry; a key of
+    one string literal may be the default-directory key. ``mapped`` False: no map given."""
+
+    entries: tuple[tuple[tuple[SkewValue, ...], str], ...]
+    mapped: bool = True
+    keyword = "SETSKEWEDLOCATION"
+
+
+@dataclass(frozen=True)
+class Concatenate:
+    keyword = "CONCATENATE"
+
+
+@dataclass(frozen=True)
+class ChangeColumn:
+    """ALTER TABLE t CHANGE/ALTER COLUMN (not supported; checked for skewed columns)."""
+
+    column: str
+    new_name: str | None
+    new_type: str | None
+    keyword = "ALTERCOLUMN"
+
+
+@dataclass(frozen=True)
+class UnsupportedAlter:
+    """An ALTER TABLE action hivepark does not run (SET LOCATION, SET TBLPROPERTIES, ...)."""
+
+    keyword: str
+
+
+AlterAction = (AddPartitions | DropPartitions | RenameTable | SetSkewed | NotSkewed
+               | NotStoredAsDirectories | SetSkewedLocation | Concatenate | ChangeColumn
+               | UnsupportedAlter)
+
+
+@dataclass(frozen=True)
+class AlterTable:
+    table: TableRef
+    actions: tuple[AlterAction, ...]
+    partition: PartitionSpec | None = None  # ALTER TABLE t PARTITION (...) <action>
+    if_exists: bool = False
+
+
+@dataclass(frozen=True)
+class Insert:
+    """INSERT INTO|OVERWRITE TABLE t [PARTITION (...) [IF NOT EXISTS]] <query>."""
+
+    table: TableRef
+    partition: PartitionSpec
+    overwrite: bool
+    query: Query
+    if_not_exists: bool = False
+
+
+@dataclass(frozen=True)
+class MultiInsert:
+    """``FROM s INSERT ... SELECT ... INSERT ... SELECT ...``: ``source`` (the rows of s
+    filtered by the OR of the branches' WHERE) is registered as the view ``view``, which
+    each insert's query reads."""
+
+    source: Query
+    view: str
+    inserts: tuple[Insert, ...]
+
+
+@dataclass(frozen=True)
+class LoadData:
+    table: TableRef
+    path: str
+    local: bool = False
+    overwrite: bool = False
+    partition: PartitionSpec = PartitionSpec()
+
+
+@dataclass(frozen=True)
+class MsckRepair:
+    table: TableRef
+
+
+@dataclass(frozen=True)
+class ShowDatabases:
+    like: str | None = None
+
+
+@dataclass(frozen=True)
+class ShowTables:
+    db: str | None = None
+    like: str | None = None
+
+
+@dataclass(frozen=True)
+class ShowPartitions:
+    table: TableRef
+    partition: PartitionSpec = PartitionSpec()
+
+
+@dataclass(frozen=True)
+class Describe:
+    table: TableRef
+    style: str | None = None  # FORMATTED, EXTENDED or None
+    partition: PartitionSpec = PartitionSpec()
+
+
+@dataclass(frozen=True)
+class Set:
+    """``SET`` (list all), ``SET k`` (show one) or ``SET k=v``."""
+
+    key: str | None
+    value: str | None
+
+
+@dataclass(frozen=True)
+class AnalyzeSkew:
+    """ANALYZE TABLE t [PARTITION (...)] COMPUTE SKEW FOR COLUMNS c, ..."""
+
+    table: TableRef
+    columns: tuple[str, ...]
+    partition: PartitionSpec = PartitionSpec()
+
+
+@dataclass(frozen=True)
+class Explain:
+    """EXPLAIN [EXTENDED|FORMATTED|ANALYZE] of a query (INSERT and CTAS explain theirs)."""
+
+    style: str | None
+    query: Query
+
+    @staticmethod
+    def of(statement: Statement) -> Explain:
+        """The EXPLAIN of a statement (itself if it is one)."""
+        if isinstance(statement, Failed):
+            statement.throw()
+        if isinstance(statement, Explain):
+            return statement
+        query = explained_query(statement)
+        if query is None:
+            raise SemanticError("EXPLAIN works on queries (SELECT, INSERT ... SELECT, CREATE "
+                                "TABLE AS SELECT)")
+        return Explain(None, query)
+
+
+def explained_query(statement: Statement) -> Query | None:
+    if isinstance(statement, Query):
+        return statement
+    if isinstance(statement, Insert):
+        return statement.query
+    if isinstance(statement, CreateTable):
+        return statement.as_select
+    return None
+
+
+@dataclass(frozen=True)
+class Failed:
+    """A statement that parsed but is not valid (Hive rejects it when it compiles it): the
+    error is raised when the statement runs, so earlier statements of a script still run."""
+
+    error: HiveParkError = field(compare=False)
+
+    def throw(self) -> None:
+        raise self.error
+
+
+Statement = (CreateDatabase | DropDatabase | Use | CreateTable | DropTable | AlterTable
+             | Insert | MultiInsert | LoadData | MsckRepair | ShowDatabases | ShowTables
+             | ShowPartitions | Describe | Set | AnalyzeSkew | Explain | Query | Failed)

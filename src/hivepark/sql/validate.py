@@ -1,0 +1,268 @@
+"""Hive's checks of a statement against its target table, with Hive's codes and texts:
+partition specs (static values in their canonical text, dynamic-partition rules), skew
+clauses, and the ALTERs a skewed table refuses. Pure: no Spark, no file system."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from decimal import Decimal
+
+from hivepark import layout
+from hivepark.catalog.models import Column, Table
+from hivepark.catalog.skew import SkewLayout, SkewSpec, canonical_value, lb_directories, skewable, table_skew
+from hivepark.errors import InvalidPartitionSpec, SemanticError
+from hivepark.expr import EqualTo, Expr, IsNull, and_all
+from hivepark.sql.statements import ChangeColumn, PartitionSpec, SetSkewedLocation, SkewClause, SkewValue
+from hivepark.types import HiveType
+
+# ---------------------------------------------------------------- partition specs
+
+
+def check_spec_columns(table: Table, spec: PartitionSpec) -> None:
+    """The spec names only partition columns of ``table``, each once."""
+    if not table.is_partitioned and spec:
+        raise InvalidPartitionSpec(f"Table {table.qualified_name} is not partitioned but "
+                                   "partition spec exists: remove the PARTITION clause")
+    keys = set(table.partition_key_names())
+    bad = [(c, v) for c, v, _ in spec if c not in keys]
+    if bad:
+        shown = ", ".join(f"{c}={v if v is not None else 'null'}" for c, v in bad)
+        raise InvalidPartitionSpec(
+            f"Partition spec {{{shown}}} contains non-partition columns. The partition "
+            f"columns of {table.qualified_name} are: {', '.join(table.partition_key_names())}")
+    names = spec.columns
+    if len(set(names)) != len(names):
+        raise InvalidPartitionSpec(f"Partition spec names a column twice: {names}")
+
+
+def partition_value(table: Table, key: str, value: object) -> str | None:
+    """A static partition value (text from SQL, or a Python value) in its column's
+    canonical text (:meth:`HiveType.partition_text`, the text a dynamic insert writes too);
+    None for the default partition. Raises InvalidPartitionSpec when it is not of the type."""
+    typ = table.partition_types()[key]
+    try:
+        text = HiveType.parse(typ).partition_text(value)
+    except ValueError:
+        fam = HiveType.parse(typ).family
+        example = "1" if fam == "numeric" else "'2024-01-31'"
+        raise InvalidPartitionSpec(
+            f"Partition value '{value}' for column {key} is not a valid {typ}: give a "
+            f"{typ} value, e.g. PARTITION ({key}={example})") from None
+    layout.check_part_value(key, text)
+    return text
+
+
+def full_spec(table: Table, spec: PartitionSpec, what: str = "partition") -> tuple[str | None, ...]:
+    """Values for every partition key from a fully static spec, validated and canonical."""
+    check_spec_columns(table, spec)
+    given = spec.static
+    missing = [k for k in table.partition_key_names() if k not in given]
+    if missing or spec.dynamic:
+        raise InvalidPartitionSpec(
+            f"Partition spec for {what} must give a value for every partition column "
+            f"({', '.join(table.partition_key_names())}); missing: "
+            f"{', '.join(missing or spec.dynamic)}")
+    return tuple(partition_value(table, k, given[k]) for k in table.partition_key_names())
+
+
+def spec_filter(table: Table, spec: PartitionSpec) -> Expr:
+    """The partitions a (possibly partial) static spec names, as a predicate."""
+    check_spec_columns(table, spec)
+    atoms: list[Expr] = []
+    for c, v, _ in spec:
+        nv = partition_value(table, c, v)
+        if nv is None:
+            atoms.append(IsNull(c))
+        else:
+            numeric = HiveType.parse(table.partition_types()[c]).family == "numeric"
+            atoms.append(EqualTo(c, Decimal(nv) if numeric else nv))
+    return and_all(*atoms)
+
+
+def python_spec(table: Table, partition: Mapping[str, object] | None) -> PartitionSpec:
+    """``Warehouse.insert``'s ``partition`` mapping (None: dynamic) as a spec, each static
+    value in the same canonical text as the SQL path gives it."""
+    keys = set(table.partition_key_names())
+    entries: list[tuple[str, str | None, bool]] = []
+    for k, v in (partition or {}).items():
+        k = k.lower()
+        if v is None:
+            entries.append((k, None, True))
+        else:
+            entries.append((k, partition_value(table, k, v) if k in keys else str(v), False))
+    return PartitionSpec(tuple(entries))
+
+
+def dynamic_columns(table: Table, spec: PartitionSpec, dynamic_enabled: bool,
+                    strict: bool) -> list[str]:
+    """Checks an INSERT's PARTITION clause as Hive does; returns its dynamic columns, in
+    order. No clause on a partitioned table means every key is dynamic."""
+    if not table.is_partitioned:
+        check_spec_columns(table, spec)
+        return []
+    if not spec:
+        spec = PartitionSpec.all_dynamic(table.partition_key_names())
+    dyn = spec.dynamic
+    if dyn and not dynamic_enabled:
+        raise SemanticError("Dynamic partition is disabled. Either enable it by setting "
+                            "hive.exec.dynamic.partition=true or specify partition column values",
+                            code=10095)
+    check_spec_columns(table, spec)
+    if dyn and len(dyn) == len(spec) and strict:
+        raise SemanticError("Dynamic partition strict mode requires at least one static "
+                            "partition column. To turn this off set "
+                            "hive.exec.dynamic.partition.mode=nonstrict", code=10096)
+    names = spec.columns
+    if names != list(table.partition_key_names()):
+        raise SemanticError(
+            "Partition columns in partition specification are not the same as that defined in "
+            "the table schema. The names and orders have to be exactly the same. Partition "
+            f"columns in the table schema are: ({', '.join(table.partition_key_names())}), while "
+            f"the partitions specified in the query are: ({', '.join(names)}).", code=10125)
+    seen_dynamic = False
+    for c, _, dynamic in spec:
+        if not dynamic and seen_dynamic:
+            raise SemanticError(f"Dynamic partition cannot be the parent of a static partition "
+                                f"'{c}'", code=10094)
+        seen_dynamic = seen_dynamic or dynamic
+    return dyn
+
+
+def check_if_not_exists(dynamic: list[str], if_not_exists: bool) -> None:
+    if dynamic and if_not_exists:
+        raise SemanticError("Dynamic partitions do not support IF NOT EXISTS. Specified "
+                            f"partitions with value : {{{', '.join(f'{c}=null' for c in dynamic)}}}",
+                            code=10127)
+
+
+# ---------------------------------------------------------------- skew (list bucketing)
+
+_URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
+
+
+def skew_spec(columns: tuple[Column, ...] | list[Column], clause: SkewClause,
+              part_keys: tuple[Column, ...] | list[Column] = ()) -> SkewSpec:
+    """Validates a SKEWED BY clause against the table's data columns (Hive's checks, in
+    Hive's order) and returns it with each value in its column's canonical text."""
+    names = list(clause.columns)
+    tuples = clause.values
+    if not names and tuples:
+        raise SemanticError("Skewed column name is empty but skewed value is not.", code=10204)
+    if names and not tuples:
+        raise SemanticError("Skewed column value is empty but skewed name is not.", code=10205)
+    if not names:
+        raise SemanticError("No skewed column name.", code=10200)
+    dups = [n for i, n in enumerate(names) if n in names[:i]]
+    if dups:
+        raise SemanticError(f"Duplicate skewed column name: {dups[0]}", code=10202)
+    types = {c.name: c.type for c in columns}
+    bad = [n for n in names if n not in types]
+    if bad:
+        keys = {c.name for c in part_keys}
+        why = ("a partition column cannot be skewed" if set(bad) & keys
+               else "skewed columns must be data columns")
+        raise SemanticError(f"Invalid skewed column name: {' '.join(bad)} ({why}; the data "
+                            f"columns are: {', '.join(types)})", code=10203)
+    for n in names:
+        if not skewable(types[n]):
+            raise SemanticError(f"Invalid skewed column name: {n} (a {types[n]} column cannot "
+                                "be skewed: use a column of a scalar type)", code=10203)
+    values: list[tuple[str, ...]] = []
+    for tup in tuples:
+        if len(tup) != len(names):
+            raise SemanticError("The number of skewed column names and the number of skewed "
+                                f"column values are different: {len(names)} : {len(tup)}",
+                                code=10206)
+        value = tuple(skew_value(n, types[n], v) for n, v in zip(names, tup))
+        if value not in values:
+            values.append(value)
+    dirs = lb_directories(names, values)
+    clash = [d for i, d in enumerate(dirs) if d in dirs[:i]]
+    if clash:
+        raise SemanticError(f"Two skewed values map to the same directory {clash[0]}: an "
+                            "empty string and __HIVE_DEFAULT_PARTITION__ cannot both be skewed")
+    return SkewSpec(tuple(names), tuple(values), clause.stored_as_dirs)
+
+
+def skew_value(col: str, typ: str, value: SkewValue) -> str:
+    if not value.constant:
+        raise SemanticError(f"Skewed value {value.sql} for column {col} must be a constant: "
+                            "write a string or number literal")
+    if value.text is None:
+        raise SemanticError(f"Skewed value NULL for column {col} is not allowed: rows whose "
+                            "skewed column is NULL always go to the default directory")
+    try:
+        return canonical_value(value.text, typ)
+    except ValueError:
+        raise SemanticError(f"Skewed value '{value.text}' for column {col} is not a valid "
+                            f"{typ}: give a {typ} value") from None
+
+
+def check_create_skew(table: Table, bucketed: bool) -> None:
+    """LB combinations hivepark cannot keep correct: bucketing (CLUSTERED BY)."""
+    if table_skew(table) and bucketed:
+        raise SemanticError("A list bucketing (SKEWED BY) table cannot also be bucketed "
+                            "(CLUSTERED BY): remove one of the two clauses")
+
+
+def check_column_change(table: Table, action: object) -> None:
+    """10207: a skewed column cannot be renamed or retyped."""
+    spec = table_skew(table)
+    if spec is None or not isinstance(action, ChangeColumn) or action.column not in spec.columns:
+        return
+    current = next((c.type for c in table.columns if c.name == action.column), None)
+    renamed = action.new_name is not None and action.new_name != action.column
+    retyped = action.new_type is not None and action.new_type != current
+    if renamed or retyped:
+        raise SemanticError(f"{action.column} is a skewed column. It's not allowed to rename "
+                            "skewed column or change skewed column type.", code=10207)
+
+
+def check_skewed_location(action: SetSkewedLocation) -> None:
+    if not action.mapped:
+        raise SemanticError("Alter table skewed location doesn't have location map.", code=10198)
+    if not action.entries:
+        raise SemanticError("Alter table skewed location doesn't have locations.", code=10197)
+
+
+def location_changes(table: Table, base: SkewLayout, action: SetSkewedLocation
+                     ) -> dict[tuple[str, ...] | None, str]:
+    """SET SKEWED LOCATION's entries: skewed value (None: the default directory) -> URI as
+    written (the caller normalises it)."""
+    types = {c.name: c.type for c in table.columns}
+    out: dict[tuple[str, ...] | None, str] = {}
+    for items, loc in action.entries:
+        if not loc:
+            raise SemanticError("Alter table skewed location doesn't have locations.",
+                                code=10197)
+        if not _URI.match(loc):
+            raise SemanticError(f"{loc} is not absolute or has no scheme information. Please "
+                                "specify a complete absolute uri with scheme information.")
+        if len(items) == 1 and items[0].constant and items[0].text == layout.LB_DEFAULT_KEY \
+                and items[0].sql.startswith("'"):
+            out[None] = loc
+            continue
+        if len(items) != len(base.columns):
+            raise SemanticError("The number of skewed column names and the number of skewed "
+                                f"column values are different: {len(base.columns)} : "
+                                f"{len(items)}", code=10206)
+        key = tuple(skew_value(c, types.get(c, "string"), v) for c, v in zip(base.columns, items))
+        if key not in base.values:
+            shown = ", ".join(key)
+            raise SemanticError(f"Skewed value ({shown}) is not one of the skewed values of "
+                                f"this data ({', '.join('(' + ', '.join(v) + ')' for v in base.values)}): "
+                                "a location can be set only for a skewed value, or for "
+                                f"'{layout.LB_DEFAULT_KEY}'")
+        out[key] = loc
+    return out
+
+
+def check_skew_columns(table: Table, columns: tuple[str, ...]) -> None:
+    """ANALYZE ... COMPUTE SKEW FOR COLUMNS: data columns of the table."""
+    data_cols = [c.name for c in table.columns]
+    bad = [c for c in columns if c not in data_cols]
+    if bad or not columns:
+        raise SemanticError(f"Invalid skewed column name: {' '.join(bad)} (COMPUTE SKEW needs "
+                            f"data columns of {table.qualified_name}: {', '.join(data_cols)})",
+                            code=10203)

@@ -1,0 +1,218 @@
+"""HiveQL text in, typed statement (or Hive's error text) out: the statement builder and
+Hive's validation rules, without a JVM."""
+
+from __future__ import annotations
+
+import datetime
+from decimal import Decimal
+
+import pytest
+
+from hivepark.catalog.models import Column, Table
+from hivepark.catalog.skew import SkewLayout
+from hivepark.errors import InvalidPartitionSpec, ParseError, SemanticError, UnsupportedError
+from hivepark.expr import And, EqualTo, IsNull
+from hivepark.sql import statements as s
+from hivepark.sql import validate as v
+from hivepark.sql.parser import parse, parse_one
+
+
+def stmt(text: str) -> s.Statement:
+    return parse_one(text).statement
+
+
+def error(text: str) -> str:
+    st = stmt(text)
+    assert isinstance(st, s.Failed), st
+    return str(st.error)
+
+
+SALES = Table("default", "sales", (Column("id", "int"), Column("x", "string")),
+              (Column("ds", "date"), Column("hr", "int")))
+
+
+def typed(name: str, typ: str) -> Table:
+    return Table("default", "t", (Column("a", "int"),), (Column(name, typ),))
+
+
+# ---------------------------------------------------------------- builder
+
+
+def test_create_table_with_partitions_skew_and_properties():
+    st = stmt("CREATE EXTERNAL TABLE IF NOT EXISTS db1.T (a INT COMMENT 'k', b STRING) "
+              "PARTITIONED BY (ds STRING) SKEWED BY (a) ON (1, (2)) STORED AS DIRECTORIES "
+              "STORED AS ORC LOCATION '/tmp/x' TBLPROPERTIES ('k'='v')")
+    assert st == s.CreateTable(
+        s.TableRef("db1", "t"), (Column("a", "int", "k"), Column("b", "string")),
+        (Column("ds", "string"),),
+        skew=s.SkewClause(("a",), ((s.SkewValue("1", "1"),), (s.SkewValue("2", "2"),)), True),
+        format="ORC", location="/tmp/x", external=True, properties=(("k", "v"),),
+        if_not_exists=True)
+
+
+def test_ctas_and_like():
+    ctas = stmt("CREATE TABLE t PARTITIONED BY (p) AS SELECT a, p FROM s")
+    assert isinstance(ctas, s.CreateTable) and ctas.untyped_partition_columns == ("p",)
+    assert isinstance(ctas.as_select, s.Query)
+    assert s.Explain.of(ctas).query is ctas.as_select
+    like = stmt("CREATE TABLE t2 LIKE other.t")
+    assert isinstance(like, s.CreateTable) and like.like == s.TableRef("other", "t")
+
+
+def test_insert_partition_spec_keeps_order_and_kind():
+    st = stmt("INSERT OVERWRITE TABLE sales PARTITION (ds='2024-01-05', hr) IF NOT EXISTS "
+              "SELECT * FROM src")
+    assert isinstance(st, s.Insert) and st.overwrite and st.if_not_exists
+    assert st.partition.entries == (("ds", "2024-01-05", False), ("hr", None, True))
+    assert st.partition.dynamic == ["hr"] and st.partition.static == {"ds": "2024-01-05"}
+    flag = stmt("INSERT INTO t PARTITION (flag=TRUE, n=-7, v=NULL) SELECT 1")
+    assert isinstance(flag, s.Insert)
+    assert flag.partition.entries == (("flag", "true", False), ("n", "-7", False),
+                                      ("v", None, False))
+
+
+def test_multi_insert_reads_one_view():
+    st = stmt("FROM src s INSERT INTO a SELECT x WHERE x > 1 INSERT INTO b PARTITION (p) "
+              "SELECT x, p WHERE x < 0")
+    assert isinstance(st, s.MultiInsert) and len(st.inserts) == 2
+    assert st.view in st.inserts[0].query.tree.sql()
+    assert "OR" in st.source.tree.sql()
+    assert st.inserts[1].partition.dynamic == ["p"]
+
+
+def test_alter_table_actions():
+    st = stmt("ALTER TABLE sales ADD IF NOT EXISTS PARTITION (ds='1', hr=1) LOCATION 'sub' "
+              "PARTITION (ds='2', hr=2)")
+    assert isinstance(st, s.AlterTable)
+    (add,) = st.actions
+    assert isinstance(add, s.AddPartitions) and add.if_not_exists
+    assert [loc for _, loc in add.partitions] == ["sub", None]
+    drop = stmt("ALTER TABLE sales DROP IF EXISTS PARTITION (ds='1')")
+    assert isinstance(drop, s.AlterTable)
+    assert drop.actions == (s.DropPartitions((s.PartitionSpec((("ds", "1", False),)),), True),)
+    assert stmt("ALTER TABLE a RENAME TO b.c") == s.AlterTable(
+        s.TableRef(None, "a"), (s.RenameTable(s.TableRef("b", "c")),))
+    conc = stmt("ALTER TABLE sales PARTITION (ds='1', hr=1) CONCATENATE")
+    assert isinstance(conc, s.AlterTable) and conc.actions == (s.Concatenate(),)
+    assert conc.partition is not None and conc.partition.columns == ["ds", "hr"]
+    assert stmt("ALTER TABLE t NOT SKEWED") == s.AlterTable(s.TableRef(None, "t"), (s.NotSkewed(),))
+    loc = stmt("ALTER TABLE t SET SKEWED LOCATION (1='file:///a', "
+               "'HIVE_DEFAULT_LIST_BUCKETING_KEY'='file:///b')")
+    assert isinstance(loc, s.AlterTable) and isinstance(loc.actions[0], s.SetSkewedLocation)
+
+
+def test_show_describe_set_use_load_msck_analyze():
+    assert stmt("SHOW TABLES IN Db1 LIKE 'a*'") == s.ShowTables("db1", "a*")
+    assert stmt("SHOW DATABASES") == s.ShowDatabases()
+    assert stmt("SHOW PARTITIONS sales PARTITION (ds='1')") == s.ShowPartitions(
+        s.TableRef(None, "sales"), s.PartitionSpec((("ds", "1", False),)))
+    assert stmt("DESCRIBE FORMATTED sales") == s.Describe(s.TableRef(None, "sales"), "FORMATTED")
+    assert stmt("SET a.b = c d") == s.Set("a.b", "c d")
+    assert stmt("USE Db1") == s.Use("db1")
+    assert stmt("LOAD DATA LOCAL INPATH 'file:///x/y' OVERWRITE INTO TABLE t") == s.LoadData(
+        s.TableRef(None, "t"), "/x/y", local=True, overwrite=True)
+    assert stmt("MSCK REPAIR TABLE d.t") == s.MsckRepair(s.TableRef("d", "t"))
+    assert stmt("ANALYZE TABLE t COMPUTE SKEW FOR COLUMNS a, B") == s.AnalyzeSkew(
+        s.TableRef(None, "t"), ("a", "b"))
+    assert stmt("DROP DATABASE IF EXISTS x CASCADE") == s.DropDatabase("x", True, True)
+    assert stmt("EXPLAIN ANALYZE SELECT 1").style == "ANALYZE"  # type: ignore[union-attr]
+
+
+def test_invalid_statements_fail_when_run_not_when_parsed():
+    script = parse("CREATE TABLE ok (a INT); CREATE TABLE bad (a INT, a STRING); SELECT 1")
+    assert [type(p.statement) for p in script] == [s.CreateTable, s.Failed, s.Query]
+    assert error("CREATE TABLE t (a INT, A STRING)").startswith("Duplicate column name: a.")
+    assert error("INSERT INTO t (a) SELECT 1").startswith("INSERT with a column list")
+    assert error("CREATE TABLE t (a INT) PARTITIONED BY (p)").startswith(
+        "Partition column p has no type")
+    assert error("EXPLAIN CREATE TABLE t (a INT)").startswith("EXPLAIN works on queries")
+    assert error("ANALYZE TABLE t COMPUTE STATISTICS").startswith(
+        "ANALYZE TABLE ... COMPUTE STATISTICS is not supported")
+    assert error("INSERT INTO t PARTITION (p=rand()) SELECT 1").startswith(
+        "Partition value RAND() must be a constant")
+    st = stmt("CREATE VIEW v AS SELECT 1")
+    assert isinstance(st, s.Failed) and isinstance(st.error, UnsupportedError)
+    with pytest.raises(ParseError):
+        parse_one("SELEC 1")
+
+
+# ---------------------------------------------------------------- validation
+
+
+def spec(*entries: tuple[str, str | None, bool]) -> s.PartitionSpec:
+    return s.PartitionSpec(tuple(entries))
+
+
+@pytest.mark.parametrize("typ, given, text", [
+    ("boolean", "TRUE", "true"), ("boolean", True, "true"), ("boolean", "false", "false"),
+    ("int", "007", "7"), ("int", "+7", "7"), ("int", " -007", "-7"), ("bigint", 7, "7"),
+    ("decimal(10,2)", "1.5", "1.50"), ("decimal(10,2)", Decimal("1.5"), "1.50"),
+    ("date", "2024-01-05", "2024-01-05"), ("date", datetime.date(2024, 1, 5), "2024-01-05"),
+    ("timestamp", "2024-01-05 10:00:00", "2024-01-05 10:00:00"),
+    ("timestamp", datetime.datetime(2024, 1, 5, 10), "2024-01-05 10:00:00"),
+    ("double", "2", "2.0"), ("double", 2.0, "2.0"), ("string", "007", "007"),
+    ("string", "", None), ("int", "__HIVE_DEFAULT_PARTITION__", None),
+])
+def test_partition_values_have_one_text_from_sql_and_python(typ, given, text):
+    table = typed("p", typ)
+    assert v.partition_value(table, "p", given) == text
+    assert v.python_spec(table, {"P": given}).entries == (("p", text, False),)
+
+
+def test_bad_partition_values():
+    with pytest.raises(InvalidPartitionSpec, match=r"Partition value 'abc' for column p is not a "
+                       r"valid int: give a int value, e.g. PARTITION \(p=1\)"):
+        v.partition_value(typed("p", "int"), "p", "abc")
+    with pytest.raises(InvalidPartitionSpec, match="not a valid boolean"):
+        v.partition_value(typed("p", "boolean"), "p", "maybe")
+
+
+def test_full_spec_and_spec_filter():
+    assert v.full_spec(SALES, spec(("hr", "01", False), ("ds", "2024-01-05", False))) == (
+        "2024-01-05", "1")
+    with pytest.raises(InvalidPartitionSpec, match=r"must give a value for every partition "
+                       r"column \(ds, hr\); missing: hr"):
+        v.full_spec(SALES, spec(("ds", "2024-01-05", False)))
+    with pytest.raises(InvalidPartitionSpec, match=r"Partition spec \{zz=1\} contains "
+                       "non-partition columns"):
+        v.full_spec(SALES, spec(("zz", "1", False)))
+    assert v.spec_filter(SALES, spec(("ds", "2024-01-05", False), ("hr", None, False))) == And(
+        EqualTo("ds", "2024-01-05"), IsNull("hr"))
+    assert v.spec_filter(SALES, spec(("hr", "07", False))) == EqualTo("hr", Decimal("7"))
+
+
+def test_dynamic_partition_rules():
+    assert v.dynamic_columns(SALES, spec(("ds", "1", False), ("hr", None, True)), True, True) == ["hr"]
+    assert v.dynamic_columns(SALES, s.PartitionSpec(), True, False) == ["ds", "hr"]
+    cases = [
+        (spec(("ds", None, True), ("hr", None, True)), True, True, 10096),
+        (spec(("ds", None, True), ("hr", "1", False)), True, False, 10094),
+        (spec(("hr", "1", False), ("ds", None, True)), True, False, 10125),
+        (spec(("ds", "1", False), ("hr", None, True)), False, False, 10095),
+    ]
+    for sp, enabled, strict, code in cases:
+        with pytest.raises(SemanticError) as e:
+            v.dynamic_columns(SALES, sp, enabled, strict)
+        assert e.value.code == code
+    with pytest.raises(SemanticError, match="Dynamic partitions do not support IF NOT EXISTS"):
+        v.check_if_not_exists(["hr"], True)
+
+
+def test_skew_rules():
+    clause = stmt("ALTER TABLE t SKEWED BY (id) ON ('007', 7)").actions[0].skew  # type: ignore[union-attr]
+    assert v.skew_spec(SALES.columns, clause).values == (("7",),)
+    bad = stmt("ALTER TABLE t SKEWED BY (ds) ON (1)").actions[0].skew  # type: ignore[union-attr]
+    with pytest.raises(SemanticError, match="a partition column cannot be skewed") as e:
+        v.skew_spec(SALES.columns, bad, SALES.partition_keys)
+    assert e.value.code == 10203
+    pair = stmt("ALTER TABLE t SKEWED BY (id, x) ON ((1))").actions[0].skew  # type: ignore[union-attr]
+    with pytest.raises(SemanticError, match="are different: 2 : 1"):
+        v.skew_spec(SALES.columns, pair)
+    base = SkewLayout(("id",), (("1",),), ())
+    loc = stmt("ALTER TABLE t SET SKEWED LOCATION (1='file:///a', "
+               "'HIVE_DEFAULT_LIST_BUCKETING_KEY'='file:///b')").actions[0]
+    assert isinstance(loc, s.SetSkewedLocation)
+    assert v.location_changes(SALES, base, loc) == {("1",): "file:///a", None: "file:///b"}
+    rel = stmt("ALTER TABLE t SET SKEWED LOCATION (1='a/b')").actions[0]
+    with pytest.raises(SemanticError, match="a/b is not absolute"):
+        v.location_changes(SALES, base, rel)  # type: ignore[arg-type]
