@@ -57,6 +57,15 @@ class Context:
                 return None
             raise
 
+    def find(self, db: str | None, name: str) -> Table | None:
+        """The warehouse table a query's reference names, None for Spark's own views."""
+        try:
+            return self.catalog.get_table((db or self.current_db).lower(), name.lower())
+        except NoSuchTable:
+            if db is None and self.spark.catalog.tableExists(name):
+                return None
+            raise
+
     def new_view_name(self) -> str:
         name = f"__hivepark_scan_{next(_view_ids)}"
         self._temp_views.append(name)
