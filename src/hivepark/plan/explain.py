@@ -34,8 +34,8 @@ def render_scan(scan: TableScan, max_dirs: int = 5, extended: bool = False,
     if not t.is_partitioned:
         lines.append("  partitioned: false")
         choice = scan.lb_choice(())
-        if choice is None:
-            return lines + [f"  directories: {t.location}"]
+        if choice is None:  # the runtime lines too: a big side's reader filter, a broadcast
+            return lines + [f"  directories: {t.location}"] + _runtime_lines(scan, analyzed)
         lines.append(f"  list bucketing: directories={len(choice.chosen)}/{choice.total}")
         return lines + [_dir_line([layout.resolve_location(t.location, loc)
                                    for loc in choice.chosen], max_dirs)] + _runtime_lines(scan, analyzed)
