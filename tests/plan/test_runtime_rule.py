@@ -9,6 +9,7 @@ from hivepark.plan.explain import render_scan
 from hivepark.plan.nodes import (
     FilterShape,
     JoinKey,
+    JoinReason,
     QueryPlan,
     RuntimeSource,
     TableScan,
@@ -145,7 +146,7 @@ def test_marks_and_reasons_at_plan_time():
     fact, dim = TableScan(FACT, "s"), TableScan(DIM, "d")
     plan = QueryPlan((fact, dim), ((0, JoinKey("s", "ds", "d", "ds")),
                                    (0, JoinKey("s", "region", "d", "region",
-                                               "a FULL OUTER JOIN preserves both sides"))))
+                                               JoinReason.FULL_OUTER))))
     out = mark_runtime(plan, RuntimeSettings(small_table_bytes=1000),
                        lambda s: 5000 if s.alias == "d" else None)
     assert out.scans[0].runtime == ()

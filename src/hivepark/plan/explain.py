@@ -8,6 +8,7 @@ from hivepark.expr.visitors import render_literal, to_filter_string
 from hivepark.plan.nodes import (
     Fact,
     FilterShape,
+    JoinReason,
     KeyPair,
     QueryPlan,
     RowFilter,
@@ -110,7 +111,7 @@ def _skip_text(fact: RuntimeSkipped) -> str:
     small, big = fact.keys[0].small_alias, fact.keys[0].big_alias
     reason = fact.reason
     if reason is SkipReason.JOIN:
-        return fact.detail
+        return join_reason_text(fact.join, fact.detail)
     if reason is SkipReason.NO_AUTO_CONVERT:
         return f"{small} is not a map-join side (hive.auto.convert.join=false; {_hint(small)})"
     if reason is SkipReason.TOO_BIG:
@@ -127,6 +128,26 @@ def _skip_text(fact: RuntimeSkipped) -> str:
     if reason is SkipReason.NOT_COMPARABLE:
         return "a value cannot be compared with the key's type"
     raise ValueError(reason)
+
+
+_JOIN_REASONS = {
+    JoinReason.ANTI: "an ANTI JOIN keeps the rows that do not match",
+    JoinReason.FULL_OUTER: "a FULL OUTER JOIN preserves both sides",
+    JoinReason.LEFT_PRESERVED: "the big table is on the preserved side of a LEFT OUTER JOIN",
+    JoinReason.RIGHT_PRESERVED: "the big table is on the preserved side of a RIGHT OUTER JOIN",
+    JoinReason.NULL_SUPPLYING: "the join key is on the null-supplying side of an outer join",
+    JoinReason.KEY_IN_FUNCTION: "the join key {} is inside a function",
+    JoinReason.OTHER_SIDE_EXPRESSION: "the other side of the join ({}) is an expression, not a column",
+}
+
+
+def join_reason_text(reason: JoinReason | None, detail: str = "") -> str:
+    """Why a join key cannot prune, in words.
+
+    >>> join_reason_text(JoinReason.KEY_IN_FUNCTION, "s.ds")
+    'the join key s.ds is inside a function'
+    """
+    return _JOIN_REASONS[reason].format(detail) if reason is not None else ""
 
 
 def fact_text(fact: Fact) -> str:

@@ -60,12 +60,13 @@ class SkipReason(Enum):
 class RuntimeSkipped:
     """Runtime pruning by ``keys`` (one small side) does not apply, and why.
 
-    ``detail`` is the join's own reason (``SkipReason.JOIN``); ``size`` and ``limit`` are
+    ``join`` and ``detail`` are the join's own reason (``SkipReason.JOIN``); ``size`` and ``limit`` are
     the small side's bytes and the threshold (``TOO_BIG``) or the value cap
-    (``TOO_MANY_VALUES``, in ``limit``)."""
+    (``TOO_MANY_VALUES``, in ``limit``); ``join`` is the join's reason (``JOIN``)."""
 
     keys: tuple[KeyPair, ...]
     reason: SkipReason
+    join: JoinReason | None = None
     detail: str = ""
     size: int | None = None
     limit: int = 0
@@ -186,16 +187,31 @@ class QueryPlan:
         return replace(self, **changes)
 
 
+class JoinReason(Enum):
+    """Why a join's key cannot carry one side's values to the other (``plan.explain``
+    words each)."""
+
+    ANTI = "anti"  # an ANTI JOIN keeps the big side's rows that do not match
+    FULL_OUTER = "full outer"  # a FULL OUTER JOIN preserves both sides
+    LEFT_PRESERVED = "left preserved"  # the big side is the preserved side of a LEFT JOIN
+    RIGHT_PRESERVED = "right preserved"  # ... of a RIGHT JOIN
+    NULL_SUPPLYING = "null supplying"  # a WHERE equality on an outer join's null-supplying side
+    KEY_IN_FUNCTION = "key in function"  # detail: the key (alias.column) inside a function
+    OTHER_SIDE_EXPRESSION = "other side expression"  # detail: the expression, in HiveQL
+
+
 @dataclass(frozen=True)
 class JoinKey:
-    """``big.big_col = small.small_col`` in a join; ``reason`` says why it cannot prune."""
+    """``big.big_col = small.small_col`` in a join; ``reason`` (with its ``detail``) says
+    why it cannot prune, None when it can."""
 
     big: str
     big_col: str
     small: str
     small_col: str
-    reason: str = ""
+    reason: JoinReason | None = None
+    detail: str = ""
 
     @property
     def eligible(self) -> bool:
-        return not self.reason
+        return self.reason is None

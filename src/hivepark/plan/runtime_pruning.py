@@ -105,7 +105,7 @@ def mark_runtime(plan: QueryPlan, settings: RuntimeSettings,
             continue
         if not key.eligible:
             if is_part:
-                out[b] = _fact(big, RuntimeSkipped(keys, SkipReason.JOIN, key.reason))
+                out[b] = _fact(big, RuntimeSkipped(keys, SkipReason.JOIN, key.reason, key.detail))
             continue
         why_not = _not_small(keys, small.hinted, sizes[sm], settings)
         if why_not is None and not small.hinted and _bigger(sizes[sm], sizes[b]):
