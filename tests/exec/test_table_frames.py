@@ -1,8 +1,11 @@
 """Whole-table DataFrames reused across scans (exec.scan.TableFrames): rows always match
 plain Spark over the same files, a commit is seen at once, the default partition stays
-NULL, and a scan of a few partitions never builds the whole-table index."""
+NULL, and a scan of a few partitions never builds the whole-table index. What a scan reads
+from is seen in Spark's plan (EXPLAIN EXTENDED): the number of files its index holds."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
@@ -29,6 +32,12 @@ def plain(spark, wh, where: str) -> list[tuple]:
                   key=repr)
 
 
+def index_files(wh, query: str) -> int:
+    """The files in the index Spark reads the query's one scan from (EXPLAIN EXTENDED)."""
+    text = wh.explain("EXPLAIN EXTENDED " + query)
+    return int(re.search(r"InMemoryFileIndex\((\d+) paths\)", text).group(1))
+
+
 def ours(wh, where: str) -> list[tuple]:
     return sorted(map(tuple, wh.sql(f"SELECT v, k FROM w WHERE {where}").collect()), key=repr)
 
@@ -47,13 +56,12 @@ def test_rows_match_plain_spark(wide, spark, where):
 
 def test_a_commit_is_seen_by_the_next_scan(wide, spark):
     wide.sql("SELECT count(*) FROM w").collect()
-    frames = wide._ctx.table_frames()
-    before = frames._frames["default.w"]
+    before = index_files(wide, "SELECT v FROM w")
     wide.sql("INSERT INTO w PARTITION (k=5000) VALUES (1)")
     wide.sql("INSERT INTO w PARTITION (k=1) VALUES (99)")  # a partition the index holds
     assert ours(wide, "k > 4000 OR k < 2") == plain(spark, wide, "k > 4000 OR k < 2")
     assert ours(wide, "true") == plain(spark, wide, "true")
-    assert frames._frames["default.w"] is not before  # rebuilt for the new files
+    assert index_files(wide, "SELECT v FROM w") == before + 2  # rebuilt for the new files
 
 
 def test_a_recreated_table_is_never_read_from_the_old_index(wide, spark):
@@ -83,10 +91,11 @@ def test_a_few_partitions_never_build_the_whole_table(tmp_path, spark):
         wh.sql("INSERT INTO f PARTITION (d) SELECT id, CAST(id % 10 AS STRING) FROM range(100)")
         assert sorted(r[0] for r in wh.sql("SELECT v FROM f WHERE d = '3'").collect()) == \
             list(range(3, 100, 10))
-        assert "default.f" not in wh._ctx.table_frames()._frames
+        assert index_files(wh, "SELECT v FROM f WHERE d = '3'") == 1  # its own file only
         wh.sql("SELECT count(*) FROM f").collect()  # all partitions: built
-        assert "default.f" in wh._ctx.table_frames()._frames
+        assert index_files(wh, "SELECT v FROM f") == 10
         assert sorted(r[0] for r in wh.sql("SELECT v FROM f WHERE d = '3'").collect()) == \
-            list(range(3, 100, 10))  # a few partitions now reuse it
+            list(range(3, 100, 10))
+        assert index_files(wh, "SELECT v FROM f WHERE d = '3'") == 10  # a few now reuse it
     finally:
         wh.close()

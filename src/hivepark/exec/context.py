@@ -53,14 +53,6 @@ class Context:
                 return None
             raise
 
-    def lookup(self, node: Any) -> Table | None:
-        """:meth:`find` for a query's table node (sqlglot's ``exp.Table``); None for a
-        table-valued function such as range(10). Kept for exec/query.py until it calls
-        :meth:`find` itself."""
-        if getattr(node.this, "key", None) != "identifier":
-            return None
-        db = node.args.get("db")
-        return self.find(db.name if db is not None else None, node.name)
 
     def new_view_name(self) -> str:
         name = f"__hivepark_scan_{next(_view_ids)}"

@@ -5,7 +5,19 @@ from __future__ import annotations
 from hivepark import layout
 from hivepark.expr import AlwaysTrue
 from hivepark.expr.visitors import render_literal, to_filter_string
-from hivepark.plan.nodes import IN_LIST_MAX, QueryPlan, TableScan
+from hivepark.plan.nodes import (
+    Fact,
+    FilterShape,
+    JoinReason,
+    KeyPair,
+    QueryPlan,
+    RowFilter,
+    RowFilterSkipped,
+    RuntimeApplied,
+    RuntimeSkipped,
+    SkipReason,
+    TableScan,
+)
 
 
 def render_scan(scan: TableScan, max_dirs: int = 5, extended: bool = False,
@@ -23,8 +35,8 @@ def render_scan(scan: TableScan, max_dirs: int = 5, extended: bool = False,
     if not t.is_partitioned:
         lines.append("  partitioned: false")
         choice = scan.lb_choice(())
-        if choice is None:
-            return lines + [f"  directories: {t.location}"]
+        if choice is None:  # the runtime lines too: a big side's reader filter, a broadcast
+            return lines + [f"  directories: {t.location}"] + _runtime_lines(scan, analyzed)
         lines.append(f"  list bucketing: directories={len(choice.chosen)}/{choice.total}")
         return lines + [_dir_line([layout.resolve_location(t.location, loc)
                                    for loc in choice.chosen], max_dirs)] + _runtime_lines(scan, analyzed)
@@ -80,19 +92,98 @@ def _runtime_lines(scan: TableScan, analyzed: bool) -> list[str]:
             what = "partitions" if src.big_is_partition_key else "rows (IN filter pushed to the reader)"
             lines.append(f"  runtime pruning of {what}: {scan.alias}.{src.big_col} IN "
                          f"({src.small_alias}.{src.small_col} of {src.small_table}; {how})")
-    lines += [f"  {note}" for note in scan.notes]
-    if scan.row_filters:
-        for col, vals in scan.row_filters:
-            if len(vals) > IN_LIST_MAX:
-                lines.append(f"  row filter pushed to the reader: {col} BETWEEN "
-                             f"{render_literal(min(vals))} AND {render_literal(max(vals))} "
-                             f"(range of {len(vals):,} values)")
-            else:
-                lines.append(f"  row filter pushed to the reader: {col} IN ({len(vals):,} "
-                             "values)")
+    lines += [f"  {fact_text(fact)}" for fact in scan.facts]
+    lines += [f"  {row_filter_text(rf)}" for rf in scan.row_filters]
     if scan.broadcast:
         lines.append("  map-join: broadcast to the other side")
     return lines
+
+
+def _label(keys: tuple[KeyPair, ...]) -> str:
+    return ", ".join(f"{k.small_alias}.{k.small_col} -> {k.big_alias}.{k.big_col}" for k in keys)
+
+
+def _hint(small: str) -> str:
+    return f"hint /*+ MAPJOIN({small}) */ to force"
+
+
+def _skip_text(fact: RuntimeSkipped) -> str:
+    small, big = fact.keys[0].small_alias, fact.keys[0].big_alias
+    reason = fact.reason
+    if reason is SkipReason.JOIN:
+        return join_reason_text(fact.join, fact.detail)
+    if reason is SkipReason.NO_AUTO_CONVERT:
+        return f"{small} is not a map-join side (hive.auto.convert.join=false; {_hint(small)})"
+    if reason is SkipReason.TOO_BIG:
+        shown = "unknown" if fact.size is None else f"{fact.size:,} bytes"
+        return (f"{small} is not a map-join side ({shown} > "
+                f"hive.mapjoin.smalltable.filesize={fact.limit:,}; {_hint(small)})")
+    if reason is SkipReason.SMALL_IS_LARGER:
+        return f"{small} is larger than {big}, so {big} is the small side"
+    if reason is SkipReason.KEY_TYPES_DIFFER:
+        return "the key types differ"
+    if reason is SkipReason.TOO_MANY_VALUES:
+        return (f"{small} has more than {fact.limit:,} distinct key values "
+                "(hive.mapjoin.partition.pruning.max.values)")
+    if reason is SkipReason.NOT_COMPARABLE:
+        return "a value cannot be compared with the key's type"
+    raise ValueError(reason)
+
+
+_JOIN_REASONS = {
+    JoinReason.ANTI: "an ANTI JOIN keeps the rows that do not match",
+    JoinReason.FULL_OUTER: "a FULL OUTER JOIN preserves both sides",
+    JoinReason.LEFT_PRESERVED: "the big table is on the preserved side of a LEFT OUTER JOIN",
+    JoinReason.RIGHT_PRESERVED: "the big table is on the preserved side of a RIGHT OUTER JOIN",
+    JoinReason.NULL_SUPPLYING: "the join key is on the null-supplying side of an outer join",
+    JoinReason.KEY_IN_FUNCTION: "the join key {} is inside a function",
+    JoinReason.OTHER_SIDE_EXPRESSION: "the other side of the join ({}) is an expression, not a column",
+}
+
+
+def join_reason_text(reason: JoinReason | None, detail: str = "") -> str:
+    """Why a join key cannot prune, in words.
+
+    >>> join_reason_text(JoinReason.KEY_IN_FUNCTION, "s.ds")
+    'the join key s.ds is inside a function'
+    """
+    return _JOIN_REASONS[reason].format(detail) if reason is not None else ""
+
+
+def fact_text(fact: Fact) -> str:
+    """One planner fact as its EXPLAIN line (without indentation).
+
+    >>> from hivepark.plan.nodes import ValueSource
+    >>> fact_text(RuntimeApplied((KeyPair("d", "ds", "s", "ds"),), 4, "default.dates",
+    ...                          ValueSource.PYARROW))
+    'runtime pruning (d.ds -> s.ds): 4 distinct values from default.dates (pyarrow)'
+    """
+    if isinstance(fact, RuntimeSkipped):
+        if fact.reason is SkipReason.OFF:
+            return (f"runtime pruning off ({_label(fact.keys)}): "
+                    "hive.optimize.mapjoin.partition.pruning=false")
+        return f"runtime pruning not applied ({_label(fact.keys)}): {_skip_text(fact)}"
+    if isinstance(fact, RuntimeApplied):
+        return (f"runtime pruning ({_label(fact.keys)}): {fact.values:,} distinct values "
+                f"from {fact.small_table} ({fact.source.value})")
+    if isinstance(fact, RowFilterSkipped):
+        return (f"row filter not pushed ({_label((fact.key,))}): {fact.values:,} values span "
+                f"{fact.span_percent:.0f}% of the small table's key range, so no row group "
+                "would be skipped; the join keeps only matching rows")
+    raise TypeError(f"not a plan fact: {fact!r}")
+
+
+def row_filter_text(rf: RowFilter) -> str:
+    """A runtime reader filter as its EXPLAIN line (without indentation).
+
+    >>> row_filter_text(RowFilter.of("store", (1, 2, 3)))
+    'row filter pushed to the reader: store IN (3 values)'
+    """
+    if rf.shape is FilterShape.RANGE:
+        return (f"row filter pushed to the reader: {rf.column} BETWEEN "
+                f"{render_literal(min(rf.values))} AND {render_literal(max(rf.values))} "
+                f"(range of {len(rf.values):,} values)")
+    return f"row filter pushed to the reader: {rf.column} IN ({len(rf.values):,} values)"
 
 
 def render(plan: QueryPlan, spark_plan: str | None = None, max_dirs: int = 5,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from enum import Enum
 from typing import Any
 
 from hivepark.catalog.models import Partition, Table
@@ -33,6 +34,100 @@ class RuntimeSource:
 
 
 @dataclass(frozen=True)
+class KeyPair:
+    """``small_alias.small_col -> big_alias.big_col``: a join key runtime pruning reads."""
+
+    small_alias: str
+    small_col: str
+    big_alias: str
+    big_col: str
+
+
+class SkipReason(Enum):
+    """Why runtime pruning does not apply to a join key (``plan.explain`` words each)."""
+
+    OFF = "off"  # hive.optimize.mapjoin.partition.pruning=false
+    JOIN = "join"  # the join does not let the small side restrict the big one (JoinKey.reason)
+    NO_AUTO_CONVERT = "no auto convert"  # not hinted and hive.auto.convert.join=false
+    TOO_BIG = "too big"  # not hinted and over hive.mapjoin.smalltable.filesize
+    SMALL_IS_LARGER = "small is larger"  # the "small" side is larger than the big one
+    KEY_TYPES_DIFFER = "key types differ"
+    TOO_MANY_VALUES = "too many values"  # over hive.mapjoin.partition.pruning.max.values
+    NOT_COMPARABLE = "not comparable"  # a value does not bind to the big key's type
+
+
+@dataclass(frozen=True)
+class RuntimeSkipped:
+    """Runtime pruning by ``keys`` (one small side) does not apply, and why.
+
+    ``join`` and ``detail`` are the join's own reason (``SkipReason.JOIN``); ``size`` and ``limit`` are
+    the small side's bytes and the threshold (``TOO_BIG``) or the value cap
+    (``TOO_MANY_VALUES``, in ``limit``); ``join`` is the join's reason (``JOIN``)."""
+
+    keys: tuple[KeyPair, ...]
+    reason: SkipReason
+    join: JoinReason | None = None
+    detail: str = ""
+    size: int | None = None
+    limit: int = 0
+
+
+class ValueSource(Enum):
+    """Where a small side's runtime values came from."""
+
+    METASTORE = "metastore"  # the small side's chosen partitions (no Spark job)
+    PYARROW = "pyarrow"  # its files read in-process
+    SPARK = "spark"  # a Spark job over its cached scan
+
+
+@dataclass(frozen=True)
+class RuntimeApplied:
+    """Runtime pruning by ``keys`` applied: ``values`` distinct key tuples of ``small_table``."""
+
+    keys: tuple[KeyPair, ...]
+    values: int
+    small_table: str
+    source: ValueSource
+
+
+@dataclass(frozen=True)
+class RowFilterSkipped:
+    """A runtime value set of ``key`` not pushed to the reader: its ``values`` span
+    ``span_percent`` of the small table's key range, so no row group would be skipped."""
+
+    key: KeyPair
+    values: int
+    span_percent: float
+
+
+Fact = RuntimeSkipped | RuntimeApplied | RowFilterSkipped
+"""What the planner decided about a scan and why; ``plan.explain`` turns each into a line."""
+
+
+class FilterShape(Enum):
+    """How a runtime value set reaches the reader."""
+
+    IN = "in"  # col IN (values)
+    RANGE = "range"  # col BETWEEN min AND max (over IN_LIST_MAX values)
+
+
+@dataclass(frozen=True)
+class RowFilter:
+    """A reader filter on ``column`` from a small side's runtime values, its shape decided
+    once (by ``plan.runtime_pruning``) for the reader and for EXPLAIN alike."""
+
+    column: str
+    values: tuple[Any, ...]
+    shape: FilterShape
+
+    @staticmethod
+    def of(column: str, values: tuple[Any, ...]) -> RowFilter:
+        """IN up to IN_LIST_MAX values, else the values' range."""
+        return RowFilter(column, values,
+                         FilterShape.RANGE if len(values) > IN_LIST_MAX else FilterShape.IN)
+
+
+@dataclass(frozen=True)
 class TableScan:
     """A read of one table.
 
@@ -51,13 +146,23 @@ class TableScan:
     partitions: tuple[Partition, ...] | None = None
     total_partitions: int = 0
     runtime: tuple[RuntimeSource, ...] = ()
-    notes: tuple[str, ...] = ()
+    facts: tuple[Fact, ...] = ()
     static_partitions: int | None = None
-    row_filters: tuple[tuple[str, tuple[Any, ...]], ...] = ()
+    row_filters: tuple[RowFilter, ...] = ()
     broadcast: bool = False
     list_bucketing: tuple[Any, ...] = ()  # plan.list_bucketing.LBChoice per skewed partition
     deferred: bool = False  # partitions listed at execution, after runtime pruning
     deferred_size: int = 0  # of a deferred scan: its statically chosen partitions' bytes
+    scope: int = 0  # the SELECT scope the reference is in (join keys are per scope)
+    hinted: bool = False  # named in a MAPJOIN / BROADCAST hint
+    runtime_candidate: bool = False  # runtime pruning may narrow it: static pruning only counts
+    runtime_filter: Expr | None = None  # runtime values on partition keys, listed with the static filter
+    runtime_tuples: tuple[tuple[tuple[str, ...], frozenset[tuple[Any, ...]]], ...] = ()
+    """exact multi-key tuples a partition's values must form (runtime pruning on 2+ keys)"""
+    runtime_values: tuple[Expr, ...] = ()  # runtime value sets that choose list-bucketing dirs
+    pushdown: Any = None
+    """A storage handler's decision (pushed and residual predicates), set by the
+    ``storage_pushdown`` rule of ``plan.planner``; None for tables without a handler."""
 
     def lb_choice(self, values: tuple[str | None, ...]) -> Any:
         """The list-bucketing choice for the partition with ``values``, or None."""
@@ -72,21 +177,41 @@ class TableScan:
 
 @dataclass(frozen=True)
 class QueryPlan:
-    """A query: its scans, in the order they appear in the text."""
+    """A query: its scans, in the order they appear in the text, and the equi-join keys
+    between them (each with the SELECT scope it belongs to)."""
 
     scans: tuple[TableScan, ...]
+    joins: tuple[tuple[int, JoinKey], ...] = ()
+
+    def evolve(self, **changes: Any) -> QueryPlan:
+        return replace(self, **changes)
+
+
+class JoinReason(Enum):
+    """Why a join's key cannot carry one side's values to the other (``plan.explain``
+    words each)."""
+
+    ANTI = "anti"  # an ANTI JOIN keeps the big side's rows that do not match
+    FULL_OUTER = "full outer"  # a FULL OUTER JOIN preserves both sides
+    LEFT_PRESERVED = "left preserved"  # the big side is the preserved side of a LEFT JOIN
+    RIGHT_PRESERVED = "right preserved"  # ... of a RIGHT JOIN
+    NULL_SUPPLYING = "null supplying"  # a WHERE equality on an outer join's null-supplying side
+    KEY_IN_FUNCTION = "key in function"  # detail: the key (alias.column) inside a function
+    OTHER_SIDE_EXPRESSION = "other side expression"  # detail: the expression, in HiveQL
 
 
 @dataclass(frozen=True)
 class JoinKey:
-    """``big.big_col = small.small_col`` in a join; ``reason`` says why it cannot prune."""
+    """``big.big_col = small.small_col`` in a join; ``reason`` (with its ``detail``) says
+    why it cannot prune, None when it can."""
 
     big: str
     big_col: str
     small: str
     small_col: str
-    reason: str = ""
+    reason: JoinReason | None = None
+    detail: str = ""
 
     @property
     def eligible(self) -> bool:
-        return not self.reason
+        return self.reason is None

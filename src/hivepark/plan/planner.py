@@ -1,24 +1,163 @@
-"""The planner: applies the rules to each scan, in a fixed order."""
+"""The planner: one ordered list of rules, each a function from plan to plan.
+
+A rule reads the plan and the planning environment (:class:`Planning`: the metastore, the
+runtime-pruning settings, a scan's size) and returns a new plan; nodes are immutable, so a
+rule never changes what another rule saw. :data:`RULES`, in order:
+
+1. ``partition filter``        the predicate's sound projection on the partition keys
+2. ``runtime candidates``      scans a map-join small side may narrow: step 3 only counts them
+3. ``static partition pruning`` the metastore answers in one indexed SQL query
+4. ``list bucketing``          the skewed-value directories each partition's scan must read
+5. ``storage pushdown``        a storage handler's pushed + residual split (``TableScan.pushdown``)
+6. ``runtime marks``           which small side prunes which scan, or why none does
+7. ``runtime listing``         scans no runtime pruning narrows are listed now
+
+At execution ``exec/`` collects the small sides' values and applies
+:func:`hivepark.plan.runtime_pruning.apply_runtime_values`, then :func:`list_runtime`.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from hivepark.catalog.base import Catalog
-from hivepark.plan.list_bucketing import prune_list_bucketing
-from hivepark.plan.nodes import QueryPlan, TableScan
-from hivepark.plan.partition_pruning import partition_filter, prune_partitions
+from hivepark.catalog.models import Partition
+from hivepark.expr import and_all
+from hivepark.expr.bind import bind_literal
+from hivepark.plan.list_bucketing import prune_list_bucketing, table_layouts
+from hivepark.plan.nodes import JoinKey, QueryPlan, TableScan
+from hivepark.plan.partition_pruning import list_pruned, partition_filter, prune_partitions
+from hivepark.plan.runtime_pruning import RuntimeSettings, mark_runtime, runtime_candidates
+
+
+def _unknown_size(scan: TableScan) -> int | None:
+    return None
+
+
+@dataclass(frozen=True)
+class Planning:
+    """What rules may read besides the plan: the metastore, the runtime-pruning settings,
+    and the bytes a scan reads (``exec/`` measures files; unknown by default)."""
+
+    catalog: Catalog
+    settings: RuntimeSettings = field(default_factory=RuntimeSettings)
+    scan_size: Callable[[TableScan], int | None] = _unknown_size
+
+
+Rule = Callable[[QueryPlan, Planning], QueryPlan]
+
+
+def _each(plan: QueryPlan, fn: Callable[[TableScan], TableScan]) -> QueryPlan:
+    return plan.evolve(scans=tuple(fn(scan) for scan in plan.scans))
+
+
+def partition_filter_rule(plan: QueryPlan, env: Planning) -> QueryPlan:
+    return _each(plan, partition_filter)
+
+
+def runtime_candidates_rule(plan: QueryPlan, env: Planning) -> QueryPlan:
+    return runtime_candidates(plan, env.settings)
+
+
+def static_pruning_rule(plan: QueryPlan, env: Planning) -> QueryPlan:
+    return _each(plan, lambda s: prune_partitions(s, env.catalog, defer=s.runtime_candidate))
+
+
+def list_bucketing_rule(plan: QueryPlan, env: Planning) -> QueryPlan:
+    return _each(plan, prune_list_bucketing)
+
+
+def storage_pushdown(plan: QueryPlan, env: Planning) -> QueryPlan:
+    """The storage-handler slot: for a table with a storage handler, the handler's decision
+    (the predicate it takes and the residual Spark applies) is stored on the scan as
+    ``TableScan.pushdown``. Tables without a handler are returned unchanged."""
+    return plan
+
+
+def runtime_marks_rule(plan: QueryPlan, env: Planning) -> QueryPlan:
+    return mark_runtime(plan, env.settings, env.scan_size)
+
+
+def runtime_listing_rule(plan: QueryPlan, env: Planning) -> QueryPlan:
+    """Lists (and prunes the directories of) every deferred scan but those a runtime
+    source narrows on a partition key; a scan another scan's runtime pruning reads as its
+    small side is listed too (its partitions are needed before execution narrows them)."""
+    smalls = {src.small for scan in plan.scans for src in scan.runtime}
+    return plan.evolve(scans=tuple(
+        scan if i not in smalls and any(src.big_is_partition_key for src in scan.runtime)
+        else prune_list_bucketing(list_pruned(scan, env.catalog))
+        for i, scan in enumerate(plan.scans)))
+
+
+RULES: tuple[tuple[str, Rule], ...] = (
+    ("partition filter", partition_filter_rule),
+    ("runtime candidates", runtime_candidates_rule),
+    ("static partition pruning", static_pruning_rule),
+    ("list bucketing", list_bucketing_rule),
+    ("storage pushdown", storage_pushdown),
+    ("runtime marks", runtime_marks_rule),
+    ("runtime listing", runtime_listing_rule),
+)
+
+
+def optimize(plan: QueryPlan, env: Planning,
+             rules: Sequence[tuple[str, Rule]] = RULES) -> QueryPlan:
+    """``plan`` after each rule, in order."""
+    for _, rule in rules:
+        plan = rule(plan, env)
+    return plan
+
+
+def plan_query(scans: Sequence[TableScan], joins: Sequence[tuple[int, JoinKey]],
+               env: Planning) -> QueryPlan:
+    """A query's plan from its scans (with their scopes and hints) and join keys."""
+    return optimize(QueryPlan(tuple(scans), tuple(joins)), env)
 
 
 def plan_scans(scans: Sequence[TableScan], catalog: Catalog,
                defer: Collection[int] = ()) -> QueryPlan:
-    """Rules in order: partition filter derivation, static partition pruning, then
-    list-bucketing directory pruning. Scans in ``defer`` (indexes; runtime pruning may
-    narrow them) are only counted: see :func:`finish_deferred`."""
-    out = []
-    for i, scan in enumerate(scans):
-        scan = partition_filter(scan)
-        scan = prune_partitions(scan, catalog, defer=i in defer)
-        scan = prune_list_bucketing(scan)
-        out.append(scan)
-    return QueryPlan(tuple(out))
+    """Scans with no joins between them: partition filter, static pruning, list bucketing.
+    Scans in ``defer`` (indexes) are only counted: see :func:`list_runtime`."""
+    plan = QueryPlan(tuple(s.evolve(runtime_candidate=True) if i in defer else s
+                           for i, s in enumerate(scans)))
+    rules = [r for r in RULES if r[0] in ("partition filter", "static partition pruning",
+                                          "list bucketing", "storage pushdown")]
+    return optimize(plan, Planning(catalog), rules)
+
+
+def list_runtime(plan: QueryPlan, catalog: Catalog) -> QueryPlan:
+    """After :func:`~hivepark.plan.runtime_pruning.apply_runtime_values`: each scan with
+    runtime sources gets its partitions, listed once with the static and runtime filters
+    together (then the exact key tuples), and its list-bucketing directories, chosen with
+    the runtime value sets too."""
+    return _each(plan, lambda s: _list_one(s, catalog) if s.runtime else s)
+
+
+def _list_one(scan: TableScan, catalog: Catalog) -> TableScan:
+    if scan.runtime_filter is not None:
+        scan = list_pruned(scan, catalog, scan.runtime_filter, _keep(scan))
+    else:
+        scan = list_pruned(scan, catalog)
+    if scan.runtime_values and table_layouts(scan):
+        scan = scan.evolve(predicate=and_all(scan.predicate, *scan.runtime_values))
+    return prune_list_bucketing(scan)
+
+
+def _keep(scan: TableScan) -> Callable[[Partition], bool] | None:
+    if not scan.runtime_tuples:
+        return None
+    keys = scan.table.partition_key_names()
+    types = scan.table.partition_types()
+
+    def keep(p: Partition) -> bool:
+        return all(_tuple_of(p, cols, keys, types) in want for cols, want in scan.runtime_tuples)
+
+    return keep
+
+
+def _tuple_of(p: Partition, cols: Sequence[str], keys: Sequence[str],
+              types: Mapping[str, str]) -> tuple[Any, ...]:
+    raw = [p.values[keys.index(c)] for c in cols]
+    return tuple(bind_literal(v, types[c]) if v is not None else None for v, c in zip(raw, cols))

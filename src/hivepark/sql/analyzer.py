@@ -101,6 +101,7 @@ class ScanSite:
     filters: tuple[exp.Expression, ...] = ()
     hinted: bool = False
     own: Expr = field(default_factory=AlwaysTrue)  # ``filters`` as one predicate tree
+    filter_sql: tuple[str, ...] = ()  # ``filters`` as Spark SQL text, one per conjunct
 
 
 @dataclass
@@ -109,17 +110,29 @@ class QueryAnalysis:
 
     sites: list[ScanSite]
     joins: list[tuple[int, JoinKey]]
+    query: exp.Expression | None = None  # the tree analyzed (``sites`` point into it)
 
 
-TableLookup = Callable[[exp.Table], Table | None]
+TableFind = Callable[[str | None, str], Table | None]
+"""``find(db, name)``: the warehouse table a reference names (``db`` None when the query
+does not give one), None when it names something else (a Spark view)."""
 
 
-def find_scans(query: exp.Expression, lookup: TableLookup) -> list[ScanSite]:
+def referenced_table(node: exp.Table, find: TableFind) -> Table | None:
+    """The warehouse table ``node`` names, None for a table-valued function such as
+    ``range(10)`` or for what ``find`` does not know as a warehouse table."""
+    if not isinstance(node.this, exp.Identifier):
+        return None
+    db = node.args.get("db")
+    return find(db.name if db is not None else None, node.name)
+
+
+def find_scans(query: exp.Expression, find: TableFind) -> list[ScanSite]:
     """Every warehouse-table reference in ``query`` with its prunable predicate."""
-    return analyze_query(query, lookup).sites
+    return analyze_query(query, find).sites
 
 
-def analyze_query(query: exp.Expression, lookup: TableLookup) -> QueryAnalysis:
+def analyze_query(query: exp.Expression, find: TableFind) -> QueryAnalysis:
     """Every warehouse-table reference in ``query`` with its prunable predicate, and the
     equi-join keys between them.
 
@@ -132,7 +145,7 @@ def analyze_query(query: exp.Expression, lookup: TableLookup) -> QueryAnalysis:
     for scope_id, scope in enumerate(traverse_scope(query)):
         tables = {alias: src for alias, src in scope.sources.items()
                   if isinstance(src, exp.Table)}
-        found = {alias: lookup(node) for alias, node in tables.items()}
+        found = {alias: referenced_table(node, find) for alias, node in tables.items()}
         resolved = {a: t for a, t in found.items() if t is not None}
         if not resolved:
             continue
@@ -147,11 +160,12 @@ def analyze_query(query: exp.Expression, lookup: TableLookup) -> QueryAnalysis:
             own = tuple(c for c, m in zip(conj, mine) if m)
             own_pred = and_all(*(t for t, m in zip(trees, mine) if m))
             sites.append(ScanSite(tables[alias], table, alias, pred, scope_id, own,
-                                  alias.lower() in hinted, own_pred))
+                                  alias.lower() in hinted, own_pred,
+                                  tuple(c.sql(dialect="spark") for c in own)))
         if isinstance(scope.expression, exp.Select):
             joins += [(scope_id, k) for k in join_keys(scope.expression, resolvers, _conjuncts,
                                                        _source_alias)]
-    return QueryAnalysis(sites, joins)
+    return QueryAnalysis(sites, joins, query)
 
 
 def _only_references(cond: exp.Expression, resolve: Callable[[exp.Column], str | None]) -> bool:

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from sqlglot import exp
 
-from hivepark.plan.nodes import JoinKey
+from hivepark.plan.nodes import JoinKey, JoinReason
 
 Resolver = Callable[[exp.Column], "str | None"]
 
@@ -24,9 +24,9 @@ def join_keys(select: exp.Select, resolvers: dict[str, Resolver],
         right = source_alias(join.this)
         side, kind = (join.side or "").upper(), (join.kind or "").upper()
         for cond in conjuncts(join.args.get("on")):
-            for big, bcol, small, scol, why in _pairs(cond, resolvers):
+            for big, bcol, small, scol, why, detail in _pairs(cond, resolvers):
                 keys.append(JoinKey(big, bcol, small, scol,
-                                    why or _join_reason(big, right, side, kind)))
+                                    why or _join_reason(big, right, side, kind), detail))
         if side == "LEFT" and kind not in ("SEMI", "ANTI"):
             null_supplying.add(right)
         elif side == "RIGHT":
@@ -37,27 +37,27 @@ def join_keys(select: exp.Select, resolvers: dict[str, Resolver],
         order.append(right)
     where = select.args.get("where")
     for cond in conjuncts(where.this if where is not None else None):
-        for big, bcol, small, scol, why in _pairs(cond, resolvers):
-            if not why and (big in null_supplying or small in null_supplying):
-                why = "the join key is on the null-supplying side of an outer join"
-            keys.append(JoinKey(big, bcol, small, scol, why))
+        for big, bcol, small, scol, why, detail in _pairs(cond, resolvers):
+            if why is None and (big in null_supplying or small in null_supplying):
+                why = JoinReason.NULL_SUPPLYING
+            keys.append(JoinKey(big, bcol, small, scol, why, detail))
     return keys
 
 
-def _join_reason(big: str, right: str | None, side: str, kind: str) -> str:
-    """Why ``big`` cannot be pruned by the other side of this join ('' when it can)."""
+def _join_reason(big: str, right: str | None, side: str, kind: str) -> JoinReason | None:
+    """Why ``big`` cannot be pruned by the other side of this join (None when it can)."""
     big_is_right = big == right
     if kind in ("SEMI", "ANTI"):
         if kind == "ANTI" and not big_is_right:
-            return "an ANTI JOIN keeps the rows that do not match"
-        return ""
+            return JoinReason.ANTI
+        return None
     if side == "FULL":
-        return "a FULL OUTER JOIN preserves both sides"
+        return JoinReason.FULL_OUTER
     if side == "LEFT" and not big_is_right:
-        return "the big table is on the preserved side of a LEFT OUTER JOIN"
+        return JoinReason.LEFT_PRESERVED
     if side == "RIGHT" and big_is_right:
-        return "the big table is on the preserved side of a RIGHT OUTER JOIN"
-    return ""
+        return JoinReason.RIGHT_PRESERVED
+    return None
 
 
 def _owner(col: exp.Column, resolvers: dict[str, Resolver]) -> tuple[str, str] | None:
@@ -66,7 +66,7 @@ def _owner(col: exp.Column, resolvers: dict[str, Resolver]) -> tuple[str, str] |
 
 
 def _pairs(cond: exp.Expression, resolvers: dict[str, Resolver]
-           ) -> list[tuple[str, str, str, str, str]]:
+           ) -> list[tuple[str, str, str, str, JoinReason | None, str]]:
     cond = cond.unnest() if isinstance(cond, exp.Paren) else cond
     if not isinstance(cond, exp.EQ):
         return []
@@ -75,8 +75,8 @@ def _pairs(cond: exp.Expression, resolvers: dict[str, Resolver]
         a, b = _owner(left, resolvers), _owner(right, resolvers)
         if a is None or b is None or a[0] == b[0]:
             return []
-        return [(a[0], a[1], b[0], b[1], ""), (b[0], b[1], a[0], a[1], "")]
-    out = []
+        return [(a[0], a[1], b[0], b[1], None, ""), (b[0], b[1], a[0], a[1], None, "")]
+    out: list[tuple[str, str, str, str, JoinReason | None, str]] = []
     for plain, wrapped in ((left, right), (right, left)):
         if not isinstance(plain, exp.Column):
             continue
@@ -84,9 +84,8 @@ def _pairs(cond: exp.Expression, resolvers: dict[str, Resolver]
         inner = [o for c in wrapped.find_all(exp.Column) if (o := _owner(c, resolvers))]
         for alias, name in inner:
             if owner is not None and alias != owner[0]:
-                out.append((alias, name, owner[0], owner[1],
-                            f"the join key {alias}.{name} is inside a function"))
-                out.append((owner[0], owner[1], alias, name,
-                            f"the other side of the join ({wrapped.sql(dialect='hive')}) is "
-                            "an expression, not a column"))
+                out.append((alias, name, owner[0], owner[1], JoinReason.KEY_IN_FUNCTION,
+                            f"{alias}.{name}"))
+                out.append((owner[0], owner[1], alias, name, JoinReason.OTHER_SIDE_EXPRESSION,
+                            wrapped.sql(dialect="hive")))
     return out

@@ -1,0 +1,47 @@
+"""A query's text for Spark: each warehouse-table reference becomes a temp view.
+
+``exec/`` holds a query's syntax tree only as an opaque object: it asks this module for
+the scan sites (:func:`analyze`), builds one DataFrame per site, registers each as a temp
+view, and runs the text :func:`spark_sql` returns. Spark SQL runs the rest of the query
+(joins, aggregates, windows) unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlglot import exp
+
+from hivepark.sql.analyzer import QueryAnalysis, ScanSite, TableFind, analyze_query
+
+
+def analyze(tree: Any, find: TableFind) -> QueryAnalysis:
+    """The scan sites and join keys of a copy of ``tree`` (the caller's tree is left as
+    it is; :func:`spark_sql` rewrites the copy)."""
+    if not isinstance(tree, exp.Expression):
+        raise TypeError(f"not a query tree: {tree!r}")
+    return analyze_query(tree.copy(), find)
+
+
+def spark_sql(analysis: QueryAnalysis, views: Sequence[str], broadcast: Sequence[bool]) -> str:
+    """The analyzed query as Spark SQL, the i-th site read from temp view ``views[i]``
+    under its own alias, with a BROADCAST hint for each site whose ``broadcast`` is set.
+    Rewrites the analyzed copy: call once per analysis."""
+    assert analysis.query is not None
+    for site, view, hint in zip(analysis.sites, views, broadcast):
+        site.node.replace(exp.Table(this=exp.to_identifier(view),
+                                    alias=exp.TableAlias(this=exp.to_identifier(site.alias))))
+        if hint:
+            _add_broadcast_hint(site)
+    return analysis.query.sql(dialect="spark")
+
+
+def _add_broadcast_hint(site: ScanSite) -> None:
+    select = site.node.find_ancestor(exp.Select)
+    if select is None:
+        return
+    hint = select.args.get("hint") or exp.Hint(expressions=[])
+    hint.append("expressions", exp.Anonymous(this="BROADCAST",
+                                             expressions=[exp.to_identifier(site.alias)]))
+    select.set("hint", hint)
