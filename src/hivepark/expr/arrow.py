@@ -24,8 +24,7 @@ Example:
 from __future__ import annotations
 
 import datetime
-import operator
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import pyarrow as pa
@@ -36,16 +35,10 @@ from hivepark.expr.nodes import (
     AlwaysTrue,
     And,
     Comparison,
-    EqualTo,
     Expr,
-    GreaterThan,
-    GreaterThanOrEqual,
     In,
     IsNull,
-    LessThan,
-    LessThanOrEqual,
     Not,
-    NotEqualTo,
     NotNull,
     Or,
 )
@@ -56,12 +49,6 @@ _TYPES: dict[str, pa.DataType] = {
     "bigint": pa.int64(), "string": pa.string(), "varchar": pa.string(),
     "boolean": pa.bool_(), "date": pa.date32(),
 }
-
-_OPS: dict[type[Comparison], Callable[[Any, Any], Any]] = {
-    EqualTo: operator.eq, NotEqualTo: operator.ne, LessThan: operator.lt,
-    LessThanOrEqual: operator.le, GreaterThan: operator.gt, GreaterThanOrEqual: operator.ge,
-}
-
 
 def arrow_type(hive_type: str) -> pa.DataType | None:
     """The Arrow type whose comparisons mean what Spark's do for ``hive_type``, or None.
@@ -113,8 +100,7 @@ def _convert(e: Expr, types: Mapping[str, str]) -> pc.Expression:
     if isinstance(e, NotNull):
         return pc.field(_term(e.term, types)).is_valid()
     if isinstance(e, Comparison):
-        return _OPS[type(e)](pc.field(_term(e.term, types)),
-                             _value(e.value, types[_term(e.term, types)]))
+        return e.apply(pc.field(_term(e.term, types)), _value(e.value, types[_term(e.term, types)]))
     if isinstance(e, In):
         return _in(e, types)
     if isinstance(e, Not) and isinstance(e.child, In):
