@@ -43,20 +43,20 @@ from hivepark.expr.nodes import (
     Or,
 )
 from hivepark.expr.visitors import simplify, to_nnf
+from hivepark.types import HiveType
 
-_TYPES: dict[str, pa.DataType] = {
-    "tinyint": pa.int8(), "smallint": pa.int16(), "int": pa.int32(), "integer": pa.int32(),
-    "bigint": pa.int64(), "string": pa.string(), "varchar": pa.string(),
-    "boolean": pa.bool_(), "date": pa.date32(),
+_TYPES: dict[str, pa.DataType] = {  # by HiveType.base; CHAR pads, so it has none
+    "tinyint": pa.int8(), "smallint": pa.int16(), "int": pa.int32(), "bigint": pa.int64(),
+    "string": pa.string(), "varchar": pa.string(), "boolean": pa.bool_(), "date": pa.date32(),
 }
 
-def arrow_type(hive_type: str) -> pa.DataType | None:
+def arrow_type(hive_type: str | HiveType) -> pa.DataType | None:
     """The Arrow type whose comparisons mean what Spark's do for ``hive_type``, or None.
 
-    >>> arrow_type("INT"), arrow_type("varchar(10)"), arrow_type("double")
-    (DataType(int32), DataType(string), None)
+    >>> arrow_type("INT"), arrow_type("varchar(10)"), arrow_type("double"), arrow_type("char(2)")
+    (DataType(int32), DataType(string), None, None)
     """
-    return _TYPES.get(hive_type.strip().lower().split("(")[0].strip())
+    return _TYPES.get(HiveType.parse(hive_type).base)
 
 
 def to_arrow(expr: Expr, types: Mapping[str, str]) -> pc.Expression | None:
@@ -113,8 +113,6 @@ def _convert(e: Expr, types: Mapping[str, str]) -> pc.Expression:
 
 def _term(term: str, types: Mapping[str, str]) -> str:
     if term not in types or arrow_type(types[term]) is None:
-        raise _Untranslatable(term)
-    if types[term].strip().lower().startswith("char"):
         raise _Untranslatable(term)
     return term
 
