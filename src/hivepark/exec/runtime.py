@@ -23,12 +23,12 @@ from hivepark.catalog.models import Partition, type_family
 from hivepark.exec.context import Context
 from hivepark.exec.scan import scan_files, scan_size
 from hivepark.expr import In, and_all
-from hivepark.expr.arrow import arrow_type, to_arrow
 from hivepark.expr.bind import bind, bind_literal, binds_unchanged
 from hivepark.plan.list_bucketing import prune_list_bucketing, table_layouts
 from hivepark.plan.nodes import QueryPlan, RuntimeSource, TableScan
 from hivepark.plan.partition_pruning import list_pruned
 from hivepark.sql.analyzer import ScanSite
+from hivepark.storage.arrow import arrow_type, to_arrow
 from hivepark.storage.formats import read_arrow
 
 SmallFrames = Callable[[int], DataFrame]

@@ -1,4 +1,5 @@
-"""Predicates as pyarrow compute expressions, for the small sides of runtime pruning.
+"""Predicates as pyarrow compute expressions, for the small sides of runtime pruning
+(storage code: the Arrow translation lives with the readers it filters).
 
 A map-join's small side is at most ``hive.mapjoin.smalltable.filesize`` bytes; when its own
 filters translate exactly, pyarrow reads its files and applies them in-process, and the
