@@ -44,12 +44,12 @@ from sqlalchemy.orm import Session, aliased
 from hivepark.catalog import schema
 from hivepark.catalog.base import Catalog
 from hivepark.catalog.filters import (
-    DEFAULT_PARTITION_NAME,
     KeyCodec,
     Undecidable,
+    bind_to_keys,
     codecs_for,
-    evaluate,
     filter_sql,
+    key_values,
     opaque_atoms,
 )
 from hivepark.catalog.models import Column, Database, Partition, Table, frozen_map
@@ -65,8 +65,9 @@ from hivepark.errors import (
     SemanticError,
     UserInputError,
 )
-from hivepark.expr import Expr
+from hivepark.expr import Expr, evaluate
 from hivepark.layout import make_part_name
+from hivepark.types import DEFAULT_PARTITION_NAME
 
 _CHUNK = 500
 _INSERT_BATCH = 20_000
@@ -644,16 +645,19 @@ class SqlCatalog(Catalog):
                 return []
             dropped: list[Partition] = []
             ids: list[int] = []
-            for r in sorted(s.connection().execute(stmt).all(), key=_part_name_of):
+            rows = sorted(s.connection().execute(stmt).all(), key=_part_name_of)
+            if not rows:
+                return []
+            try:  # the filter's literals bound once; each partition by the tree's evaluator
+                bound = bind_to_keys(filter, codecs)
+            except Undecidable as e:
+                raise UserInputError(
+                    f"Cannot drop partitions of {table.qualified_name} by {e.atom!r}: "
+                    f"{e.reason}. Compare partition columns with constants of their "
+                    f"type.") from e
+            for r in rows:
                 part = _partition_of(r)
-                try:
-                    keep = evaluate(filter, dict(zip(names, part.values)), codecs) is not True
-                except Undecidable as e:
-                    raise UserInputError(
-                        f"Cannot drop partitions of {table.qualified_name} by {e.atom!r}: "
-                        f"{e.reason}. Compare partition columns with constants of their "
-                        f"type.") from e
-                if not keep:
+                if evaluate(bound, key_values(dict(zip(names, part.values)), codecs)) is True:
                     dropped.append(part)
                     ids.append(r[6])
             _delete_partition_ids(s, ids)
