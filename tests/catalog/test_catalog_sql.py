@@ -737,3 +737,16 @@ def test_drop_partitions_compare_like_spark(catalog: SqlCatalog) -> None:
     assert values_of(catalog.drop_partitions(t, LessThan("d", "2008-04-10"))) == []
     assert values_of(catalog.drop_partitions(t, EqualTo("d", datetime.date(2008, 4, 10)))) == \
         [("0.20", "1.5", "2008-04-10")]
+
+
+def test_python_partition_values_take_the_canonical_text(catalog: SqlCatalog) -> None:
+    """A partition given as Python values names the partition the SQL path names:
+    ``flag=true`` (not ``flag=True``), ``hr=7``, ``d=2008-04-08``."""
+    t = make_table(catalog, keys=(Column("flag", "boolean"), Column("hr", "int"),
+                                  Column("d", "date")))
+    catalog.add_partitions(t, [Partition((True, 7, datetime.date(2008, 4, 8)),  # type: ignore[arg-type]
+                                         f"{t.location}/p")])
+    assert values_of(catalog.list_partitions(t)) == [("true", "7", "2008-04-08")]
+    assert catalog.get_partition(t, ("true", "7", "2008-04-08")) is not None
+    with pytest.raises(InvalidPartitionSpec, match="partition column hr of db.t: '1.5' is not a valid int"):
+        catalog.add_partitions(t, [Partition(("true", 1.5, None), f"{t.location}/q")])  # type: ignore[arg-type]

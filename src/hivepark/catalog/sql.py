@@ -748,7 +748,10 @@ def _delete_partition_ids(s: Session, ids: Sequence[int]) -> None:
 
 def _normalize_values(table: Table, values: Sequence[Any],
                       keys: tuple[str, ...] | None = None) -> tuple[str | None, ...]:
-    """Values as strings, with NULL, '' and the default partition name all as ``None``."""
+    """Values as strings, with NULL, '' and the default partition name all as ``None``.
+    A value given as a Python value rather than text (``True``, ``7``, a date) becomes its
+    key type's canonical text (:meth:`hivepark.types.HiveType.partition_text`), the text the
+    SQL path stores for it (``true``, not ``True``)."""
     keys = table.partition_key_names() if keys is None else keys
     if len(values) == len(keys) and isinstance(values, tuple) and all(
             type(v) is str and v and v != DEFAULT_PARTITION_NAME for v in values):
@@ -759,10 +762,19 @@ def _normalize_values(table: Table, values: Sequence[Any],
             f"{table.qualified_name} is partitioned by {len(keys)} columns "
             f"({', '.join(keys)}). Give one value per partition column, in that order.")
     out: list[str | None] = []
-    for v in values:
-        s = None if v is None else v if isinstance(v, str) else str(v)
+    for key, v in zip(table.partition_keys, values):
+        s = v if v is None or isinstance(v, str) else _canonical_text(table, key, v)
         out.append(None if not s or s == DEFAULT_PARTITION_NAME else s)
     return tuple(out)
+
+
+def _canonical_text(table: Table, key: Column, value: Any) -> str | None:
+    try:
+        return key.hive_type.partition_text(value)
+    except ValueError as e:
+        raise InvalidPartitionSpec(
+            f"Invalid value for partition column {key.name} of {table.qualified_name}: {e}. "
+            f"Give a value of the column's type.") from e
 
 
 def _prepare(table: Table, partitions: Sequence[Partition]) -> list[tuple[str, Partition]]:
