@@ -35,6 +35,7 @@ import struct
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
+from functools import cached_property
 from typing import Any
 
 from sqlalchemy import ColumnElement, and_, bindparam, not_, or_
@@ -69,9 +70,7 @@ from hivepark.types import HiveType
 #: SQLite's limit on bound parameters never applies.
 INLINE_IN_THRESHOLD = 1000
 
-_NUMERIC_KINDS = ("int", "decimal", "float32", "float64")
 _FLOAT_KINDS = ("float32", "float64")
-_TEXT_KINDS = ("string", "date", "timestamp", "boolean")
 _EXACT_LIMIT = 2 ** 53
 _MAX_DOUBLE_INT = 2 ** 1023
 
@@ -135,13 +134,13 @@ class KeyCodec:
     hive_type: str
     kind: str
 
-    @property
+    @cached_property
     def type(self) -> HiveType:
         return HiveType.parse(self.hive_type)
 
-    @property
+    @cached_property
     def numeric(self) -> bool:
-        return self.kind in _NUMERIC_KINDS
+        return self.type.family == "numeric"
 
     def encode(self, raw: str | None) -> tuple[str | None, float | None, bool]:
         """``(str_value, num_value, num_exact)`` for a raw partition value."""
