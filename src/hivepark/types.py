@@ -32,7 +32,7 @@ import math
 import re
 import struct
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import ROUND_HALF_UP, Context, Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Any
 
@@ -58,6 +58,7 @@ _REAL = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?", re.AS
 _ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", re.ASCII)
 _LOOSE_DATE = re.compile(r"\s*([+-]?\d{4,})-(\d{1,2})-(\d{1,2})(?:[T ].*)?\s*$")
 _FLOAT_EXACT = 2**24
+_WIDE = Context(prec=80)
 _DOUBLE_EXACT = 2**53
 
 
@@ -339,7 +340,14 @@ def _java_double(f: float, digits: int = 17) -> str:
         mantissa = mantissa.rstrip("0")
         mantissa = mantissa + "0" if mantissa.endswith(".") else mantissa
     else:
-        mantissa += ".0"
+        # Java prints two digits at least, and picks the two closest to the exact value
+        # (5e-324 is 4.9E-324), when they still name the same number
+        two, _, two_exp = f"{Decimal(f):.1E}".partition("E")
+        same = float(f"{two}E{two_exp}")
+        if (same if digits == 17 else _float32(same)) == f:
+            mantissa, exp = two, two_exp
+        else:
+            mantissa += ".0"
     return f"{mantissa}E{int(exp)}"
 
 
@@ -367,7 +375,7 @@ def _timestamp_text(ts: datetime.datetime) -> str:
     """Spark's text of a timestamp: seconds always, fraction without trailing zeros."""
     if ts.tzinfo is not None:
         raise ValueError("a timestamp with a time zone")
-    text = ts.strftime("%Y-%m-%d %H:%M:%S")
+    text = ts.replace(microsecond=0).isoformat(sep=" ")  # four-digit years, as Spark writes
     if ts.microsecond:
         text += "." + f"{ts.microsecond:06d}".rstrip("0")
     return text
@@ -391,7 +399,8 @@ def _text_decimal(t: HiveType, value: Value) -> str:
     if not d.is_finite():
         raise ValueError(value)
     precision, scale = t.precision_scale
-    q = d.quantize(Decimal(1).scaleb(-scale)) if scale else d.quantize(Decimal(1))
+    # Spark rounds half up; 38 digits need more than the default context's 28
+    q = d.quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP, context=_WIDE)
     if len(q.as_tuple().digits) > precision and q != 0:
         raise ValueError(value)
     return format(q, "f")

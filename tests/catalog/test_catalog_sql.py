@@ -719,3 +719,34 @@ def test_property_pruning_is_sound_and_exact(catalog: SqlCatalog, rows: list[Any
     else:
         assert dropped == {p.values for p in added if possible(e, typed(p)) == {True}}
     catalog.drop_table("db", name)
+
+
+def test_drop_partitions_compare_like_spark(catalog: SqlCatalog) -> None:
+    """DROP PARTITION decides with the tree's evaluator, each literal bound to the value its
+    key is compared in: a double literal against a decimal key compares as doubles (0.1 =
+    0.1E0), NaN equals NaN and is above every double, a date key reads loose text as a date."""
+    t = make_table(catalog, keys=(Column("dec", "decimal(5,2)"), Column("x", "double"),
+                                  Column("d", "date")))
+    catalog.add_partitions(t, [part(t, "0.10", "NaN", "2008-4-9"), part(t, "0.30", "2", "2008-4-8"),
+                               part(t, "0.20", "1.5", "2008-04-10")])
+    assert values_of(catalog.drop_partitions(t, EqualTo("dec", 0.3))) == [("0.30", "2", "2008-4-8")]
+    assert values_of(catalog.drop_partitions(t, And(EqualTo("dec", 0.1), GreaterThan("x", 1e300)))) \
+        == [("0.10", "NaN", "2008-4-9")]
+    with pytest.raises(UserInputError, match="cannot evaluate LIKE 'x%' on d"):
+        catalog.drop_partitions(t, Not(Like("d", "x%")))
+    assert values_of(catalog.drop_partitions(t, LessThan("d", "2008-04-10"))) == []
+    assert values_of(catalog.drop_partitions(t, EqualTo("d", datetime.date(2008, 4, 10)))) == \
+        [("0.20", "1.5", "2008-04-10")]
+
+
+def test_python_partition_values_take_the_canonical_text(catalog: SqlCatalog) -> None:
+    """A partition given as Python values names the partition the SQL path names:
+    ``flag=true`` (not ``flag=True``), ``hr=7``, ``d=2008-04-08``."""
+    t = make_table(catalog, keys=(Column("flag", "boolean"), Column("hr", "int"),
+                                  Column("d", "date")))
+    catalog.add_partitions(t, [Partition((True, 7, datetime.date(2008, 4, 8)),  # type: ignore[arg-type]
+                                         f"{t.location}/p")])
+    assert values_of(catalog.list_partitions(t)) == [("true", "7", "2008-04-08")]
+    assert catalog.get_partition(t, ("true", "7", "2008-04-08")) is not None
+    with pytest.raises(InvalidPartitionSpec, match="partition column hr of db.t: '1.5' is not a valid int"):
+        catalog.add_partitions(t, [Partition(("true", 1.5, None), f"{t.location}/q")])  # type: ignore[arg-type]

@@ -12,38 +12,40 @@ stored there, by the key's type:
   type (``2008-04-08``, ``2008-04-08 10:00:00.000000``, ``true``);
 * the default partition (``None``) is NULL in both columns.
 
-:func:`filter_sql` turns a predicate tree into a SQL condition. SOUNDNESS: a partition whose
-values make the predicate TRUE under Spark's three-valued logic is always kept. The tree is
-translated in negation normal form: ``Not`` is pushed down to the atoms, each atom has a
-translation for both polarities, and an atom that cannot be expressed (``Opaque``, a column
-that is not a partition key, a literal of another type family, ``LIKE`` on a non-string key)
-becomes TRUE in either polarity. Since AND and OR are monotone, the result keeps a superset
-of the matching partitions, and is exact when every atom is expressible.
+:func:`filter_sql` turns a predicate tree into a SQL condition: a visitor of the tree
+(:class:`hivepark.expr.visitors.BooleanExpressionVisitor`). SOUNDNESS: a partition whose
+values make the predicate TRUE under Spark's three-valued logic is always kept. Each node
+becomes a condition for both polarities (``Not`` swaps them, De Morgan's laws combine them),
+and an atom that cannot be expressed (``Opaque``, a column that is not a partition key, a
+literal of another type family, ``LIKE`` on a non-string key) keeps every partition in either
+polarity. Since AND and OR are monotone, the result keeps a superset of the matching
+partitions, and is exact when every atom is expressible.
 
-:func:`evaluate` is the same semantics evaluated exactly in Python, for ``DROP PARTITION``.
+``DROP PARTITION`` is decided exactly with the tree's own evaluator
+(:func:`hivepark.expr.visitors.evaluate`): :func:`bind_to_keys` binds each literal to the
+value its key is compared in, and :func:`key_values` gives one partition's values in the
+same terms.
 """
 
 from __future__ import annotations
 
 import datetime
 import math
-import re
 import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
+from functools import cached_property
 from typing import Any
 
 from sqlalchemy import ColumnElement, and_, bindparam, not_, or_
 
 from hivepark.catalog.models import Table
 from hivepark.expr.nodes import (
-    NEGATED_COMPARISON,
     AlwaysFalse,
     AlwaysTrue,
     And,
     Comparison,
-    EqualTo,
     Expr,
     GreaterThan,
     GreaterThanOrEqual,
@@ -57,48 +59,32 @@ from hivepark.expr.nodes import (
     NotNull,
     Opaque,
     Or,
+    Unary,
+    or_all,
 )
-
-DEFAULT_PARTITION_NAME = "__HIVE_DEFAULT_PARTITION__"
+from hivepark.expr.visitors import BooleanExpressionVisitor, like_regex, visit
+from hivepark.expr.visitors import evaluate as evaluate_tree
+from hivepark.types import HiveType
 
 #: IN lists longer than this are rendered inline instead of as bound parameters, so that
 #: SQLite's limit on bound parameters never applies.
 INLINE_IN_THRESHOLD = 1000
 
-_INT_TYPES = ("tinyint", "smallint", "int", "integer", "bigint")
-_FLOAT32_TYPES = ("float", "real")
-_FLOAT64_TYPES = ("double", "double precision")
-_NUMERIC_KINDS = ("int", "decimal", "float32", "float64")
 _FLOAT_KINDS = ("float32", "float64")
-_TEXT_KINDS = ("string", "date", "timestamp", "boolean")
 _EXACT_LIMIT = 2 ** 53
 _MAX_DOUBLE_INT = 2 ** 1023
-_TRUE_WORDS = ("true", "t", "yes", "y", "1")
-_FALSE_WORDS = ("false", "f", "no", "n", "0")
-_DATE_RE = re.compile(r"\s*([+-]?\d{4,})-(\d{1,2})-(\d{1,2})(?:[T ].*)?\s*$")
 
 
-def key_kind(hive_type: str) -> str:
+def key_kind(hive_type: str | HiveType) -> str:
     """How a partition key is stored and compared: int, decimal, float32, float64, string,
-    date, timestamp, boolean or other.
+    date, timestamp, boolean or other (:attr:`hivepark.types.HiveType.kind`; CHAR is stored
+    as a string).
 
     >>> key_kind("BIGINT"), key_kind("decimal(10,2)"), key_kind("varchar(4)"), key_kind("real")
     ('int', 'decimal', 'string', 'float32')
     """
-    base = hive_type.strip().lower().split("(")[0].split("<")[0].strip()
-    if base in _INT_TYPES:
-        return "int"
-    if base == "decimal":
-        return "decimal"
-    if base in _FLOAT32_TYPES:
-        return "float32"
-    if base in _FLOAT64_TYPES:
-        return "float64"
-    if base in ("string", "varchar", "char"):
-        return "string"
-    if base in ("date", "timestamp", "boolean"):
-        return base
-    return "other"
+    kind = HiveType.parse(hive_type).kind
+    return "string" if kind == "char" else kind
 
 
 def _decimal(raw: str) -> Decimal | None:
@@ -126,16 +112,6 @@ def _float32(f: float) -> float:
         return math.copysign(math.inf, f)
 
 
-def _canonical_date(raw: str) -> str | None:
-    m = _DATE_RE.match(raw)
-    if not m:
-        return None
-    try:
-        return datetime.date(int(m[1]), int(m[2]), int(m[3])).isoformat()
-    except ValueError:
-        return None
-
-
 def _canonical_timestamp(value: datetime.datetime) -> str | None:
     if value.tzinfo is not None:
         return None
@@ -149,15 +125,6 @@ def _parse_timestamp(raw: str) -> str | None:
         return None
 
 
-def _canonical_boolean(raw: str) -> str | None:
-    low = raw.strip().lower()
-    if low in _TRUE_WORDS:
-        return "true"
-    if low in _FALSE_WORDS:
-        return "false"
-    return None
-
-
 @dataclass(frozen=True)
 class KeyCodec:
     """One partition key: its position, type and how its values are stored and compared."""
@@ -167,9 +134,13 @@ class KeyCodec:
     hive_type: str
     kind: str
 
-    @property
+    @cached_property
+    def type(self) -> HiveType:
+        return HiveType.parse(self.hive_type)
+
+    @cached_property
     def numeric(self) -> bool:
-        return self.kind in _NUMERIC_KINDS
+        return self.type.family == "numeric"
 
     def encode(self, raw: str | None) -> tuple[str | None, float | None, bool]:
         """``(str_value, num_value, num_exact)`` for a raw partition value."""
@@ -194,12 +165,13 @@ class KeyCodec:
 
     def text(self, raw: str) -> str | None:
         """The canonical text of a non-numeric value (None when it reads as NULL)."""
-        if self.kind == "date":
-            return _canonical_date(raw)
-        if self.kind == "timestamp":
+        if self.kind == "timestamp":  # stored with microseconds, so that the text sorts
             return _parse_timestamp(raw)
         if self.kind == "boolean":
-            return _canonical_boolean(raw)
+            b = self.type.decode(raw)
+            return None if b is None else "true" if b else "false"
+        if self.kind == "date":
+            return self.type.decode(raw)
         return raw
 
     def value(self, raw: str | None) -> Any:
@@ -207,11 +179,7 @@ class KeyCodec:
         if raw is None:
             return None
         if self.kind in _FLOAT_KINDS:
-            try:
-                f = float(raw)
-            except ValueError:
-                return None
-            return _float32(f) if self.kind == "float32" and not math.isnan(f) else f
+            return self.type.decode(raw)
         if self.numeric:
             d = _decimal(raw)
             if d is None or (self.kind == "int" and d != d.to_integral_value()):
@@ -229,7 +197,7 @@ class KeyCodec:
             if isinstance(value, datetime.date):
                 return value.isoformat()
             if isinstance(value, str) and len(value.strip()) == 10:
-                return _canonical_date(value)
+                return self.type.decode(value)
             return None
         if self.kind == "timestamp":
             if isinstance(value, datetime.datetime):
@@ -267,31 +235,15 @@ def num_literal(value: Any) -> tuple[float, bool] | None:
     return None
 
 
-def like_regex(pattern: str) -> re.Pattern[str] | None:
-    """Spark's LIKE as a regex (``\\`` escapes ``%``, ``_`` and ``\\``); None if invalid.
-
-    >>> bool(like_regex(r"a\\%%").fullmatch("a%bc")), like_regex("a\\\\")
-    (True, None)
-    """
-    out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == "\\":
-            if i + 1 >= len(pattern) or pattern[i + 1] not in "%_\\":
-                return None
-            out.append(re.escape(pattern[i + 1]))
-            i += 2
-            continue
-        out.append(".*" if ch == "%" else "." if ch == "_" else re.escape(ch))
-        i += 1
-    return re.compile("".join(out), re.DOTALL)
-
-
 # SQL translation ------------------------------------------------------------------------
 
 #: True, False, or a SQL condition with the key positions it reads.
 Sql = bool | tuple[ColumnElement[bool], frozenset[int]]
+
+#: A node's translation in either polarity: ``polar(False)`` keeps every partition where the
+#: node may be TRUE, ``polar(True)`` every partition where it may be FALSE. Built lazily, so
+#: each node is translated only in the polarity its ancestors ask for.
+Polar = Callable[[bool], Sql]
 
 
 def _and(a: Sql, b: Sql) -> Sql:
@@ -324,35 +276,73 @@ def _in(col: Any, values: Sequence[Any]) -> ColumnElement[bool]:
     return col.in_(list(values))
 
 
-class _Translator:
-    """Translates one predicate tree; ``alias(idx)`` is the key-value row of key ``idx``."""
+def _valid_like(pattern: Any) -> bool:
+    if not isinstance(pattern, str):
+        return False
+    try:
+        like_regex(pattern)
+    except ValueError:
+        return False
+    return True
+
+
+class _SqlFilter(BooleanExpressionVisitor[Polar]):
+    """The metastore's SQL for one predicate tree; ``alias(idx)`` is the key-value row of key
+    ``idx``. Each node becomes a :data:`Polar`: ``Not`` swaps the polarity, and ``And``/``Or``
+    exchange roles in the negative one (De Morgan), which is negation normal form without
+    rewriting the tree."""
 
     def __init__(self, codecs: dict[str, KeyCodec], alias: Callable[[int], Any]) -> None:
         self.codecs = codecs
         self.alias = alias
 
-    def tr(self, e: Expr, neg: bool) -> Sql:
-        if isinstance(e, Not):
-            return self.tr(e.child, not neg)
-        if isinstance(e, (And, Or)):
-            left, right = self.tr(e.left, neg), self.tr(e.right, neg)
-            return _and(left, right) if isinstance(e, And) != neg else _or(left, right)
-        if isinstance(e, AlwaysTrue):
-            return neg is False
-        if isinstance(e, AlwaysFalse):
-            return neg is True
-        term = getattr(e, "term", None)
-        codec = self.codecs.get(term.lower()) if isinstance(term, str) else None
-        if codec is None or isinstance(e, Opaque):
-            return True
-        cond = self.atom(e, codec, neg)
-        if cond is None:
-            # Not expressible, but any comparison with NULL is NULL in either polarity:
-            # only the partitions where the key is NULL can be dropped.
-            cond = _value_column(self.alias(codec.idx), codec).is_not(None)
-        if isinstance(cond, bool):
-            return cond
-        return cond, frozenset({codec.idx})
+    def visit_true(self) -> Polar:
+        return lambda neg: not neg
+
+    def visit_false(self) -> Polar:
+        return lambda neg: neg
+
+    def visit_not(self, child: Polar) -> Polar:
+        return lambda neg: child(not neg)
+
+    def visit_and(self, left: Polar, right: Polar) -> Polar:
+        return lambda neg: _or(left(neg), right(neg)) if neg else _and(left(neg), right(neg))
+
+    def visit_or(self, left: Polar, right: Polar) -> Polar:
+        return lambda neg: _and(left(neg), right(neg)) if neg else _or(left(neg), right(neg))
+
+    def visit_unary(self, node: Unary) -> Polar:
+        return self._atom(node)
+
+    def visit_comparison(self, node: Comparison) -> Polar:
+        return self._atom(node)
+
+    def visit_in(self, node: In) -> Polar:
+        return self._atom(node)
+
+    def visit_like(self, node: Like) -> Polar:
+        return self._atom(node)
+
+    def visit_opaque(self, node: Opaque) -> Polar:
+        return lambda neg: True
+
+    def _atom(self, e: Unary | Comparison | In | Like) -> Polar:
+        codec = self.codecs.get(e.term.lower()) if isinstance(e.term, str) else None
+        if codec is None:
+            return lambda neg: True
+        c: KeyCodec = codec
+
+        def polar(neg: bool) -> Sql:
+            cond = self.atom(e, c, neg)
+            if cond is None:
+                # Not expressible, but any comparison with NULL is NULL in either polarity:
+                # only the partitions where the key is NULL can be dropped.
+                cond = _value_column(self.alias(c.idx), c).is_not(None)
+            if isinstance(cond, bool):
+                return cond
+            return cond, frozenset({c.idx})
+
+        return polar
 
     def atom(self, e: Expr, c: KeyCodec, neg: bool) -> ColumnElement[bool] | bool | None:
         """The atom's condition in polarity ``neg``; None when it cannot be expressed."""
@@ -363,16 +353,15 @@ class _Translator:
         if c.kind == "other":
             return None
         if isinstance(e, Comparison):
-            op = NEGATED_COMPARISON[type(e)] if neg else type(e)
+            op = e.negated() if neg else type(e)
             if c.numeric:
                 return self.num_compare(op, a, e.value)
             lit = c.text_literal(e.value)
-            return None if lit is None else _compare(op, a.str_value, lit)
+            return None if lit is None else op.apply(a.str_value, lit)
         if isinstance(e, In):
             return self.num_in(e, a, neg) if c.numeric else self.text_in(e, c, a, neg)
         if isinstance(e, Like):
-            if c.kind != "string" or not isinstance(e.pattern, str) \
-                    or like_regex(e.pattern) is None:
+            if c.kind != "string" or not _valid_like(e.pattern):
                 return None
             if neg:
                 return a.str_value.not_like(e.pattern, escape="\\")
@@ -382,26 +371,21 @@ class _Translator:
     @staticmethod
     def num_compare(op: type[Comparison], a: Any,
                     value: Any) -> ColumnElement[bool] | bool | None:
+        """``num_value <op> value``; rows flagged inexact (a double that does not order the
+        stored value exactly) are kept on the boundary."""
         lit = num_literal(value)
         if lit is None:
             return None
         f, exact = lit
         col, inexact_row = a.num_value, a.num_exact.is_(False)
-        if op is EqualTo:
-            return col == f
         if op is NotEqualTo:
             if not exact:
                 return col.is_not(None)
             return and_(col.is_not(None), or_(col != f, inexact_row))
-        if op is GreaterThanOrEqual:
-            return col >= f
-        if op is LessThanOrEqual:
-            return col <= f
-        if op is GreaterThan:
-            return and_(col >= f, or_(col > f, inexact_row)) if exact else col >= f
-        if op is LessThan:
-            return and_(col <= f, or_(col < f, inexact_row)) if exact else col <= f
-        return None
+        if op in (GreaterThan, LessThan):
+            loose = (GreaterThanOrEqual if op is GreaterThan else LessThanOrEqual).apply(col, f)
+            return and_(loose, or_(op.apply(col, f), inexact_row)) if exact else loose
+        return op.apply(col, f)  # =, >=, <=
 
     @staticmethod
     def num_in(e: In, a: Any, neg: bool) -> ColumnElement[bool] | bool | None:
@@ -442,30 +426,16 @@ def _value_column(a: Any, c: KeyCodec) -> Any:
     return a.num_value if c.numeric else a.str_value
 
 
-def _compare(op: type[Comparison], col: Any, lit: Any) -> ColumnElement[bool]:
-    if op is EqualTo:
-        return col == lit
-    if op is NotEqualTo:
-        return col != lit
-    if op is LessThan:
-        return col < lit
-    if op is LessThanOrEqual:
-        return col <= lit
-    if op is GreaterThan:
-        return col > lit
-    return col >= lit
-
-
 def filter_sql(e: Expr, codecs: dict[str, KeyCodec], alias: Callable[[int], Any]) -> Sql:
     """The SQL condition that keeps every partition ``e`` may be TRUE for (see module doc).
 
     Returns True (keep everything), False (keep nothing), or ``(condition, key positions)``;
     the caller joins one key-value row per position, as ``alias(idx)``.
     """
-    return _Translator(codecs, alias).tr(e, False)
+    return visit(e, _SqlFilter(codecs, alias))(False)
 
 
-# exact evaluation -----------------------------------------------------------------------
+# exact evaluation (DROP PARTITION) --------------------------------------------------------
 
 class Undecidable(Exception):
     """An atom whose truth the catalog cannot determine (Opaque, type mismatch, ...)."""
@@ -476,86 +446,105 @@ class Undecidable(Exception):
         self.reason = reason
 
 
-def _not3(v: bool | None) -> bool | None:
-    return None if v is None else not v
+_DOUBLE = "\x00double"
+"""Suffix of a numeric key's name in :func:`key_values` for its value as a Spark double (what
+an exact key is compared in against a floating-point literal); no column name holds NUL."""
 
 
 def _float_key(f: float) -> tuple[int, float]:
+    """A double ordered as Spark orders it: NaN equals NaN and is above every other value."""
     return (1, 0.0) if math.isnan(f) else (0, f)
 
 
-def _cmp3(op: type[Comparison], x: Any, y: Any) -> bool:
-    if op is EqualTo:
-        return bool(x == y)
-    if op is NotEqualTo:
-        return bool(x != y)
-    if op is LessThan:
-        return bool(x < y)
-    if op is LessThanOrEqual:
-        return bool(x <= y)
-    if op is GreaterThan:
-        return bool(x > y)
-    return bool(x >= y)
-
-
-def _compare_value(e: Expr, op: type[Comparison], c: KeyCodec, x: Any, lit: Any) -> bool:
-    """``x op lit`` for a non-NULL key value ``x``, the way Spark coerces the two sides."""
+def _bind_value(e: Expr, c: KeyCodec, lit: Any) -> tuple[str, Any]:
+    """``(row name, value)``: the literal as the value the key is compared with in Spark, and
+    the name under which :func:`key_values` holds the key's value in the same terms."""
     if c.numeric:
         if isinstance(lit, bool) or not isinstance(lit, (int, float, Decimal)):
             raise Undecidable(e, f"{c.name} ({c.hive_type}) is compared with {lit!r}")
         if isinstance(lit, Decimal) and not lit.is_finite():
             raise Undecidable(e, f"{c.name} is compared with {lit!r}")
-        if c.kind in _FLOAT_KINDS or isinstance(lit, float):
-            return _cmp3(op, _float_key(float(x)), _float_key(float(lit)))
-        return _cmp3(op, Decimal(x), Decimal(lit))
+        if c.kind in _FLOAT_KINDS:
+            return c.name, _float_key(float(lit))
+        if isinstance(lit, float):
+            return c.name + _DOUBLE, _float_key(lit)
+        return c.name, Decimal(lit)
     text = c.text_literal(lit)
     if text is None:
         raise Undecidable(e, f"{c.name} ({c.hive_type}) is compared with {lit!r}")
-    return _cmp3(op, x, text)
+    return c.name, text
 
 
-def evaluate(e: Expr, raw: dict[str, str | None], codecs: dict[str, KeyCodec]) -> bool | None:
-    """Spark's three-valued result of ``e`` for one partition's raw values, by key name.
-
-    Raises :class:`Undecidable` for an atom the catalog cannot evaluate.
-    """
-    if isinstance(e, Not):
-        return _not3(evaluate(e.child, raw, codecs))
-    if isinstance(e, And):
-        left, right = evaluate(e.left, raw, codecs), evaluate(e.right, raw, codecs)
-        return False if left is False or right is False else \
-            None if left is None or right is None else True
-    if isinstance(e, Or):
-        left, right = evaluate(e.left, raw, codecs), evaluate(e.right, raw, codecs)
-        return True if left is True or right is True else \
-            None if left is None or right is None else False
-    if isinstance(e, (AlwaysTrue, AlwaysFalse)):
-        return isinstance(e, AlwaysTrue)
+def _bind_atom(e: Expr, codecs: Mapping[str, KeyCodec]) -> Expr:
     if isinstance(e, Opaque):
         raise Undecidable(e, f"cannot evaluate {e.sql}")
     term = getattr(e, "term", None)
     c = codecs.get(term.lower()) if isinstance(term, str) else None
     if c is None:
         raise Undecidable(e, f"{term} is not a partition column")
-    x = c.value(raw.get(c.name))
     if isinstance(e, (IsNull, NotNull)):
-        return (x is None) == isinstance(e, IsNull)
+        return type(e)(c.name)
     if isinstance(e, In) and not e.values:
-        return False
-    if x is None:
-        return None  # every comparison with NULL is NULL
+        return AlwaysFalse()
     if c.kind == "other":
         raise Undecidable(e, f"{c.name} has type {c.hive_type}, which cannot be compared")
     if isinstance(e, Comparison):
-        return _compare_value(e, type(e), c, x, e.value)
+        name, value = _bind_value(e, c, e.value)
+        return type(e)(name, value)
     if isinstance(e, In):
-        return any(_compare_value(e, EqualTo, c, x, v) for v in e.values)
+        by_name: dict[str, list[Any]] = {}
+        for v in e.values:
+            name, value = _bind_value(e, c, v)
+            by_name.setdefault(name, []).append(value)
+        return or_all(*(In(name, tuple(values)) for name, values in by_name.items()))
     if isinstance(e, Like):
-        regex = like_regex(e.pattern) if c.kind == "string" else None
-        if regex is None:
+        if c.kind != "string" or not _valid_like(e.pattern):
             raise Undecidable(e, f"cannot evaluate LIKE {e.pattern!r} on {c.name}")
-        return regex.fullmatch(x) is not None
+        return Like(c.name, e.pattern)
     raise Undecidable(e, f"unsupported predicate {e!r}")
+
+
+def bind_to_keys(e: Expr, codecs: Mapping[str, KeyCodec]) -> Expr:
+    """``e`` with every literal bound to the value its partition key is compared with, so
+    that :func:`hivepark.expr.visitors.evaluate` over :func:`key_values` gives Spark's
+    three-valued result exactly.
+
+    Raises:
+        Undecidable: an atom the catalog cannot decide (Opaque, a column that is not a
+            partition key, a literal of another type, an invalid LIKE pattern).
+    """
+    if isinstance(e, Not):
+        return Not(bind_to_keys(e.child, codecs))
+    if isinstance(e, (And, Or)):
+        return type(e)(bind_to_keys(e.left, codecs), bind_to_keys(e.right, codecs))
+    if isinstance(e, (AlwaysTrue, AlwaysFalse)):
+        return e
+    return _bind_atom(e, codecs)
+
+
+def key_values(raw: Mapping[str, str | None], codecs: Mapping[str, KeyCodec]) -> dict[str, Any]:
+    """One partition's raw values (by key name) as the row :func:`bind_to_keys`'s tree is
+    evaluated on: NULL for the default partition and for text that is not of the key's type."""
+    row: dict[str, Any] = {}
+    for c in codecs.values():
+        x = c.value(raw.get(c.name))
+        if x is not None and c.numeric:
+            row[c.name + _DOUBLE] = _float_key(float(x))
+            if c.kind in _FLOAT_KINDS:
+                x = _float_key(float(x))
+        else:
+            row[c.name + _DOUBLE] = None
+        row[c.name] = x
+    return row
+
+
+def evaluate(e: Expr, raw: dict[str, str | None], codecs: dict[str, KeyCodec]) -> bool | None:
+    """Spark's three-valued result of ``e`` for one partition's raw values, by key name: the
+    tree's own evaluator over :func:`bind_to_keys` and :func:`key_values`.
+
+    Raises :class:`Undecidable` for an atom the catalog cannot evaluate.
+    """
+    return evaluate_tree(bind_to_keys(e, codecs), key_values(raw, codecs))
 
 
 def opaque_atoms(e: Expr) -> list[Opaque]:

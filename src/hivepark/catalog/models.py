@@ -11,28 +11,11 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
+from hivepark.types import HiveType
+from hivepark.types import type_family as type_family  # re-exported: HiveType's family
+
 MANAGED = "MANAGED_TABLE"
 EXTERNAL = "EXTERNAL_TABLE"
-
-NUMERIC_TYPES = ("tinyint", "smallint", "int", "integer", "bigint", "float", "double",
-                 "decimal", "real")
-STRING_TYPES = ("string", "varchar", "char")
-
-
-def type_family(hive_type: str) -> str:
-    """The comparison family of a Hive type: numeric, string, date, timestamp, boolean, other.
-
-    >>> type_family("decimal(10,2)"), type_family("VARCHAR(5)"), type_family("date")
-    ('numeric', 'string', 'date')
-    """
-    base = hive_type.strip().lower().split("(")[0].split("<")[0].strip()
-    if base in NUMERIC_TYPES or base == "double precision":
-        return "numeric"
-    if base in STRING_TYPES:
-        return "string"
-    if base in ("date", "timestamp", "boolean"):
-        return base
-    return "other"
 
 
 def frozen_map(items: Mapping[str, str] | None = None) -> Mapping[str, str]:
@@ -44,6 +27,11 @@ class Column:
     name: str
     type: str
     comment: str | None = None
+
+    @property
+    def hive_type(self) -> HiveType:
+        """The column's type, parsed (:class:`hivepark.types.HiveType`)."""
+        return HiveType.parse(self.type)
 
 
 @dataclass(frozen=True)

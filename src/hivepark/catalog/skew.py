@@ -30,7 +30,8 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from hivepark import layout
-from hivepark.catalog.models import Table, type_family
+from hivepark.catalog.models import Table
+from hivepark.types import HiveType
 
 SKEW_COLUMNS = "hivepark.skew.columns"
 SKEW_VALUES = "hivepark.skew.values"
@@ -40,8 +41,6 @@ SKEW_AUTO_TOPK = "hivepark.skew.auto.topk"
 RESERVED = (SKEW_COLUMNS, SKEW_VALUES, SKEW_STORED_AS_DIRS, SKEW_LOCATIONS)
 """Keys shown through DESCRIBE's Skewed lines rather than as parameters."""
 
-_INTEGRAL = ("tinyint", "smallint", "int", "integer", "bigint")
-_SKEWABLE = ("numeric", "string", "date", "boolean", "timestamp")
 
 
 @dataclass(frozen=True)
@@ -143,56 +142,47 @@ def canonical_value(text: str, hive_type: str) -> str:
     >>> canonical_value("ABC", "string"), canonical_value("TRUE", "boolean")
     ('ABC', 'true')
     """
-    fam = type_family(hive_type)
-    base = hive_type.strip().lower().split("(")[0].strip()
-    s = text.strip() if fam != "string" else text
-    if fam == "numeric":
-        if base in _INTEGRAL:
-            return str(int(s))
-        if base in ("float", "double", "real", "double precision"):
-            f = float(s)
-            if not math.isfinite(f):
-                raise ValueError(text)
-            return repr(f)
+    t = HiveType.parse(hive_type)
+    kind = t.kind
+    s = text if t.family == "string" else text.strip()
+    if kind == "int":
+        return str(int(s))
+    if kind in ("float32", "float64"):
+        f = float(s)
+        if not math.isfinite(f):
+            raise ValueError(text)
+        return repr(f)
+    if kind == "decimal":
         try:
             return str(Decimal(s))
         except InvalidOperation:
             raise ValueError(text) from None
-    if fam == "date":
+    if kind == "date":
         return datetime.date.fromisoformat(s).isoformat()
-    if fam == "boolean":
+    if kind == "boolean":
         if s.lower() not in ("true", "false"):
             raise ValueError(text)
         return s.lower()
-    if fam == "timestamp":
+    if kind == "timestamp":
         return datetime.datetime.fromisoformat(s).isoformat(sep=" ")
-    if fam == "string":
+    if t.family == "string":
         return text
     raise ValueError(f"a {hive_type} column cannot be skewed")
 
 
 def skewable(hive_type: str) -> bool:
     """Whether a column of this type can be a skewed column (scalars only)."""
-    return type_family(hive_type) in _SKEWABLE
+    return HiveType.parse(hive_type).is_scalar
 
 
 def typed_value(text: str, hive_type: str) -> Any:
-    """A canonical value as the Python value :func:`hivepark.expr.bind` compares with.
+    """A canonical value as the Python value :func:`hivepark.expr.bind` compares with
+    (:meth:`hivepark.types.HiveType.decode`).
 
     >>> typed_value("30", "int"), typed_value("2024-01-02", "date"), typed_value("a", "string")
     (30, '2024-01-02', 'a')
     """
-    fam = type_family(hive_type)
-    base = hive_type.strip().lower().split("(")[0].strip()
-    if fam == "numeric":
-        if base in _INTEGRAL:
-            return int(text)
-        if base in ("float", "double", "real", "double precision"):
-            return float(text)
-        return Decimal(text)
-    if fam == "boolean":
-        return text == "true"
-    return text
+    return HiveType.parse(hive_type).decode(text)
 
 
 def lb_directories(columns: Sequence[str], values: Sequence[tuple[str, ...]]) -> list[str]:

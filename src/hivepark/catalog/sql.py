@@ -44,12 +44,12 @@ from sqlalchemy.orm import Session, aliased
 from hivepark.catalog import schema
 from hivepark.catalog.base import Catalog
 from hivepark.catalog.filters import (
-    DEFAULT_PARTITION_NAME,
     KeyCodec,
     Undecidable,
+    bind_to_keys,
     codecs_for,
-    evaluate,
     filter_sql,
+    key_values,
     opaque_atoms,
 )
 from hivepark.catalog.models import Column, Database, Partition, Table, frozen_map
@@ -65,8 +65,9 @@ from hivepark.errors import (
     SemanticError,
     UserInputError,
 )
-from hivepark.expr import Expr
+from hivepark.expr import Expr, evaluate
 from hivepark.layout import make_part_name
+from hivepark.types import DEFAULT_PARTITION_NAME
 
 _CHUNK = 500
 _INSERT_BATCH = 20_000
@@ -644,16 +645,19 @@ class SqlCatalog(Catalog):
                 return []
             dropped: list[Partition] = []
             ids: list[int] = []
-            for r in sorted(s.connection().execute(stmt).all(), key=_part_name_of):
+            rows = sorted(s.connection().execute(stmt).all(), key=_part_name_of)
+            if not rows:
+                return []
+            try:  # the filter's literals bound once; each partition by the tree's evaluator
+                bound = bind_to_keys(filter, codecs)
+            except Undecidable as e:
+                raise UserInputError(
+                    f"Cannot drop partitions of {table.qualified_name} by {e.atom!r}: "
+                    f"{e.reason}. Compare partition columns with constants of their "
+                    f"type.") from e
+            for r in rows:
                 part = _partition_of(r)
-                try:
-                    keep = evaluate(filter, dict(zip(names, part.values)), codecs) is not True
-                except Undecidable as e:
-                    raise UserInputError(
-                        f"Cannot drop partitions of {table.qualified_name} by {e.atom!r}: "
-                        f"{e.reason}. Compare partition columns with constants of their "
-                        f"type.") from e
-                if not keep:
+                if evaluate(bound, key_values(dict(zip(names, part.values)), codecs)) is True:
                     dropped.append(part)
                     ids.append(r[6])
             _delete_partition_ids(s, ids)
@@ -744,7 +748,10 @@ def _delete_partition_ids(s: Session, ids: Sequence[int]) -> None:
 
 def _normalize_values(table: Table, values: Sequence[Any],
                       keys: tuple[str, ...] | None = None) -> tuple[str | None, ...]:
-    """Values as strings, with NULL, '' and the default partition name all as ``None``."""
+    """Values as strings, with NULL, '' and the default partition name all as ``None``.
+    A value given as a Python value rather than text (``True``, ``7``, a date) becomes its
+    key type's canonical text (:meth:`hivepark.types.HiveType.partition_text`), the text the
+    SQL path stores for it (``true``, not ``True``)."""
     keys = table.partition_key_names() if keys is None else keys
     if len(values) == len(keys) and isinstance(values, tuple) and all(
             type(v) is str and v and v != DEFAULT_PARTITION_NAME for v in values):
@@ -755,10 +762,19 @@ def _normalize_values(table: Table, values: Sequence[Any],
             f"{table.qualified_name} is partitioned by {len(keys)} columns "
             f"({', '.join(keys)}). Give one value per partition column, in that order.")
     out: list[str | None] = []
-    for v in values:
-        s = None if v is None else v if isinstance(v, str) else str(v)
+    for key, v in zip(table.partition_keys, values):
+        s = v if v is None or isinstance(v, str) else _canonical_text(table, key, v)
         out.append(None if not s or s == DEFAULT_PARTITION_NAME else s)
     return tuple(out)
+
+
+def _canonical_text(table: Table, key: Column, value: Any) -> str | None:
+    try:
+        return key.hive_type.partition_text(value)
+    except ValueError as e:
+        raise InvalidPartitionSpec(
+            f"Invalid value for partition column {key.name} of {table.qualified_name}: {e}. "
+            f"Give a value of the column's type.") from e
 
 
 def _prepare(table: Table, partitions: Sequence[Partition]) -> list[tuple[str, Partition]]:

@@ -22,7 +22,6 @@ from pyspark.sql import functions as F
 
 from hivepark.exec.context import Context
 from hivepark.exec.scan import scan_files, scan_size
-from hivepark.expr.arrow import arrow_type, to_arrow
 from hivepark.expr.bind import bind
 from hivepark.plan.nodes import QueryPlan, TableScan, ValueSource
 from hivepark.plan.planner import list_runtime
@@ -33,6 +32,7 @@ from hivepark.plan.runtime_pruning import (
     value_requests,
 )
 from hivepark.sql.analyzer import ScanSite
+from hivepark.storage.arrow import arrow_type, to_arrow
 from hivepark.storage.formats import read_arrow
 
 SmallFrames = Callable[[int], DataFrame]

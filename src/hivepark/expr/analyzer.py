@@ -82,7 +82,7 @@ class IndexSearchCondition:
 
 def _operator_of(atom: Expr) -> str | None:
     if isinstance(atom, Comparison):
-        return atom.symbol
+        return atom.op
     if isinstance(atom, In):
         return "in"
     if isinstance(atom, IsNull):

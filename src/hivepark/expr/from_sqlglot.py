@@ -45,6 +45,7 @@ from hivepark.expr.nodes import (
     Or,
     Value,
 )
+from hivepark.types import HiveType
 
 Resolver = Callable[[exp.Column], "str | None"]
 
@@ -62,20 +63,6 @@ _COMPARISONS: dict[type[exp.Expression], type[Comparison]] = {
     exp.LTE: LessThanOrEqual,
     exp.GT: GreaterThan,
     exp.GTE: GreaterThanOrEqual,
-}
-_FLIPPED: dict[type[Comparison], type[Comparison]] = {
-    EqualTo: EqualTo,
-    NotEqualTo: NotEqualTo,
-    LessThan: GreaterThan,
-    LessThanOrEqual: GreaterThanOrEqual,
-    GreaterThan: LessThan,
-    GreaterThanOrEqual: LessThanOrEqual,
-}
-_INTEGRAL_BITS = {
-    exp.DataType.Type.TINYINT: 8,
-    exp.DataType.Type.SMALLINT: 16,
-    exp.DataType.Type.INT: 32,
-    exp.DataType.Type.BIGINT: 64,
 }
 _ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", re.ASCII)
 _ISO_TIMESTAMP = re.compile(
@@ -110,21 +97,23 @@ def _negate(value: Value | _NoLiteral) -> Value | _NoLiteral:
     return _NO
 
 
-def _parse_temporal(text: str, to: exp.DataType) -> Value | _NoLiteral:
+def _hive_type(to: exp.DataType) -> HiveType:
+    return HiveType.parse(to.sql(dialect="hive"))
+
+
+def _parse_temporal(text: str, to: HiveType) -> Value | _NoLiteral:
     try:
-        if to.this == exp.DataType.Type.DATE and _ISO_DATE.fullmatch(text):
+        if to.kind == "date" and _ISO_DATE.fullmatch(text):
             return datetime.date.fromisoformat(text)
-        if to.this == exp.DataType.Type.TIMESTAMP and _ISO_TIMESTAMP.fullmatch(text):
+        if to.kind == "timestamp" and _ISO_TIMESTAMP.fullmatch(text):
             return datetime.datetime.fromisoformat(text)
     except ValueError:
         return _NO
     return _NO
 
 
-def _decimal_fits(value: Decimal, to: exp.DataType) -> bool:
-    params = [p.this for p in to.expressions if isinstance(p.this, exp.Literal)]
-    precision = int(params[0].this) if params else 10
-    scale = int(params[1].this) if len(params) > 1 else 0
+def _decimal_fits(value: Decimal, to: HiveType) -> bool:
+    precision, scale = to.precision_scale
     sign, digits, exponent = value.as_tuple()
     if not isinstance(exponent, int) or (exponent < 0 and -exponent > scale):
         return False
@@ -132,18 +121,18 @@ def _decimal_fits(value: Decimal, to: exp.DataType) -> bool:
     return integer_digits <= precision - scale
 
 
-def _cast_number(value: Value | _NoLiteral, to: exp.DataType) -> Value | _NoLiteral:
+def _cast_number(value: Value | _NoLiteral, to: HiveType) -> Value | _NoLiteral:
     """``CAST(<number> AS <type>)`` as Spark computes it, when that is exact."""
     if isinstance(value, _NoLiteral) or isinstance(value, bool):
         return _NO
-    bits = _INTEGRAL_BITS.get(to.this)
-    if bits is not None:
+    rng = to.integral_range()
+    if rng is not None:
         exact = isinstance(value, int) or (isinstance(value, Decimal) and value == int(value))
         n = int(value) if exact else None  # type: ignore[arg-type]
-        return n if n is not None and -(2 ** (bits - 1)) <= n < 2 ** (bits - 1) else _NO
-    if to.this == exp.DataType.Type.DOUBLE and isinstance(value, (int, float, Decimal)):
+        return n if n is not None and rng[0] <= n <= rng[1] else _NO
+    if to.kind == "float64" and isinstance(value, (int, float, Decimal)):
         return float(value)
-    if to.this == exp.DataType.Type.DECIMAL and isinstance(value, (int, Decimal)):
+    if to.kind == "decimal" and isinstance(value, (int, Decimal)):
         as_decimal = Decimal(value)
         return as_decimal if _decimal_fits(as_decimal, to) else _NO
     return _NO
@@ -156,9 +145,9 @@ def _signed_number(text: str) -> Value | _NoLiteral:
 
 
 def _cast_literal(node: exp.Cast) -> Value | _NoLiteral:
-    inner, to = _unparen(node.this), node.to
+    inner, to = _unparen(node.this), _hive_type(node.to)
     if isinstance(inner, exp.Literal) and inner.is_string:
-        if to.this == exp.DataType.Type.DECIMAL:  # 1.5BD is CAST('1.5' AS DECIMAL(2,1))
+        if to.kind == "decimal":  # 1.5BD is CAST('1.5' AS DECIMAL(2,1))
             return _cast_number(_signed_number(inner.this), to)
         return _parse_temporal(inner.this, to)
     return _cast_number(_literal(inner), to)
@@ -192,7 +181,7 @@ def _comparison(node: exp.Binary, resolve: Resolver) -> Expr | None:
     column = _column(node.expression, resolve)
     if column is not None:
         value = _literal(node.this)
-        return None if isinstance(value, _NoLiteral) else _FLIPPED[cls](column, value)
+        return None if isinstance(value, _NoLiteral) else cls.flipped()(column, value)
     return None
 
 

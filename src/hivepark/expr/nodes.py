@@ -15,8 +15,11 @@ Example:
 from __future__ import annotations
 
 import datetime
+import operator
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any, ClassVar
 
 Value = str | int | float | Decimal | bool | datetime.date | datetime.datetime
 
@@ -70,44 +73,85 @@ class NotNull(Unary):
 
 @dataclass(frozen=True)
 class Comparison(Expr):
-    """``term <op> value``; ``symbol`` is the operator in the filter string."""
+    """``term <op> value``. Each subclass carries its operator: ``op`` is its SQL text
+    (also the filter string's), and :meth:`holds`, :meth:`negated` and :meth:`flipped`
+    derive from it, so no other module keeps a table of comparison operators.
+
+    >>> GreaterThan.op, GreaterThan.negated().op, GreaterThan.flipped().op
+    ('>', '<=', '<')
+    >>> LessThan("hr", 9).holds(3, 9), COMPARISONS["<>"]
+    (True, <class 'hivepark.expr.nodes.NotEqualTo'>)
+    """
 
     term: str
     value: Value
-    symbol = "?"
+    op: ClassVar[str] = "?"
 
     def columns(self) -> frozenset[str]:
         return frozenset({self.term})
 
+    @classmethod
+    def apply(cls, left: Any, right: Any) -> Any:
+        """``left <op> right`` with Python's operator: a bool for plain values, an expression
+        for operands that build one (pyarrow fields, SQLAlchemy columns)."""
+        return _PYTHON_OPERATORS[cls.op](left, right)
+
+    @classmethod
+    def holds(cls, left: Any, right: Any) -> bool:
+        """``left <op> right`` on two non-NULL Python values."""
+        return bool(cls.apply(left, right))
+
+    @classmethod
+    def negated(cls) -> type[Comparison]:
+        """The comparison true exactly when this one is false (for non-NULL operands)."""
+        return COMPARISONS[_NEGATED_OPS[cls.op]]
+
+    @classmethod
+    def flipped(cls) -> type[Comparison]:
+        """The comparison with its operands swapped: ``v < x`` is ``x > v``."""
+        return COMPARISONS[_FLIPPED_OPS[cls.op]]
+
 
 @dataclass(frozen=True)
 class EqualTo(Comparison):
-    symbol = "="
+    op: ClassVar[str] = "="
 
 
 @dataclass(frozen=True)
 class NotEqualTo(Comparison):
-    symbol = "<>"
+    op: ClassVar[str] = "<>"
 
 
 @dataclass(frozen=True)
 class LessThan(Comparison):
-    symbol = "<"
+    op: ClassVar[str] = "<"
 
 
 @dataclass(frozen=True)
 class LessThanOrEqual(Comparison):
-    symbol = "<="
+    op: ClassVar[str] = "<="
 
 
 @dataclass(frozen=True)
 class GreaterThan(Comparison):
-    symbol = ">"
+    op: ClassVar[str] = ">"
 
 
 @dataclass(frozen=True)
 class GreaterThanOrEqual(Comparison):
-    symbol = ">="
+    op: ClassVar[str] = ">="
+
+
+COMPARISONS: dict[str, type[Comparison]] = {
+    c.op: c for c in (EqualTo, NotEqualTo, LessThan, LessThanOrEqual, GreaterThan,
+                      GreaterThanOrEqual)}
+"""Each comparison node class by its operator."""
+
+_PYTHON_OPERATORS: dict[str, Callable[[Any, Any], Any]] = {
+    "=": operator.eq, "<>": operator.ne, "<": operator.lt, "<=": operator.le,
+    ">": operator.gt, ">=": operator.ge}
+_NEGATED_OPS = {"=": "<>", "<>": "=", "<": ">=", ">=": "<", ">": "<=", "<=": ">"}
+_FLIPPED_OPS = {"=": "=", "<>": "<>", "<": ">", ">": "<", "<=": ">=", ">=": "<="}
 
 
 @dataclass(frozen=True)
@@ -170,13 +214,8 @@ class Opaque(Expr):
 
 
 NEGATED_COMPARISON: dict[type[Comparison], type[Comparison]] = {
-    EqualTo: NotEqualTo,
-    NotEqualTo: EqualTo,
-    LessThan: GreaterThanOrEqual,
-    GreaterThanOrEqual: LessThan,
-    GreaterThan: LessThanOrEqual,
-    LessThanOrEqual: GreaterThan,
-}
+    c: c.negated() for c in COMPARISONS.values()}
+"""Each comparison class and its negation (derived from the operators on the nodes)."""
 
 
 def and_all(*exprs: Expr) -> Expr:

@@ -44,7 +44,7 @@ from hivepark.expr.nodes import (
 )
 
 _COMPARISONS: dict[str, type[Comparison]] = {
-    c.symbol: c for c in (EqualTo, NotEqualTo, LessThan, LessThanOrEqual, GreaterThan, GreaterThanOrEqual)
+    c.op: c for c in (EqualTo, NotEqualTo, LessThan, LessThanOrEqual, GreaterThan, GreaterThanOrEqual)
 }
 
 
@@ -105,7 +105,7 @@ def to_dict(expr: Expr) -> dict[str, Any]:
     if isinstance(expr, NotNull):
         return {"op": "is not null", "term": expr.term}
     if isinstance(expr, Comparison):
-        return {"op": expr.symbol, "term": expr.term, "value": _value(expr.value)}
+        return {"op": expr.op, "term": expr.term, "value": _value(expr.value)}
     if isinstance(expr, In):
         return {"op": "in", "term": expr.term, "values": [_value(v) for v in expr.values]}
     if isinstance(expr, Like):

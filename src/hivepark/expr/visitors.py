@@ -18,31 +18,23 @@ from __future__ import annotations
 
 import datetime
 import math
-import operator
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Collection, Mapping
 from decimal import Decimal
 from functools import lru_cache, singledispatch
 from typing import Any, Generic, TypeVar
 
 from hivepark.expr.nodes import (
-    NEGATED_COMPARISON,
     AlwaysFalse,
     AlwaysTrue,
     And,
     Comparison,
-    EqualTo,
     Expr,
-    GreaterThan,
-    GreaterThanOrEqual,
     In,
     IsNull,
-    LessThan,
-    LessThanOrEqual,
     Like,
     Not,
-    NotEqualTo,
     NotNull,
     Opaque,
     Or,
@@ -247,7 +239,7 @@ class _FilterString(BooleanExpressionVisitor[str]):
         return f"({render_name(node.term)} {suffix})"
 
     def visit_comparison(self, node: Comparison) -> str:
-        return f"({render_name(node.term)} {node.symbol} {render_literal(node.value)})"
+        return f"({render_name(node.term)} {node.op} {render_literal(node.value)})"
 
     def visit_in(self, node: In) -> str:
         values = ", ".join(render_literal(v) for v in node.values)
@@ -278,16 +270,6 @@ def to_filter_string(expr: Expr) -> str:
 # ---------------------------------------------------------------- evaluation
 
 TriBool = bool | None
-
-_OPERATORS: dict[type[Comparison], Callable[[Any, Any], bool]] = {
-    EqualTo: operator.eq,
-    NotEqualTo: operator.ne,
-    LessThan: operator.lt,
-    LessThanOrEqual: operator.le,
-    GreaterThan: operator.gt,
-    GreaterThanOrEqual: operator.ge,
-}
-
 
 @lru_cache(maxsize=512)
 def like_regex(pattern: str) -> re.Pattern[str]:
@@ -349,7 +331,7 @@ class _Evaluator(BooleanExpressionVisitor[TriBool]):
         value = self.row[node.term]
         if value is None or node.value is None:
             return None
-        return bool(_OPERATORS[type(node)](value, node.value))
+        return node.holds(value, node.value)
 
     def visit_in(self, node: In) -> TriBool:
         value = self.row[node.term]
@@ -464,7 +446,7 @@ def _negate(expr: Expr) -> Expr:
     if isinstance(expr, Or):
         return And(_negate(expr.left), _negate(expr.right))
     if isinstance(expr, Comparison):
-        return NEGATED_COMPARISON[type(expr)](expr.term, expr.value)
+        return expr.negated()(expr.term, expr.value)
     if isinstance(expr, IsNull):
         return NotNull(expr.term)
     if isinstance(expr, NotNull):

@@ -21,10 +21,11 @@ from pyspark.sql import DataFrame, DataFrameReader, DataFrameWriter, SparkSessio
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
-from hivepark.catalog.models import Column, Table, type_family
+from hivepark.catalog.models import Column, Table
 from hivepark.errors import UnsupportedError
 from hivepark.expr import render_literal
 from hivepark.storage import fs
+from hivepark.types import HiveType
 
 FORMATS = {"parquet": "parquet", "orc": "orc", "textfile": "text"}
 DEFAULT_TEXT_DELIM = "\x01"
@@ -42,17 +43,27 @@ def normalize_format(name: str) -> str:
     return key
 
 
-def spark_type(hive_type: str) -> str:
-    """A Hive column type as Spark DDL (char/varchar read as string)."""
-    return re.sub(r"\b(var)?char\s*\(\s*\d+\s*\)", "string", hive_type, flags=re.IGNORECASE)
+def spark_type(hive_type: str | HiveType) -> str:
+    """A Hive column type as Spark DDL (char/varchar read as string):
+    :attr:`hivepark.types.HiveType.spark_ddl`.
+
+    >>> spark_type("VARCHAR(10)"), spark_type("decimal(10, 2)")
+    ('string', 'decimal(10,2)')
+    """
+    return HiveType.parse(hive_type).spark_ddl
 
 
-def spark_literal(value: Any, hive_type: str) -> str:
+def spark_literal(value: Any, hive_type: str | HiveType) -> str:
     """A value bound to ``hive_type`` (:func:`hivepark.expr.bind.bind_literal`) as a Spark
-    SQL literal of that type (dates and timestamps cast from their ISO text)."""
+    SQL literal of that type (dates and timestamps cast from their ISO text).
+
+    >>> spark_literal("2008-04-08", "date"), spark_literal(7, "int")
+    ("CAST('2008-04-08' AS date)", '7')
+    """
+    t = HiveType.parse(hive_type)
     text = render_literal(value)
-    if type_family(hive_type) in ("date", "timestamp"):
-        return f"CAST({text} AS {spark_type(hive_type)})"
+    if t.family in ("date", "timestamp"):
+        return f"CAST({text} AS {t.spark_ddl})"
     return text
 
 

@@ -1,4 +1,5 @@
-"""Predicates as pyarrow compute expressions, for the small sides of runtime pruning.
+"""Predicates as pyarrow compute expressions, for the small sides of runtime pruning
+(storage code: the Arrow translation lives with the readers it filters).
 
 A map-join's small side is at most ``hive.mapjoin.smalltable.filesize`` bytes; when its own
 filters translate exactly, pyarrow reads its files and applies them in-process, and the
@@ -24,8 +25,7 @@ Example:
 from __future__ import annotations
 
 import datetime
-import operator
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import pyarrow as pa
@@ -36,40 +36,28 @@ from hivepark.expr.nodes import (
     AlwaysTrue,
     And,
     Comparison,
-    EqualTo,
     Expr,
-    GreaterThan,
-    GreaterThanOrEqual,
     In,
     IsNull,
-    LessThan,
-    LessThanOrEqual,
     Not,
-    NotEqualTo,
     NotNull,
     Or,
 )
 from hivepark.expr.visitors import simplify, to_nnf
+from hivepark.types import HiveType
 
-_TYPES: dict[str, pa.DataType] = {
-    "tinyint": pa.int8(), "smallint": pa.int16(), "int": pa.int32(), "integer": pa.int32(),
-    "bigint": pa.int64(), "string": pa.string(), "varchar": pa.string(),
-    "boolean": pa.bool_(), "date": pa.date32(),
+_TYPES: dict[str, pa.DataType] = {  # by HiveType.base; CHAR pads, so it has none
+    "tinyint": pa.int8(), "smallint": pa.int16(), "int": pa.int32(), "bigint": pa.int64(),
+    "string": pa.string(), "varchar": pa.string(), "boolean": pa.bool_(), "date": pa.date32(),
 }
 
-_OPS: dict[type[Comparison], Callable[[Any, Any], Any]] = {
-    EqualTo: operator.eq, NotEqualTo: operator.ne, LessThan: operator.lt,
-    LessThanOrEqual: operator.le, GreaterThan: operator.gt, GreaterThanOrEqual: operator.ge,
-}
-
-
-def arrow_type(hive_type: str) -> pa.DataType | None:
+def arrow_type(hive_type: str | HiveType) -> pa.DataType | None:
     """The Arrow type whose comparisons mean what Spark's do for ``hive_type``, or None.
 
-    >>> arrow_type("INT"), arrow_type("varchar(10)"), arrow_type("double")
-    (DataType(int32), DataType(string), None)
+    >>> arrow_type("INT"), arrow_type("varchar(10)"), arrow_type("double"), arrow_type("char(2)")
+    (DataType(int32), DataType(string), None, None)
     """
-    return _TYPES.get(hive_type.strip().lower().split("(")[0].strip())
+    return _TYPES.get(HiveType.parse(hive_type).base)
 
 
 def to_arrow(expr: Expr, types: Mapping[str, str]) -> pc.Expression | None:
@@ -113,8 +101,7 @@ def _convert(e: Expr, types: Mapping[str, str]) -> pc.Expression:
     if isinstance(e, NotNull):
         return pc.field(_term(e.term, types)).is_valid()
     if isinstance(e, Comparison):
-        return _OPS[type(e)](pc.field(_term(e.term, types)),
-                             _value(e.value, types[_term(e.term, types)]))
+        return e.apply(pc.field(_term(e.term, types)), _value(e.value, types[_term(e.term, types)]))
     if isinstance(e, In):
         return _in(e, types)
     if isinstance(e, Not) and isinstance(e.child, In):
@@ -127,8 +114,6 @@ def _convert(e: Expr, types: Mapping[str, str]) -> pc.Expression:
 
 def _term(term: str, types: Mapping[str, str]) -> str:
     if term not in types or arrow_type(types[term]) is None:
-        raise _Untranslatable(term)
-    if types[term].strip().lower().startswith("char"):
         raise _Untranslatable(term)
     return term
 

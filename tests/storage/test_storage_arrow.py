@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from tests.expr.test_expr_properties import SMALL_TREES
 
 from hivepark.expr import And, EqualTo, Expr, GreaterThan, In, Like, Not, Opaque, evaluate
-from hivepark.expr.arrow import arrow_type, to_arrow
+from hivepark.storage.arrow import arrow_type, to_arrow
 
 TYPES = {"a": "int", "b": "bigint", "c": "tinyint"}
 SMALL = st.one_of(st.none(), st.integers(0, 2))
