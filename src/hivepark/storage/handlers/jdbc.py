@@ -23,6 +23,7 @@ from __future__ import annotations
 import datetime
 import re
 import threading
+import uuid
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -454,7 +455,6 @@ class JdbcStorageHandler(StorageHandler):
         return df.select(*[F.col(f"`{by_lower[c]}`").cast(types[c].spark_ddl).alias(c) for c in columns])
 
     def write(self, spark: SparkSession, table: Table, df: DataFrame, overwrite: bool) -> None:
-        from hivepark.storage.handlers.jdbc_write import write_all_or_nothing
 
         write_all_or_nothing(self, spark, table, df, overwrite)
 
@@ -508,3 +508,57 @@ def interval_bounds(low: Any, high: Any, n: int, kind: str) -> list[Any]:
 
 __all__ = ["JdbcStorageHandler", "SQLGLOT_DIALECT", "engine_for", "hive_type_of", "interval_bounds",
            "sqlalchemy_url"]
+
+
+# ------------------------------------------------------------------ writes
+
+def write_all_or_nothing(handler: JdbcStorageHandler, spark: SparkSession, table: Table, df: DataFrame,
+                         overwrite: bool) -> None:
+    props = _props(table.properties)
+    if _get(props, QUERY):
+        raise UnsupportedError(f"Cannot INSERT into {table.qualified_name}: it reads a {QUERY}, not a table")
+    db = (_get(props, DATABASE_TYPE) or "").upper()
+    dialect = SQLGLOT_DIALECT[db]
+    name = _get(props, TABLE) or ""
+    schema = _get(props, SCHEMA)
+    if schema is None and "." in name:
+        schema, name = name.rsplit(".", 1)
+    cols = handler._columns(table)
+    stage_name = f"hp_stage_{uuid.uuid4().hex[:12]}"
+    target = exp.Table(this=ident(name), db=ident(schema) if schema else None)
+    stage = exp.Table(this=ident(stage_name), db=ident(schema) if schema else None)
+    source_names = [cols[c.name].source for c in table.columns]
+
+    def sql(e: exp.Expression) -> str:
+        return e.sql(dialect=dialect)
+
+    empty = exp.select(*[exp.column(ident(n)) for n in source_names]).from_(target.copy()).where("1 = 0")
+    create = f"CREATE TABLE {sql(stage)} AS {sql(empty)}"
+    eng = engine_for(props)
+    raw = eng.raw_connection()
+    try:
+        cur = raw.cursor()
+        cur.execute(create)
+        raw.commit()
+        try:
+            renamed = df.toDF(*source_names)
+            opts = handler.jdbc_options(table.properties)
+            opts = {k: v for k, v in opts.items() if not k.startswith("pushDown") and k != "fetchsize"}
+            stage_text = sql(stage)
+            (renamed.write.format("jdbc").options(**opts).option("dbtable", stage_text)
+             .option("isolationLevel", "READ_COMMITTED").mode("append").save())
+            col_list = ", ".join(sql(ident(n)) for n in source_names)
+            if db == "SQLITE":
+                cur.execute("BEGIN IMMEDIATE")
+            if overwrite:
+                cur.execute(f"DELETE FROM {sql(target)}")
+            cur.execute(f"INSERT INTO {sql(target)} ({col_list}) SELECT {col_list} FROM {stage_text}")
+            raw.commit()
+        except BaseException:
+            raw.rollback()
+            raise
+        finally:
+            cur.execute(f"DROP TABLE {sql(stage)}")
+            raw.commit()
+    finally:
+        raw.close()
