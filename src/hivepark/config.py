@@ -18,6 +18,8 @@ DEFAULTS: dict[str, str] = {
     "hive.mapjoin.smalltable.filesize": "25000000",
     "hive.optimize.mapjoin.partition.pruning": "true",
     "hive.mapjoin.partition.pruning.max.values": "100000",
+    "hive.optimize.ppd": "true",  # off: nothing is pushed to a storage handler
+    "hive.optimize.ppd.storage": "true",  # off: likewise (Hive's two switches)
 }
 
 

@@ -18,6 +18,7 @@ from hivepark.sql.validate import full_spec, spec_filter
 from hivepark.storage import fs
 from hivepark.storage.commit import FILES_PARAM
 from hivepark.storage.formats import DEFAULT_TEXT_DELIM
+from hivepark.storage.handlers import handler_for, handler_properties
 
 
 def _like(names: list[str], pattern: str | None) -> list[str]:
@@ -101,11 +102,18 @@ def _params(params) -> list[tuple]:
             and k not in RESERVED]
 
 
+def _shown_properties(table: Table) -> dict[str, str]:
+    """The table's properties, every secret of a handler table masked."""
+    handler = handler_for(table)
+    return dict(table.properties) if handler is None else handler.masked_properties(table.properties)
+
+
 def _table_info(table: Table) -> list[tuple]:
+    handler = handler_for(table) is not None
     return [("# Detailed Table Information", "", ""), ("Database:", table.db, ""),
             ("OwnerType:", "USER", ""), ("CreateTime:", _time(table.create_time), ""),
-            ("Location:", table.location, ""), ("Table Type:", table.table_type, ""),
-            ("Table Parameters:", "", "")] + _params(table.properties)
+            *([] if handler else [("Location:", table.location, "")]), ("Table Type:", table.table_type, ""),
+            ("Table Parameters:", "", "")] + _params(_shown_properties(table))
 
 
 def _partition_info(table: Table, part: Partition) -> list[tuple]:
@@ -130,6 +138,13 @@ _SERDE = {
 
 
 def _storage_info(table: Table, skewed: list[tuple] | None = None) -> list[tuple]:
+    handler = handler_for(table)
+    if handler is not None:
+        return [("", "", ""), ("# Storage Information", "", ""),
+                ("Storage Handler:", handler.aliases[0] if handler.aliases else handler.name, ""),
+                ("Storage Handler Params:", "", "")] + [
+            ("", k, v) for k, v in sorted(handler_properties(table.evolve(
+                properties=handler.masked_properties(table.properties))).items())]
     serde, inf, outf = _SERDE[table.format]
     rows = [("", "", ""), ("# Storage Information", "", ""), ("SerDe Library:", serde, ""),
             ("InputFormat:", inf, ""), ("OutputFormat:", outf, "")] + list(skewed or [])
@@ -149,7 +164,7 @@ def _extended(table: Table, part: Partition | None) -> str:
                 f"{{{', '.join(f'{k}={v}' for k, v in sorted(part.parameters.items()) if k not in RESERVED)}}})")
     keys = ", ".join(f"FieldSchema(name:{c.name}, type:{c.type}, comment:{c.comment})"
                      for c in table.partition_keys)
-    params = ", ".join(f"{k}={v}" for k, v in sorted(table.properties.items())
+    params = ", ".join(f"{k}={v}" for k, v in sorted(_shown_properties(table).items())
                        if k != FILES_PARAM and k not in RESERVED)
     return (f"Table(tableName:{table.name}, dbName:{table.db}, createTime:{table.create_time}, "
             f"sd:StorageDescriptor(cols:[{cols}], location:{table.location}, "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from pyspark.sql import DataFrame
@@ -11,6 +12,7 @@ from hivepark.exec import describe, skew_stats, tables, write
 from hivepark.exec.context import Context
 from hivepark.exec.query import plan_query, resolve, run_query
 from hivepark.plan.explain import render
+from hivepark.plan.nodes import HandlerScan, QueryPlan
 from hivepark.sql import statements as s
 from hivepark.sql.parser import ParsedStatement
 
@@ -46,6 +48,18 @@ _HANDLERS: dict[type, Callable[[Context, Any], DataFrame]] = {
 }
 
 
+def _source_rows(plan: QueryPlan, dfs: list[DataFrame]) -> QueryPlan:
+    """Each handler scan's facts with the rows its source returned (a count of its read)."""
+    scans = []
+    for scan, df in zip(plan.scans, dfs):
+        if scan.pushdown is not None:
+            rows = df.count()
+            scan = scan.evolve(facts=tuple(replace(f, rows=rows) if isinstance(f, HandlerScan) else f
+                                           for f in scan.facts))
+        scans.append(scan)
+    return plan.evolve(scans=tuple(scans))
+
+
 def explain(ctx: Context, stmt: s.Explain) -> str:
     """EXPLAIN text: the scans hivepark chose. ANALYZE also runs the small sides of runtime
     pruning and shows its result; EXTENDED also shows Spark's physical plan."""
@@ -58,6 +72,6 @@ def explain(ctx: Context, stmt: s.Explain) -> str:
         return render(plan, spark_plan=spark_plan, max_dirs=max_dirs, extended=True)
     planned = plan_query(ctx, tree)
     if style == "ANALYZE":
-        plan, _ = resolve(ctx, planned)
-        return render(plan, max_dirs=max_dirs, analyzed=True)
+        plan, dfs = resolve(ctx, planned)
+        return render(_source_rows(plan, dfs), max_dirs=max_dirs, analyzed=True)
     return render(planned.plan, max_dirs=max_dirs)

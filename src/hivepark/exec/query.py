@@ -17,11 +17,12 @@ from hivepark.exec.context import Context
 from hivepark.exec.runtime import resolve_runtime
 from hivepark.exec.scan import scan_dataframe, scan_size
 from hivepark.plan import planner
-from hivepark.plan.nodes import FilterShape, QueryPlan, RowFilter, TableScan
+from hivepark.plan.nodes import FilterShape, HandlerScan, QueryPlan, RowFilter, TableScan
 from hivepark.plan.runtime_pruning import RuntimeSettings
 from hivepark.sql.analyzer import QueryAnalysis
 from hivepark.sql.rewrite import analyze, spark_sql
 from hivepark.storage.formats import spark_literal
+from hivepark.storage.handlers import PushedFilter, handler_for
 
 
 @dataclass
@@ -42,8 +43,40 @@ def plan_query(ctx: Context, tree: Any) -> PlannedQuery:
     scans = [TableScan(s.table, s.alias, s.predicate, scope=s.scope, hinted=s.hinted)
              for s in analysis.sites]
     settings = _settings(ctx)
-    env = planner.Planning(ctx.catalog, settings, scan_size)
-    return PlannedQuery(analysis, planner.plan_query(scans, analysis.joins, env), settings)
+    env = planner.Planning(ctx.catalog, settings, scan_size, handler_for=handler_for, conf=ctx.conf)
+    plan = planner.plan_query(scans, analysis.joins, env)
+    plan = plan.evolve(scans=tuple(_describe_handler_scan(s) for s in plan.scans))
+    return PlannedQuery(analysis, plan, settings)
+
+
+def _pushed(scan: TableScan) -> PushedFilter | None:
+    d = scan.pushdown
+    return PushedFilter(d.pushed) if d is not None and d.pushed is not None else None
+
+
+def _describe_handler_scan(scan: TableScan) -> TableScan:
+    """A handler scan gets the handler's own form of what it asks its source (EXPLAIN)."""
+    if scan.pushdown is None:
+        return scan
+    handler = handler_for(scan.table)
+    assert handler is not None
+    columns = [c.name for c in scan.table.columns]
+    fact = HandlerScan(handler.aliases[0] if handler.aliases else handler.name,
+                       handler.describe_scan(scan.table, columns, _pushed(scan)))
+    return scan.evolve(facts=scan.facts + (fact,))
+
+
+def handler_dataframe(ctx: Context, scan: TableScan) -> DataFrame:
+    """A handler table's scan: the handler reads its source with the pushed filter (Spark
+    applies the rest: the query's own WHERE stays in the Spark SQL, so the residual, and
+    anything the handler returns beyond the pushed filter, is filtered there)."""
+    handler = handler_for(scan.table)
+    assert handler is not None
+    columns = [c.name for c in scan.table.columns]
+    try:
+        return handler.read(ctx.spark, scan.table, columns, _pushed(scan), ctx.conf)
+    except PySparkException as e:
+        raise spark_error(e) from None
 
 
 def _settings(ctx: Context) -> RuntimeSettings:
@@ -74,6 +107,9 @@ def resolve(ctx: Context, planned: PlannedQuery) -> tuple[QueryPlan, list[DataFr
             raise spark_error(e) from None
     dfs = []
     for i, scan in enumerate(plan.scans):
+        if scan.pushdown is not None:
+            dfs.append(handler_dataframe(ctx, scan))
+            continue
         df = frames[i] if i in frames else scan_dataframe(ctx.spark, scan, ctx.table_frames())
         for rf in scan.row_filters:
             df = df.where(in_filter(rf, scan.table))

@@ -47,6 +47,7 @@ from hivepark.sql.validate import (
 from hivepark.storage import fs
 from hivepark.storage.commit import FILES_PARAM
 from hivepark.storage.formats import normalize_format
+from hivepark.storage.handlers import STORAGE_HANDLER_KEY, get_handler, handler_name
 
 # ---------------------------------------------------------------- databases
 
@@ -92,6 +93,9 @@ def use(ctx: Context, stmt: s.Use) -> DataFrame:
 
 
 def create_table_statement(ctx: Context, stmt: s.CreateTable) -> DataFrame:
+    if stmt.storage_handler is not None:
+        store_table(ctx, handler_table(ctx, stmt), stmt.if_not_exists)
+        return ctx.empty()
     table = new_table(ctx, stmt)
     if stmt.as_select is None:
         store_table(ctx, table, stmt.if_not_exists)
@@ -146,6 +150,40 @@ def new_table(ctx: Context, stmt: s.CreateTable) -> Table:
     return table
 
 
+def handler_table(ctx: Context, stmt: s.CreateTable) -> Table:
+    """The table a CREATE TABLE ... STORED BY describes: its handler (an unknown name is an
+    error here) validates the properties (TBLPROPERTIES and SERDEPROPERTIES, kept together in
+    the table's properties) and gives the columns when CREATE omits them. No directory is
+    ever created for it: its rows live in the handler's source."""
+    assert stmt.storage_handler is not None
+    db, name = stmt.table.resolve(ctx.current_db)
+    ctx.catalog.get_database(db)
+    handler = get_handler(stmt.storage_handler)
+    shown = handler.aliases[0] if handler.aliases else handler.name
+    for clause, present in (("PARTITIONED BY", stmt.partition_columns or stmt.untyped_partition_columns),
+                            ("SKEWED BY", stmt.skew is not None), ("CLUSTERED BY", stmt.bucketed),
+                            ("AS SELECT", stmt.as_select is not None), ("LIKE", stmt.like is not None),
+                            ("STORED AS", stmt.format is not None), ("LOCATION", stmt.location is not None),
+                            ("ROW FORMAT", stmt.field_delim is not None)):
+        if present:
+            raise UnsupportedError(f"CREATE TABLE ... STORED BY '{stmt.storage_handler}' cannot have "
+                                   f"{clause}: the rows of a {shown} table live in its source. "
+                                   "Remove the clause.")
+    props = {**dict(stmt.serde_properties), **dict(stmt.properties)}
+    props = {k: v for k, v in props.items() if k.lower() != STORAGE_HANDLER_KEY}
+    handler.validate(props)
+    columns = list(stmt.columns) or [Column(n.lower(), t) for n, t in handler.schema(props)]
+    props[STORAGE_HANDLER_KEY] = handler.name
+    return Table(db, name, tuple(columns), (), properties=props, create_time=int(time.time()),
+                 location=layout.table_location(ctx.warehouse, db, name) if db == "default"
+                 else f"{database_location(ctx, db)}/{name}",
+                 table_type=EXTERNAL if stmt.external else MANAGED)
+
+
+def is_handler_table(table: Table) -> bool:
+    return handler_name(table) is not None
+
+
 def copy_for_like(src: Table) -> dict[str, str]:
     """The skew properties CREATE TABLE ... LIKE copies."""
     return {k: v for k, v in src.properties.items()
@@ -186,7 +224,8 @@ def store_table(ctx: Context, table: Table, if_not_exists: bool) -> Table | None
     if not table.columns:
         raise SemanticError(f"Table {table.qualified_name} needs at least one data column")
     stored = ctx.catalog.create_table(table)
-    fs.makedirs(stored.location)
+    if not is_handler_table(stored):
+        fs.makedirs(stored.location)
     return stored
 
 
@@ -235,7 +274,7 @@ def drop_table(ctx: Context, stmt: s.DropTable) -> DataFrame:
 
 
 def _delete_table_data(ctx: Context, table: Table, partitions: list[Partition] | None) -> None:
-    if table.is_external:
+    if table.is_external or is_handler_table(table):  # a handler's source is never touched
         return
     for p in partitions or []:
         if not layout.is_within(table.location, p.location):

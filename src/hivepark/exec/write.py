@@ -15,7 +15,7 @@ from pyspark.sql import functions as F
 from hivepark import layout
 from hivepark.catalog.models import Table
 from hivepark.catalog.skew import table_skew
-from hivepark.errors import LimitExceeded, SemanticError, UserInputError
+from hivepark.errors import LimitExceeded, SemanticError, UnsupportedError, UserInputError
 from hivepark.exec import lb_routing
 from hivepark.exec.context import Context
 from hivepark.exec.query import run_query, spark_error
@@ -31,6 +31,7 @@ from hivepark.sql.validate import (
 from hivepark.storage import fs
 from hivepark.storage.commit import Commit, PartitionWrite
 from hivepark.storage.formats import writer
+from hivepark.storage.handlers import StorageHandler, handler_for
 
 
 def insert(ctx: Context, stmt: Insert) -> DataFrame:
@@ -62,6 +63,10 @@ def multi_insert(ctx: Context, stmt: MultiInsert) -> DataFrame:
 def write_rows(ctx: Context, table: Table, df: DataFrame, spec: PartitionSpec, overwrite: bool,
                if_not_exists: bool = False) -> Table:
     """Writes ``df`` (data columns, then the dynamic partition columns) into ``table``."""
+    handler = handler_for(table)
+    if handler is not None:
+        _write_handler(ctx, handler, table, df, spec, overwrite)
+        return table
     dyn = dynamic_columns(
         table, spec, ctx.conf.get_bool("hive.exec.dynamic.partition"),
         (ctx.conf.get("hive.exec.dynamic.partition.mode") or "").lower() == "strict")
@@ -79,6 +84,28 @@ def write_rows(ctx: Context, table: Table, df: DataFrame, spec: PartitionSpec, o
         return _write_static(ctx, table, df, values, overwrite)
     static = {k: partition_value(table, k, v) for k, v in spec.static.items()}
     return _write_dynamic(ctx, table, df, static, dyn, overwrite)
+
+
+def _write_handler(ctx: Context, handler: StorageHandler, table: Table, df: DataFrame,
+                   spec: PartitionSpec, overwrite: bool) -> None:
+    """INSERT INTO / OVERWRITE a handler table: the handler writes the rows (all or nothing)."""
+    shown = handler.aliases[0] if handler.aliases else handler.name
+    if spec:
+        raise SemanticError(f"Table {table.qualified_name} is not partitioned: its rows live in the source "
+                            f"of its storage handler {shown}. Remove the PARTITION clause.")
+    if not handler.supports_writes:
+        raise UnsupportedError(f"Table {table.qualified_name} is read-only: its storage handler {shown} "
+                               "does not support writes")
+    if len(df.columns) != len(table.columns):
+        raise SemanticError(
+            f"Cannot insert into target table because column number/types are different "
+            f"'{table.name}': Table insclause-0 has {len(table.columns)} columns, but query has "
+            f"{len(df.columns)} columns.", code=10044)
+    out = df.select(*_data_columns(table, df))
+    try:
+        handler.write(ctx.spark, table, out, overwrite)
+    except PySparkException as e:
+        raise spark_error(e) from None
 
 
 def _data_columns(table: Table, df: DataFrame) -> list:
@@ -296,6 +323,10 @@ def count_rows(table: Table, files: list[fs.FileEntry]) -> int:
 def load_data(ctx: Context, stmt: LoadData) -> DataFrame:
     """LOAD DATA [LOCAL] INPATH: the files moved (copied, for LOCAL) into the table."""
     table = ctx.table(stmt.table)
+    if handler_for(table) is not None:
+        raise SemanticError(f"LOAD DATA cannot load files into {table.qualified_name}: its rows live in the "
+                            "source of its storage handler. Load them into a table of files, then INSERT "
+                            "... SELECT from it.")
     spec_ = table_skew(table)
     if spec_ is not None and spec_.stored_as_dirs:
         raise SemanticError("A stored-as-directories table cannot be used as target for LOAD: "

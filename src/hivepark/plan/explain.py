@@ -8,6 +8,7 @@ from hivepark.expr.visitors import render_literal, to_filter_string
 from hivepark.plan.nodes import (
     Fact,
     FilterShape,
+    HandlerScan,
     JoinReason,
     KeyPair,
     QueryPlan,
@@ -32,6 +33,8 @@ def render_scan(scan: TableScan, max_dirs: int = 5, extended: bool = False,
     t = scan.table
     head = f"TableScan {t.qualified_name}" + (f" AS {scan.alias}" if scan.alias != t.name else "")
     lines = [head]
+    if scan.pushdown is not None:
+        return lines + handler_lines(scan)
     if not t.is_partitioned:
         lines.append("  partitioned: false")
         choice = scan.lb_choice(())
@@ -75,6 +78,38 @@ def render_scan(scan: TableScan, max_dirs: int = 5, extended: bool = False,
     if extended and not isinstance(scan.predicate, AlwaysTrue):
         lines.append(f"  scan predicate: {to_filter_string(scan.predicate)}")
     return lines + _runtime_lines(scan, analyzed)
+
+
+def handler_lines(scan: TableScan) -> list[str]:
+    """A storage handler scan: its handler, the whole filter, the pushed part (Hive's filter
+    string form), the residual Spark applies (no line when there is none), why, and the
+    handler's own form of what it asks its source (with the rows it returned, once known).
+
+    >>> from hivepark.catalog.models import Column, Table
+    >>> from hivepark.expr.nodes import GreaterThan, Opaque, And
+    >>> from hivepark.plan.pushdown import PushdownDecision
+    >>> t = Table("default", "o", (Column("a", "int"),))
+    >>> d = PushdownDecision(And(GreaterThan("a", 1), Opaque("upper(s) = 'X'")), GreaterThan("a", 1),
+    ...                      Opaque("upper(s) = 'X'"), "decomposed by the handler")
+    >>> for line in handler_lines(TableScan(t, "o", pushdown=d)): print(line)
+      filter: ((a > 1) and (upper(s) = 'X'))
+      pushed: (a > 1)
+      residual: (upper(s) = 'X')
+      pushdown: decomposed by the handler
+    """
+    d = scan.pushdown
+    facts = [f for f in scan.facts if isinstance(f, HandlerScan)]
+    lines = [f"  storage handler: {f.handler}" for f in facts[:1]]
+    lines.append(f"  filter: {to_filter_string(d.full) if d.full is not None else 'none'}")
+    lines.append(f"  pushed: {to_filter_string(d.pushed) if d.pushed is not None else 'none'}")
+    if d.residual is not None:
+        lines.append(f"  residual: {to_filter_string(d.residual)}")
+    lines.append(f"  pushdown: {d.reason}")
+    for f in facts:
+        lines.append(f"  handler: {f.text}")
+        if f.rows is not None:
+            lines.append(f"  rows from the source: {f.rows:,}")
+    return lines
 
 
 def _dir_line(dirs: list[str], max_dirs: int) -> str:
@@ -166,6 +201,8 @@ def fact_text(fact: Fact) -> str:
     if isinstance(fact, RuntimeApplied):
         return (f"runtime pruning ({_label(fact.keys)}): {fact.values:,} distinct values "
                 f"from {fact.small_table} ({fact.source.value})")
+    if isinstance(fact, HandlerScan):
+        return f"handler: {fact.text}"
     if isinstance(fact, RowFilterSkipped):
         return (f"row filter not pushed ({_label((fact.key,))}): {fact.values:,} values span "
                 f"{fact.span_percent:.0f}% of the small table's key range, so no row group "

@@ -100,7 +100,18 @@ class RowFilterSkipped:
     span_percent: float
 
 
-Fact = RuntimeSkipped | RuntimeApplied | RowFilterSkipped
+@dataclass(frozen=True)
+class HandlerScan:
+    """What a storage handler's scan asks its source: ``handler`` (its Hive class name or
+    its own), ``text`` (the handler's own form, e.g. JDBC's exact SQL; never a secret),
+    and, after EXPLAIN ANALYZE, ``rows``: the rows the source returned."""
+
+    handler: str
+    text: str
+    rows: int | None = None
+
+
+Fact = RuntimeSkipped | RuntimeApplied | RowFilterSkipped | HandlerScan
 """What the planner decided about a scan and why; ``plan.explain`` turns each into a line."""
 
 

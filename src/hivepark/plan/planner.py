@@ -23,12 +23,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hivepark.catalog.base import Catalog
-from hivepark.catalog.models import Partition
+from hivepark.catalog.models import Partition, Table
 from hivepark.expr import and_all
-from hivepark.expr.bind import bind_literal
+from hivepark.expr.bind import bind, bind_literal
 from hivepark.plan.list_bucketing import prune_list_bucketing, table_layouts
 from hivepark.plan.nodes import JoinKey, QueryPlan, TableScan
 from hivepark.plan.partition_pruning import list_pruned, partition_filter, prune_partitions
+from hivepark.plan.pushdown import push_filters
 from hivepark.plan.runtime_pruning import RuntimeSettings, mark_runtime, runtime_candidates
 
 
@@ -36,14 +37,23 @@ def _unknown_size(scan: TableScan) -> int | None:
     return None
 
 
+def _no_handler(table: Table) -> Any:
+    return None
+
+
 @dataclass(frozen=True)
 class Planning:
     """What rules may read besides the plan: the metastore, the runtime-pruning settings,
-    and the bytes a scan reads (``exec/`` measures files; unknown by default)."""
+    the bytes a scan reads (``exec/`` measures files; unknown by default), a table's storage
+    handler (``handler_for``: ``exec/`` supplies the registry's lookup, as ``plan/`` may not
+    import ``storage/``; None for a table of files) and the session's settings (``conf``:
+    ``hive.optimize.ppd`` and ``hive.optimize.ppd.storage``)."""
 
     catalog: Catalog
     settings: RuntimeSettings = field(default_factory=RuntimeSettings)
     scan_size: Callable[[TableScan], int | None] = _unknown_size
+    handler_for: Callable[[Table], Any] = _no_handler
+    conf: Any = None
 
 
 Rule = Callable[[QueryPlan, Planning], QueryPlan]
@@ -53,31 +63,66 @@ def _each(plan: QueryPlan, fn: Callable[[TableScan], TableScan]) -> QueryPlan:
     return plan.evolve(scans=tuple(fn(scan) for scan in plan.scans))
 
 
+def _files(env: Planning, fn: Callable[[TableScan], TableScan]) -> Callable[[TableScan], TableScan]:
+    """``fn`` for a scan of files; a handler table's scan (no partitions, no directories:
+    its rows live in the handler's source) is returned unchanged."""
+    return lambda s: s if env.handler_for(s.table) is not None else fn(s)
+
+
 def partition_filter_rule(plan: QueryPlan, env: Planning) -> QueryPlan:
-    return _each(plan, partition_filter)
+    return _each(plan, _files(env, partition_filter))
+
+
+def _handler_aliases(plan: QueryPlan, env: Planning) -> set[tuple[int, str]]:
+    return {(s.scope, s.alias.lower()) for s in plan.scans
+            if s.pushdown is not None or env.handler_for(s.table) is not None}
+
+
+def _without_handler_joins(plan: QueryPlan, env: Planning,
+                           rule: Callable[[QueryPlan], QueryPlan]) -> QueryPlan:
+    """``rule`` applied as if the joins touching a handler table were not there: a handler
+    table has no partitions or files, so runtime pruning neither narrows it nor reads it."""
+    handled = _handler_aliases(plan, env)
+    if not handled:
+        return rule(plan)
+    joins = tuple((scope, k) for scope, k in plan.joins
+                  if (scope, k.big.lower()) not in handled and (scope, k.small.lower()) not in handled)
+    return rule(plan.evolve(joins=joins)).evolve(joins=plan.joins)
 
 
 def runtime_candidates_rule(plan: QueryPlan, env: Planning) -> QueryPlan:
-    return runtime_candidates(plan, env.settings)
+    return _without_handler_joins(plan, env, lambda p: runtime_candidates(p, env.settings))
 
 
 def static_pruning_rule(plan: QueryPlan, env: Planning) -> QueryPlan:
-    return _each(plan, lambda s: prune_partitions(s, env.catalog, defer=s.runtime_candidate))
+    return _each(plan, _files(env, lambda s: prune_partitions(s, env.catalog, defer=s.runtime_candidate)))
 
 
 def list_bucketing_rule(plan: QueryPlan, env: Planning) -> QueryPlan:
-    return _each(plan, prune_list_bucketing)
+    return _each(plan, _files(env, prune_list_bucketing))
 
 
 def storage_pushdown(plan: QueryPlan, env: Planning) -> QueryPlan:
     """The storage-handler slot: for a table with a storage handler, the handler's decision
     (the predicate it takes and the residual Spark applies) is stored on the scan as
-    ``TableScan.pushdown``. Tables without a handler are returned unchanged."""
-    return plan
+    ``TableScan.pushdown``. Tables without a handler are returned unchanged.
+
+    The predicate offered is the scan's whole predicate, its literals bound to the column
+    types (an atom that cannot be bound soundly is ``Opaque``, so never pushed)."""
+    return _each(plan, lambda s: _push_one(s, env))
+
+
+def _push_one(scan: TableScan, env: Planning) -> TableScan:
+    handler = env.handler_for(scan.table)
+    if handler is None:
+        return scan
+    types = {c.name: c.type for c in scan.table.columns}
+    decision = push_filters(handler, scan.table, bind(scan.predicate, types), env.conf)
+    return scan.evolve(pushdown=decision)
 
 
 def runtime_marks_rule(plan: QueryPlan, env: Planning) -> QueryPlan:
-    return mark_runtime(plan, env.settings, env.scan_size)
+    return _without_handler_joins(plan, env, lambda p: mark_runtime(p, env.settings, env.scan_size))
 
 
 def runtime_listing_rule(plan: QueryPlan, env: Planning) -> QueryPlan:
@@ -87,6 +132,7 @@ def runtime_listing_rule(plan: QueryPlan, env: Planning) -> QueryPlan:
     smalls = {src.small for scan in plan.scans for src in scan.runtime}
     return plan.evolve(scans=tuple(
         scan if i not in smalls and any(src.big_is_partition_key for src in scan.runtime)
+        or scan.pushdown is not None
         else prune_list_bucketing(list_pruned(scan, env.catalog))
         for i, scan in enumerate(plan.scans)))
 

@@ -174,6 +174,10 @@ def _create_table(node: exp.Create) -> s.CreateTable:
             kw["external"] = True
         elif isinstance(p, exp.LikeProperty):
             kw["like"] = table_ref(p.this)
+        elif isinstance(p, exp.StorageHandlerProperty):
+            kw["storage_handler"] = p.this.name
+        elif isinstance(p, exp.SerdeProperties):
+            kw["serde_properties"] = tuple((e.name, e.args["value"].name) for e in p.expressions)
         elif isinstance(p, exp.Property):
             tblprops[p.name] = p.args["value"].name
         elif isinstance(p, exp.SchemaCommentProperty):

@@ -121,7 +121,9 @@ class CreateTable:
     """CREATE [EXTERNAL] TABLE [IF NOT EXISTS] ... [LIKE t | AS SELECT ...].
 
     ``untyped_partition_columns``: ``PARTITIONED BY (p)`` without types (CTAS only: typed
-    from the query). ``format`` is the STORED AS name as written (None: the default)."""
+    from the query). ``format`` is the STORED AS name as written (None: the default).
+    ``storage_handler`` is the STORED BY name as written (a Hive class name or a handler's
+    own name; None: a table of files), ``serde_properties`` its WITH SERDEPROPERTIES."""
 
     table: TableRef
     columns: tuple[Column, ...] = ()
@@ -137,6 +139,8 @@ class CreateTable:
     as_select: Query | None = None
     if_not_exists: bool = False
     bucketed: bool = False
+    storage_handler: str | None = None
+    serde_properties: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
