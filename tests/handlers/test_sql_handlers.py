@@ -1,0 +1,217 @@
+"""STORED BY tables through HiveQL, on real PostgreSQL and SQLite: CREATE (columns given or
+read from the source), DESCRIBE FORMATTED (secrets masked), queries whose pushed part the
+database applies and whose residual Spark applies (rows compared with plain Spark reading the
+same database table and running the same SQL), EXPLAIN, the ppd switches, joins with
+warehouse tables, INSERT, and DROP TABLE leaving the database table alone."""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from hivepark.errors import SemanticError, UnsupportedError
+from hivepark.storage.handlers import UnknownStorageHandler, get_handler
+from pg_server import PostgresUnavailable, postgres_server, require_postgres
+
+JDBC = "org.apache.hive.storage.jdbc.JdbcStorageHandler"
+STATUSES = ["open", "OPEN", "closed", "Open", None]
+ORDERS = [(i, i % 37, STATUSES[i % len(STATUSES)], f"2024-0{1 + i % 9}-1{i % 10}",
+           Decimal(i * 13 % 10000) / 100) for i in range(1, 3001)]
+COLUMNS = "o_id BIGINT, o_cust BIGINT, o_status STRING, o_date DATE, o_total DECIMAL(12,2)"
+QUERY = ("SELECT o_status, sum(o_total) AS total, count(*) AS n FROM {t} "
+         "WHERE o_id BETWEEN 1000 AND 2000 AND upper(o_status) = 'OPEN' GROUP BY o_status")
+
+
+@pytest.fixture(scope="module")
+def pg():
+    import psycopg
+
+    server = postgres_server()
+    try:
+        url = server.__enter__()
+    except PostgresUnavailable as e:
+        if require_postgres():
+            pytest.fail(f"database server unavailable: {e}")
+        pytest.skip(f"database server unavailable: {e}")
+    plain = url.replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(plain, autocommit=True) as conn:
+        conn.execute("CREATE TABLE orders (o_id BIGINT PRIMARY KEY, o_cust BIGINT, o_status VARCHAR(10), "
+                     "o_date DATE, o_total NUMERIC(12,2))")
+        with conn.cursor() as cur:
+            cur.executemany("INSERT INTO orders VALUES (%s, %s, %s, %s, %s)", ORDERS)
+        conn.execute("CREATE TABLE sink (id BIGINT PRIMARY KEY, s VARCHAR(20))")
+    props = {"hive.sql.database.type": "POSTGRES",
+             "hive.sql.jdbc.url": f"jdbc:postgresql://{plain.split('@', 1)[1]}",
+             "hive.sql.dbcp.username": "postgres", "hive.sql.dbcp.password": "s3cret-pw",
+             "hive.sql.table": "orders"}
+    yield {"props": props, "url": plain}
+    server.__exit__(None, None, None)
+
+
+@pytest.fixture(scope="module")
+def sqlite_db(tmp_path_factory):
+    path = tmp_path_factory.mktemp("sqlite") / "shop.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE orders (o_id INTEGER PRIMARY KEY, o_cust INTEGER, o_status TEXT, o_total REAL)")
+        conn.executemany("INSERT INTO orders VALUES (?, ?, ?, ?)",
+                         [(i, c, s, float(t)) for i, c, s, _, t in ORDERS])
+    return {"hive.sql.database.type": "SQLITE", "hive.sql.jdbc.url": f"jdbc:sqlite:{path}",
+            "hive.sql.table": "orders"}
+
+
+def _tblprops(props: dict[str, str], **extra: str) -> str:
+    return ", ".join(f"'{k}' = '{v}'" for k, v in {**props, **extra}.items())
+
+
+def _rows(df) -> list[tuple]:
+    return sorted((tuple(r) for r in df.collect()), key=repr)
+
+
+def _plain(spark, props: dict[str, str], table: str, view: str, columns: str | None = None):
+    """Plain Spark: its own JDBC source on the database table, registered as ``view``."""
+    opts = get_handler("jdbc").jdbc_options(props)  # type: ignore[attr-defined]
+    df = spark.read.format("jdbc").options(**opts).option("dbtable", table).load()
+    if columns is not None:
+        df = df.selectExpr(*[f"CAST({c.split()[0]} AS {c.split()[1]}) AS {c.split()[0]}"
+                             for c in columns.split(", ")])
+    df.createOrReplaceTempView(view)
+    return df
+
+
+def _create_orders(wh, pg, name="orders", **extra: str) -> None:
+    wh.sql(f"CREATE EXTERNAL TABLE {name} ({COLUMNS}) STORED BY '{JDBC}' "
+           f"TBLPROPERTIES ({_tblprops(pg['props'], **extra)})")
+
+
+def _explain(wh, text: str, style: str = "") -> str:
+    return "\n".join(r[0] for r in wh.sql(f"EXPLAIN {style} {text}").collect())
+
+
+def test_issue_example_pushed_and_residual(wh, spark, pg):
+    _create_orders(wh, pg, **{"hive.sql.partitionColumn": "o_id", "hive.sql.numPartitions": "4"})
+    got = _rows(wh.sql(QUERY.format(t="orders")))
+    _plain(spark, pg["props"], "orders", "plain_orders", COLUMNS)
+    expected = _rows(spark.sql(QUERY.format(t="plain_orders")))
+    assert got == expected and got
+    text = _explain(wh, QUERY.format(t="orders"))
+    assert "storage handler: " + JDBC in text
+    assert "pushed: ((o_id >= 1000) and (o_id <= 2000))" in text
+    assert "residual: " in text and "upper(o_status)" in text.split("residual: ", 1)[1].splitlines()[0].lower()
+    handler_line = next(line for line in text.splitlines() if line.startswith("  handler: "))
+    assert "1000" in handler_line and "2000" in handler_line and "s3cret" not in text
+    analyzed = _explain(wh, QUERY.format(t="orders"), "ANALYZE")
+    assert "rows from the source: 1,001" in analyzed
+
+
+def test_ppd_switches_push_nothing_and_keep_rows(wh, spark, pg):
+    _create_orders(wh, pg)
+    pushed = _rows(wh.sql(QUERY.format(t="orders")))
+    for key in ("hive.optimize.ppd.storage", "hive.optimize.ppd"):
+        assert _rows(wh.sql(f"SET {key}")) == [(f"{key}=true",)]
+        wh.sql(f"SET {key}=false")
+        text = _explain(wh, QUERY.format(t="orders"))
+        assert "pushed: none" in text and f"{key}=false" in text
+        assert "rows from the source: 3,000" in _explain(wh, QUERY.format(t="orders"), "ANALYZE")
+        assert _rows(wh.sql(QUERY.format(t="orders"))) == pushed
+        wh.sql(f"SET {key}=true")
+
+
+def test_columns_from_source_describe_masks_password(wh, pg):
+    wh.sql(f"CREATE EXTERNAL TABLE src_cols STORED BY '{JDBC}' "
+           f"WITH SERDEPROPERTIES ('serde.note' = 'kept') TBLPROPERTIES ({_tblprops(pg['props'])})")
+    desc = _rows(wh.sql("DESCRIBE src_cols"))
+    assert [r[:2] for r in sorted(desc)] == sorted([("o_id", "bigint"), ("o_cust", "bigint"),
+                                                    ("o_status", "varchar(10)"), ("o_date", "date"),
+                                                    ("o_total", "decimal(12,2)")])
+    formatted = [tuple(r) for r in wh.sql("DESCRIBE FORMATTED src_cols").collect()]
+    flat = repr(formatted)
+    assert ("Storage Handler:", JDBC, "") in formatted
+    assert "s3cret-pw" not in flat and "********" in flat
+    assert ("", "serde.note", "kept") in formatted
+    assert "s3cret-pw" not in repr(wh.sql("DESCRIBE EXTENDED src_cols").collect())
+    assert "src_cols" in [r[0] for r in wh.sql("SHOW TABLES").collect()]
+    assert wh.sql("SELECT count(*) FROM src_cols WHERE o_id <= 10").collect()[0][0] == 10
+
+
+def test_create_errors(wh, pg):
+    with pytest.raises(UnknownStorageHandler, match="Unknown storage handler 'com.example.NoSuchHandler'"):
+        wh.sql("CREATE TABLE nope (a INT) STORED BY 'com.example.NoSuchHandler'")
+    with pytest.raises(UnsupportedError, match="PARTITIONED BY"):
+        wh.sql(f"CREATE EXTERNAL TABLE parted (a BIGINT) PARTITIONED BY (ds STRING) STORED BY '{JDBC}' "
+               f"TBLPROPERTIES ({_tblprops(pg['props'])})")
+    assert wh.sql("SHOW TABLES").collect() == []
+
+
+def test_join_with_partitioned_warehouse_table(wh, spark, pg):
+    _create_orders(wh, pg)
+    wh.sql("CREATE TABLE custs (c_id BIGINT, c_name STRING) PARTITIONED BY (region STRING) STORED AS PARQUET")
+    wh.sql("INSERT INTO custs PARTITION (region='eu') SELECT id, concat('eu', id) FROM "
+           "(SELECT explode(sequence(0, 18)) AS id) x")
+    wh.sql("INSERT INTO custs PARTITION (region='us') SELECT id, concat('us', id) FROM "
+           "(SELECT explode(sequence(19, 36)) AS id) x")
+    query = ("SELECT c.c_name, count(*) AS n, sum(o.o_total) AS total FROM {o} o JOIN {c} c ON o.o_cust = c.c_id "
+             "WHERE c.region = 'eu' AND o.o_id < 500 AND o.o_status = 'open' GROUP BY c.c_name")
+    got = _rows(wh.sql(query.format(o="orders", c="custs")))
+    _plain(spark, pg["props"], "orders", "plain_orders", COLUMNS)
+    spark.read.parquet(str(Path(wh.sql("DESCRIBE FORMATTED custs").where("col_name = 'Location:'")
+                                .collect()[0][1].replace("file://", "")))).createOrReplaceTempView("plain_custs")
+    expected = _rows(spark.sql(query.format(o="plain_orders", c="plain_custs")))
+    assert got == expected and got
+    text = _explain(wh, query.format(o="orders", c="custs"))
+    assert "pushed: ((o_id < 500) and (o_status = 'open'))" in text
+    assert "partitions=1/2" in text
+
+
+def test_insert_select_drop(wh, pg):
+    import psycopg
+
+    wh.sql(f"CREATE EXTERNAL TABLE sink STORED BY 'jdbc' "
+           f"TBLPROPERTIES ({_tblprops(pg['props'], **{'hive.sql.table': 'sink'})})")
+    wh.sql("INSERT INTO sink SELECT 1, 'a'")
+    wh.sql("INSERT INTO sink VALUES (2, \"it's\")")
+    assert _rows(wh.sql("SELECT * FROM sink")) == [(1, "a"), (2, "it's")]
+    wh.sql("INSERT OVERWRITE TABLE sink SELECT 7, 'z'")
+    assert _rows(wh.sql("SELECT id, s FROM sink WHERE id > 1")) == [(7, "z")]
+    with pytest.raises(SemanticError, match="PARTITION"):
+        wh.sql("INSERT INTO sink PARTITION (ds='1') SELECT 8, 'y'")
+    wh.sql("DROP TABLE sink")
+    assert "sink" not in [r[0] for r in wh.sql("SHOW TABLES").collect()]
+    with psycopg.connect(pg["url"], autocommit=True) as conn:
+        assert conn.execute("SELECT id, s FROM sink").fetchall() == [(7, "z")]
+
+
+def test_read_only_handler_is_clear(wh):
+    from hivepark.storage.handlers import StorageHandler, register_handler
+
+    @register_handler
+    class Numbers(StorageHandler):
+        name = "numbers_test"
+
+        def schema(self, properties):
+            return [("id", "bigint")]
+
+        def read(self, spark, table, columns, pushed, settings):
+            return spark.range(0, int(table.properties["n"])).select(*columns)
+
+    wh.sql("CREATE TABLE nums STORED BY 'numbers_test' TBLPROPERTIES ('n' = '5')")
+    assert _rows(wh.sql("SELECT id FROM nums WHERE id > 2")) == [(3,), (4,)]
+    text = _explain(wh, "SELECT id FROM nums WHERE id > 2")
+    assert "pushed: (id > 2)" in text and "residual: (id > 2)" in text
+    with pytest.raises(UnsupportedError, match="read-only: its storage handler numbers_test does not support"):
+        wh.sql("INSERT INTO nums SELECT 9")
+
+
+def test_sqlite(wh, spark, sqlite_db):
+    wh.sql(f"CREATE EXTERNAL TABLE lite STORED BY '{JDBC}' TBLPROPERTIES ({_tblprops(sqlite_db)})")
+    query = ("SELECT o_status, count(*) AS n FROM {t} WHERE o_id BETWEEN 100 AND 400 "
+             "AND upper(o_status) = 'OPEN' GROUP BY o_status")
+    got = _rows(wh.sql(query.format(t="lite")))
+    _plain(spark, sqlite_db, "orders", "plain_lite")
+    assert got == _rows(spark.sql(query.format(t="plain_lite"))) and got
+    assert "pushed: ((o_id >= 100) and (o_id <= 400))" in _explain(wh, query.format(t="lite"))
