@@ -137,6 +137,7 @@ def test_columns_from_source_describe_masks_password(wh, pg):
     assert "s3cret-pw" not in repr(wh.sql("DESCRIBE EXTENDED src_cols").collect())
     assert "src_cols" in [r[0] for r in wh.sql("SHOW TABLES").collect()]
     assert wh.sql("SELECT count(*) FROM src_cols WHERE o_id <= 10").collect()[0][0] == 10
+    assert wh.table("src_cols").count() == len(ORDERS)
 
 
 def test_create_errors(wh, pg):

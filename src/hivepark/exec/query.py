@@ -70,11 +70,8 @@ def handler_dataframe(ctx: Context, scan: TableScan) -> DataFrame:
     """A handler table's scan: the handler reads its source with the pushed filter (Spark
     applies the rest: the query's own WHERE stays in the Spark SQL, so the residual, and
     anything the handler returns beyond the pushed filter, is filtered there)."""
-    handler = handler_for(scan.table)
-    assert handler is not None
-    columns = [c.name for c in scan.table.columns]
     try:
-        return handler.read(ctx.spark, scan.table, columns, _pushed(scan), ctx.conf)
+        return scan_dataframe(ctx.spark, scan, settings=ctx.conf)
     except PySparkException as e:
         raise spark_error(e) from None
 

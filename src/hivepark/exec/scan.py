@@ -12,6 +12,7 @@ import json
 import posixpath
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from pyspark.sql import Column as SparkColumn
 from pyspark.sql import DataFrame, SparkSession
@@ -26,14 +27,21 @@ from hivepark.plan.nodes import TableScan
 from hivepark.storage import fs
 from hivepark.storage.commit import FILES_PARAM, current_files
 from hivepark.storage.formats import load, schema_of, spark_literal, spark_type
+from hivepark.storage.handlers import PushedFilter, handler_for
 
 
 def scan_dataframe(spark: SparkSession, scan: TableScan,
-                   warm: TableFrames | None = None) -> DataFrame:
+                   warm: TableFrames | None = None, settings: Any = None) -> DataFrame:
     """The rows of ``scan``: data columns then partition columns, typed as in the metastore.
     With ``warm``, a scan of many partitions may reuse a whole-table DataFrame (see
-    :class:`TableFrames`)."""
+    :class:`TableFrames`). A handler table's rows are its handler's read, given the pushed
+    filter of the scan's decision (``settings``: the session's, passed to the handler)."""
     table = scan.table
+    handler = handler_for(table)
+    if handler is not None:
+        d = scan.pushdown
+        pushed = PushedFilter(d.pushed) if d is not None and d.pushed is not None else None
+        return handler.read(spark, table, [c.name for c in table.columns], pushed, settings or {})
     if not table.is_partitioned:
         paths, listed = _table_paths(scan)
         if not paths or not listed:
@@ -314,8 +322,11 @@ def _spark_dir(location: str) -> str:
 
 
 def scan_size(scan: TableScan) -> int | None:
-    """Bytes a scan reads: metastore statistics, else the files' sizes."""
+    """Bytes a scan reads: metastore statistics, else the files' sizes (None, unknown, for
+    a handler table)."""
     table = scan.table
+    if handler_for(table) is not None:
+        return None
     if scan.deferred:
         return scan.deferred_size
     if not table.is_partitioned:
