@@ -17,6 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hivepark.errors import SemanticError, UnsupportedError
 from hivepark.storage.handlers import UnknownStorageHandler, get_handler
+from mariadb_server import MariaDBUnavailable, mariadb_server
 from pg_server import PostgresUnavailable, postgres_server, require_postgres
 
 JDBC = "org.apache.hive.storage.jdbc.JdbcStorageHandler"
@@ -51,6 +52,28 @@ def pg():
              "hive.sql.dbcp.username": "postgres", "hive.sql.dbcp.password": "s3cret-pw",
              "hive.sql.table": "orders"}
     yield {"props": props, "url": plain}
+    server.__exit__(None, None, None)
+
+
+@pytest.fixture(scope="module")
+def mariadb():
+    import pymysql
+
+    server = mariadb_server()
+    try:
+        host, port, db = server.__enter__()
+    except MariaDBUnavailable as e:
+        if require_postgres():
+            pytest.fail(f"database server unavailable: {e}")
+        pytest.skip(f"database server unavailable: {e}")
+    conn = pymysql.connect(host=host, port=port, user="root", database=db, autocommit=True)
+    with conn:
+        cur = conn.cursor()
+        cur.execute("CREATE TABLE orders (o_id BIGINT PRIMARY KEY, o_cust BIGINT, o_status VARCHAR(10), "
+                    "o_date DATE, o_total DECIMAL(12,2))")
+        cur.executemany("INSERT INTO orders VALUES (%s, %s, %s, %s, %s)", ORDERS)
+    yield {"hive.sql.database.type": "MYSQL", "hive.sql.jdbc.url": f"jdbc:mariadb://{host}:{port}/{db}",
+           "hive.sql.dbcp.username": "root", "hive.sql.table": "orders"}
     server.__exit__(None, None, None)
 
 
@@ -216,3 +239,14 @@ def test_sqlite(wh, spark, sqlite_db):
     _plain(spark, sqlite_db, "orders", "plain_lite")
     assert got == _rows(spark.sql(query.format(t="plain_lite"))) and got
     assert "pushed: ((o_id >= 100) and (o_id <= 400))" in _explain(wh, query.format(t="lite"))
+
+
+def test_mariadb_issue_example(wh, spark, mariadb):
+    wh.sql(f"CREATE EXTERNAL TABLE orders ({COLUMNS}) STORED BY '{JDBC}' TBLPROPERTIES ({_tblprops(mariadb)})")
+    query = QUERY + " UNION ALL SELECT o_status, sum(o_total), count(*) FROM {t} WHERE o_status = 'open' " \
+        "AND o_id < 100 GROUP BY o_status"
+    got = _rows(wh.sql(query.format(t="orders")))
+    _plain(spark, mariadb, "orders", "plain_orders", COLUMNS)
+    assert got == _rows(spark.sql(query.format(t="plain_orders"))) and got
+    text = _explain(wh, query.format(t="orders"), "EXTENDED")
+    assert "pushed: ((o_id >= 1000) and (o_id <= 2000))" in text and "== Spark plan ==" in text
