@@ -137,6 +137,7 @@ def test_ppd_switches_push_nothing_and_keep_rows(wh, spark, pg):
     pushed = _rows(wh.sql(QUERY.format(t="orders")))
     for key in ("hive.optimize.ppd.storage", "hive.optimize.ppd"):
         assert _rows(wh.sql(f"SET {key}")) == [(f"{key}=true",)]
+        assert (f"{key}=true",) in _rows(wh.sql("SET")) and (f"{key}=true",) in _rows(wh.sql("SET -v"))
         wh.sql(f"SET {key}=false")
         text = _explain(wh, QUERY.format(t="orders"))
         assert "pushed: none" in text and f"{key}=false" in text

@@ -51,7 +51,7 @@ def show_partitions(ctx: Context, stmt: s.ShowPartitions) -> DataFrame:
 
 
 def set_command(ctx: Context, cmd: s.Set) -> DataFrame:
-    if cmd.key is None:
+    if cmd.key is None or cmd.key == "-v" and cmd.value is None:  # SET -v: every setting, as SET
         return ctx.rows(["set"], [(f"{k}={v}",) for k, v in ctx.conf.items()])
     if cmd.value is None:
         v = ctx.conf.get(cmd.key)
