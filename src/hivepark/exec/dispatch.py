@@ -10,7 +10,7 @@ from pyspark.sql import DataFrame
 
 from hivepark.exec import describe, skew_stats, tables, write
 from hivepark.exec.context import Context
-from hivepark.exec.query import plan_query, resolve, run_query
+from hivepark.exec.query import describe_handler_scans, plan_query, resolve, run_query
 from hivepark.plan.explain import render
 from hivepark.plan.nodes import HandlerScan, QueryPlan
 from hivepark.sql import statements as s
@@ -69,9 +69,9 @@ def explain(ctx: Context, stmt: s.Explain) -> str:
     if style in ("EXTENDED", "FORMATTED"):
         df, plan = run_query(ctx, tree)
         spark_plan = df._jdf.queryExecution().executedPlan().toString()
-        return render(plan, spark_plan=spark_plan, max_dirs=max_dirs, extended=True)
+        return render(describe_handler_scans(plan), spark_plan=spark_plan, max_dirs=max_dirs, extended=True)
     planned = plan_query(ctx, tree)
     if style == "ANALYZE":
         plan, dfs = resolve(ctx, planned)
-        return render(_source_rows(plan, dfs), max_dirs=max_dirs, analyzed=True)
-    return render(planned.plan, max_dirs=max_dirs)
+        return render(_source_rows(describe_handler_scans(plan), dfs), max_dirs=max_dirs, analyzed=True)
+    return render(describe_handler_scans(planned.plan), max_dirs=max_dirs)

@@ -44,9 +44,14 @@ def plan_query(ctx: Context, tree: Any) -> PlannedQuery:
              for s in analysis.sites]
     settings = _settings(ctx)
     env = planner.Planning(ctx.catalog, settings, scan_size, handler_for=handler_for, conf=ctx.conf)
-    plan = planner.plan_query(scans, analysis.joins, env)
-    plan = plan.evolve(scans=tuple(_describe_handler_scan(s) for s in plan.scans))
-    return PlannedQuery(analysis, plan, settings)
+    return PlannedQuery(analysis, planner.plan_query(scans, analysis.joins, env), settings)
+
+
+def describe_handler_scans(plan: QueryPlan) -> QueryPlan:
+    """For EXPLAIN: each handler scan gets the handler's own form of what it asks its source
+    (a ``HandlerScan`` fact; for JDBC this may ask the database for its columns, so only
+    EXPLAIN pays for it)."""
+    return plan.evolve(scans=tuple(_describe_handler_scan(s) for s in plan.scans))
 
 
 def _pushed(scan: TableScan) -> PushedFilter | None:
