@@ -44,3 +44,25 @@ def test_readme_handler_rows_equal_spark(wh, spark, numbers_handler, where):
     got = sorted(wh.sql(f"SELECT id FROM numbers WHERE {where}").collect())
     want = sorted(spark.sql(f"SELECT id FROM range(1000000) WHERE {where}").collect())
     assert got == want
+
+
+def _spark_plan(wh, query: str) -> str:
+    text = "\n".join(r[0] for r in wh.sql("EXPLAIN EXTENDED " + query).collect())
+    return text[text.index("== Spark plan =="):]
+
+
+def test_what_the_source_applied_is_not_filtered_again(wh, spark, numbers_handler):
+    """Hive drops the Filter operator when the residual is empty; so does hivepark: Spark's
+    plan keeps only the residual conjuncts."""
+    wh.sql("CREATE EXTERNAL TABLE IF NOT EXISTS numbers STORED BY 'numbers' TBLPROPERTIES ('numbers.n'='1000000')")
+    only_pushed = _spark_plan(wh, "SELECT id FROM numbers WHERE id BETWEEN 10 AND 12")
+    assert "Filter" not in only_pushed, only_pushed
+    mixed = _spark_plan(wh, "SELECT id FROM numbers WHERE id >= 10 AND id < 20 AND id % 2 = 0")
+    filters = [line for line in mixed.splitlines() if "Filter" in line]
+    assert len(filters) == 1 and "% 2" in filters[0] and ">=" not in filters[0], mixed
+    wh.sql("SET hive.optimize.ppd.storage=false")
+    try:
+        off = _spark_plan(wh, "SELECT id FROM numbers WHERE id BETWEEN 10 AND 12")
+        assert "Filter" in off and ">= 10" in off, off
+    finally:
+        wh.sql("SET hive.optimize.ppd.storage=true")

@@ -16,6 +16,8 @@ from hivepark.errors import DataError, ExecutionError, SemanticError
 from hivepark.exec.context import Context
 from hivepark.exec.runtime import resolve_runtime
 from hivepark.exec.scan import scan_dataframe, scan_size
+from hivepark.expr import Expr
+from hivepark.expr.bind import bind
 from hivepark.plan import planner
 from hivepark.plan.nodes import FilterShape, HandlerScan, QueryPlan, RowFilter, TableScan
 from hivepark.plan.runtime_pruning import RuntimeSettings
@@ -145,7 +147,9 @@ def run_query(ctx: Context, tree: Any) -> tuple[DataFrame, QueryPlan]:
         view = ctx.new_view_name()
         df.createOrReplaceTempView(view)
         views.append(view)
-    text = spark_sql(planned.analysis, views, [scan.broadcast for scan in plan.scans])
+    text = spark_sql(planned.analysis, views, [scan.broadcast for scan in plan.scans],
+                     [_applied_by_source(scan, site.own_trees)
+                      for scan, site in zip(plan.scans, planned.analysis.sites)])
     try:
         df = ctx.spark.sql(text)
     except PySparkException as e:
@@ -153,6 +157,15 @@ def run_query(ctx: Context, tree: Any) -> tuple[DataFrame, QueryPlan]:
     finally:
         ctx.drop_temp_views()
     return df, plan
+
+
+def _applied_by_source(scan: TableScan, parts: tuple[Expr, ...]) -> tuple[int, ...]:
+    """The scan's own filter conjuncts its storage handler applies exactly (Hive drops the
+    Filter operator for them: an empty residual means no Spark filter at all)."""
+    if scan.pushdown is None:
+        return ()
+    types = {c.name: c.type for c in scan.table.columns}
+    return scan.pushdown.applied_by_source([bind(p, types) for p in parts])
 
 
 def spark_error(e: Exception) -> Exception:

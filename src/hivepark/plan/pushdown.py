@@ -34,7 +34,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -75,6 +75,24 @@ class PushdownDecision:
     pushed: Expr | None
     residual: Expr | None
     reason: str
+    exact: bool = False  # the handler applies ``pushed`` exactly (it decomposed the filter)
+
+    def applied_by_source(self, parts: Sequence[Expr]) -> tuple[int, ...]:
+        """Which of ``parts`` (conjuncts of the scan's filter, bound like ``full``) the
+        source applies entirely: each of their atoms is pushed and none is residual. Spark
+        need not apply those again; with no residual, that is every part.
+
+        >>> from hivepark.expr.nodes import EqualTo, GreaterThan, Opaque
+        >>> d = PushdownDecision(None, GreaterThan("a", 1), Opaque("f(b)", frozenset({"b"})), "", True)
+        >>> d.applied_by_source([GreaterThan("a", 1), Opaque("f(b)", frozenset({"b"})), EqualTo("a", 2)])
+        (0,)
+        """
+        if not self.exact or self.pushed is None:
+            return ()
+        pushed = set(conjuncts(self.pushed))
+        residual = set(conjuncts(self.residual)) if self.residual is not None else set()
+        return tuple(i for i, part in enumerate(parts)
+                     if all(c in pushed and c not in residual for c in conjuncts(part)))
 
 
 def _has_opaque(expr: Expr) -> bool:
@@ -133,4 +151,4 @@ def push_filters(handler: object, table: Any, predicate: Expr | None,
     residual_parts = ([residual] if residual is not None else []) + residual_parts
     return PushdownDecision(full, _none_if_true(and_all(*pushed_parts)) if pushed_parts else None,
                             _none_if_true(and_all(*residual_parts)) if residual_parts else None,
-                            "decomposed by the handler")
+                            "decomposed by the handler", exact=True)

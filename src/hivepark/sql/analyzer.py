@@ -102,6 +102,7 @@ class ScanSite:
     hinted: bool = False
     own: Expr = field(default_factory=AlwaysTrue)  # ``filters`` as one predicate tree
     filter_sql: tuple[str, ...] = ()  # ``filters`` as Spark SQL text, one per conjunct
+    own_trees: tuple[Expr, ...] = ()  # ``filters`` as predicate trees, one per conjunct
 
 
 @dataclass
@@ -161,7 +162,8 @@ def analyze_query(query: exp.Expression, find: TableFind) -> QueryAnalysis:
             own_pred = and_all(*(t for t, m in zip(trees, mine) if m))
             sites.append(ScanSite(tables[alias], table, alias, pred, scope_id, own,
                                   alias.lower() in hinted, own_pred,
-                                  tuple(c.sql(dialect="spark") for c in own)))
+                                  tuple(c.sql(dialect="spark") for c in own),
+                                  tuple(t for t, m in zip(trees, mine) if m)))
         if isinstance(scope.expression, exp.Select):
             joins += [(scope_id, k) for k in join_keys(scope.expression, resolvers, _conjuncts,
                                                        _source_alias)]

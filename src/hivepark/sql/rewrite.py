@@ -24,11 +24,17 @@ def analyze(tree: Any, find: TableFind) -> QueryAnalysis:
     return analyze_query(tree.copy(), find)
 
 
-def spark_sql(analysis: QueryAnalysis, views: Sequence[str], broadcast: Sequence[bool]) -> str:
+def spark_sql(analysis: QueryAnalysis, views: Sequence[str], broadcast: Sequence[bool],
+              applied: Sequence[Sequence[int]] = ()) -> str:
     """The analyzed query as Spark SQL, the i-th site read from temp view ``views[i]``
     under its own alias, with a BROADCAST hint for each site whose ``broadcast`` is set.
-    Rewrites the analyzed copy: call once per analysis."""
+    ``applied[i]`` lists the conjuncts of ``sites[i].filters`` its source has already
+    applied (a storage handler's exact pushed part): they become TRUE, so Spark does not
+    filter those rows again. Rewrites the analyzed copy: call once per analysis."""
     assert analysis.query is not None
+    for site, done in zip(analysis.sites, applied):
+        for i in done:
+            site.filters[i].replace(exp.true())
     for site, view, hint in zip(analysis.sites, views, broadcast):
         site.node.replace(exp.Table(this=exp.to_identifier(view),
                                     alias=exp.TableAlias(this=exp.to_identifier(site.alias))))

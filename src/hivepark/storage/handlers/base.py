@@ -135,8 +135,13 @@ class StorageHandler(ABC):
     @abstractmethod
     def read(self, spark: SparkSession, table: Table, columns: Sequence[str],
              pushed: PushedFilter | None, settings: Any) -> DataFrame:
-        """A DataFrame of ``columns`` (Hive names, in this order) of the table's rows; it may
-        drop rows the pushed filter rejects, and must keep every row it accepts."""
+        """A DataFrame of ``columns`` (Hive names, in this order) of the table's rows.
+
+        When the handler decomposed the filter (``decompose_predicate`` returned ``pushed``),
+        the rows must be exactly those ``pushed`` accepts, as in Hive: Spark does not apply
+        the pushed part again. A handler without ``decompose_predicate`` receives the whole
+        filter and may apply any of it (it must keep every row the filter accepts): Spark
+        applies all of it."""
 
     def describe_scan(self, table: Table, columns: Sequence[str], pushed: PushedFilter | None) -> str:
         """The handler's own form of what it asks its source (EXPLAIN); never a secret."""
