@@ -174,6 +174,7 @@ def hive_type_of(database_type: str, declared: str, column: str) -> str:
 
 _engines: dict[str, sa.engine.Engine] = {}
 _engines_lock = threading.Lock()
+_source_column_cache: dict[tuple[Any, ...], dict[str, SourceColumn]] = {}
 
 
 def sqlalchemy_url(props: Mapping[str, str]) -> sa.URL | str:
@@ -285,7 +286,20 @@ class JdbcStorageHandler(StorageHandler):
 
     def _columns(self, table: Table) -> dict[str, SourceColumn]:
         """The table's Hive columns with their source names (matched ignoring case) and, for
-        SQLite, their declared types' affinity."""
+        SQLite, their declared types' affinity. Read from the source once per table definition
+        in this process (a query asks for them several times: decomposing, the statement,
+        EXPLAIN), as Hive reads a table's columns from its metastore."""
+        key = (table.qualified_name, tuple(sorted(table.properties.items())),
+               tuple((c.name, c.type) for c in table.columns))
+        with _engines_lock:
+            cached = _source_column_cache.get(key)
+        if cached is None:
+            cached = self._read_columns(table)
+            with _engines_lock:
+                _source_column_cache[key] = cached
+        return cached
+
+    def _read_columns(self, table: Table) -> dict[str, SourceColumn]:
         props = _props(table.properties)
         db = (_get(props, DATABASE_TYPE) or "").upper()
         declared: dict[str, tuple[str, str]] = {}
