@@ -10,83 +10,11 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
-from hivepark.catalog.models import Column, Table
-from hivepark.errors import InvalidPartitionSpec, SemanticError
+from hivepark.catalog.models import Table
 from hivepark.expr import AlwaysTrue, Expr, and_all
 from hivepark.expr.from_sqlglot import from_sqlglot
 from hivepark.plan.nodes import JoinKey
 from hivepark.sql.joins import join_keys
-
-
-def table_name(node: exp.Table, current_db: str) -> tuple[str, str]:
-    """(db, table) of a table reference, lower-case, the current database by default."""
-    db = node.args.get("db")
-    return ((db.name if db is not None else current_db).lower(), node.name.lower())
-
-
-def hive_type(dt: exp.DataType) -> str:
-    """A column type as Hive writes it, lower-case (``decimal(10,2)``, ``array<int>``)."""
-    text = dt.sql(dialect="hive").lower()
-    return {"integer": "int", "text": "string"}.get(text, text)
-
-
-def column_defs(schema: exp.Schema | None) -> list[Column]:
-    """Columns of a ``(a INT COMMENT 'x', ...)`` clause, rejecting duplicate names."""
-    cols: list[Column] = []
-    if schema is None:
-        return cols
-    for cd in schema.expressions:
-        if not isinstance(cd, exp.ColumnDef):
-            continue
-        comment = None
-        for c in cd.args.get("constraints") or []:
-            kind = c.args.get("kind")
-            if isinstance(kind, exp.CommentColumnConstraint):
-                comment = kind.this.name if kind.this is not None else None
-        kind = cd.args.get("kind")
-        if kind is None:
-            raise SemanticError(f"Column {cd.name} has no type: give it one, e.g. {cd.name} STRING")
-        cols.append(Column(cd.name.lower(), hive_type(kind), comment))
-    names = [c.name for c in cols]
-    dups = sorted({n for n in names if names.count(n) > 1})
-    if dups:
-        raise SemanticError(f"Duplicate column name: {dups[0]}. Each column must have a unique name.")
-    return cols
-
-
-def literal_value(node: exp.Expression) -> str | None:
-    """A partition value as Hive stores it: the literal's text; NULL is None."""
-    if isinstance(node, exp.Paren):
-        return literal_value(node.this)
-    if isinstance(node, exp.Null):
-        return None
-    if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal):
-        return "-" + node.this.name
-    if isinstance(node, exp.Literal):
-        return node.name
-    if isinstance(node, exp.Boolean):
-        return "true" if node.this else "false"
-    if isinstance(node, (exp.Cast, exp.Date)) and isinstance(node.this, exp.Literal):
-        return node.this.name
-    raise InvalidPartitionSpec(
-        f"Partition value {node.sql(dialect='hive')} must be a constant: write it as a "
-        "string or number literal, e.g. PARTITION (ds='2008-04-08')")
-
-
-def partition_spec(node: exp.Expression | None) -> list[tuple[str, str | None, bool]]:
-    """``PARTITION (ds='1', hr)`` as (column, value, is_static) in the order written."""
-    if node is None:
-        return []
-    out: list[tuple[str, str | None, bool]] = []
-    for e in node.expressions:
-        if isinstance(e, exp.EQ):
-            out.append((e.this.name.lower(), literal_value(e.expression), True))
-        elif isinstance(e, (exp.Column, exp.Identifier, exp.Var)):
-            out.append((e.name.lower(), None, False))
-        else:
-            raise InvalidPartitionSpec(
-                f"Cannot read partition spec entry {e.sql(dialect='hive')}: write col='value'")
-    return out
 
 
 @dataclass
