@@ -11,41 +11,10 @@ The pushed filter reaches :meth:`StorageHandler.read` as :class:`PushedFilter`: 
 Hive's filter string form (``hive.io.filter.text``) and the serialized tree
 (``hive.io.filter.expr.serialized``, JSON that round-trips).
 
-A complete small handler (a read-only table of the numbers ``0 .. n-1``)::
-
-    from hivepark.expr import IndexPredicateAnalyzer, IndexSearchCondition
-    from hivepark.storage.handlers import DecomposedPredicate, StorageHandler
-
-    class RangeHandler(StorageHandler):
-        name = "range"
-        aliases = ("com.example.RangeStorageHandler",)
-
-        def validate(self, properties):
-            int(properties["range.n"])
-
-        def schema(self, properties):
-            return [("id", "bigint")]
-
-        def decompose_predicate(self, table, predicate):
-            analyzer = IndexPredicateAnalyzer()
-            for op in ("<", "<=", ">", ">="):
-                analyzer.add_comparison_op(op)
-            conditions: list[IndexSearchCondition] = []
-            residual = analyzer.analyze_predicate(predicate, conditions)
-            if not conditions:
-                return None
-            return DecomposedPredicate(analyzer.translate_search_conditions(conditions), residual)
-
-        def read(self, spark, table, columns, pushed, settings):
-            lo, hi = 0, int(table.properties["range.n"])
-            for cond in analyzed(pushed):          # each pushed ``id op constant``
-                ...                                # narrow lo/hi
-            return spark.range(lo, hi).select(*columns)
-
-and it is made known with an entry point in the ``hivepark.storage_handlers`` group::
-
-    [project.entry-points."hivepark.storage_handlers"]
-    range = "example_pkg.handlers:RangeHandler"
+A complete small handler (a read-only table of the numbers ``0 .. n-1`` that pushes bounds
+on ``id``) is in the README, section "Storage handlers and filter pushdown";
+``tests/handlers/test_readme_handler.py`` runs it as written. A package makes its handler
+known through an entry point in the ``hivepark.storage_handlers`` group.
 """
 
 from __future__ import annotations
