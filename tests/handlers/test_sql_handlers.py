@@ -128,6 +128,15 @@ def test_issue_example_pushed_and_residual(wh, spark, pg):
     assert "residual: " in text and "upper(o_status)" in text.split("residual: ", 1)[1].splitlines()[0].lower()
     handler_line = next(line for line in text.splitlines() if line.startswith("  handler: "))
     assert "1000" in handler_line and "2000" in handler_line and "s3cret" not in text
+    # only the columns the query uses are asked for; SELECT * asks for every one
+    assert "o_status" in handler_line and "o_total" in handler_line, handler_line
+    assert "o_cust" not in handler_line and "o_date" not in handler_line, handler_line
+    star = next(line for line in _explain(wh, "SELECT * FROM orders WHERE o_id = 7").splitlines()
+                if line.startswith("  handler: "))
+    assert "o_cust" in star and "o_date" in star, star
+    assert _rows(wh.sql("SELECT * FROM orders WHERE o_id < 50")) == _rows(
+        spark.sql("SELECT * FROM plain_orders WHERE o_id < 50"))
+    assert _rows(wh.sql("SELECT count(*) FROM orders")) == _rows(spark.sql("SELECT count(*) FROM plain_orders"))
     analyzed = _explain(wh, QUERY.format(t="orders"), "ANALYZE")
     assert "rows from the source: 1,001" in analyzed
 

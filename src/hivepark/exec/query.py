@@ -42,7 +42,7 @@ def plan_query(ctx: Context, tree: Any) -> PlannedQuery:
     planner's rules; runtime (map-join) pruning is only marked here and resolved at
     execution, where a scan it may narrow is listed once."""
     analysis = analyze(tree, ctx.find)
-    scans = [TableScan(s.table, s.alias, s.predicate, scope=s.scope, hinted=s.hinted)
+    scans = [TableScan(s.table, s.alias, s.predicate, scope=s.scope, hinted=s.hinted, columns=s.columns)
              for s in analysis.sites]
     settings = _settings(ctx)
     env = planner.Planning(ctx.catalog, settings, scan_size, handler_for=handler_for, conf=ctx.conf)
@@ -67,7 +67,7 @@ def _describe_handler_scan(scan: TableScan) -> TableScan:
         return scan
     handler = handler_for(scan.table)
     assert handler is not None
-    columns = [c.name for c in scan.table.columns]
+    columns = list(scan.columns) if scan.columns else [c.name for c in scan.table.columns]
     fact = HandlerScan(handler.aliases[0] if handler.aliases else handler.name,
                        handler.describe_scan(scan.table, columns, _pushed(scan)))
     return scan.evolve(facts=scan.facts + (fact,))

@@ -41,7 +41,8 @@ def scan_dataframe(spark: SparkSession, scan: TableScan,
     if handler is not None:
         d = scan.pushdown
         pushed = PushedFilter(d.pushed) if d is not None and d.pushed is not None else None
-        return handler.read(spark, table, [c.name for c in table.columns], pushed, settings or {})
+        columns = list(scan.columns) if scan.columns else [c.name for c in table.columns]
+        return handler.read(spark, table, columns, pushed, settings or {})
     if not table.is_partitioned:
         paths, listed = _table_paths(scan)
         if not paths or not listed:

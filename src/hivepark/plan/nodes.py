@@ -172,6 +172,7 @@ class TableScan:
     """exact multi-key tuples a partition's values must form (runtime pruning on 2+ keys)"""
     runtime_values: tuple[Expr, ...] = ()  # runtime value sets that choose list-bucketing dirs
     pushdown: Any = None
+    columns: tuple[str, ...] | None = None  # the columns the query reads (handler scans); None: all
     """A storage handler's decision (pushed and residual predicates), set by the
     ``storage_pushdown`` rule of ``plan.planner``; None for tables without a handler."""
 

@@ -31,6 +31,7 @@ class ScanSite:
     own: Expr = field(default_factory=AlwaysTrue)  # ``filters`` as one predicate tree
     filter_sql: tuple[str, ...] = ()  # ``filters`` as Spark SQL text, one per conjunct
     own_trees: tuple[Expr, ...] = ()  # ``filters`` as predicate trees, one per conjunct
+    columns: tuple[str, ...] | None = None  # the table's columns the query may read; None: all
 
 
 @dataclass
@@ -71,6 +72,7 @@ def analyze_query(query: exp.Expression, find: TableFind) -> QueryAnalysis:
     """
     sites: list[ScanSite] = []
     joins: list[tuple[int, JoinKey]] = []
+    names = _names_used(query)
     for scope_id, scope in enumerate(traverse_scope(query)):
         tables = {alias: src for alias, src in scope.sources.items()
                   if isinstance(src, exp.Table)}
@@ -91,11 +93,31 @@ def analyze_query(query: exp.Expression, find: TableFind) -> QueryAnalysis:
             sites.append(ScanSite(tables[alias], table, alias, pred, scope_id, own,
                                   alias.lower() in hinted, own_pred,
                                   tuple(c.sql(dialect="spark") for c in own),
-                                  tuple(t for t, m in zip(trees, mine) if m)))
+                                  tuple(t for t, m in zip(trees, mine) if m),
+                                  _columns_read(table, names)))
         if isinstance(scope.expression, exp.Select):
             joins += [(scope_id, k) for k in join_keys(scope.expression, resolvers, _conjuncts,
                                                        _source_alias)]
     return QueryAnalysis(sites, joins, query)
+
+
+def _names_used(query: exp.Expression) -> set[str] | None:
+    """Every identifier in the query, lower-case; None when a ``*`` (other than in
+    ``count(*)``) may read every column."""
+    if any(not isinstance(star.parent, exp.Count) for star in query.find_all(exp.Star)):
+        return None
+    return {i.name.lower() for i in query.find_all(exp.Identifier)}
+
+
+def _columns_read(table: Table, names: set[str] | None) -> tuple[str, ...] | None:
+    """The table's columns the query may read: a superset (a name used for anything counts),
+    at least one column; None for all of them."""
+    if names is None:
+        return None
+    cols = tuple(c.name for c in table.columns if c.name.lower() in names)
+    if len(cols) == len(table.columns):
+        return None
+    return cols or tuple(c.name for c in table.columns[:1])
 
 
 def _only_references(cond: exp.Expression, resolve: Callable[[exp.Column], str | None]) -> bool:
