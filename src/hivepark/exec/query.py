@@ -15,16 +15,14 @@ from hivepark.catalog.models import Table
 from hivepark.errors import DataError, ExecutionError, SemanticError
 from hivepark.exec.context import Context
 from hivepark.exec.runtime import resolve_runtime
-from hivepark.exec.scan import scan_dataframe, scan_size
-from hivepark.expr import Expr
-from hivepark.expr.bind import bind
+from hivepark.exec.scan import pushed_filter, scan_dataframe, scan_size
 from hivepark.plan import planner
 from hivepark.plan.nodes import FilterShape, HandlerScan, QueryPlan, RowFilter, TableScan
 from hivepark.plan.runtime_pruning import RuntimeSettings
 from hivepark.sql.analyzer import QueryAnalysis
 from hivepark.sql.rewrite import analyze, spark_sql
 from hivepark.storage.formats import spark_literal
-from hivepark.storage.handlers import PushedFilter, handler_for
+from hivepark.storage.handlers import handler_for
 
 
 @dataclass
@@ -42,7 +40,8 @@ def plan_query(ctx: Context, tree: Any) -> PlannedQuery:
     planner's rules; runtime (map-join) pruning is only marked here and resolved at
     execution, where a scan it may narrow is listed once."""
     analysis = analyze(tree, ctx.find)
-    scans = [TableScan(s.table, s.alias, s.predicate, scope=s.scope, hinted=s.hinted, columns=s.columns)
+    scans = [TableScan(s.table, s.alias, s.predicate, scope=s.scope, hinted=s.hinted, columns=s.columns,
+                       filter_parts=s.own_trees)
              for s in analysis.sites]
     settings = _settings(ctx)
     env = planner.Planning(ctx.catalog, settings, scan_size, handler_for=handler_for, conf=ctx.conf)
@@ -56,20 +55,14 @@ def describe_handler_scans(plan: QueryPlan) -> QueryPlan:
     return plan.evolve(scans=tuple(_describe_handler_scan(s) for s in plan.scans))
 
 
-def _pushed(scan: TableScan) -> PushedFilter | None:
-    d = scan.pushdown
-    return PushedFilter(d.pushed) if d is not None and d.pushed is not None else None
-
-
 def _describe_handler_scan(scan: TableScan) -> TableScan:
     """A handler scan gets the handler's own form of what it asks its source (EXPLAIN)."""
     if scan.pushdown is None:
         return scan
     handler = handler_for(scan.table)
     assert handler is not None
-    columns = list(scan.columns) if scan.columns else [c.name for c in scan.table.columns]
     fact = HandlerScan(handler.aliases[0] if handler.aliases else handler.name,
-                       handler.describe_scan(scan.table, columns, _pushed(scan)))
+                       handler.describe_scan(scan.table, scan.read_columns, pushed_filter(scan)))
     return scan.evolve(facts=scan.facts + (fact,))
 
 
@@ -148,8 +141,7 @@ def run_query(ctx: Context, tree: Any) -> tuple[DataFrame, QueryPlan]:
         df.createOrReplaceTempView(view)
         views.append(view)
     text = spark_sql(planned.analysis, views, [scan.broadcast for scan in plan.scans],
-                     [_applied_by_source(scan, site.own_trees)
-                      for scan, site in zip(plan.scans, planned.analysis.sites)])
+                     [scan.source_applied for scan in plan.scans])
     try:
         df = ctx.spark.sql(text)
     except PySparkException as e:
@@ -157,15 +149,6 @@ def run_query(ctx: Context, tree: Any) -> tuple[DataFrame, QueryPlan]:
     finally:
         ctx.drop_temp_views()
     return df, plan
-
-
-def _applied_by_source(scan: TableScan, parts: tuple[Expr, ...]) -> tuple[int, ...]:
-    """The scan's own filter conjuncts its storage handler applies exactly (Hive drops the
-    Filter operator for them: an empty residual means no Spark filter at all)."""
-    if scan.pushdown is None:
-        return ()
-    types = {c.name: c.type for c in scan.table.columns}
-    return scan.pushdown.applied_by_source([bind(p, types) for p in parts])
 
 
 def spark_error(e: Exception) -> Exception:

@@ -30,6 +30,12 @@ from hivepark.storage.formats import load, schema_of, spark_literal, spark_type
 from hivepark.storage.handlers import PushedFilter, handler_for
 
 
+def pushed_filter(scan: TableScan) -> PushedFilter | None:
+    """The filter a handler scan's decision pushes to its source (None: nothing)."""
+    d = scan.pushdown
+    return PushedFilter(d.pushed) if d is not None and d.pushed is not None else None
+
+
 def scan_dataframe(spark: SparkSession, scan: TableScan,
                    warm: TableFrames | None = None, settings: Any = None) -> DataFrame:
     """The rows of ``scan``: data columns then partition columns, typed as in the metastore.
@@ -39,10 +45,7 @@ def scan_dataframe(spark: SparkSession, scan: TableScan,
     table = scan.table
     handler = handler_for(table)
     if handler is not None:
-        d = scan.pushdown
-        pushed = PushedFilter(d.pushed) if d is not None and d.pushed is not None else None
-        columns = list(scan.columns) if scan.columns else [c.name for c in table.columns]
-        return handler.read(spark, table, columns, pushed, settings or {})
+        return handler.read(spark, table, scan.read_columns, pushed_filter(scan), settings or {})
     if not table.is_partitioned:
         paths, listed = _table_paths(scan)
         if not paths or not listed:

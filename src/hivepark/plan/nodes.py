@@ -173,6 +173,13 @@ class TableScan:
     runtime_values: tuple[Expr, ...] = ()  # runtime value sets that choose list-bucketing dirs
     pushdown: Any = None
     columns: tuple[str, ...] | None = None  # the columns the query reads (handler scans); None: all
+    filter_parts: tuple[Expr, ...] = ()  # the scan's own WHERE/ON conjuncts, as written
+    source_applied: tuple[int, ...] = ()  # of ``filter_parts``: applied exactly by the storage handler
+
+    @property
+    def read_columns(self) -> list[str]:
+        """The columns a handler scan asks its source for."""
+        return list(self.columns) if self.columns else [c.name for c in self.table.columns]
     """A storage handler's decision (pushed and residual predicates), set by the
     ``storage_pushdown`` rule of ``plan.planner``; None for tables without a handler."""
 

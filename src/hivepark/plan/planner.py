@@ -118,7 +118,8 @@ def _push_one(scan: TableScan, env: Planning) -> TableScan:
         return scan
     types = {c.name: c.type for c in scan.table.columns}
     decision = push_filters(handler, scan.table, bind(scan.predicate, types), env.conf)
-    return scan.evolve(pushdown=decision)
+    applied = decision.applied_by_source([bind(p, types) for p in scan.filter_parts])
+    return scan.evolve(pushdown=decision, source_applied=applied)
 
 
 def runtime_marks_rule(plan: QueryPlan, env: Planning) -> QueryPlan:
