@@ -20,7 +20,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
 PACKAGE = SRC / "hivepark"
-HEAVY = ("pyspark", "sqlglot", "sqlalchemy")
+HEAVY = ("pyspark", "sqlglot", "sqlalchemy", "pyiceberg")
 
 # Which hivepark layers a layer may import (its own always). Read top to bottom: a layer
 # only reaches down. See docs/architecture.md, "Layers".
@@ -55,6 +55,8 @@ MODULE_ALLOWED: dict[str, set[str]] = {
     "hivepark.expr.from_sqlglot": {"sqlglot"},  # the tree is built from sqlglot's
     "hivepark.storage.handlers.jdbc": {"sqlglot", "sqlalchemy"},  # SQL in the source's dialect
     "hivepark.storage.handlers.jdbc_sql": {"sqlglot"},  # the pushed predicate in the source's dialect
+    "hivepark.storage.handlers.iceberg": {"pyiceberg"},  # Iceberg tables: catalog, file planning, commits
+    "hivepark.storage.handlers.iceberg_expr": {"pyiceberg"},  # the pushed predicate as Iceberg's expressions
 }
 
 

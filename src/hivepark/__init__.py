@@ -84,9 +84,10 @@ class Warehouse:
         from hivepark.plan.nodes import TableScan
         from hivepark.plan.planner import plan_scans
 
-        t = self._ctx.table(name)
-        plan = plan_scans([TableScan(t, t.name)], self._ctx.catalog)
-        return scan_dataframe(self.spark, plan.scans[0])
+        with self._ctx.handler_scope():
+            t = self._ctx.table(name)
+            plan = plan_scans([TableScan(t, t.name)], self._ctx.catalog)
+            return scan_dataframe(self.spark, plan.scans[0])
 
     def insert(self, df: DataFrame, table: str, partition: Mapping[str, object] | None = None,
                overwrite: bool = False) -> None:
@@ -95,8 +96,9 @@ class Warehouse:
         from hivepark.exec.write import write_rows
         from hivepark.sql.validate import python_spec
 
-        t = self._ctx.table(table)
-        write_rows(self._ctx, t, df, python_spec(t, partition), overwrite)
+        with self._ctx.handler_scope():
+            t = self._ctx.table(table)
+            write_rows(self._ctx, t, df, python_spec(t, partition), overwrite)
 
     def close(self) -> None:
         self._ctx.catalog.close()
@@ -130,4 +132,8 @@ def connect(warehouse: str = "./warehouse", metastore: str | None = None,
     catalog = SqlCatalog(url)
     catalog.create_database(Database("default", root, "Default Hive database"), if_not_exists=True)
     recover(root, catalog)
+    if fs.list_files(f"{root}/.hivepark/iceberg"):
+        from hivepark.storage.handlers.iceberg import recover_writes
+
+        recover_writes(root, url)
     return Warehouse(root, catalog, spark or get_or_create_spark(), conf)

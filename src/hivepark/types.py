@@ -150,6 +150,8 @@ class HiveType:
             return value if isinstance(value, str) and self.kind != "char" else None
         if fam == "date":
             return _bind_date(value)
+        if fam == "timestamp":
+            return _bind_timestamp(value)
         if fam == "boolean":
             return value if isinstance(value, bool) else None
         return None
@@ -304,6 +306,26 @@ def _bind_date(value: Value) -> str | None:
     if isinstance(value, str) and _ISO_DATE.fullmatch(value):
         try:
             return datetime.date.fromisoformat(value).isoformat()
+        except ValueError:
+            return None
+    return None
+
+
+_ISO_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(\.\d{1,6})?")
+
+
+def _bind_timestamp(value: Value) -> datetime.datetime | None:
+    """A TIMESTAMP literal (naive: the session's wall clock) or a full ISO timestamp string
+    (Spark casts it to the same instant); a date or a partial string is left to Spark.
+
+    >>> _bind_timestamp("2026-01-05 10:00:00"), _bind_timestamp("2026-01-05")
+    (datetime.datetime(2026, 1, 5, 10, 0), None)
+    """
+    if isinstance(value, datetime.datetime):
+        return value if value.tzinfo is None else None
+    if isinstance(value, str) and _ISO_TIMESTAMP.fullmatch(value):
+        try:
+            return datetime.datetime.fromisoformat(value)
         except ValueError:
             return None
     return None

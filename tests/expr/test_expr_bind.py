@@ -88,8 +88,9 @@ TYPES = {
         (True, "boolean", True),
         ("true", "boolean", None),
         (1, "boolean", None),
-        ("2008-04-08 00:00:00", "timestamp", None),
-        (datetime.datetime(2008, 4, 8), "timestamp", None),
+        ("2008-04-08 00:00:00", "timestamp", datetime.datetime(2008, 4, 8)),
+            ("2008-04-08", "timestamp", None),
+        (datetime.datetime(2008, 4, 8), "timestamp", datetime.datetime(2008, 4, 8)),
         (1, "array<int>", None),
     ],
 )

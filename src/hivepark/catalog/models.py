@@ -16,6 +16,10 @@ from hivepark.types import type_family as type_family  # re-exported: HiveType's
 
 MANAGED = "MANAGED_TABLE"
 EXTERNAL = "EXTERNAL_TABLE"
+# A table as a query's FOR SYSTEM_VERSION / FOR SYSTEM_TIME AS OF names it: transient
+# properties of the Table a scan reads, never stored
+AS_OF_VERSION = "hivepark.as-of.version"
+AS_OF_TIME = "hivepark.as-of.timestamp"
 
 
 def frozen_map(items: Mapping[str, str] | None = None) -> Mapping[str, str]:

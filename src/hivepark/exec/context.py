@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,8 +13,9 @@ from pyspark.sql.types import StringType, StructField, StructType
 from hivepark.catalog.base import Catalog
 from hivepark.catalog.models import Table
 from hivepark.config import Config
-from hivepark.errors import NoSuchTable, UserInputError
+from hivepark.errors import NoSuchDatabase, NoSuchTable, UserInputError
 from hivepark.sql.statements import TableRef
+from hivepark.storage.handlers import HandlerEnvironment, handler_environment, handler_for
 
 _view_ids = itertools.count()
 
@@ -36,6 +38,10 @@ class Context:
             self._table_frames = TableFrames(self.catalog)
         return self._table_frames
 
+    def handler_scope(self) -> AbstractContextManager[HandlerEnvironment]:
+        """Makes this warehouse the storage handlers' environment while a statement runs."""
+        return handler_environment(HandlerEnvironment(self.warehouse, getattr(self.catalog, "url", ""), self.conf))
+
     def table(self, ref: TableRef | str) -> Table:
         """The table a statement names (``TableRef`` or ``"db.name"``); NoSuchTable with a
         hint when it is missing."""
@@ -45,13 +51,33 @@ class Context:
         return self.catalog.get_table(*ref.resolve(self.current_db))
 
     def find(self, db: str | None, name: str) -> Table | None:
-        """The warehouse table a query's reference names, None for Spark's own views."""
+        """The warehouse table a query's reference names, None for Spark's own views. A
+        name ``t.snapshots`` (``db`` being the table's database, or None) or a reference
+        ``t.snapshots`` (``db`` being the table) names an Iceberg table's metadata table."""
         try:
             return self.catalog.get_table((db or self.current_db).lower(), name.lower())
-        except NoSuchTable:
+        except (NoSuchTable, NoSuchDatabase):
+            meta = self._metadata_table(db, name)
+            if meta is not None:
+                return meta
             if db is None and self.spark.catalog.tableExists(name):
                 return None
             raise
+
+    def _metadata_table(self, db: str | None, name: str) -> Table | None:
+        if "." in name:  # db.t.snapshots
+            base_db = db or self.current_db
+            base, kind = name.rsplit(".", 1)
+        elif db is not None:  # t.snapshots
+            base_db, base, kind = self.current_db, db, name
+        else:
+            return None
+        try:
+            table = self.catalog.get_table(base_db.lower(), base.lower())
+        except (NoSuchTable, NoSuchDatabase):
+            return None
+        handler = handler_for(table)
+        return handler.metadata_table(table, kind.lower()) if handler is not None else None
 
 
     def new_view_name(self) -> str:

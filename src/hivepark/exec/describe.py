@@ -144,7 +144,8 @@ def _storage_info(table: Table, skewed: list[tuple] | None = None) -> list[tuple
                 ("Storage Handler:", handler.aliases[0] if handler.aliases else handler.name, ""),
                 ("Storage Handler Params:", "", "")] + [
             ("", k, v) for k, v in sorted(handler_properties(table.evolve(
-                properties=handler.masked_properties(table.properties))).items())]
+                properties=handler.masked_properties(table.properties))).items())] + [
+            (k, v, "") for k, v in handler.describe_table(table)]
     serde, inf, outf = _SERDE[table.format]
     rows = [("", "", ""), ("# Storage Information", "", ""), ("SerDe Library:", serde, ""),
             ("InputFormat:", inf, ""), ("OutputFormat:", outf, "")] + list(skewed or [])

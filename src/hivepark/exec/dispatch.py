@@ -21,11 +21,12 @@ def execute(ctx: Context, stmt: ParsedStatement | s.Statement) -> DataFrame:
     statement = stmt.statement if isinstance(stmt, ParsedStatement) else stmt
     if isinstance(statement, s.Failed):
         statement.throw()
-    if isinstance(statement, s.Query):
-        return run_query(ctx, statement.tree)[0]
-    if isinstance(statement, s.Explain):
-        return ctx.rows(["plan"], [(line,) for line in explain(ctx, statement).splitlines()])
-    return _HANDLERS[type(statement)](ctx, statement)
+    with ctx.handler_scope():
+        if isinstance(statement, s.Query):
+            return run_query(ctx, statement.tree)[0]
+        if isinstance(statement, s.Explain):
+            return ctx.rows(["plan"], [(line,) for line in explain(ctx, statement).splitlines()])
+        return _HANDLERS[type(statement)](ctx, statement)
 
 
 _HANDLERS: dict[type, Callable[[Context, Any], DataFrame]] = {
@@ -63,6 +64,11 @@ def _source_rows(plan: QueryPlan, dfs: list[DataFrame]) -> QueryPlan:
 def explain(ctx: Context, stmt: s.Explain) -> str:
     """EXPLAIN text: the scans hivepark chose. ANALYZE also runs the small sides of runtime
     pruning and shows its result; EXTENDED also shows Spark's physical plan."""
+    with ctx.handler_scope():
+        return _explain(ctx, stmt)
+
+
+def _explain(ctx: Context, stmt: s.Explain) -> str:
     tree = stmt.query.tree
     style = stmt.style or ""
     max_dirs = ctx.conf.get_int("hivepark.explain.max.directories")

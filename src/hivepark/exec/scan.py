@@ -20,8 +20,9 @@ from pyspark.sql import functions as F
 
 from hivepark import layout
 from hivepark.catalog.base import Catalog
-from hivepark.catalog.models import Column, Partition, Table
+from hivepark.catalog.models import AS_OF_TIME, AS_OF_VERSION, Column, Partition, Table
 from hivepark.catalog.skew import SkewLayout, partition_layout
+from hivepark.errors import SemanticError
 from hivepark.expr.bind import bind_literal
 from hivepark.plan.nodes import TableScan
 from hivepark.storage import fs
@@ -46,6 +47,9 @@ def scan_dataframe(spark: SparkSession, scan: TableScan,
     handler = handler_for(table)
     if handler is not None:
         return handler.read(spark, table, scan.read_columns, pushed_filter(scan), settings or {})
+    if AS_OF_VERSION in table.properties or AS_OF_TIME in table.properties:
+        raise SemanticError(f"Table {table.qualified_name} has no snapshots to travel to: FOR SYSTEM_VERSION / "
+                            "SYSTEM_TIME AS OF reads Iceberg tables (STORED BY ICEBERG). Remove the clause.")
     if not table.is_partitioned:
         paths, listed = _table_paths(scan)
         if not paths or not listed:

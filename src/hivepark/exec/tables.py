@@ -47,7 +47,7 @@ from hivepark.sql.validate import (
 from hivepark.storage import fs
 from hivepark.storage.commit import FILES_PARAM
 from hivepark.storage.formats import normalize_format
-from hivepark.storage.handlers import STORAGE_HANDLER_KEY, get_handler, handler_name
+from hivepark.storage.handlers import STORAGE_HANDLER_KEY, StorageHandler, get_handler, handler_for, handler_name
 
 # ---------------------------------------------------------------- databases
 
@@ -94,7 +94,10 @@ def use(ctx: Context, stmt: s.Use) -> DataFrame:
 
 def create_table_statement(ctx: Context, stmt: s.CreateTable) -> DataFrame:
     if stmt.storage_handler is not None:
-        store_table(ctx, handler_table(ctx, stmt), stmt.if_not_exists)
+        table = handler_table(ctx, stmt)
+        if stmt.as_select is not None:
+            return ctas(ctx, table, stmt.as_select, stmt.if_not_exists)
+        store_table(ctx, table, stmt.if_not_exists)
         return ctx.empty()
     table = new_table(ctx, stmt)
     if stmt.as_select is None:
@@ -165,16 +168,18 @@ def handler_table(ctx: Context, stmt: s.CreateTable) -> Table:
                             ("AS SELECT", stmt.as_select is not None), ("LIKE", stmt.like is not None),
                             ("STORED AS", stmt.format is not None), ("LOCATION", stmt.location is not None),
                             ("ROW FORMAT", stmt.field_delim is not None)):
-        if present:
+        if present and clause not in handler.create_clauses:
             raise UnsupportedError(f"CREATE TABLE ... STORED BY '{stmt.storage_handler}' cannot have "
                                    f"{clause}: the rows of a {shown} table live in its source. "
                                    "Remove the clause.")
     props = {**dict(stmt.serde_properties), **dict(stmt.properties)}
     props = {k: v for k, v in props.items() if k.lower() != STORAGE_HANDLER_KEY}
     handler.validate(props)
-    columns = list(stmt.columns) or [Column(n.lower(), t) for n, t in handler.schema(props)]
     props[STORAGE_HANDLER_KEY] = handler.name
-    return Table(db, name, tuple(columns), (), properties=props, create_time=int(time.time()),
+    # partition columns stay partition keys until the handler's create_table hook says how it
+    # stores them (untyped ones, of CTAS, are typed from the query there)
+    keys = tuple(stmt.partition_columns) + tuple(Column(n, "") for n in stmt.untyped_partition_columns)
+    return Table(db, name, tuple(stmt.columns), keys, properties=props, create_time=int(time.time()),
                  location=layout.table_location(ctx.warehouse, db, name) if db == "default"
                  else f"{database_location(ctx, db)}/{name}",
                  table_type=EXTERNAL if stmt.external else MANAGED)
@@ -221,12 +226,21 @@ def store_table(ctx: Context, table: Table, if_not_exists: bool) -> Table | None
             return None
         raise AlreadyExistsError(f"Table already exists: {table.qualified_name}. Use CREATE "
                                  "TABLE IF NOT EXISTS, or DROP TABLE first.")
+    handler = handler_for(table)
+    if handler is None:
+        if not table.columns:
+            raise SemanticError(f"Table {table.qualified_name} needs at least one data column")
+        stored = ctx.catalog.create_table(table)
+        fs.makedirs(stored.location)
+        return stored
+    table = handler.create_table(table)
     if not table.columns:
         raise SemanticError(f"Table {table.qualified_name} needs at least one data column")
-    stored = ctx.catalog.create_table(table)
-    if not is_handler_table(stored):
-        fs.makedirs(stored.location)
-    return stored
+    try:
+        return ctx.catalog.create_table(table)
+    except BaseException:
+        handler.rollback_create_table(table)
+        raise
 
 
 def ctas(ctx: Context, table: Table, query: s.Query, if_not_exists: bool) -> DataFrame:
@@ -235,6 +249,9 @@ def ctas(ctx: Context, table: Table, query: s.Query, if_not_exists: bool) -> Dat
         raise SemanticError("CREATE TABLE AS SELECT cannot create an EXTERNAL table: create "
                             "it first, then INSERT")
     df, _ = run_query(ctx, query.tree)
+    handler = handler_for(table)
+    if handler is not None:
+        return _handler_ctas(ctx, handler, table, df, if_not_exists)
     if not table.columns:
         n = len(df.columns) - len(table.partition_keys)
         table = table.evolve(columns=tuple(
@@ -259,6 +276,32 @@ def ctas(ctx: Context, table: Table, query: s.Query, if_not_exists: bool) -> Dat
 
 
 
+def _handler_ctas(ctx: Context, handler: StorageHandler, table: Table, df: DataFrame,
+                  if_not_exists: bool) -> DataFrame:
+    """CREATE TABLE ... STORED BY ... AS SELECT: the query's columns (a PARTITIONED BY column
+    names one of them); the table exists only if its rows were written."""
+    fields = {f.name.lower(): f.dataType.simpleString() for f in df.schema.fields}
+    missing = [k.name for k in table.partition_keys if k.name not in fields]
+    if missing:
+        raise SemanticError(f"PARTITIONED BY ({', '.join(missing)}) of CREATE TABLE ... AS SELECT names no column "
+                            f"of the SELECT ({', '.join(fields)}). Name a column the SELECT returns.")
+    if not table.columns:
+        keys = {k.name for k in table.partition_keys}
+        table = table.evolve(columns=tuple(Column(n, t) for n, t in fields.items() if n not in keys),
+                             partition_keys=tuple(Column(k.name, fields[k.name]) for k in table.partition_keys))
+    stored = store_table(ctx, table, if_not_exists)
+    if stored is None:
+        return ctx.empty()
+    try:
+        write_rows(ctx, stored, df.select(*[f"`{c}`" for c in df.columns]), s.PartitionSpec.all_dynamic(()),
+                   overwrite=True)
+    except BaseException:
+        ctx.catalog.drop_table(stored.db, stored.name)
+        handler.drop_table(stored, delete_data=True)
+        raise
+    return ctx.empty()
+
+
 def drop_table(ctx: Context, stmt: s.DropTable) -> DataFrame:
     db, name = stmt.table.resolve(ctx.current_db)
     try:
@@ -269,6 +312,9 @@ def drop_table(ctx: Context, stmt: s.DropTable) -> DataFrame:
         raise
     parts = ctx.catalog.list_partitions(table) if table.is_partitioned else []
     ctx.catalog.drop_table(db, name)
+    handler = handler_for(table)
+    if handler is not None:
+        handler.drop_table(table, delete_data=not table.is_external)
     _delete_table_data(ctx, table, parts)
     return ctx.empty()
 

@@ -101,7 +101,8 @@ def _write_handler(ctx: Context, handler: StorageHandler, table: Table, df: Data
             f"Cannot insert into target table because column number/types are different "
             f"'{table.name}': Table insclause-0 has {len(table.columns)} columns, but query has "
             f"{len(df.columns)} columns.", code=10044)
-    out = df.select(*_data_columns(table, df))
+    positional = df.toDF(*[f"_hp_col{i}" for i in range(len(df.columns))])  # Hive inserts by position
+    out = positional.select(*_data_columns(table, positional))
     try:
         handler.write(ctx.spark, table, out, overwrite)
     except PySparkException as e:

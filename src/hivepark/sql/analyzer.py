@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
-from hivepark.catalog.models import Table
+from hivepark.catalog.models import AS_OF_TIME, AS_OF_VERSION, Table
+from hivepark.errors import SemanticError
 from hivepark.expr import AlwaysTrue, Expr, and_all
 from hivepark.expr.from_sqlglot import from_sqlglot
 from hivepark.plan.nodes import JoinKey
@@ -54,7 +55,26 @@ def referenced_table(node: exp.Table, find: TableFind) -> Table | None:
     if not isinstance(node.this, exp.Identifier):
         return None
     db = node.args.get("db")
-    return find(db.name if db is not None else None, node.name)
+    catalog = node.args.get("catalog")
+    if catalog is not None and db is not None:  # db.t.snapshots: a metadata table
+        table = find(catalog.name, f"{db.name}.{node.name}")
+    else:
+        table = find(db.name if db is not None else None, node.name)
+    version = node.args.get("version")
+    if table is None or version is None:
+        return table
+    return as_of(table, version)
+
+
+def as_of(table: Table, version: exp.Version) -> Table:
+    """``table`` as ``FOR SYSTEM_VERSION AS OF n`` or ``FOR SYSTEM_TIME AS OF 'ts'`` names it
+    (transient properties the storage handler reads; a table of files refuses them)."""
+    value = version.expression
+    if str(version.args.get("kind", "")).upper() != "AS OF" or not isinstance(value, exp.Literal):
+        raise SemanticError(f"Time travel needs AS OF and a literal (a snapshot id, or a timestamp string), got "
+                            f"'{version.sql(dialect='hive')}'")
+    key = AS_OF_VERSION if str(version.this).upper() == "VERSION" else AS_OF_TIME
+    return table.evolve(properties={**dict(table.properties), key: value.name})
 
 
 def find_scans(query: exp.Expression, find: TableFind) -> list[ScanSite]:

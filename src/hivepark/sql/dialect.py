@@ -116,6 +116,9 @@ class HiveQL(Hive):
             **Hive.Parser.PROPERTY_PARSERS,
             "SKEWED": lambda self: self._parse_hp_skewed(),
         }
+        # Hive 4's time travel: FOR SYSTEM_VERSION AS OF <snapshot id> (FOR SYSTEM_TIME AS OF
+        # '<timestamp>' is sqlglot's own)
+        VERSION_PHRASES = {**Hive.Parser.VERSION_PHRASES, ("FOR", "SYSTEM_VERSION"): "VERSION"}
         ANALYZE_EXPRESSION_PARSERS = {
             **Hive.Parser.ANALYZE_EXPRESSION_PARSERS,
             "COMPUTE": lambda self: self._parse_hp_compute(),

@@ -2,7 +2,7 @@
 
 The public interface is :class:`StorageHandler` (``base.py``); handlers are found by
 :func:`handler_for` / :func:`get_handler` (``registry.py``). The JDBC handler
-(``jdbc.py``) is loaded only when a table uses it.
+(``jdbc.py``) and the Iceberg handler (``iceberg.py``) are loaded only when a table uses them.
 """
 
 from __future__ import annotations
@@ -13,8 +13,11 @@ from hivepark.storage.handlers.base import (
     FILTER_TEXT_KEY,
     MASK,
     STORAGE_HANDLER_KEY,
+    HandlerEnvironment,
     PushedFilter,
     StorageHandler,
+    current_environment,
+    handler_environment,
 )
 from hivepark.storage.handlers.registry import (
     ENTRY_POINT_GROUP,
@@ -29,7 +32,7 @@ from hivepark.storage.handlers.registry import (
 
 __all__ = [
     "ENTRY_POINT_GROUP", "FILTER_EXPR_KEY", "FILTER_TEXT_KEY", "MASK", "STORAGE_HANDLER_KEY",
-    "DecomposedPredicate", "PushdownDecision", "PushedFilter", "StorageHandler", "UnknownStorageHandler",
-    "get_handler", "handler_class", "handler_for", "handler_name", "handler_properties", "push_filters",
-    "register_handler",
+    "DecomposedPredicate", "HandlerEnvironment", "PushdownDecision", "PushedFilter", "StorageHandler",
+    "UnknownStorageHandler", "current_environment", "get_handler", "handler_class", "handler_environment",
+    "handler_for", "handler_name", "handler_properties", "push_filters", "register_handler",
 ]

@@ -20,7 +20,9 @@ known through an entry point in the ``hivepark.storage_handlers`` group.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -37,7 +39,7 @@ if TYPE_CHECKING:
     from hivepark.catalog.models import Table
 
 __all__ = ["FILTER_EXPR_KEY", "FILTER_TEXT_KEY", "MASK", "STORAGE_HANDLER_KEY", "DecomposedPredicate",
-           "PushedFilter", "StorageHandler"]
+           "HandlerEnvironment", "PushedFilter", "StorageHandler", "current_environment", "handler_environment"]
 
 STORAGE_HANDLER_KEY = "storage_handler"  # Hive's META_TABLE_STORAGE table parameter
 FILTER_TEXT_KEY = "hive.io.filter.text"
@@ -80,6 +82,44 @@ class PushedFilter:
         return None if text is None else PushedFilter(from_json(text))
 
 
+@dataclass(frozen=True)
+class HandlerEnvironment:
+    """What a handler may need of the warehouse a statement runs in: its root directory, its
+    metastore's SQLAlchemy URL (a handler may keep its own catalog in the same database, as
+    the Iceberg handler does) and the session's settings. ``exec/`` makes it current for the
+    duration of each statement (:func:`handler_environment`); a handler reads it with
+    :func:`current_environment`, so handler instances stay stateless."""
+
+    warehouse: str
+    metastore_url: str
+    settings: Any = None
+
+
+_ENVIRONMENT: ContextVar[HandlerEnvironment | None] = ContextVar("hivepark_handler_environment", default=None)
+
+
+@contextmanager
+def handler_environment(env: HandlerEnvironment) -> Iterator[HandlerEnvironment]:
+    """Makes ``env`` current in this thread (and context) until the block ends."""
+    token = _ENVIRONMENT.set(env)
+    try:
+        yield env
+    finally:
+        _ENVIRONMENT.reset(token)
+
+
+def current_environment() -> HandlerEnvironment:
+    """The environment of the statement running now.
+
+    Raises:
+        UnsupportedError: called outside a statement (no warehouse is known)."""
+    env = _ENVIRONMENT.get()
+    if env is None:
+        raise UnsupportedError("This storage handler needs the warehouse it serves: use it through "
+                               "hivepark.connect(...) (Warehouse.sql, .table, .insert), not directly")
+    return env
+
+
 class StorageHandler(ABC):
     """Base of every storage handler. Instances are stateless: one serves every table.
 
@@ -92,6 +132,37 @@ class StorageHandler(ABC):
     aliases: ClassVar[tuple[str, ...]] = ()
     supports_writes: ClassVar[bool] = False
     secret_properties: ClassVar[frozenset[str]] = frozenset()
+    # CREATE TABLE clauses a handler takes (besides columns, TBLPROPERTIES, SERDEPROPERTIES):
+    # any of "PARTITIONED BY", "AS SELECT", "LOCATION"; others are refused with a clear error
+    create_clauses: ClassVar[frozenset[str]] = frozenset()
+
+    def create_table(self, table: Table) -> Table:
+        """Hive's ``HiveMetaHook.preCreateTable``: called before the metastore records ``table``
+        (its columns, partition columns and properties as CREATE gave them); returns the table
+        to record (a handler may add properties or fill in columns). A failure here records
+        nothing. By default, columns CREATE omits are taken from :meth:`schema`."""
+        if table.columns:
+            return table
+        from hivepark.catalog.models import Column
+
+        props = {k: v for k, v in table.properties.items() if k.lower() != STORAGE_HANDLER_KEY}
+        return table.evolve(columns=tuple(Column(n.lower(), t) for n, t in self.schema(props)))
+
+    def rollback_create_table(self, table: Table) -> None:  # noqa: B027 - optional hook
+        """Undo :meth:`create_table` when the metastore could not record the table."""
+
+    def drop_table(self, table: Table, delete_data: bool) -> None:  # noqa: B027 - optional hook
+        """Hive's ``HiveMetaHook.commitDropTable``: the metastore no longer holds ``table``;
+        ``delete_data`` is true for a managed table (the handler may then delete what it owns)."""
+
+    def metadata_table(self, table: Table, kind: str) -> Table | None:
+        """The table a query names ``<table>.<kind>`` (Iceberg's ``snapshots``), or None when
+        the handler has no such metadata table."""
+        return None
+
+    def describe_table(self, table: Table) -> list[tuple[str, str]]:
+        """Extra ``(name, value)`` lines for DESCRIBE FORMATTED (none by default)."""
+        return []
 
     def validate(self, properties: Mapping[str, str]) -> None:  # noqa: B027 - optional hook
         """Raise a ``UserInputError`` naming what is wrong with the table's properties."""

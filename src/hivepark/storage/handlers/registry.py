@@ -24,9 +24,11 @@ ENTRY_POINT_GROUP = "hivepark.storage_handlers"
 # name -> "module:Class", loaded on first use (the JDBC handler imports sqlglot/sqlalchemy)
 BUILTIN: dict[str, str] = {
     "jdbc": "hivepark.storage.handlers.jdbc:JdbcStorageHandler",
+    "iceberg": "hivepark.storage.handlers.iceberg:IcebergStorageHandler",
 }
 BUILTIN_ALIASES: dict[str, str] = {
     "org.apache.hive.storage.jdbc.jdbcstoragehandler": "jdbc",
+    "org.apache.iceberg.mr.hive.hiveicebergstoragehandler": "iceberg",
 }
 
 _lock = threading.Lock()

@@ -1,0 +1,694 @@
+"""The Iceberg storage handler (Hive 4's ``STORED BY ICEBERG``,
+``org.apache.iceberg.mr.hive.HiveIcebergStorageHandler``), on nothing but PyPI packages.
+
+pyiceberg keeps the catalog, plans which data files a scan reads and commits snapshots; Spark
+reads and writes the rows (a pip-installed PySpark has no Iceberg runtime jar).
+
+* **Catalog.** By default a pyiceberg ``SqlCatalog`` named ``hivepark`` in the metastore's own
+  database (its tables ``iceberg_tables`` and ``iceberg_namespace_properties`` beside
+  hivepark's), so one ``--metastore`` URL serves both; the table property ``iceberg.catalog``
+  names another pyiceberg catalog instead (configured as pyiceberg configures catalogs:
+  ``~/.pyiceberg.yaml`` or ``PYICEBERG_CATALOG__<NAME>__...`` variables), and
+  ``iceberg.mr.table.identifier`` (``namespace.table``) the table in it (default: the hivepark
+  database and table name). An Iceberg namespace is the hivepark database.
+* **Reads.** The pushed filter becomes pyiceberg's expression
+  (:mod:`hivepark.storage.handlers.iceberg_expr`), pyiceberg's scan planning chooses the data
+  files (partition values, then column statistics), and Spark reads exactly those Parquet
+  files, matching columns by Iceberg field id (``spark.sql.parquet.fieldId.read.enabled``), so
+  renamed columns read right and dropped-then-added ones read as NULL. A file with delete files
+  (row-level deletes) is refused, never read wrong.
+* **What Spark filters again.** File pruning keeps whole files, so a pushed conjunct is in
+  general filtered again by Spark (Hive 4 keeps the whole predicate as residual). The one
+  exception, provably safe: a conjunct on identity-partition columns only, when the table has
+  one partition spec: each data file holds one partition value, so every row of a chosen file
+  satisfies it (the translation keeps SQL's NULL semantics).
+* **Writes.** Spark writes Parquet files (with field ids; rows grouped so that each partition
+  value is written by one task, one file per partition) under ``<table>/data/hp-<write id>/``;
+  pyiceberg reads each file's footer for its statistics and partition, and one Iceberg commit
+  (an append, or an overwrite of the whole table or of the partitions that receive rows) makes
+  them visible. A commit that loses a race with another writer is retried on the new snapshot;
+  a failed write deletes its files. A marker ``<warehouse>/.hivepark/iceberg/<write id>.json``
+  names the write's directory until it ends, so the next ``connect()`` deletes the files of a
+  killed write (:func:`recover_writes`), unless its snapshot was committed.
+* **Time travel.** ``FOR SYSTEM_VERSION AS OF <snapshot id>`` and ``FOR SYSTEM_TIME AS OF
+  '<timestamp>'`` (the newest snapshot at or before it, UTC); ``SELECT * FROM t.snapshots`` (or
+  ``db.t.snapshots``) lists the snapshots.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import socket
+import threading
+import uuid
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from pyiceberg.catalog import Catalog as IcebergCatalog
+from pyiceberg.catalog import load_catalog
+from pyiceberg.catalog.sql import SqlCatalog
+from pyiceberg.exceptions import CommitFailedException, NoSuchTableError
+from pyiceberg.expressions import AlwaysTrue, BooleanExpression
+from pyiceberg.io.pyarrow import parquet_file_to_data_file
+from pyiceberg.partitioning import PartitionField, PartitionSpec
+from pyiceberg.schema import Schema
+from pyiceberg.transforms import (
+    DayTransform,
+    HourTransform,
+    IdentityTransform,
+    MonthTransform,
+    TruncateTransform,
+    YearTransform,
+)
+from pyiceberg.types import (
+    BinaryType,
+    BooleanType,
+    DateType,
+    DecimalType,
+    DoubleType,
+    FixedType,
+    FloatType,
+    IcebergType,
+    IntegerType,
+    LongType,
+    NestedField,
+    StringType,
+    TimestampType,
+    TimestamptzType,
+    UUIDType,
+)
+
+from hivepark.catalog.models import AS_OF_TIME, AS_OF_VERSION, Column, Table
+from hivepark.errors import CommitConflict, SemanticError, UnsupportedError, UserInputError
+from hivepark.expr.nodes import Expr, and_all
+from hivepark.expr.visitors import conjuncts
+from hivepark.plan.pushdown import DecomposedPredicate
+from hivepark.storage import fs
+from hivepark.storage.handlers.base import (
+    STORAGE_HANDLER_KEY,
+    HandlerEnvironment,
+    PushedFilter,
+    StorageHandler,
+    current_environment,
+)
+from hivepark.storage.handlers.iceberg_expr import Translator
+from hivepark.types import HiveType
+
+if TYPE_CHECKING:
+    from pyiceberg.table import Table as IcebergTable
+    from pyspark.sql import DataFrame, SparkSession
+
+CATALOG = "iceberg.catalog"
+IDENTIFIER = "iceberg.mr.table.identifier"
+OWN_CATALOG = "hivepark"
+# transient properties of a table as a query names it (never stored)
+SNAPSHOT_ID = AS_OF_VERSION
+METADATA_TABLE = "hivepark.iceberg.metadata-table"
+WRITE_ID = "hivepark.write-id"
+MAX_COMMIT_RETRIES = 8
+
+METADATA_TABLES: dict[str, tuple[tuple[str, str], ...]] = {
+    "snapshots": (("committed_at", "timestamp"), ("snapshot_id", "bigint"), ("parent_id", "bigint"),
+                  ("operation", "string"), ("manifest_list", "string"), ("summary", "map<string,string>")),
+}
+
+_lock = threading.Lock()
+_catalogs: dict[str, IcebergCatalog] = {}
+_in_flight: set[str] = set()  # write ids of this process's writes that have not ended
+
+
+# ------------------------------------------------------------------ types
+
+def iceberg_type(hive_type: str, column: str) -> IcebergType:
+    """The Iceberg type a Hive column is stored as (Hive 4's mapping: TINYINT and SMALLINT
+    are INT, CHAR and VARCHAR are STRING).
+
+    >>> iceberg_type("smallint", "x"), iceberg_type("decimal(12,2)", "x")
+    (IntegerType(), DecimalType(precision=12, scale=2))
+    """
+    t = HiveType.parse(hive_type)
+    base = t.base
+    if base in ("tinyint", "smallint", "int", "integer"):
+        return IntegerType()
+    simple: dict[str, IcebergType] = {"bigint": LongType(), "float": FloatType(), "double": DoubleType(),
+                                      "string": StringType(), "varchar": StringType(), "char": StringType(),
+                                      "boolean": BooleanType(), "date": DateType(),
+                                      "timestamp": TimestampType(), "binary": BinaryType()}
+    if base in simple:
+        return simple[base]
+    if base == "decimal":
+        p, s = t.precision_scale
+        return DecimalType(p, s)
+    raise UnsupportedError(f"Column '{column}' has type {hive_type}, which hivepark cannot store in an Iceberg "
+                           "table yet (supported: boolean, integers, float, double, decimal, string, date, "
+                           "timestamp, binary). Store it as STRING (for example to_json(...)) or use a table "
+                           "of files.")
+
+
+def hive_type(typ: IcebergType, column: str) -> str:
+    """The Hive type an Iceberg column reads as (TIMESTAMPTZ as TIMESTAMP in the session's
+    time zone, UTC; UUID as STRING; FIXED as BINARY)."""
+    if isinstance(typ, DecimalType):
+        return f"decimal({typ.precision},{typ.scale})"
+    names = {IntegerType: "int", LongType: "bigint", FloatType: "float", DoubleType: "double",
+             StringType: "string", BooleanType: "boolean", DateType: "date", TimestampType: "timestamp",
+             TimestamptzType: "timestamp", BinaryType: "binary", FixedType: "binary", UUIDType: "string"}
+    for cls, name in names.items():
+        if isinstance(typ, cls):
+            return name
+    raise UnsupportedError(f"Iceberg column '{column}' has type {typ}, which hivepark cannot read yet: "
+                           "select the other columns, or store it as a string")
+
+
+def _spark_type(typ: IcebergType) -> Any:
+    """The Spark type a Parquet column of ``typ`` is read or written as."""
+    from pyspark.sql import types as T
+
+    if isinstance(typ, DecimalType):
+        return T.DecimalType(typ.precision, typ.scale)
+    table = {IntegerType: T.IntegerType(), LongType: T.LongType(), FloatType: T.FloatType(),
+             DoubleType: T.DoubleType(), StringType: T.StringType(), BooleanType: T.BooleanType(),
+             DateType: T.DateType(), TimestampType: T.TimestampNTZType(), TimestamptzType: T.TimestampType(),
+             BinaryType: T.BinaryType(), FixedType: T.BinaryType(), UUIDType: T.StringType()}
+    for cls, st in table.items():
+        if isinstance(typ, cls):
+            return st
+    raise UnsupportedError(f"Iceberg type {typ} cannot be read by hivepark yet")
+
+
+# ------------------------------------------------------------------ catalogs and tables
+
+def _props(table: Table) -> dict[str, str]:
+    return {k.lower(): v for k, v in table.properties.items()}
+
+
+def _own_catalog(env: HandlerEnvironment) -> IcebergCatalog:
+    url = env.metastore_url
+    with _lock:
+        cat = _catalogs.get(url)
+        if cat is None:
+            uri = url
+            if uri.startswith("sqlite") and "timeout=" not in uri:
+                uri += ("&" if "?" in uri else "?") + "timeout=60"
+            cat = _catalogs[url] = SqlCatalog(OWN_CATALOG, uri=uri, warehouse=_file_uri(env.warehouse))
+    return cat
+
+
+def _named_catalog(name: str) -> IcebergCatalog:
+    key = f"named:{name}"
+    with _lock:
+        cat = _catalogs.get(key)
+        if cat is None:
+            try:
+                cat = _catalogs[key] = load_catalog(name)
+            except Exception as e:  # noqa: BLE001 - pyiceberg raises several kinds for a bad config
+                raise UserInputError(
+                    f"Cannot load the Iceberg catalog '{name}' named by {CATALOG}: {e}. Configure it as "
+                    f"pyiceberg does (~/.pyiceberg.yaml, or PYICEBERG_CATALOG__{name.upper()}__URI=...), or "
+                    f"remove {CATALOG} to use the warehouse's own catalog.") from None
+    return cat
+
+
+def catalog_for(table: Table, env: HandlerEnvironment | None = None) -> IcebergCatalog:
+    name = _props(table).get(CATALOG)
+    if name and name != OWN_CATALOG:
+        return _named_catalog(name)
+    return _own_catalog(env or current_environment())
+
+
+def identifier(table: Table) -> tuple[str, str]:
+    raw = _props(table).get(IDENTIFIER)
+    if raw:
+        ns, _, name = raw.rpartition(".")
+        if not ns or not name:
+            raise UserInputError(f"{IDENTIFIER} must be 'namespace.table', got '{raw}'")
+        return ns, name
+    name = table.name.split(".")[0] if METADATA_TABLE in table.properties else table.name
+    return table.db, name
+
+
+def load(table: Table) -> IcebergTable:
+    ident = identifier(table)
+    try:
+        return catalog_for(table).load_table(ident)
+    except NoSuchTableError:
+        raise SemanticError(f"The Iceberg table {'.'.join(ident)} of {table.qualified_name} is missing from its "
+                            "catalog: it was dropped outside hivepark. DROP TABLE and create it again.") from None
+
+
+def _file_uri(path: str) -> str:
+    path = fs.normalize(path)
+    return path if "://" in path else "file://" + path
+
+
+def _spec(schema: Schema, names: Sequence[str]) -> PartitionSpec:
+    fields = []
+    for i, name in enumerate(names):
+        f = schema.find_field(name, case_sensitive=False)
+        fields.append(PartitionField(source_id=f.field_id, field_id=1000 + i, transform=IdentityTransform(),
+                                     name=f.name))
+    return PartitionSpec(*fields)
+
+
+def metadata_table(base: Table, kind: str) -> Table:
+    """The table ``base.<kind>`` (``snapshots``) as a query reads it."""
+    cols = tuple(Column(n, t) for n, t in METADATA_TABLES[kind])
+    props = {**dict(base.properties), METADATA_TABLE: kind}
+    return base.evolve(name=f"{base.name}.{kind}", columns=cols, partition_keys=(), properties=props)
+
+
+# ------------------------------------------------------------------ the handler
+
+class IcebergStorageHandler(StorageHandler):
+    name = "iceberg"
+    aliases = ("org.apache.iceberg.mr.hive.HiveIcebergStorageHandler",)
+    supports_writes = True
+    create_clauses = frozenset({"PARTITIONED BY", "AS SELECT"})
+
+    # -- DDL (Hive's HiveIcebergMetaHook)
+    def create_table(self, table: Table) -> Table:
+        env = current_environment()
+        cat = catalog_for(table, env)
+        ident = identifier(table)
+        part_names = [c.name for c in table.partition_keys]
+        columns = list(table.columns) + [c for c in table.partition_keys
+                                         if c.name not in {x.name for x in table.columns}]
+        exists = cat.table_exists(ident)
+        if exists and not table.is_external:
+            raise SemanticError(f"The Iceberg table {'.'.join(ident)} already exists in its catalog: use CREATE "
+                                "EXTERNAL TABLE to read it, or choose another name.")
+        if exists:
+            itbl = cat.load_table(ident)
+            schema_cols = [Column(f.name.lower(), hive_type(f.field_type, f.name)) for f in itbl.schema().fields]
+            if columns and [c.name for c in columns] != [c.name for c in schema_cols]:
+                raise SemanticError(f"The columns given ({', '.join(c.name for c in columns)}) are not those of the "
+                                    f"Iceberg table {'.'.join(ident)} ({', '.join(c.name for c in schema_cols)}): "
+                                    "omit the column list to take the table's own.")
+            return table.evolve(columns=tuple(schema_cols), partition_keys=())
+        if not columns:
+            raise SemanticError(f"CREATE TABLE {table.qualified_name} STORED BY ICEBERG needs its columns: no "
+                                f"Iceberg table {'.'.join(ident)} exists to take them from.")
+        fields = [NestedField(i + 1, c.name, iceberg_type(c.type, c.name), required=False)
+                  for i, c in enumerate(columns)]
+        schema = Schema(*fields)
+        stored = [Column(c.name, hive_type(f.field_type, c.name), c.comment) for c, f in zip(columns, fields)]
+        ns = ident[0]
+        cat.create_namespace_if_not_exists(ns)
+        location = None if _props(table).get(CATALOG) not in (None, OWN_CATALOG) else _file_uri(table.location)
+        props = {"format-version": "2", "write.parquet.compression-codec": "snappy"}
+        cat.create_table(ident, schema, location=location, partition_spec=_spec(schema, part_names),
+                         properties=props)
+        return table.evolve(columns=tuple(stored), partition_keys=())
+
+    def rollback_create_table(self, table: Table) -> None:
+        if table.is_external:
+            return
+        try:
+            catalog_for(table).purge_table(identifier(table))
+        except NoSuchTableError:
+            pass
+
+    def drop_table(self, table: Table, delete_data: bool) -> None:
+        if not delete_data:
+            return  # an EXTERNAL table: the Iceberg table (catalog entry and files) stays
+        cat = catalog_for(table)
+        try:
+            cat.purge_table(identifier(table))
+        except NoSuchTableError:
+            pass
+        if _props(table).get(CATALOG) in (None, OWN_CATALOG):
+            fs.delete_dir(table.location)
+
+    def describe_table(self, table: Table) -> list[tuple[str, str]]:
+        itbl = load(table)
+        snap = itbl.current_snapshot()
+        spec = itbl.spec()
+        parts = ", ".join(f"{itbl.schema().find_field(f.source_id).name} {f.transform}" for f in spec.fields)
+        return [("Iceberg Table:", ".".join(identifier(table))),
+                ("Iceberg Location:", itbl.location()),
+                ("Metadata File:", itbl.metadata_location),
+                ("Partition Spec:", parts or "unpartitioned"),
+                ("Current Snapshot:", str(snap.snapshot_id) if snap else "none"),
+                ("Format Version:", str(itbl.format_version))]
+
+    def metadata_table(self, table: Table, kind: str) -> Table | None:
+        return metadata_table(table, kind) if kind in METADATA_TABLES else None
+
+    # -- filter negotiation
+    def decompose_predicate(self, table: Table, predicate: Expr) -> DecomposedPredicate | None:
+        if METADATA_TABLE in table.properties:
+            return None
+        itbl = load(table)
+        schema = itbl.schema()
+        translator = _translator(schema)
+        identity: set[str] = set()
+        if len(itbl.specs()) == 1:
+            identity = {schema.find_field(f.source_id).name.lower() for f in itbl.spec().fields
+                        if isinstance(f.transform, IdentityTransform)}
+        pushed: list[Expr] = []
+        residual: list[Expr] = []
+        for part in conjuncts(predicate):
+            if translator.exact(part) is None:
+                residual.append(part)
+                continue
+            pushed.append(part)
+            if not identity or not {c.lower() for c in part.columns()} <= identity:
+                residual.append(part)
+        return DecomposedPredicate(and_all(*pushed) if pushed else None,
+                                   and_all(*residual) if residual else None)
+
+    # -- reads
+    def plan(self, table: Table, pushed: PushedFilter | None) -> Planned:
+        """The data files a scan reads (pyiceberg's planning with the pushed filter)."""
+        itbl = load(table)
+        snapshot_id = _snapshot_id(itbl, table)
+        schema = _schema_at(itbl, snapshot_id)
+        expr: BooleanExpression = AlwaysTrue()
+        if pushed is not None:
+            expr = _translator(schema).translate(pushed.expr) or AlwaysTrue()
+        scan = itbl.scan(row_filter=expr, snapshot_id=snapshot_id, case_sensitive=False)
+        tasks = list(scan.plan_files()) if (snapshot_id is not None or itbl.current_snapshot()) else []
+        with_deletes = [t for t in tasks if t.delete_files]
+        if with_deletes:
+            raise UnsupportedError(
+                f"Iceberg table {'.'.join(identifier(table))} has row-level deletes ({len(with_deletes)} data "
+                "file(s) with delete files) that hivepark cannot apply yet; reading it would return deleted "
+                "rows. Rewrite the table without delete files (for example INSERT OVERWRITE it from a copy, "
+                "or compact it with Iceberg's rewrite_data_files), then query it.")
+        snap = itbl.snapshot_by_id(snapshot_id) if snapshot_id is not None else itbl.current_snapshot()
+        summary = snap.summary if snap is not None else None
+        total_files = int(summary["total-data-files"]) if summary and "total-data-files" in summary else len(tasks)
+        total_bytes = int(summary["total-files-size"]) if summary and "total-files-size" in summary else 0
+        return Planned(itbl, schema, snap.snapshot_id if snap else None, expr,
+                       [t.file.file_path for t in tasks], sum(t.file.file_size_in_bytes for t in tasks),
+                       total_files, total_bytes)
+
+    def read(self, spark: SparkSession, table: Table, columns: Sequence[str],
+             pushed: PushedFilter | None, settings: Any) -> DataFrame:
+        from pyspark.sql import functions as F
+        from pyspark.sql import types as T
+
+        kind = table.properties.get(METADATA_TABLE)
+        if kind is not None:
+            return _snapshots_frame(spark, load(table), columns)
+        planned = self.plan(table, pushed)
+        types = {c.name: HiveType.parse(c.type).spark_ddl for c in table.columns}
+        by_name = {f.name.lower(): f for f in planned.schema.fields}
+        wanted = [by_name[c.lower()] for c in columns if c.lower() in by_name]
+        if not planned.files:
+            empty = T.StructType([T.StructField(c, T._parse_datatype_string(types[c]), True) for c in columns])
+            return spark.createDataFrame([], empty)
+        if not wanted:  # a count of rows: read the narrowest column
+            wanted = planned.schema.fields[:1]
+        read_schema = T.StructType([T.StructField(f.name, _spark_type(f.field_type), True,
+                                                  {"parquet.field.id": f.field_id}) for f in wanted])
+        spark.conf.set("spark.sql.parquet.fieldId.read.enabled", "true")
+        df = spark.read.schema(read_schema).parquet(*[fs.to_spark_path(_local(p)) for p in planned.files])
+        out = []
+        for c in columns:
+            f = by_name.get(c.lower())
+            col = F.col(f"`{f.name}`") if f is not None else F.lit(None)
+            out.append(col.cast(types[c]).alias(c))
+        return df.select(*out)
+
+    def describe_scan(self, table: Table, columns: Sequence[str], pushed: PushedFilter | None) -> str:
+        if METADATA_TABLE in table.properties:
+            return f"iceberg metadata table {table.name}"
+        p = self.plan(table, pushed)
+        return (f"iceberg scan of {'.'.join(identifier(table))} snapshot={p.snapshot_id} "
+                f"files={len(p.files)}/{p.total_files} bytes={p.bytes}/{p.total_bytes} "
+                f"iceberg filter: {p.expr}")
+
+    # -- writes
+    def write(self, spark: SparkSession, table: Table, df: DataFrame, overwrite: bool) -> None:
+        if METADATA_TABLE in table.properties or SNAPSHOT_ID in table.properties or AS_OF_TIME in table.properties:
+            raise SemanticError(f"{table.qualified_name} is read-only (a metadata table or a past snapshot)")
+        env = current_environment()
+        itbl = load(table)
+        write_id = uuid.uuid4().hex
+        staging = f"{_local(itbl.location())}/data/hp-{write_id}"
+        marker = _marker_path(env.warehouse, write_id)
+        with _lock:
+            _in_flight.add(write_id)
+        try:
+            fs.write_text(marker, json.dumps({"write_id": write_id, "staging": staging, "host": socket.gethostname(),
+                                              "pid": os.getpid(), "table": [table.db, table.name],
+                                              "catalog": _props(table).get(CATALOG) or OWN_CATALOG,
+                                              "identifier": list(identifier(table))}))
+            try:
+                files = _write_files(spark, itbl, table, df, staging)
+                _commit(itbl, files, overwrite, write_id)
+            except BaseException:
+                fs.delete_dir(staging)
+                raise
+            fs.delete_file(marker)
+        finally:
+            with _lock:
+                _in_flight.discard(write_id)
+
+
+class Planned:
+    """What a scan of an Iceberg table reads: the files chosen, out of the snapshot's."""
+
+    def __init__(self, itbl: Any, schema: Schema, snapshot_id: int | None, expr: BooleanExpression,
+                 files: list[str], size: int, total_files: int, total_bytes: int) -> None:
+        self.table, self.schema, self.snapshot_id, self.expr = itbl, schema, snapshot_id, expr
+        self.files, self.bytes, self.total_files, self.total_bytes = files, size, total_files, total_bytes
+
+
+def _translator(schema: Schema) -> Translator:
+    return Translator({f.name: f.field_type for f in schema.fields}, {f.name: f.name for f in schema.fields})
+
+
+def _local(path: str) -> str:
+    return path[len("file://"):] if path.startswith("file://") else (path[5:] if path.startswith("file:/") else path)
+
+
+def _schema_at(itbl: Any, snapshot_id: int | None) -> Schema:
+    if snapshot_id is None:
+        return itbl.schema()
+    snap = itbl.snapshot_by_id(snapshot_id)
+    if snap is not None and snap.schema_id is not None:
+        for s in itbl.metadata.schemas:
+            if s.schema_id == snap.schema_id:
+                return s
+    return itbl.schema()
+
+
+def _snapshot_id(itbl: Any, table: Table) -> int | None:
+    """The snapshot a query names (FOR SYSTEM_VERSION / SYSTEM_TIME AS OF), else None (current)."""
+    props = table.properties
+    name = table.qualified_name
+    if SNAPSHOT_ID in props:
+        raw = props[SNAPSHOT_ID]
+        try:
+            sid = int(raw)
+        except ValueError:
+            raise UserInputError(f"FOR SYSTEM_VERSION AS OF needs a snapshot id (a number), got {raw!r}") from None
+        if itbl.snapshot_by_id(sid) is None:
+            ids = ", ".join(str(s.snapshot_id) for s in itbl.snapshots()[-5:]) or "none"
+            raise UserInputError(f"Table {name} has no snapshot {sid}. Its latest snapshots: {ids} "
+                                 f"(SELECT * FROM {name}.snapshots lists them all).")
+        return sid
+    if AS_OF_TIME in props:
+        raw = props[AS_OF_TIME]
+        try:
+            when = datetime.datetime.fromisoformat(raw.strip())
+        except ValueError:
+            raise UserInputError(f"FOR SYSTEM_TIME AS OF needs a timestamp such as '2026-01-05 10:00:00', "
+                                 f"got {raw!r}") from None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=datetime.UTC)
+        snap = itbl.snapshot_as_of_timestamp(int(when.timestamp() * 1000))
+        if snap is None:
+            raise UserInputError(f"Table {name} has no snapshot at or before {raw} (UTC): its first snapshot is "
+                                 f"later. SELECT * FROM {name}.snapshots lists them.")
+        return int(snap.snapshot_id)
+    return None
+
+
+def _snapshots_frame(spark: SparkSession, itbl: Any, columns: Sequence[str]) -> DataFrame:
+    from pyspark.sql import types as T
+
+    rows = []
+    for snap in itbl.snapshots():
+        summary = snap.summary
+        rows.append({"committed_at": datetime.datetime.fromtimestamp(snap.timestamp_ms / 1000, datetime.UTC)
+                     .replace(tzinfo=None), "snapshot_id": snap.snapshot_id, "parent_id": snap.parent_snapshot_id,
+                     "operation": summary.operation.value if summary is not None else None,
+                     "manifest_list": snap.manifest_list,
+                     "summary": {k: str(v) for k, v in summary.additional_properties.items()}
+                     if summary is not None else {}})
+    schema = T.StructType([T.StructField(n, T._parse_datatype_string(t), True)
+                           for n, t in METADATA_TABLES["snapshots"]])
+    df = spark.createDataFrame([tuple(r[n] for n, _ in METADATA_TABLES["snapshots"]) for r in rows], schema)
+    return df.select(*columns)
+
+
+# ------------------------------------------------------------------ the write path
+
+def _write_files(spark: SparkSession, itbl: Any, table: Table, df: DataFrame, staging: str) -> list[Any]:
+    """Spark writes ``df`` (the table's columns, in order) as Parquet under ``staging``;
+    returns each file as a pyiceberg DataFile (statistics and partition from its footer)."""
+    from pyspark.sql import functions as F
+
+    schema = itbl.schema()
+    by_name = {f.name.lower(): f for f in schema.fields}
+    cols = []
+    ntz_only = True
+    for src, c in zip(df.columns, table.columns):
+        f = by_name.get(c.name.lower())
+        if f is None:
+            raise SemanticError(f"Column {c.name} of {table.qualified_name} is not in its Iceberg schema any more: "
+                                "recreate the hivepark table definition (DROP, then CREATE EXTERNAL TABLE).")
+        ntz_only = ntz_only and not isinstance(f.field_type, TimestamptzType)
+        cols.append(F.col(f"`{src}`").cast(_spark_type(f.field_type)).alias(f.name, metadata={"parquet.field.id":
+                                                                                                f.field_id}))
+    out = df.select(*cols)
+    spec = itbl.spec()
+    hidden: list[str] = []
+    taken = {f.name.lower() for f in schema.fields}
+    for pf in spec.fields:
+        name = f"{pf.name}_part"
+        while name.lower() in taken:
+            name += "_"
+        taken.add(name.lower())
+        out = out.withColumn(name, _transform_column(pf, schema.find_field(pf.source_id)))
+        hidden.append(name)
+    writer_df = out.repartition(*[F.col(h) for h in hidden]) if hidden else out
+    conf = spark.conf
+    saved = conf.get("spark.sql.parquet.outputTimestampType")
+    try:
+        if not ntz_only:
+            conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
+        writer = writer_df.write.mode("errorifexists").option("compression", "snappy")
+        if hidden:
+            writer = writer.partitionBy(*hidden)
+        writer.parquet(fs.to_spark_path(staging))
+    finally:
+        if saved is not None:
+            conf.set("spark.sql.parquet.outputTimestampType", saved)
+    files = [e.path for e in fs.list_files(staging, recursive=True)
+             if e.path.endswith(".parquet") and not os.path.basename(e.path).startswith((".", "_"))]
+    return [parquet_file_to_data_file(itbl.io, itbl.metadata, _file_uri(p)) for p in sorted(files)]
+
+
+def _transform_column(pf: PartitionField, source: NestedField) -> Any:
+    """A column whose value is the same for every row of one partition (files are split by it)."""
+    from pyspark.sql import functions as F
+
+    col = F.col(f"`{source.name}`")
+    t = pf.transform
+    if isinstance(t, IdentityTransform):
+        return col
+    if isinstance(t, (YearTransform, MonthTransform, DayTransform, HourTransform)):
+        unit = {YearTransform: "year", MonthTransform: "month", DayTransform: "day", HourTransform: "hour"}[type(t)]
+        return F.date_trunc(unit, col)
+    if isinstance(t, TruncateTransform) and isinstance(source.field_type, StringType):
+        return F.substring(col, 1, t.width)
+    if isinstance(t, TruncateTransform) and isinstance(source.field_type, (IntegerType, LongType)):
+        return col - F.pmod(col, F.lit(t.width))
+    raise UnsupportedError(f"hivepark cannot write Iceberg tables partitioned by {t}({source.name}) yet: it "
+                           "writes identity, year, month, day and hour partitions, and truncate of strings "
+                           "and integers")
+
+
+def _commit(itbl: Any, files: list[Any], overwrite: bool, write_id: str) -> None:
+    """One Iceberg commit of ``files``: an append, or an overwrite of the whole table
+    (unpartitioned) or of the partitions the files belong to; retried on a newer snapshot
+    when another writer committed first."""
+    props = {WRITE_ID: write_id}
+    for attempt in range(MAX_COMMIT_RETRIES):
+        if attempt:
+            itbl = itbl.refresh()
+        try:
+            with itbl.transaction() as tx:
+                if overwrite:
+                    spec = itbl.spec()
+                    touched = {_key(f.partition) for f in files}
+                    obsolete = []
+                    if itbl.current_snapshot() is not None:
+                        for task in itbl.scan().plan_files():
+                            if not spec.fields or (task.file.spec_id == spec.spec_id
+                                                   and _key(task.file.partition) in touched):
+                                obsolete.append(task.file)
+                    if not files and not obsolete:
+                        return
+                    with tx.update_snapshot(snapshot_properties=props).overwrite() as ow:
+                        for f in obsolete:
+                            ow.delete_data_file(f)
+                        for f in files:
+                            ow.append_data_file(f)
+                else:
+                    if not files:
+                        return
+                    with tx.update_snapshot(snapshot_properties=props).fast_append() as fa:
+                        for f in files:
+                            fa.append_data_file(f)
+            return
+        except CommitFailedException:
+            continue
+    raise CommitConflict(f"Could not commit to Iceberg table {itbl.name()}: other writers committed first "
+                         f"{MAX_COMMIT_RETRIES} times. Nothing was written; run the statement again.")
+
+
+def _key(record: Any) -> tuple[Any, ...]:
+    return tuple(record[i] for i in range(len(record))) if record is not None else ()
+
+
+# ------------------------------------------------------------------ recovery
+
+def marker_dir(warehouse: str) -> str:
+    return f"{fs.normalize(warehouse)}/.hivepark/iceberg"
+
+
+def _marker_path(warehouse: str, write_id: str) -> str:
+    return f"{marker_dir(warehouse)}/{write_id}.json"
+
+
+def recover_writes(warehouse: str, metastore_url: str) -> int:
+    """Deletes the files of Iceberg writes that died before their commit (their marker is
+    left and their process is gone); a write whose snapshot was committed keeps its files.
+    Returns how many writes were cleaned up.
+
+    Raises:
+        UserInputError: a marker cannot be read (it names the file)."""
+    from hivepark.storage.commit import _alive
+
+    env = HandlerEnvironment(warehouse, metastore_url)
+    cleaned = 0
+    for entry in fs.list_files(marker_dir(warehouse)):
+        if not entry.path.endswith(".json"):
+            continue
+        try:
+            m = json.loads(fs.read_text(entry.path))
+        except (OSError, ValueError) as e:
+            raise UserInputError(f"The Iceberg write marker {entry.path} cannot be read ({e}). Check the write's "
+                                 "directory it names by hand, then delete the marker.") from None
+        with _lock:
+            mine = m.get("write_id") in _in_flight
+        pid = int(m.get("pid", 0))
+        if mine or (m.get("host") == socket.gethostname() and pid != os.getpid() and _alive(pid)):
+            continue
+        props = {} if m.get("catalog") in (None, OWN_CATALOG) else {CATALOG: m["catalog"]}
+        ident = tuple(m.get("identifier") or ())
+        committed = False
+        try:
+            cat = _own_catalog(env) if not props else _named_catalog(props[CATALOG])
+            itbl = cat.load_table(ident)
+            committed = any(s.summary is not None and s.summary.additional_properties.get(WRITE_ID) == m["write_id"]
+                            for s in itbl.snapshots())
+        except NoSuchTableError:
+            committed = False
+        if not committed:
+            fs.delete_dir(m.get("staging", ""))
+        fs.delete_file(entry.path)
+        cleaned += 1
+    return cleaned
+
+
+def is_iceberg(table: Table) -> bool:
+    return any(k.lower() == STORAGE_HANDLER_KEY and v.lower() in ("iceberg", IcebergStorageHandler.aliases[0].lower())
+               for k, v in table.properties.items())
