@@ -70,7 +70,7 @@ class _Plan:
     obsolete: list[str] = field(default_factory=list)
 
 
-def _fault_point(name: str) -> None:
+def fault_point(name: str) -> None:
     """Crash-testing hook: ``HIVEPARK_FAULT=<name>`` kills this process here, like kill -9."""
     if os.environ.get("HIVEPARK_FAULT") == name:
         os.kill(os.getpid(), signal.SIGKILL)
@@ -119,16 +119,16 @@ class Commit:
                  for w in writes for f, name in zip(w.files, w.target_names(self.qid))]
         self._targets = [dst for _, _, dst in moves]
         self._write_journal(state="moving")
-        _fault_point("before_move")
+        fault_point("before_move")
         for i, (_, f, dst) in enumerate(moves):
             fs.move(f.path, dst)
             if i == len(moves) // 2:
-                _fault_point("during_move")
+                fault_point("during_move")
         for w in writes:
             fs.makedirs(w.location)
         new_table = self._commit_with_retries(catalog, writes)
         self._committed = True
-        _fault_point("after_commit")
+        fault_point("after_commit")
         self._cleanup_after(self._last_plan.obsolete)
         return new_table
 
@@ -138,7 +138,7 @@ class Commit:
             plan = _plan(catalog, table, writes, self.qid)
             self._last_plan = plan
             self._write_journal(state="committing", obsolete=plan.obsolete)
-            _fault_point("before_commit")
+            fault_point("before_commit")
             try:
                 return catalog.commit(table, table.version, put=plan.put,
                                       table_parameters=plan.table_params)
@@ -239,7 +239,7 @@ def recover(warehouse: str, catalog: Catalog) -> int:
             j = json.loads(fs.read_text(entry.path))
         except (OSError, ValueError):
             continue
-        if j.get("host") == socket.gethostname() and _alive(int(j.get("pid", 0))):
+        if j.get("host") == socket.gethostname() and process_alive(int(j.get("pid", 0))):
             continue
         _recover_one(j, catalog)
         fs.delete_file(entry.path)
@@ -247,7 +247,7 @@ def recover(warehouse: str, catalog: Catalog) -> int:
     return cleaned
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
     if pid <= 0 or pid == os.getpid():
         return False
     try:

@@ -43,7 +43,7 @@ import os
 import socket
 import threading
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pyiceberg.catalog import Catalog as IcebergCatalog
@@ -86,6 +86,7 @@ from hivepark.expr.nodes import Expr, and_all
 from hivepark.expr.visitors import conjuncts
 from hivepark.plan.pushdown import DecomposedPredicate
 from hivepark.storage import fs
+from hivepark.storage.commit import fault_point, process_alive
 from hivepark.storage.handlers.base import (
     STORAGE_HANDLER_KEY,
     HandlerEnvironment,
@@ -107,6 +108,7 @@ OWN_CATALOG = "hivepark"
 SNAPSHOT_ID = AS_OF_VERSION
 METADATA_TABLE = "hivepark.iceberg.metadata-table"
 WRITE_ID = "hivepark.write-id"
+FIELD_IDS = "hivepark.iceberg.field-ids"  # the Iceberg field id of each hivepark column, as JSON
 MAX_COMMIT_RETRIES = 8
 
 METADATA_TABLES: dict[str, tuple[tuple[str, str], ...]] = {
@@ -202,13 +204,20 @@ def _named_catalog(name: str) -> IcebergCatalog:
         cat = _catalogs.get(key)
         if cat is None:
             try:
-                cat = _catalogs[key] = load_catalog(name)
+                cat = _catalogs[key] = load_catalog(name, **_env_properties(name))
             except Exception as e:  # noqa: BLE001 - pyiceberg raises several kinds for a bad config
                 raise UserInputError(
                     f"Cannot load the Iceberg catalog '{name}' named by {CATALOG}: {e}. Configure it as "
                     f"pyiceberg does (~/.pyiceberg.yaml, or PYICEBERG_CATALOG__{name.upper()}__URI=...), or "
                     f"remove {CATALOG} to use the warehouse's own catalog.") from None
     return cat
+
+
+def _env_properties(name: str) -> dict[str, str]:
+    """A catalog's ``PYICEBERG_CATALOG__<NAME>__<KEY>`` variables as they are now (pyiceberg
+    reads the environment once, at import)."""
+    prefix = f"PYICEBERG_CATALOG__{name.upper()}__"
+    return {k[len(prefix):].lower().replace("__", "-"): v for k, v in os.environ.items() if k.startswith(prefix)}
 
 
 def catalog_for(table: Table, env: HandlerEnvironment | None = None) -> IcebergCatalog:
@@ -241,6 +250,26 @@ def load(table: Table) -> IcebergTable:
 def _file_uri(path: str) -> str:
     path = fs.normalize(path)
     return path if "://" in path else "file://" + path
+
+
+def _with_field_ids(table: Table, ids: Sequence[tuple[str, int]]) -> dict[str, str]:
+    return {**dict(table.properties), FIELD_IDS: json.dumps(dict(ids), separators=(",", ":"))}
+
+
+def columns_of(table: Table, schema: Schema) -> dict[str, NestedField]:
+    """Each hivepark column's Iceberg field in ``schema``: by the field id recorded at CREATE
+    (so a column renamed in Iceberg still reads its own data), else by name; a column the
+    schema no longer has (dropped, or not yet added at a past snapshot) is absent."""
+    raw = table.properties.get(FIELD_IDS)
+    ids: dict[str, int] = json.loads(raw) if raw else {}
+    by_id = {f.field_id: f for f in schema.fields}
+    by_name = {f.name.lower(): f for f in schema.fields}
+    out: dict[str, NestedField] = {}
+    for c in table.columns:
+        f = by_id.get(ids[c.name]) if c.name in ids else by_name.get(c.name.lower())
+        if f is not None:
+            out[c.name] = f
+    return out
 
 
 def _spec(schema: Schema, names: Sequence[str]) -> PartitionSpec:
@@ -286,7 +315,9 @@ class IcebergStorageHandler(StorageHandler):
                 raise SemanticError(f"The columns given ({', '.join(c.name for c in columns)}) are not those of the "
                                     f"Iceberg table {'.'.join(ident)} ({', '.join(c.name for c in schema_cols)}): "
                                     "omit the column list to take the table's own.")
-            return table.evolve(columns=tuple(schema_cols), partition_keys=())
+            return table.evolve(columns=tuple(schema_cols), partition_keys=(),
+                                properties=_with_field_ids(table, [(c.name, f.field_id) for c, f in
+                                                                   zip(schema_cols, itbl.schema().fields)]))
         if not columns:
             raise SemanticError(f"CREATE TABLE {table.qualified_name} STORED BY ICEBERG needs its columns: no "
                                 f"Iceberg table {'.'.join(ident)} exists to take them from.")
@@ -300,7 +331,8 @@ class IcebergStorageHandler(StorageHandler):
         props = {"format-version": "2", "write.parquet.compression-codec": "snappy"}
         cat.create_table(ident, schema, location=location, partition_spec=_spec(schema, part_names),
                          properties=props)
-        return table.evolve(columns=tuple(stored), partition_keys=())
+        return table.evolve(columns=tuple(stored), partition_keys=(),
+                            properties=_with_field_ids(table, [(c.name, f.field_id) for c, f in zip(stored, fields)]))
 
     def rollback_create_table(self, table: Table) -> None:
         if table.is_external:
@@ -341,12 +373,13 @@ class IcebergStorageHandler(StorageHandler):
         if METADATA_TABLE in table.properties:
             return None
         itbl = load(table)
-        schema = itbl.schema()
-        translator = _translator(schema)
+        schema = _schema_at(itbl, _snapshot_id(itbl, table))
+        fields = columns_of(table, schema)
+        translator = _translator(fields)
         identity: set[str] = set()
         if len(itbl.specs()) == 1:
-            identity = {schema.find_field(f.source_id).name.lower() for f in itbl.spec().fields
-                        if isinstance(f.transform, IdentityTransform)}
+            source_ids = {f.source_id for f in itbl.spec().fields if isinstance(f.transform, IdentityTransform)}
+            identity = {name.lower() for name, f in fields.items() if f.field_id in source_ids}
         pushed: list[Expr] = []
         residual: list[Expr] = []
         for part in conjuncts(predicate):
@@ -367,7 +400,7 @@ class IcebergStorageHandler(StorageHandler):
         schema = _schema_at(itbl, snapshot_id)
         expr: BooleanExpression = AlwaysTrue()
         if pushed is not None:
-            expr = _translator(schema).translate(pushed.expr) or AlwaysTrue()
+            expr = _translator(columns_of(table, schema)).translate(pushed.expr) or AlwaysTrue()
         scan = itbl.scan(row_filter=expr, snapshot_id=snapshot_id, case_sensitive=False)
         tasks = list(scan.plan_files()) if (snapshot_id is not None or itbl.current_snapshot()) else []
         with_deletes = [t for t in tasks if t.delete_files]
@@ -395,8 +428,8 @@ class IcebergStorageHandler(StorageHandler):
             return _snapshots_frame(spark, load(table), columns)
         planned = self.plan(table, pushed)
         types = {c.name: HiveType.parse(c.type).spark_ddl for c in table.columns}
-        by_name = {f.name.lower(): f for f in planned.schema.fields}
-        wanted = [by_name[c.lower()] for c in columns if c.lower() in by_name]
+        fields = columns_of(table, planned.schema)
+        wanted = list({fields[c].field_id: fields[c] for c in columns if c in fields}.values())
         if not planned.files:
             empty = T.StructType([T.StructField(c, T._parse_datatype_string(types[c]), True) for c in columns])
             return spark.createDataFrame([], empty)
@@ -408,7 +441,7 @@ class IcebergStorageHandler(StorageHandler):
         df = spark.read.schema(read_schema).parquet(*[fs.to_spark_path(_local(p)) for p in planned.files])
         out = []
         for c in columns:
-            f = by_name.get(c.lower())
+            f = fields.get(c)
             col = F.col(f"`{f.name}`") if f is not None else F.lit(None)
             out.append(col.cast(types[c]).alias(c))
         return df.select(*out)
@@ -439,7 +472,9 @@ class IcebergStorageHandler(StorageHandler):
                                               "identifier": list(identifier(table))}))
             try:
                 files = _write_files(spark, itbl, table, df, staging)
+                fault_point("iceberg_before_commit")
                 _commit(itbl, files, overwrite, write_id)
+                fault_point("iceberg_after_commit")
             except BaseException:
                 fs.delete_dir(staging)
                 raise
@@ -458,8 +493,9 @@ class Planned:
         self.files, self.bytes, self.total_files, self.total_bytes = files, size, total_files, total_bytes
 
 
-def _translator(schema: Schema) -> Translator:
-    return Translator({f.name: f.field_type for f in schema.fields}, {f.name: f.name for f in schema.fields})
+def _translator(fields: Mapping[str, NestedField]) -> Translator:
+    """Translates trees over hivepark's column names into expressions over the Iceberg names."""
+    return Translator({c: f.field_type for c, f in fields.items()}, {c: f.name for c, f in fields.items()})
 
 
 def _local(path: str) -> str:
@@ -535,17 +571,22 @@ def _write_files(spark: SparkSession, itbl: Any, table: Table, df: DataFrame, st
     from pyspark.sql import functions as F
 
     schema = itbl.schema()
-    by_name = {f.name.lower(): f for f in schema.fields}
+    fields = columns_of(table, schema)
     cols = []
     ntz_only = True
     for src, c in zip(df.columns, table.columns):
-        f = by_name.get(c.name.lower())
+        f = fields.get(c.name)
         if f is None:
             raise SemanticError(f"Column {c.name} of {table.qualified_name} is not in its Iceberg schema any more: "
                                 "recreate the hivepark table definition (DROP, then CREATE EXTERNAL TABLE).")
         ntz_only = ntz_only and not isinstance(f.field_type, TimestamptzType)
         cols.append(F.col(f"`{src}`").cast(_spark_type(f.field_type)).alias(f.name, metadata={"parquet.field.id":
                                                                                                 f.field_id}))
+    written = {f.field_id for f in fields.values()}
+    for f in schema.fields:  # columns hivepark's definition lacks (added in Iceberg later) are NULL
+        if f.field_id not in written:
+            cols.append(F.lit(None).cast(_spark_type(f.field_type)).alias(f.name, metadata={"parquet.field.id":
+                                                                                            f.field_id}))
     out = df.select(*cols)
     spec = itbl.spec()
     hidden: list[str] = []
@@ -570,9 +611,22 @@ def _write_files(spark: SparkSession, itbl: Any, table: Table, df: DataFrame, st
     finally:
         if saved is not None:
             conf.set("spark.sql.parquet.outputTimestampType", saved)
-    files = [e.path for e in fs.list_files(staging, recursive=True)
-             if e.path.endswith(".parquet") and not os.path.basename(e.path).startswith((".", "_"))]
-    return [parquet_file_to_data_file(itbl.io, itbl.metadata, _file_uri(p)) for p in sorted(files)]
+    written = sorted(e.path for e in fs.list_files(staging, recursive=True)
+                     if e.path.endswith(".parquet") and not os.path.basename(e.path).startswith((".", "_")))
+    # flattened into the write's directory: a path like day_part=2026-01-05/ would make readers
+    # that discover partitions from paths (pyarrow, DuckDB) invent a column
+    files = []
+    for i, path in enumerate(written):
+        flat = f"{staging}/{i:05d}-{os.path.basename(path)}"
+        if os.path.dirname(path) != staging:
+            fs.move(path, flat)
+        else:
+            flat = path
+        files.append(flat)
+    for entry in fs.list_files(staging):
+        if entry.is_dir:
+            fs.delete_dir(entry.path)
+    return [parquet_file_to_data_file(itbl.io, itbl.metadata, _file_uri(p)) for p in files]
 
 
 def _transform_column(pf: PartitionField, source: NestedField) -> Any:
@@ -655,8 +709,6 @@ def recover_writes(warehouse: str, metastore_url: str) -> int:
 
     Raises:
         UserInputError: a marker cannot be read (it names the file)."""
-    from hivepark.storage.commit import _alive
-
     env = HandlerEnvironment(warehouse, metastore_url)
     cleaned = 0
     for entry in fs.list_files(marker_dir(warehouse)):
@@ -670,7 +722,7 @@ def recover_writes(warehouse: str, metastore_url: str) -> int:
         with _lock:
             mine = m.get("write_id") in _in_flight
         pid = int(m.get("pid", 0))
-        if mine or (m.get("host") == socket.gethostname() and pid != os.getpid() and _alive(pid)):
+        if mine or (m.get("host") == socket.gethostname() and pid != os.getpid() and process_alive(pid)):
             continue
         props = {} if m.get("catalog") in (None, OWN_CATALOG) else {CATALOG: m["catalog"]}
         ident = tuple(m.get("identifier") or ())

@@ -1,0 +1,365 @@
+"""Iceberg tables (STORED BY ICEBERG) through HiveQL, on a real SQLite metastore (and a real
+PostgreSQL one): every query's rows are compared with plain Spark SQL over pyiceberg's own
+reader (``table.scan().to_arrow()``) of the same table; files chosen by the pushed filter;
+tables written by pyiceberg read by hivepark and the other way round (also by pyarrow reading
+the listed Parquet files with no Iceberg at all); columns renamed in Iceberg; writes that are
+one commit, overwrite the partitions they touch, fail or are killed leaving the previous
+snapshot and no files; concurrent writers; time travel; DDL."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+from decimal import Decimal
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import hivepark
+from hivepark.errors import HiveParkError, SemanticError, UserInputError
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from pg_server import PostgresUnavailable, postgres_server, require_postgres  # noqa: E402
+
+CREATE = ("CREATE TABLE events (id BIGINT, kind STRING, ts TIMESTAMP, amount DECIMAL(10,2)) "
+          "PARTITIONED BY (day DATE) STORED BY ICEBERG")
+ROWS = ("SELECT id, CASE WHEN id % 4 = 0 THEN 'open' WHEN id % 4 = 1 THEN 'closed' WHEN id % 4 = 2 THEN NULL "
+        "ELSE 'opened' END, CASE WHEN id % 9 = 0 THEN NULL ELSE TIMESTAMP '2026-01-05 00:00:00' + "
+        "make_interval(0, 0, 0, 0, 0, id, 0) END, CASE WHEN id % 7 = 0 THEN NULL ELSE CAST(id / 8 AS DECIMAL(10,2)) END, "
+        "CASE WHEN id % 50 = 49 THEN NULL ELSE date_add(DATE '2026-01-01', CAST(id % 12 AS INT)) END "
+        "FROM range({lo}, {hi})")
+
+QUERIES = [
+    "SELECT kind, count(*) AS n FROM {t} WHERE day = DATE '2026-01-05' AND id > 1000 GROUP BY kind",
+    "SELECT * FROM {t} WHERE day BETWEEN '2026-01-03' AND '2026-01-04'",
+    "SELECT id, day FROM {t} WHERE day IS NULL",
+    "SELECT id FROM {t} WHERE day IS NOT NULL AND id < 40",
+    "SELECT id, kind FROM {t} WHERE kind <> 'open' AND id < 200",
+    "SELECT id, kind FROM {t} WHERE NOT (kind = 'open') AND id < 200",
+    "SELECT id FROM {t} WHERE kind IN ('open', NULL) AND id < 300",
+    "SELECT id FROM {t} WHERE kind NOT IN ('open', 'closed') AND id < 300",
+    "SELECT id FROM {t} WHERE kind NOT IN ('open', NULL)",
+    "SELECT id, kind FROM {t} WHERE kind LIKE 'open%' AND id < 100",
+    "SELECT id, ts FROM {t} WHERE ts >= TIMESTAMP '2026-01-05 10:00:00' AND ts < '2026-01-05 12:00:00'",
+    "SELECT id, ts FROM {t} WHERE ts IS NULL AND id < 100",
+    "SELECT id, amount FROM {t} WHERE amount > 100.25 AND amount <= 120",
+    "SELECT id, amount FROM {t} WHERE amount = 12.50 OR amount IS NULL AND id < 50",
+    "SELECT id FROM {t} WHERE (day = '2026-01-02' OR id = 7) AND NOT (id > 500)",
+    "SELECT id FROM {t} WHERE day IN (DATE '2026-01-02', DATE '2026-01-09') AND upper(kind) = 'OPEN'",
+    "SELECT day, sum(amount) AS s, count(*) AS n FROM {t} GROUP BY day",
+    "SELECT count(*) AS n FROM {t}",
+    "SELECT id FROM {t} WHERE day = '2026-02-01'",
+]
+
+
+def _reference(spark, itbl, view: str) -> None:
+    """pyiceberg's own reader of the table, as a Spark view (timestamps as Hive's TIMESTAMP)."""
+    from pyspark.sql import functions as F
+
+    arrow = itbl.scan().to_arrow()
+    df = spark.createDataFrame(arrow)
+    df = df.select(*[F.col(c).cast("timestamp").alias(c) if dict(df.dtypes)[c] == "timestamp_ntz" else F.col(c)
+                     for c in df.columns])
+    df.createOrReplaceTempView(view)
+
+
+def _rows(df) -> list[tuple]:
+    return sorted((tuple(r) for r in df.collect()), key=repr)
+
+
+def _iceberg(wh, name: str):
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    cat = SqlCatalog("hivepark", uri=wh.catalog.url, warehouse="file://" + wh.location)
+    return cat.load_table(("default", name))
+
+
+@pytest.fixture(scope="module")
+def events(tmp_path_factory, spark):
+    root = str(tmp_path_factory.mktemp("ice") / "warehouse")
+    wh = hivepark.connect(root, spark=spark)
+    wh.sql(CREATE)
+    wh.sql("INSERT INTO events " + ROWS.format(lo=0, hi=2000))
+    wh.sql("INSERT INTO events " + ROWS.format(lo=2000, hi=2600))
+    _reference(spark, _iceberg(wh, "events"), "ref_events")
+    yield wh
+    wh.close()
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_query_rows_equal_pyiceberg_reader(events, spark, query):
+    got = _rows(events.sql(query.format(t="events")))
+    want = _rows(spark.sql(query.format(t="ref_events")))
+    assert got == want
+    if "count(*) AS n FROM {t}" not in query:
+        assert got or "2026-02-01" in query or "NOT IN ('open', NULL)" in query
+
+
+def test_explain_files_chosen_by_the_filter(events):
+    text = events.explain("SELECT kind, count(*) FROM events WHERE day = DATE '2026-01-05' AND id > 1000 GROUP BY kind")
+    assert "storage handler: org.apache.iceberg.mr.hive.HiveIcebergStorageHandler" in text
+    # 12 days + NULL day in each of two inserts: one file per partition per write
+    assert "files=2/26" in text
+    assert "pushed: ((day = '2026-01-05') and (id > 1000))" in text
+    # the identity-partition conjunct is exact (each file holds one day): only id is filtered again
+    assert "residual: (id > 1000)" in text
+    whole = events.explain("SELECT * FROM events WHERE upper(kind) = 'OPEN'")
+    assert "files=26/26" in whole and "residual: (UPPER(kind) = 'OPEN')" in whole and "pushed: none" in whole
+    analyzed = events.sql("EXPLAIN ANALYZE SELECT id FROM events WHERE day = '2026-01-05'").collect()
+    assert any("rows" in r.plan for r in analyzed)
+
+
+def test_statistics_prune_files_inside_a_partition(events):
+    text = events.explain("SELECT id FROM events WHERE day = '2026-01-05' AND id >= 2000")
+    assert "files=1/26" in text  # the first write's file of that day holds ids below 2000
+
+
+def test_describe_show_and_snapshots(events):
+    desc = {r[0].strip(): r[1] for r in events.sql("DESCRIBE FORMATTED events").collect() if r[0]}
+    assert desc["Storage Handler:"] == "org.apache.iceberg.mr.hive.HiveIcebergStorageHandler"
+    assert desc["Partition Spec:"] == "day identity"
+    assert desc["Metadata File:"].endswith(".metadata.json")
+    assert ("events",) in [tuple(r) for r in events.sql("SHOW TABLES").collect()]
+    snaps = events.sql("SELECT snapshot_id, parent_id, operation, summary['added-records'] AS added "
+                       "FROM events.snapshots ORDER BY committed_at").collect()
+    assert [(s.operation, s.added) for s in snaps] == [("append", "2000"), ("append", "600")]
+    assert snaps[1].parent_id == snaps[0].snapshot_id
+    assert events.sql("SELECT count(*) FROM default.events.snapshots").collect()[0][0] == 2
+
+
+def test_time_travel(events):
+    snaps = events.sql("SELECT snapshot_id, committed_at FROM events.snapshots ORDER BY committed_at").collect()
+    first = snaps[0]
+    assert events.sql(f"SELECT count(*) FROM events FOR SYSTEM_VERSION AS OF {first.snapshot_id}").collect()[0][0] \
+        == 2000
+    assert events.sql(f"SELECT count(*) FROM events FOR SYSTEM_TIME AS OF '{first.committed_at}'").collect()[0][0] \
+        == 2000
+    assert events.sql(f"SELECT count(*) FROM events FOR SYSTEM_TIME AS OF '{snaps[1].committed_at}'").collect()[0][0] \
+        == 2600
+    with pytest.raises(UserInputError, match="has no snapshot 42"):
+        events.sql("SELECT * FROM events FOR SYSTEM_VERSION AS OF 42")
+    with pytest.raises(UserInputError, match="no snapshot at or before"):
+        events.sql("SELECT * FROM events FOR SYSTEM_TIME AS OF '2001-01-01 00:00:00'")
+
+
+def test_time_travel_on_a_table_of_files_is_refused(wh):
+    wh.sql("CREATE TABLE plain (a INT) STORED AS PARQUET")
+    with pytest.raises(SemanticError, match="STORED BY ICEBERG"):
+        wh.sql("SELECT * FROM plain FOR SYSTEM_VERSION AS OF 1")
+
+
+def test_hivepark_files_read_by_pyiceberg_and_plain_parquet(events, spark):
+    itbl = _iceberg(events, "events")
+    mine = _rows(events.sql("SELECT * FROM events"))
+    theirs = _rows(spark.sql("SELECT * FROM ref_events"))
+    assert mine == theirs and len(mine) == 2600
+    files = [t.file.file_path for t in itbl.scan().plan_files()]
+    plain = pa.concat_tables([pq.read_table(f.removeprefix("file://")) for f in files])  # paths say nothing
+    assert plain.num_rows == 2600
+    assert sorted(plain.column("id").to_pylist()) == list(range(2600))
+    assert plain.schema.names == ["id", "kind", "ts", "amount", "day"]
+    assert plain.schema.field("id").metadata[b"PARQUET:field_id"] == b"1"
+
+
+def test_table_written_by_pyiceberg_in_another_catalog(tmp_path, spark, monkeypatch):
+    from pyiceberg.catalog.sql import SqlCatalog
+    from pyiceberg.partitioning import PartitionField, PartitionSpec
+    from pyiceberg.schema import Schema
+    from pyiceberg.transforms import IdentityTransform
+    from pyiceberg.types import DateType, DecimalType, LongType, NestedField, StringType
+
+    other = tmp_path / "other"
+    other.mkdir()
+    monkeypatch.setenv("PYICEBERG_CATALOG__LAKE__TYPE", "sql")
+    monkeypatch.setenv("PYICEBERG_CATALOG__LAKE__URI", f"sqlite:///{other}/catalog.db")
+    monkeypatch.setenv("PYICEBERG_CATALOG__LAKE__WAREHOUSE", f"file://{other}")
+    cat = SqlCatalog("lake", uri=f"sqlite:///{other}/catalog.db", warehouse=f"file://{other}")
+    cat.create_namespace("sales")
+    schema = Schema(NestedField(1, "order_id", LongType(), required=False),
+                    NestedField(2, "region", StringType(), required=False),
+                    NestedField(3, "total", DecimalType(12, 2), required=False),
+                    NestedField(4, "day", DateType(), required=False))
+    spec = PartitionSpec(PartitionField(source_id=2, field_id=1000, transform=IdentityTransform(), name="region"))
+    itbl = cat.create_table(("sales", "orders"), schema, partition_spec=spec)
+    import datetime
+
+    data = pa.table({"order_id": pa.array([1, 2, 3, 4, None], pa.int64()),
+                     "region": pa.array(["eu", "us", "eu", None, "us"]),
+                     "total": pa.array([Decimal("1.10"), Decimal("2.20"), None, Decimal("4.40"), Decimal("5.50")],
+                                       pa.decimal128(12, 2)),
+                     "day": pa.array([datetime.date(2026, 1, d) for d in (1, 2, 3, 4, 5)], pa.date32())})
+    itbl.append(data)
+    itbl.append(data.slice(0, 2))
+    wh = hivepark.connect(str(tmp_path / "warehouse"), spark=spark)
+    wh.sql("CREATE EXTERNAL TABLE orders STORED BY ICEBERG TBLPROPERTIES ('iceberg.catalog'='lake', "
+           "'iceberg.mr.table.identifier'='sales.orders')")
+    assert [c[0] for c in wh.sql("DESCRIBE orders").collect()][:4] == ["order_id", "region", "total", "day"]
+    _reference(spark, cat.load_table(("sales", "orders")), "ref_orders")
+    for q in ("SELECT * FROM {t}", "SELECT order_id, total FROM {t} WHERE region = 'eu'",
+              "SELECT region, sum(total) FROM {t} WHERE region IS NULL OR total > 2 GROUP BY region",
+              "SELECT * FROM {t} WHERE day >= '2026-01-03'"):
+        assert _rows(wh.sql(q.format(t="orders"))) == _rows(spark.sql(q.format(t="ref_orders")))
+    assert "files=2/" in wh.explain("SELECT * FROM orders WHERE region = 'eu'")
+    # a column renamed in Iceberg keeps reading its own data (matched by field id)
+    with cat.load_table(("sales", "orders")).update_schema() as upd:
+        upd.rename_column("total", "amount")
+    assert _rows(wh.sql("SELECT order_id, total FROM orders WHERE total > 2")) == \
+        [(2, Decimal("2.20")), (2, Decimal("2.20")), (4, Decimal("4.40")), (None, Decimal("5.50"))]
+    wh.sql("DROP TABLE orders")  # EXTERNAL: the Iceberg table stays
+    assert cat.load_table(("sales", "orders")).scan().to_arrow().num_rows == 7
+    wh.close()
+
+
+def test_insert_overwrite_replaces_only_the_partitions_it_writes(wh, spark):
+    wh.sql("CREATE TABLE t (k INT, v STRING) PARTITIONED BY (p STRING) STORED BY ICEBERG")
+    wh.sql("INSERT INTO t VALUES (1, 'a', 'x'), (2, 'b', 'y'), (3, 'c', NULL)")
+    wh.sql("INSERT OVERWRITE TABLE t SELECT 10, 'new', 'x'")
+    assert _rows(wh.sql("SELECT * FROM t")) == [(10, "new", "x"), (2, "b", "y"), (3, "c", None)]
+    wh.sql("INSERT OVERWRITE TABLE t SELECT k, v, p FROM t WHERE k < 0")  # no rows: nothing replaced
+    assert len(wh.sql("SELECT * FROM t").collect()) == 3
+    ops = [r[0] for r in wh.sql("SELECT operation FROM t.snapshots ORDER BY committed_at").collect()]
+    assert ops == ["append", "overwrite"]
+    itbl = _iceberg(wh, "t")
+    assert sorted(itbl.scan().to_arrow().column("k").to_pylist()) == [2, 3, 10]
+
+
+def test_overwrite_unpartitioned_and_ctas_and_drop(wh, spark):
+    wh.sql("CREATE TABLE u (k BIGINT, s SMALLINT) STORED BY 'org.apache.iceberg.mr.hive.HiveIcebergStorageHandler'")
+    assert [tuple(r)[:2] for r in wh.sql("DESCRIBE u").collect()] == [("k", "bigint"), ("s", "int")]
+    wh.sql("INSERT INTO u VALUES (1, 1), (2, 2)")
+    wh.sql("INSERT OVERWRITE TABLE u VALUES (3, 3)")
+    assert _rows(wh.sql("SELECT * FROM u")) == [(3, 3)]
+    wh.sql("CREATE TABLE c PARTITIONED BY (s) STORED BY ICEBERG AS SELECT k, k * 2 AS d, s FROM u")
+    assert _rows(wh.sql("SELECT * FROM c")) == [(3, 6, 3)]
+    desc = {r[0].strip(): r[1] for r in wh.sql("DESCRIBE FORMATTED c").collect() if r[0]}
+    assert desc["Partition Spec:"] == "s identity"
+    location = Path(wh.location) / "c"
+    assert location.exists()
+    wh.sql("DROP TABLE c")
+    assert not location.exists()
+    assert [tuple(r) for r in wh.sql("SHOW TABLES").collect()] == [("u",)]
+    wh.sql("CREATE TABLE c (x INT) STORED BY ICEBERG")  # the name is free again
+    assert wh.sql("SELECT * FROM c").collect() == []
+
+
+def test_failed_ctas_leaves_no_table(wh):
+    with pytest.raises(HiveParkError):
+        wh.sql("CREATE TABLE bad STORED BY ICEBERG AS SELECT CAST('x' AS INT) AS a")
+    assert wh.sql("SHOW TABLES").collect() == []
+    assert not (Path(wh.location) / "bad").exists()
+
+
+def test_failed_insert_leaves_previous_snapshot_and_no_files(wh):
+    wh.sql("CREATE TABLE f (a INT) PARTITIONED BY (p STRING) STORED BY ICEBERG")
+    wh.sql("INSERT INTO f VALUES (1, 'x')")
+    before = _data_files(Path(wh.location) / "f")
+    with pytest.raises(HiveParkError):
+        wh.sql("INSERT INTO f SELECT CAST(concat('v', id) AS INT), 'y' FROM range(10)")
+    assert _data_files(Path(wh.location) / "f") == before
+    assert _rows(wh.sql("SELECT * FROM f")) == [(1, "x")]
+    assert wh.sql("SELECT count(*) FROM f.snapshots").collect()[0][0] == 1
+
+
+def test_bad_statements_are_refused_clearly(wh):
+    with pytest.raises(HiveParkError, match="cannot store in an Iceberg table"):
+        wh.sql("CREATE TABLE m (a MAP<STRING,INT>) STORED BY ICEBERG")
+    with pytest.raises(HiveParkError, match="cannot have LOCATION"):
+        wh.sql("CREATE TABLE l (a INT) STORED BY ICEBERG LOCATION '/tmp/x'")
+    wh.sql("CREATE TABLE i (a INT) STORED BY ICEBERG")
+    with pytest.raises(HiveParkError, match="already exists"):
+        wh.sql("CREATE TABLE i (a INT) STORED BY ICEBERG")
+    with pytest.raises(HiveParkError, match="Remove the PARTITION clause"):
+        wh.sql("INSERT INTO i PARTITION (a=1) SELECT 1")
+
+
+def _data_files(root: Path) -> set[str]:
+    return {str(p) for p in root.rglob("*.parquet")}
+
+
+WRITER = textwrap.dedent("""
+    import sys, hivepark
+    wh = hivepark.connect(sys.argv[1])
+    wh.sql(sys.argv[2])
+    print("DONE", flush=True)
+""")
+
+
+@pytest.mark.parametrize("fault,rows_after", [("iceberg_before_commit", 1), ("iceberg_after_commit", 3)])
+def test_killed_writer_leaves_previous_or_next_snapshot(tmp_path, spark, fault, rows_after):
+    root = str(tmp_path / "warehouse")
+    wh = hivepark.connect(root, spark=spark)
+    wh.sql("CREATE TABLE k (a INT) STORED BY ICEBERG")
+    wh.sql("INSERT INTO k VALUES (1)")
+    wh.close()
+    env = dict(os.environ, HIVEPARK_FAULT=fault, HIVEPARK_DRIVER_MEMORY="1g")
+    proc = subprocess.run([sys.executable, "-c", WRITER, root, "INSERT INTO k VALUES (2), (3)"], env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, timeout=300)
+    assert proc.returncode == -signal.SIGKILL
+    staged = list((Path(root) / "k" / "data").glob("hp-*"))
+    assert len(staged) == 2  # the killed write's directory is there before recovery
+    assert list((Path(root) / ".hivepark" / "iceberg").glob("*.json"))
+    wh = hivepark.connect(root, spark=spark)  # recovery runs here
+    assert len(wh.sql("SELECT * FROM k").collect()) == rows_after
+    assert not list((Path(root) / ".hivepark" / "iceberg").glob("*.json"))
+    referenced = {t.file.file_path.removeprefix("file://") for t in _iceberg(wh, "k").scan().plan_files()}
+    assert _data_files(Path(root) / "k") == referenced  # no stray files
+    wh.close()
+
+
+def test_concurrent_writers_both_land(tmp_path, spark):
+    root = str(tmp_path / "warehouse")
+    first = hivepark.connect(root, spark=spark)
+    first.sql("CREATE TABLE c (w INT, i BIGINT) STORED BY ICEBERG")
+    second = hivepark.connect(root, spark=spark)
+    errors: list[BaseException] = []
+
+    def writer(wh, w: int) -> None:
+        try:
+            for _ in range(3):
+                wh.sql(f"INSERT INTO c SELECT {w}, id FROM range(100)")
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=writer, args=(wh, w)) for w, wh in ((1, first), (2, second))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert _rows(first.sql("SELECT w, count(*) FROM c GROUP BY w")) == [(1, 300), (2, 300)]
+    assert first.sql("SELECT count(*) FROM c.snapshots").collect()[0][0] == 6
+    first.close()
+    second.close()
+
+
+def test_postgres_metastore_holds_both_catalogs(tmp_path, spark):
+    server = postgres_server()
+    try:
+        url = server.__enter__()
+    except PostgresUnavailable as e:
+        if require_postgres():
+            pytest.fail(f"database server unavailable: {e}")
+        pytest.skip(f"database server unavailable: {e}")
+    try:
+        wh = hivepark.connect(str(tmp_path / "warehouse"), metastore=url, spark=spark)
+        wh.sql(CREATE)
+        wh.sql("INSERT INTO events " + ROWS.format(lo=0, hi=500))
+        _reference(spark, _iceberg(wh, "events"), "ref_pg_events")
+        for q in QUERIES[:4]:
+            assert _rows(wh.sql(q.format(t="events"))) == _rows(spark.sql(q.format(t="ref_pg_events")))
+        import sqlalchemy as sa
+
+        with sa.create_engine(url).connect() as conn:
+            names = set(sa.inspect(conn).get_table_names())
+        assert {"iceberg_tables", "hivepark_tables"} <= names
+        wh.sql("DROP TABLE events")
+        wh.close()
+    finally:
+        server.__exit__(None, None, None)
