@@ -32,7 +32,8 @@ CREATE = ("CREATE TABLE events (id BIGINT, kind STRING, ts TIMESTAMP, amount DEC
           "PARTITIONED BY (day DATE) STORED BY ICEBERG")
 ROWS = ("SELECT id, CASE WHEN id % 4 = 0 THEN 'open' WHEN id % 4 = 1 THEN 'closed' WHEN id % 4 = 2 THEN NULL "
         "ELSE 'opened' END, CASE WHEN id % 9 = 0 THEN NULL ELSE TIMESTAMP '2026-01-05 00:00:00' + "
-        "make_interval(0, 0, 0, 0, 0, id, 0) END, CASE WHEN id % 7 = 0 THEN NULL ELSE CAST(id / 8 AS DECIMAL(10,2)) END, "
+        "make_interval(0, 0, 0, 0, 0, id, 0) END, "
+        "CASE WHEN id % 7 = 0 THEN NULL ELSE CAST(id / 8 AS DECIMAL(10,2)) END, "
         "CASE WHEN id % 50 = 49 THEN NULL ELSE date_add(DATE '2026-01-01', CAST(id % 12 AS INT)) END "
         "FROM range({lo}, {hi})")
 

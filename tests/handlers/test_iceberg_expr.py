@@ -35,15 +35,16 @@ from hivepark.expr.nodes import (
 from hivepark.expr.visitors import evaluate
 from hivepark.storage.handlers.iceberg_expr import Translator, iceberg_literal, to_iceberg
 
-SCHEMA = Schema(NestedField(1, "n", LongType(), required=False), NestedField(2, "s", StringType(), required=False),
-                NestedField(3, "d", DateType(), required=False), NestedField(4, "a", DecimalType(10, 2), required=False),
-                NestedField(5, "ts", TimestampType(), required=False), NestedField(6, "x", DoubleType(), required=False))
+SCHEMA = Schema(*[NestedField(i + 1, name, typ, required=False) for i, (name, typ) in enumerate(
+    [("n", LongType()), ("s", StringType()), ("d", DateType()), ("a", DecimalType(10, 2)), ("ts", TimestampType()),
+     ("x", DoubleType())])])
 TYPES = {f.name: f.field_type for f in SCHEMA.fields}
 DAYS = [datetime.date(2026, 1, d) for d in (1, 2, 3)]
 STAMPS = [datetime.datetime(2026, 1, 5, h) for h in (0, 6, 12)]
 AMOUNTS = [Decimal("1.50"), Decimal("2.00"), Decimal("-3.25")]
 
-values = {"n": st.one_of(st.none(), st.integers(-3, 3)), "s": st.one_of(st.none(), st.sampled_from(["ab", "abc", "b", ""])),
+values = {"n": st.one_of(st.none(), st.integers(-3, 3)),
+          "s": st.one_of(st.none(), st.sampled_from(["ab", "abc", "b", ""])),
           "d": st.one_of(st.none(), st.sampled_from(DAYS)), "a": st.one_of(st.none(), st.sampled_from(AMOUNTS)),
           "ts": st.one_of(st.none(), st.sampled_from(STAMPS)), "x": st.one_of(st.none(), st.sampled_from([0.5, 2.0]))}
 literal = {"n": st.integers(-3, 3), "s": st.sampled_from(["ab", "abc", "b"]),
