@@ -582,9 +582,9 @@ def _write_files(spark: SparkSession, itbl: Any, table: Table, df: DataFrame, st
         ntz_only = ntz_only and not isinstance(f.field_type, TimestamptzType)
         cols.append(F.col(f"`{src}`").cast(_spark_type(f.field_type)).alias(f.name, metadata={"parquet.field.id":
                                                                                                 f.field_id}))
-    written = {f.field_id for f in fields.values()}
+    given_ids = {f.field_id for f in fields.values()}
     for f in schema.fields:  # columns hivepark's definition lacks (added in Iceberg later) are NULL
-        if f.field_id not in written:
+        if f.field_id not in given_ids:
             cols.append(F.lit(None).cast(_spark_type(f.field_type)).alias(f.name, metadata={"parquet.field.id":
                                                                                             f.field_id}))
     out = df.select(*cols)
