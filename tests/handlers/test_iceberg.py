@@ -364,3 +364,19 @@ def test_postgres_metastore_holds_both_catalogs(tmp_path, spark):
         wh.close()
     finally:
         server.__exit__(None, None, None)
+
+
+def test_map_join_runtime_pruning_chooses_iceberg_files(events, spark):
+    events.sql("CREATE TABLE holidays (d DATE, holiday BOOLEAN) STORED AS PARQUET")
+    events.sql("INSERT INTO holidays VALUES (DATE '2026-01-03', true), (DATE '2026-01-07', true), "
+               "(DATE '2026-01-08', false)")
+    spark.sql("SELECT * FROM VALUES (DATE '2026-01-03', true), (DATE '2026-01-07', true), (DATE '2026-01-08', false) "
+              "AS h(d, holiday)").createOrReplaceTempView("ref_holidays")
+    q = ("SELECT e.day, count(*) AS n, sum(e.amount) AS s FROM {e} e JOIN {h} h ON e.day = h.d "
+         "WHERE h.holiday = true GROUP BY e.day")
+    assert _rows(events.sql(q.format(e="events", h="holidays"))) == \
+        _rows(spark.sql(q.format(e="ref_events", h="ref_holidays")))
+    plan = "\n".join(r.plan for r in events.sql("EXPLAIN ANALYZE " + q.format(e="events", h="holidays")).collect())
+    assert "runtime pruning (h.d -> e.day): 2 distinct values from default.holidays" in plan
+    assert "files=4/26" in plan  # two days, one file per write each
+    events.sql("DROP TABLE holidays")

@@ -105,7 +105,10 @@ def resolve(ctx: Context, planned: PlannedQuery) -> tuple[QueryPlan, list[DataFr
     dfs = []
     for i, scan in enumerate(plan.scans):
         if scan.pushdown is not None:
-            dfs.append(handler_dataframe(ctx, scan))
+            df = handler_dataframe(ctx, scan)
+            for rf in scan.row_filters:  # the handler chose files with them; rows are filtered here
+                df = df.where(in_filter(rf, scan.table))
+            dfs.append(df)
             continue
         df = frames[i] if i in frames else scan_dataframe(ctx.spark, scan, ctx.table_frames())
         for rf in scan.row_filters:

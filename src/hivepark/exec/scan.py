@@ -23,6 +23,7 @@ from hivepark.catalog.base import Catalog
 from hivepark.catalog.models import AS_OF_TIME, AS_OF_VERSION, Column, Partition, Table
 from hivepark.catalog.skew import SkewLayout, partition_layout
 from hivepark.errors import SemanticError
+from hivepark.expr import and_all
 from hivepark.expr.bind import bind_literal
 from hivepark.plan.nodes import TableScan
 from hivepark.storage import fs
@@ -32,9 +33,12 @@ from hivepark.storage.handlers import PushedFilter, handler_for
 
 
 def pushed_filter(scan: TableScan) -> PushedFilter | None:
-    """The filter a handler scan's decision pushes to its source (None: nothing)."""
+    """The filter a handler scan's decision pushes to its source (None: nothing), with the
+    runtime (map-join) value sets of a handler that takes them ANDed in."""
     d = scan.pushdown
-    return PushedFilter(d.pushed) if d is not None and d.pushed is not None else None
+    parts = [d.pushed] if d is not None and d.pushed is not None else []
+    parts += [rf.expr() for rf in scan.row_filters]
+    return PushedFilter(and_all(*parts)) if parts else None
 
 
 def scan_dataframe(spark: SparkSession, scan: TableScan,

@@ -34,7 +34,7 @@ def render_scan(scan: TableScan, max_dirs: int = 5, extended: bool = False,
     head = f"TableScan {t.qualified_name}" + (f" AS {scan.alias}" if scan.alias != t.name else "")
     lines = [head]
     if scan.pushdown is not None:
-        return lines + handler_lines(scan)
+        return lines + handler_lines(scan) + _runtime_lines(scan, analyzed, handler=True)
     if not t.is_partitioned:
         lines.append("  partitioned: false")
         choice = scan.lb_choice(())
@@ -118,16 +118,17 @@ def _dir_line(dirs: list[str], max_dirs: int) -> str:
     return "  directories: " + (", ".join(shown) if shown else "(none)") + more
 
 
-def _runtime_lines(scan: TableScan, analyzed: bool) -> list[str]:
+def _runtime_lines(scan: TableScan, analyzed: bool, handler: bool = False) -> list[str]:
     lines = []
     if not analyzed:
         for src in scan.runtime:
             how = ("values from the metastore" if src.from_metastore
                    else "values collected at execution")
-            what = "partitions" if src.big_is_partition_key else "rows (IN filter pushed to the reader)"
+            what = ("files (IN filter pushed to the storage handler)" if handler else
+                    "partitions" if src.big_is_partition_key else "rows (IN filter pushed to the reader)")
             lines.append(f"  runtime pruning of {what}: {scan.alias}.{src.big_col} IN "
                          f"({src.small_alias}.{src.small_col} of {src.small_table}; {how})")
-    lines += [f"  {fact_text(fact)}" for fact in scan.facts]
+    lines += [f"  {fact_text(fact)}" for fact in scan.facts if not (handler and isinstance(fact, HandlerScan))]
     lines += [f"  {row_filter_text(rf)}" for rf in scan.row_filters]
     if scan.broadcast:
         lines.append("  map-join: broadcast to the other side")

@@ -7,7 +7,7 @@ from enum import Enum
 from typing import Any
 
 from hivepark.catalog.models import Partition, Table
-from hivepark.expr import AlwaysTrue, Expr
+from hivepark.expr import AlwaysFalse, AlwaysTrue, And, Expr, GreaterThanOrEqual, In, LessThanOrEqual
 
 IN_LIST_MAX = 200
 """A runtime value set larger than this reaches the reader as its min/max range, not IN."""
@@ -130,6 +130,15 @@ class RowFilter:
     column: str
     values: tuple[Any, ...]
     shape: FilterShape
+
+    def expr(self) -> Expr:
+        """The filter as a predicate tree: ``column IN (values)`` or the values' range."""
+        if not self.values:
+            return AlwaysFalse()
+        if self.shape is FilterShape.RANGE:
+            return And(GreaterThanOrEqual(self.column, min(self.values)),
+                       LessThanOrEqual(self.column, max(self.values)))
+        return In(self.column, tuple(self.values))
 
     @staticmethod
     def of(column: str, values: tuple[Any, ...]) -> RowFilter:

@@ -73,20 +73,31 @@ def partition_filter_rule(plan: QueryPlan, env: Planning) -> QueryPlan:
     return _each(plan, _files(env, partition_filter))
 
 
-def _handler_aliases(plan: QueryPlan, env: Planning) -> set[tuple[int, str]]:
-    return {(s.scope, s.alias.lower()) for s in plan.scans
-            if s.pushdown is not None or env.handler_for(s.table) is not None}
+def _handler_aliases(plan: QueryPlan, env: Planning, narrowable: bool = False) -> set[tuple[int, str]]:
+    """The scans of handler tables (with ``narrowable``: only those whose handler takes no
+    runtime filters)."""
+    out = set()
+    for s in plan.scans:
+        handler = env.handler_for(s.table)
+        if s.pushdown is None and handler is None:
+            continue
+        if narrowable and getattr(handler, "accepts_runtime_filters", False):
+            continue
+        out.add((s.scope, s.alias.lower()))
+    return out
 
 
 def _without_handler_joins(plan: QueryPlan, env: Planning,
                            rule: Callable[[QueryPlan], QueryPlan]) -> QueryPlan:
-    """``rule`` applied as if the joins touching a handler table were not there: a handler
-    table has no partitions or files, so runtime pruning neither narrows it nor reads it."""
+    """``rule`` applied as if the joins touching a handler table were not there, but for a
+    handler table that takes runtime filters as the big side (Iceberg: the small side's values
+    choose its files): a handler table's values are never collected as a small side."""
     handled = _handler_aliases(plan, env)
     if not handled:
         return rule(plan)
+    fixed = _handler_aliases(plan, env, narrowable=True)
     joins = tuple((scope, k) for scope, k in plan.joins
-                  if (scope, k.big.lower()) not in handled and (scope, k.small.lower()) not in handled)
+                  if (scope, k.big.lower()) not in fixed and (scope, k.small.lower()) not in handled)
     return rule(plan.evolve(joins=joins)).evolve(joins=plan.joins)
 
 
@@ -183,6 +194,8 @@ def list_runtime(plan: QueryPlan, catalog: Catalog) -> QueryPlan:
 
 
 def _list_one(scan: TableScan, catalog: Catalog) -> TableScan:
+    if scan.pushdown is not None:  # a handler table: its runtime filters go to the handler
+        return scan
     if scan.runtime_filter is not None:
         scan = list_pruned(scan, catalog, scan.runtime_filter, _keep(scan))
     else:

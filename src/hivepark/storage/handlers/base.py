@@ -135,6 +135,9 @@ class StorageHandler(ABC):
     # CREATE TABLE clauses a handler takes (besides columns, TBLPROPERTIES, SERDEPROPERTIES):
     # any of "PARTITIONED BY", "AS SELECT", "LOCATION"; others are refused with a clear error
     create_clauses: ClassVar[frozenset[str]] = frozenset()
+    # True: as the big side of a map-join, the table takes the small side's key values as a
+    # runtime filter (ANDed into the pushed filter ``read`` receives; Spark filters the rows)
+    accepts_runtime_filters: ClassVar[bool] = False
 
     def create_table(self, table: Table) -> Table:
         """Hive's ``HiveMetaHook.preCreateTable``: called before the metastore records ``table``

@@ -295,6 +295,7 @@ class IcebergStorageHandler(StorageHandler):
     aliases = ("org.apache.iceberg.mr.hive.HiveIcebergStorageHandler",)
     supports_writes = True
     create_clauses = frozenset({"PARTITIONED BY", "AS SELECT"})
+    accepts_runtime_filters = True
 
     # -- DDL (Hive's HiveIcebergMetaHook)
     def create_table(self, table: Table) -> Table:
