@@ -3,6 +3,7 @@ TABLE, ALTER TABLE (partitions, rename, skew and list bucketing, CONCATENATE), M
 
 from __future__ import annotations
 
+import json
 import os
 import posixpath
 import time
@@ -47,7 +48,14 @@ from hivepark.sql.validate import (
 from hivepark.storage import fs
 from hivepark.storage.commit import FILES_PARAM
 from hivepark.storage.formats import normalize_format
-from hivepark.storage.handlers import STORAGE_HANDLER_KEY, StorageHandler, get_handler, handler_for, handler_name
+from hivepark.storage.handlers import (
+    PARTITION_SPEC_KEY,
+    STORAGE_HANDLER_KEY,
+    StorageHandler,
+    get_handler,
+    handler_for,
+    handler_name,
+)
 
 # ---------------------------------------------------------------- databases
 
@@ -110,6 +118,9 @@ def new_table(ctx: Context, stmt: s.CreateTable) -> Table:
     """The table a CREATE TABLE describes (not yet stored)."""
     db, name = stmt.table.resolve(ctx.current_db)
     ctx.catalog.get_database(db)
+    if stmt.partition_transforms:
+        raise SemanticError("PARTITIONED BY SPEC (...) partitions Iceberg tables: add STORED BY ICEBERG, or use "
+                            "PARTITIONED BY (column type, ...) for a table of files")
     columns = list(stmt.columns)
     part_keys = list(stmt.partition_columns)
     if stmt.untyped_partition_columns:
@@ -163,7 +174,8 @@ def handler_table(ctx: Context, stmt: s.CreateTable) -> Table:
     ctx.catalog.get_database(db)
     handler = get_handler(stmt.storage_handler)
     shown = handler.aliases[0] if handler.aliases else handler.name
-    for clause, present in (("PARTITIONED BY", stmt.partition_columns or stmt.untyped_partition_columns),
+    for clause, present in (("PARTITIONED BY", stmt.partition_columns or stmt.untyped_partition_columns
+                             or stmt.partition_transforms),
                             ("SKEWED BY", stmt.skew is not None), ("CLUSTERED BY", stmt.bucketed),
                             ("AS SELECT", stmt.as_select is not None), ("LIKE", stmt.like is not None),
                             ("STORED AS", stmt.format is not None), ("LOCATION", stmt.location is not None),
@@ -176,6 +188,8 @@ def handler_table(ctx: Context, stmt: s.CreateTable) -> Table:
     props = {k: v for k, v in props.items() if k.lower() != STORAGE_HANDLER_KEY}
     handler.validate(props)
     props[STORAGE_HANDLER_KEY] = handler.name
+    if stmt.partition_transforms:  # read (and removed) by the handler's create_table hook
+        props[PARTITION_SPEC_KEY] = json.dumps([[t.transform, t.column, t.param] for t in stmt.partition_transforms])
     # partition columns stay partition keys until the handler's create_table hook says how it
     # stores them (untyped ones, of CTAS, are typed from the query there)
     keys = tuple(stmt.partition_columns) + tuple(Column(n, "") for n in stmt.untyped_partition_columns)

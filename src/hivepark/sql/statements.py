@@ -117,6 +117,28 @@ class Use:
 
 
 @dataclass(frozen=True)
+class PartitionTransform:
+    """One field of Hive 4's ``PARTITIONED BY SPEC (...)`` (Iceberg tables): ``transform``
+    is identity, year, month, day, hour, bucket or truncate; ``param`` the bucket count or
+    truncate width.
+
+    >>> PartitionTransform("bucket", "id", 16).text
+    'bucket(16, id)'
+    """
+
+    transform: str
+    column: str
+    param: int | None = None
+
+    @property
+    def text(self) -> str:
+        if self.transform == "identity":
+            return self.column
+        inner = f"{self.param}, {self.column}" if self.param is not None else self.column
+        return f"{self.transform}({inner})"
+
+
+@dataclass(frozen=True)
 class CreateTable:
     """CREATE [EXTERNAL] TABLE [IF NOT EXISTS] ... [LIKE t | AS SELECT ...].
 
@@ -141,6 +163,7 @@ class CreateTable:
     bucketed: bool = False
     storage_handler: str | None = None
     serde_properties: tuple[tuple[str, str], ...] = ()
+    partition_transforms: tuple[PartitionTransform, ...] = ()  # PARTITIONED BY SPEC (...), Hive 4
 
 
 @dataclass(frozen=True)

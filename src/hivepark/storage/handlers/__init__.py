@@ -12,6 +12,7 @@ from hivepark.storage.handlers.base import (
     FILTER_EXPR_KEY,
     FILTER_TEXT_KEY,
     MASK,
+    PARTITION_SPEC_KEY,
     STORAGE_HANDLER_KEY,
     HandlerEnvironment,
     PushedFilter,
@@ -31,7 +32,7 @@ from hivepark.storage.handlers.registry import (
 )
 
 __all__ = [
-    "ENTRY_POINT_GROUP", "FILTER_EXPR_KEY", "FILTER_TEXT_KEY", "MASK", "STORAGE_HANDLER_KEY",
+    "ENTRY_POINT_GROUP", "FILTER_EXPR_KEY", "FILTER_TEXT_KEY", "MASK", "PARTITION_SPEC_KEY", "STORAGE_HANDLER_KEY",
     "DecomposedPredicate", "HandlerEnvironment", "PushdownDecision", "PushedFilter", "StorageHandler",
     "UnknownStorageHandler", "current_environment", "get_handler", "handler_class", "handler_environment",
     "handler_for", "handler_name", "handler_properties", "push_filters", "register_handler",

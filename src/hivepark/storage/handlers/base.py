@@ -38,10 +38,13 @@ if TYPE_CHECKING:
 
     from hivepark.catalog.models import Table
 
-__all__ = ["FILTER_EXPR_KEY", "FILTER_TEXT_KEY", "MASK", "STORAGE_HANDLER_KEY", "DecomposedPredicate",
-           "HandlerEnvironment", "PushedFilter", "StorageHandler", "current_environment", "handler_environment"]
+__all__ = ["FILTER_EXPR_KEY", "FILTER_TEXT_KEY", "MASK", "PARTITION_SPEC_KEY", "STORAGE_HANDLER_KEY",
+           "DecomposedPredicate", "HandlerEnvironment", "PushedFilter", "StorageHandler", "current_environment",
+           "handler_environment"]
 
 STORAGE_HANDLER_KEY = "storage_handler"  # Hive's META_TABLE_STORAGE table parameter
+# PARTITIONED BY SPEC (...) as JSON [[transform, column, param], ...], given to create_table only
+PARTITION_SPEC_KEY = "hivepark.partition-spec"
 FILTER_TEXT_KEY = "hive.io.filter.text"
 FILTER_EXPR_KEY = "hive.io.filter.expr.serialized"
 MASK = "********"

@@ -51,10 +51,17 @@ from pyiceberg.catalog import load_catalog
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.exceptions import CommitFailedException, NoSuchTableError
 from pyiceberg.expressions import AlwaysTrue, BooleanExpression
-from pyiceberg.io.pyarrow import parquet_file_to_data_file
+from pyiceberg.io.pyarrow import (
+    compute_statistics_plan,
+    data_file_statistics_from_parquet_metadata,
+    parquet_file_to_data_file,
+    parquet_path_to_id_mapping,
+)
+from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
 from pyiceberg.partitioning import PartitionField, PartitionSpec
 from pyiceberg.schema import Schema
 from pyiceberg.transforms import (
+    BucketTransform,
     DayTransform,
     HourTransform,
     IdentityTransform,
@@ -62,6 +69,7 @@ from pyiceberg.transforms import (
     TruncateTransform,
     YearTransform,
 )
+from pyiceberg.typedef import Record
 from pyiceberg.types import (
     BinaryType,
     BooleanType,
@@ -88,6 +96,7 @@ from hivepark.plan.pushdown import DecomposedPredicate
 from hivepark.storage import fs
 from hivepark.storage.commit import fault_point, process_alive
 from hivepark.storage.handlers.base import (
+    PARTITION_SPEC_KEY,
     STORAGE_HANDLER_KEY,
     HandlerEnvironment,
     PushedFilter,
@@ -272,12 +281,32 @@ def columns_of(table: Table, schema: Schema) -> dict[str, NestedField]:
     return out
 
 
-def _spec(schema: Schema, names: Sequence[str]) -> PartitionSpec:
+_TRANSFORMS: dict[str, Any] = {"year": YearTransform, "month": MonthTransform, "day": DayTransform,
+                               "hour": HourTransform, "bucket": BucketTransform, "truncate": TruncateTransform}
+_FIELD_SUFFIX = {"truncate": "trunc"}
+
+
+def _spec(schema: Schema, transforms: Sequence[tuple[str, str, int | None]]) -> PartitionSpec:
+    """The partition spec of PARTITIONED BY (identity columns) or PARTITIONED BY SPEC (...);
+    field names follow Iceberg's (``ts_day``, ``id_bucket``, ``s_trunc``)."""
     fields = []
-    for i, name in enumerate(names):
-        f = schema.find_field(name, case_sensitive=False)
-        fields.append(PartitionField(source_id=f.field_id, field_id=1000 + i, transform=IdentityTransform(),
-                                     name=f.name))
+    for i, (kind, name, param) in enumerate(transforms):
+        try:
+            f = schema.find_field(name, case_sensitive=False)
+        except ValueError:
+            raise SemanticError(f"The partition spec names column {name}, which the table does not have") from None
+        if kind == "identity":
+            transform: Any = IdentityTransform()
+            field_name = f.name
+        else:
+            cls = _TRANSFORMS[kind]
+            transform = cls(param) if param is not None else cls()
+            field_name = f"{f.name}_{_FIELD_SUFFIX.get(kind, kind)}"
+            if not transform.can_transform(f.field_type):
+                raise SemanticError(f"Cannot partition by {kind} of {f.name} ({f.field_type}): {kind} applies to "
+                                    + ("dates and timestamps" if kind in ("year", "month", "day", "hour")
+                                       else "integers, decimals, strings and binary"))
+        fields.append(PartitionField(source_id=f.field_id, field_id=1000 + i, transform=transform, name=field_name))
     return PartitionSpec(*fields)
 
 
@@ -302,7 +331,9 @@ class IcebergStorageHandler(StorageHandler):
         env = current_environment()
         cat = catalog_for(table, env)
         ident = identifier(table)
-        part_names = [c.name for c in table.partition_keys]
+        transforms = [(t, c, p) for t, c, p in json.loads(table.properties.get(PARTITION_SPEC_KEY, "[]"))]
+        transforms += [("identity", c.name, None) for c in table.partition_keys]
+        table = table.evolve(properties={k: v for k, v in table.properties.items() if k != PARTITION_SPEC_KEY})
         columns = list(table.columns) + [c for c in table.partition_keys
                                          if c.name not in {x.name for x in table.columns}]
         exists = cat.table_exists(ident)
@@ -330,7 +361,7 @@ class IcebergStorageHandler(StorageHandler):
         cat.create_namespace_if_not_exists(ns)
         location = None if _props(table).get(CATALOG) not in (None, OWN_CATALOG) else _file_uri(table.location)
         props = {"format-version": "2", "write.parquet.compression-codec": "snappy"}
-        cat.create_table(ident, schema, location=location, partition_spec=_spec(schema, part_names),
+        cat.create_table(ident, schema, location=location, partition_spec=_spec(schema, transforms),
                          properties=props)
         return table.evolve(columns=tuple(stored), partition_keys=(),
                             properties=_with_field_ids(table, [(c.name, f.field_id) for c, f in zip(stored, fields)]))
@@ -597,7 +628,11 @@ def _write_files(spark: SparkSession, itbl: Any, table: Table, df: DataFrame, st
         while name.lower() in taken:
             name += "_"
         taken.add(name.lower())
-        out = out.withColumn(name, _transform_column(pf, schema.find_field(pf.source_id)))
+        source = schema.find_field(pf.source_id)
+        if isinstance(pf.transform, BucketTransform):
+            out = _with_bucket(out, source, pf.transform.num_buckets, name)
+        else:
+            out = out.withColumn(name, _transform_column(pf, source))
         hidden.append(name)
     writer_df = out.repartition(*[F.col(h) for h in hidden]) if hidden else out
     conf = spark.conf
@@ -627,7 +662,39 @@ def _write_files(spark: SparkSession, itbl: Any, table: Table, df: DataFrame, st
     for entry in fs.list_files(staging):
         if entry.is_dir:
             fs.delete_dir(entry.path)
-    return [parquet_file_to_data_file(itbl.io, itbl.metadata, _file_uri(p)) for p in files]
+    return [_data_file(itbl, _file_uri(p)) for p in files]
+
+
+def _data_file(itbl: Any, path: str) -> Any:
+    """The Iceberg DataFile of a Parquet file Spark wrote: statistics from its footer, the
+    partition from those statistics (each file holds one partition), a bucket from the file's
+    first non-NULL source value (Spark grouped the rows by their bucket)."""
+    spec = itbl.spec()
+    if not any(isinstance(f.transform, BucketTransform) for f in spec.fields):
+        return parquet_file_to_data_file(itbl.io, itbl.metadata, path)
+    import pyarrow.parquet as pq
+
+    schema = itbl.schema()
+    local = _local(path)
+    meta = pq.read_metadata(local)
+    stats = data_file_statistics_from_parquet_metadata(
+        parquet_metadata=meta, stats_columns=compute_statistics_plan(schema, itbl.metadata.properties),
+        parquet_column_mapping=parquet_path_to_id_mapping(schema))
+    values = []
+    for pf in spec.fields:
+        if not isinstance(pf.transform, BucketTransform):
+            values.append(stats._partition_value(pf, schema))
+            continue
+        source = schema.find_field(pf.source_id)
+        col = pq.read_table(local, columns=[source.name]).column(0).drop_null()
+        first = col[0].as_py() if len(col) else None
+        if isinstance(source.field_type, DateType) and first is not None:
+            first = (first - datetime.date(1970, 1, 1)).days
+        values.append(pf.transform.transform(source.field_type)(first) if first is not None else None)
+    return DataFile.from_args(content=DataFileContent.DATA, file_path=path, file_format=FileFormat.PARQUET,
+                              partition=Record(*values), file_size_in_bytes=os.path.getsize(local),
+                              sort_order_id=None, spec_id=itbl.metadata.default_spec_id, equality_ids=None,
+                              key_metadata=None, **stats.to_serialized_dict())
 
 
 def _transform_column(pf: PartitionField, source: NestedField) -> Any:
@@ -646,8 +713,44 @@ def _transform_column(pf: PartitionField, source: NestedField) -> Any:
     if isinstance(t, TruncateTransform) and isinstance(source.field_type, (IntegerType, LongType)):
         return col - F.pmod(col, F.lit(t.width))
     raise UnsupportedError(f"hivepark cannot write Iceberg tables partitioned by {t}({source.name}) yet: it "
-                           "writes identity, year, month, day and hour partitions, and truncate of strings "
-                           "and integers")
+                           "writes identity, year, month, day, hour and bucket partitions, and truncate of "
+                           "strings and integers")
+
+
+def _with_bucket(df: DataFrame, source: NestedField, buckets: int, name: str) -> DataFrame:
+    """``df`` with a column ``name`` holding Iceberg's bucket of ``source`` (murmur3, as
+    pyiceberg computes it; Spark has no such function, so the values go through a Python UDF)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    typ = source.field_type
+    if not isinstance(typ, (IntegerType, LongType, StringType, DateType)):
+        raise UnsupportedError(f"hivepark writes bucket partitions of integer, string and date columns; "
+                               f"{source.name} is {typ}")
+    kind = "long" if isinstance(typ, (IntegerType, LongType)) else "date" if isinstance(typ, DateType) else "string"
+    bucket = F.udf(_bucket_function(buckets, kind), T.IntegerType(), useArrow=False)
+    return df.withColumn(name, bucket(F.col(f"`{source.name}`")))
+
+
+def _bucket_function(buckets: int, kind: str) -> Any:
+    state: dict[str, Any] = {}
+
+    def bucket(value: Any) -> int | None:
+        fn = state.get("fn")
+        if fn is None:
+            from pyiceberg.transforms import BucketTransform as Bucket
+            from pyiceberg.types import DateType as D
+            from pyiceberg.types import LongType as L
+            from pyiceberg.types import StringType as S
+
+            fn = state["fn"] = Bucket(buckets).transform({"long": L(), "date": D(), "string": S()}[kind])
+        if value is None:
+            return None
+        if kind == "date":
+            value = (value - datetime.date(1970, 1, 1)).days
+        return int(fn(value))
+
+    return bucket
 
 
 def _commit(itbl: Any, files: list[Any], overwrite: bool, write_id: str) -> None:
