@@ -408,3 +408,24 @@ def test_partition_transforms(wh, spark):
         wh.sql("CREATE TABLE bad (a INT) PARTITIONED BY SPEC (day(a)) STORED BY ICEBERG")
     with pytest.raises(HiveParkError, match="partitions Iceberg tables"):
         wh.sql("CREATE TABLE bad (a INT) PARTITIONED BY SPEC (a) STORED AS PARQUET")
+
+
+def test_rename_and_drop_database_cascade(wh):
+    wh.sql("CREATE DATABASE shop")
+    wh.sql("CREATE TABLE shop.o (a INT) STORED BY ICEBERG")
+    wh.sql("INSERT INTO shop.o VALUES (1), (2)")
+    wh.sql("ALTER TABLE shop.o RENAME TO shop.orders")
+    assert _rows(wh.sql("SELECT * FROM shop.orders")) == [(1,), (2,)]
+    with pytest.raises(HiveParkError, match="already holds files"):
+        wh.sql("CREATE TABLE shop.o (a INT) STORED BY ICEBERG")  # its directory is the renamed table's
+    wh.sql("INSERT INTO shop.orders VALUES (3)")
+    assert wh.sql("SELECT count(*) FROM shop.orders").collect()[0][0] == 3
+    wh.sql("DROP DATABASE shop CASCADE")
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    cat = SqlCatalog("hivepark", uri=wh.catalog.url, warehouse="file://" + wh.location)
+    assert not cat.table_exists(("shop", "orders"))
+    assert not (Path(wh.location) / "shop.db").exists()
+    wh.sql("CREATE DATABASE shop")
+    wh.sql("CREATE TABLE shop.orders (a INT) STORED BY ICEBERG")  # nothing left over
+    assert wh.sql("SELECT * FROM shop.orders").collect() == []

@@ -84,6 +84,9 @@ def drop_database(ctx: Context, stmt: s.DropDatabase) -> DataFrame:
         raise
     dropped = ctx.catalog.drop_database(name, cascade=stmt.cascade)
     for t in dropped:
+        handler = handler_for(t)
+        if handler is not None:
+            handler.drop_table(t, delete_data=not t.is_external)
         _delete_table_data(ctx, t, partitions=None)
     fs.delete_dir_if_empty(db.location)
     if ctx.current_db == name:
@@ -424,6 +427,15 @@ def drop_partitions(ctx: Context, table: Table, action: s.DropPartitions) -> Non
 def rename_table(ctx: Context, table: Table, target: s.TableRef) -> None:
     new_db, new_name = target.resolve(table.db)
     ctx.catalog.get_database(new_db)
+    handler = handler_for(table)
+    if handler is not None:  # the handler's data stays where it is; the handler renames its own
+        ctx.catalog.rename_table(table.db, table.name, new_db, new_name, None)
+        try:
+            handler.rename_table(table, new_db, new_name)
+        except BaseException:
+            ctx.catalog.rename_table(new_db, new_name, table.db, table.name, None)
+            raise
+        return
     new_location = None
     if not table.is_external and layout.is_within(ctx.warehouse, table.location):
         new_location = (layout.table_location(ctx.warehouse, new_db, new_name) if new_db == "default"

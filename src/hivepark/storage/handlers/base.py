@@ -161,6 +161,9 @@ class StorageHandler(ABC):
         """Hive's ``HiveMetaHook.commitDropTable``: the metastore no longer holds ``table``;
         ``delete_data`` is true for a managed table (the handler may then delete what it owns)."""
 
+    def rename_table(self, table: Table, new_db: str, new_name: str) -> None:  # noqa: B027 - optional hook
+        """ALTER TABLE ... RENAME TO: the metastore already calls ``table`` ``new_db.new_name``."""
+
     def metadata_table(self, table: Table, kind: str) -> Table | None:
         """The table a query names ``<table>.<kind>`` (Iceberg's ``snapshots``), or None when
         the handler has no such metadata table."""

@@ -350,6 +350,11 @@ class IcebergStorageHandler(StorageHandler):
             return table.evolve(columns=tuple(schema_cols), partition_keys=(),
                                 properties=_with_field_ids(table, [(c.name, f.field_id) for c, f in
                                                                    zip(schema_cols, itbl.schema().fields)]))
+        own = _props(table).get(CATALOG) in (None, OWN_CATALOG)
+        if own and fs.list_files(table.location):
+            raise SemanticError(f"Cannot create Iceberg table {table.qualified_name}: its directory {table.location} "
+                                "already holds files (of a table renamed away, or of another tool). Choose another "
+                                "name, or remove the directory.")
         if not columns:
             raise SemanticError(f"CREATE TABLE {table.qualified_name} STORED BY ICEBERG needs its columns: no "
                                 f"Iceberg table {'.'.join(ident)} exists to take them from.")
@@ -359,12 +364,19 @@ class IcebergStorageHandler(StorageHandler):
         stored = [Column(c.name, hive_type(f.field_type, c.name), c.comment) for c, f in zip(columns, fields)]
         ns = ident[0]
         cat.create_namespace_if_not_exists(ns)
-        location = None if _props(table).get(CATALOG) not in (None, OWN_CATALOG) else _file_uri(table.location)
+        location = _file_uri(table.location) if own else None
         props = {"format-version": "2", "write.parquet.compression-codec": "snappy"}
         cat.create_table(ident, schema, location=location, partition_spec=_spec(schema, transforms),
                          properties=props)
         return table.evolve(columns=tuple(stored), partition_keys=(),
                             properties=_with_field_ids(table, [(c.name, f.field_id) for c, f in zip(stored, fields)]))
+
+    def rename_table(self, table: Table, new_db: str, new_name: str) -> None:
+        if IDENTIFIER in _props(table):
+            return  # an explicit identifier names the Iceberg table whatever hivepark calls it
+        cat = catalog_for(table)
+        cat.create_namespace_if_not_exists(new_db)
+        cat.rename_table(identifier(table), (new_db, new_name))
 
     def rollback_create_table(self, table: Table) -> None:
         if table.is_external:
