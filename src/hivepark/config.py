@@ -13,6 +13,7 @@ DEFAULTS: dict[str, str] = {
     "hive.exec.default.partition.name": "__HIVE_DEFAULT_PARTITION__",
     "hive.default.fileformat": "TextFile",
     "hive.mapred.mode": "nonstrict",
+    "hive.exec.drop.ignorenonexistent": "true",  # DROP TABLE of a missing table succeeds
     "hivepark.explain.max.directories": "5",
     "hive.auto.convert.join": "true",
     "hive.mapjoin.smalltable.filesize": "25000000",

@@ -370,7 +370,6 @@ def test_unknown_database(bad, stmt):
     "INSERT INTO flat SELECT * FROM nosuch",
     "DESCRIBE nosuch",
     "DESCRIBE FORMATTED nosuch",
-    "DROP TABLE nosuch",
     "ALTER TABLE nosuch ADD PARTITION (p=1)",
     "ALTER TABLE nosuch RENAME TO other",
     "SHOW PARTITIONS nosuch",
@@ -385,6 +384,14 @@ def test_unknown_table(bad, stmt):
     assert "nosuch" in str(e.value) and "SHOW TABLES" in str(e.value)
     assert not os.path.exists(_loc(bad, "cl")) and not os.path.exists(_loc(bad, "nosuch"))
     assert bad.source.exists()
+
+
+def test_drop_table_of_a_missing_table_follows_hive_exec_drop_ignorenonexistent(bad):
+    bad.sql("DROP TABLE nosuch")  # Hive's default: true
+    bad.sql("SET hive.exec.drop.ignorenonexistent=false")
+    with pytest.raises(NoSuchTable, match="nosuch"):
+        bad.sql("DROP TABLE nosuch")
+    bad.sql("SET hive.exec.drop.ignorenonexistent=true")
 
 
 def test_drop_if_exists_of_unknown_objects_is_silent(bad):

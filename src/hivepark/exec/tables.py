@@ -39,6 +39,7 @@ from hivepark.sql import statements as s
 from hivepark.sql.validate import (
     check_column_change,
     check_create_skew,
+    check_not_default_partition,
     check_skewed_location,
     full_spec,
     location_changes,
@@ -310,7 +311,7 @@ def _handler_ctas(ctx: Context, handler: StorageHandler, table: Table, df: DataF
     if stored is None:
         return ctx.empty()
     try:
-        write_rows(ctx, stored, df.select(*[f"`{c}`" for c in df.columns]), s.PartitionSpec.all_dynamic(()),
+        write_rows(ctx, stored, df, s.PartitionSpec.all_dynamic(()),
                    overwrite=True)
     except BaseException:
         ctx.catalog.drop_table(stored.db, stored.name)
@@ -324,7 +325,9 @@ def drop_table(ctx: Context, stmt: s.DropTable) -> DataFrame:
     try:
         table = ctx.catalog.get_table(db, name)
     except NoSuchTable:
-        if stmt.if_exists:
+        # Hive: hive.exec.drop.ignorenonexistent (true by default) makes DROP TABLE of a missing
+        # table succeed, as IF EXISTS does
+        if stmt.if_exists or ctx.conf.get_bool("hive.exec.drop.ignorenonexistent"):
             return ctx.empty()
         raise
     parts = ctx.catalog.list_partitions(table) if table.is_partitioned else []
@@ -401,6 +404,7 @@ def add_partitions(ctx: Context, table: Table, action: s.AddPartitions) -> None:
                                    "no partitions to add")
     parts = []
     for spec, loc in action.partitions:
+        check_not_default_partition(table, spec)
         values = full_spec(table, spec)
         location = (_partition_location(table, loc) if loc is not None
                     else layout.partition_path(table.location, table.partition_key_names(), values))
@@ -415,13 +419,28 @@ def drop_partitions(ctx: Context, table: Table, action: s.DropPartitions) -> Non
     for spec in action.specs:
         dropped = ctx.catalog.drop_partitions(table, spec_filter(table, spec))
         if not dropped and not action.if_exists:
+            named = ("{" + ", ".join(f"{c}={v}" for c, v, _ in spec) + "}" if not spec.ops
+                     else spec.text.removeprefix("PARTITION"))
             raise NoSuchPartition(
-                f"No partition matches the specification {spec.text} in "
-                f"{table.qualified_name}. Use DROP IF EXISTS PARTITION to ignore this; "
-                f"SHOW PARTITIONS {table.name} lists them.")
+                f"Partition not found {named}: no partition of {table.qualified_name} matches "
+                f"{spec.text}. Use DROP IF EXISTS PARTITION to ignore this; SHOW PARTITIONS {table.name} "
+                "lists them.", code=10006)
         if not table.is_external:
             for p in dropped:
                 fs.delete_dir(p.location)
+                _delete_empty_parents(table, p.location)
+
+
+def _delete_empty_parents(table: Table, location: str) -> None:
+    """As Hive's metastore does after dropping a partition: the parent directories
+    (``c=0`` of ``c=0/ds=x``) left empty inside the table's directory go too."""
+    base = fs.normalize(table.location)
+    parent = posixpath.dirname(fs.normalize(location))
+    while parent != base and layout.is_within(base, parent):
+        if fs.list_files(parent) or not fs.exists(parent):
+            return
+        fs.delete_dir_if_empty(parent)
+        parent = posixpath.dirname(parent)
 
 
 def rename_table(ctx: Context, table: Table, target: s.TableRef) -> None:

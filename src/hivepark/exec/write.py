@@ -63,6 +63,7 @@ def multi_insert(ctx: Context, stmt: MultiInsert) -> DataFrame:
 def write_rows(ctx: Context, table: Table, df: DataFrame, spec: PartitionSpec, overwrite: bool,
                if_not_exists: bool = False) -> Table:
     """Writes ``df`` (data columns, then the dynamic partition columns) into ``table``."""
+    df = df.toDF(*[f"_hp_col{i}" for i in range(len(df.columns))])  # Hive inserts by position, not name
     handler = handler_for(table)
     if handler is not None:
         _write_handler(ctx, handler, table, df, spec, overwrite)
@@ -101,8 +102,7 @@ def _write_handler(ctx: Context, handler: StorageHandler, table: Table, df: Data
             f"Cannot insert into target table because column number/types are different "
             f"'{table.name}': Table insclause-0 has {len(table.columns)} columns, but query has "
             f"{len(df.columns)} columns.", code=10044)
-    positional = df.toDF(*[f"_hp_col{i}" for i in range(len(df.columns))])  # Hive inserts by position
-    out = positional.select(*_data_columns(table, positional))
+    out = df.select(*_data_columns(table, df))
     try:
         handler.write(ctx.spark, table, out, overwrite)
     except PySparkException as e:

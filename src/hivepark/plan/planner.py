@@ -24,6 +24,7 @@ from typing import Any
 
 from hivepark.catalog.base import Catalog
 from hivepark.catalog.models import Partition, Table
+from hivepark.errors import SemanticError
 from hivepark.expr import and_all
 from hivepark.expr.bind import bind, bind_literal
 from hivepark.plan.list_bucketing import prune_list_bucketing, table_layouts
@@ -70,7 +71,28 @@ def _files(env: Planning, fn: Callable[[TableScan], TableScan]) -> Callable[[Tab
 
 
 def partition_filter_rule(plan: QueryPlan, env: Planning) -> QueryPlan:
-    return _each(plan, _files(env, partition_filter))
+    plan = _each(plan, _files(env, partition_filter))
+    if strict_check(env.conf, "hive.strict.checks.no.partition.filter"):
+        for scan in plan.scans:
+            keys = set(scan.table.partition_key_names())
+            if keys and env.handler_for(scan.table) is None and not (scan.predicate.columns() & keys):
+                raise SemanticError(
+                    "Queries against partitioned tables without a partition filter are disabled for safety "
+                    "reasons. If you know what you are doing, please set hive.strict.checks.no.partition.filter "
+                    "to false and make sure that hive.mapred.mode is not set to 'strict' to proceed. Note that "
+                    "you may get errors or incorrect results if you make a mistake while using some of the unsafe "
+                    f"features. No partition predicate for Alias \"{scan.alias}\" Table \"{scan.table.name}\"",
+                    code=10056)
+    return plan
+
+
+def strict_check(conf: Any, key: str) -> bool:
+    """Hive's StrictChecks: a check is on when ``hive.mapred.mode`` is strict or its own
+    ``hive.strict.checks.*`` setting is true."""
+    if conf is None:
+        return False
+    mode = (conf.get("hive.mapred.mode") or "").strip().lower()
+    return mode == "strict" or (conf.get(key) or "").strip().lower() == "true"
 
 
 def _handler_aliases(plan: QueryPlan, env: Planning, narrowable: bool = False) -> set[tuple[int, str]]:

@@ -103,20 +103,29 @@ def literal_value(node: exp.Expression) -> str | None:
         "string or number literal, e.g. PARTITION (ds='2008-04-08')")
 
 
-def partition_spec(node: exp.Expression | None) -> s.PartitionSpec:
-    """``PARTITION (ds='1', hr)`` in the order written."""
+_SPEC_OPS: dict[type, str] = {exp.EQ: "=", exp.NEQ: "<>", exp.LT: "<", exp.LTE: "<=", exp.GT: ">",
+                               exp.GTE: ">="}
+
+
+def partition_spec(node: exp.Expression | None, comparisons: bool = False) -> s.PartitionSpec:
+    """``PARTITION (ds='1', hr)`` in the order written; with ``comparisons`` (DROP
+    PARTITION), also ``(c < 4)``, ``(ds <> 'x')``."""
     if node is None:
         return s.PartitionSpec()
     out: list[tuple[str, str | None, bool]] = []
+    ops: list[str] = []
     for e in node.expressions:
-        if isinstance(e, exp.EQ):
+        op = _SPEC_OPS.get(type(e))
+        if op is not None and (op == "=" or comparisons) and isinstance(e.this, (exp.Column, exp.Identifier)):
             out.append((e.this.name.lower(), literal_value(e.expression), False))
+            ops.append(op)
         elif isinstance(e, (exp.Column, exp.Identifier, exp.Var)):
             out.append((e.name.lower(), None, True))
+            ops.append("=")
         else:
-            raise InvalidPartitionSpec(
-                f"Cannot read partition spec entry {e.sql(dialect='hive')}: write col='value'")
-    return s.PartitionSpec(tuple(out), node.sql(dialect="hive"))
+            hint = "write col='value'" + (", or compare: col < 4" if comparisons else "")
+            raise InvalidPartitionSpec(f"Cannot read partition spec entry {e.sql(dialect='hive')}: {hint}")
+    return s.PartitionSpec(tuple(out), node.sql(dialect="hive"), tuple(ops) if set(ops) != {"="} else ())
 
 
 def _skew_value(node: exp.Expression) -> s.SkewValue:
@@ -249,7 +258,7 @@ def _alter_action(action: exp.Expression, if_exists: bool) -> s.AlterAction:
                           loc_node.name if isinstance(loc_node, exp.Literal) else None))
         return s.AddPartitions(tuple(parts), bool(action.args.get("exists")))
     if isinstance(action, exp.DropPartition):
-        return s.DropPartitions(tuple(partition_spec(n) for n in action.expressions),
+        return s.DropPartitions(tuple(partition_spec(n, comparisons=True) for n in action.expressions),
                                 if_exists or bool(action.args.get("exists")))
     if isinstance(action, exp.AlterRename):
         return s.RenameTable(table_ref(action.this))

@@ -21,7 +21,29 @@ def analyze(tree: Any, find: TableFind) -> QueryAnalysis:
     it is; :func:`spark_sql` rewrites the copy)."""
     if not isinstance(tree, exp.Expression):
         raise TypeError(f"not a query tree: {tree!r}")
-    return analyze_query(tree.copy(), find)
+    return analyze_query(hoist_table_joins(tree.copy()), find)
+
+
+def hoist_table_joins(tree: exp.Expression) -> exp.Expression:
+    """Hive's FROM-first form (``FROM a JOIN b ON ... SELECT ...``) parses with the joins
+    hanging on the FROM's table; they belong to the SELECT, where every other query keeps
+    them (the scan analysis reads them there, and a table replaced by its view keeps them).
+
+    >>> import sqlglot
+    >>> t = sqlglot.parse_one("FROM a JOIN b ON a.k = b.k SELECT count(*)", read="hive")
+    >>> hoist_table_joins(t).sql()
+    'SELECT COUNT(*) FROM a JOIN b ON a.k = b.k'
+    >>> len(t.args["joins"]), t.args["from_"].this.args.get("joins")
+    (1, None)
+    """
+    for select in list(tree.find_all(exp.Select)):
+        source = select.args.get("from_")
+        table = source.this if source is not None else None
+        if isinstance(table, (exp.Table, exp.Subquery)) and table.args.get("joins"):
+            joins = table.args["joins"]
+            table.set("joins", None)
+            select.set("joins", [*joins, *(select.args.get("joins") or [])])
+    return tree
 
 
 def spark_sql(analysis: QueryAnalysis, views: Sequence[str], broadcast: Sequence[bool],
@@ -36,8 +58,11 @@ def spark_sql(analysis: QueryAnalysis, views: Sequence[str], broadcast: Sequence
         for i in done:
             site.filters[i].replace(exp.true())
     for site, view, hint in zip(analysis.sites, views, broadcast):
+        # the view keeps what the reference asked of the rows (TABLESAMPLE, joins, LATERAL VIEW)
+        kept = {k: site.node.args[k] for k in ("sample", "joins", "laterals", "pivots")
+                if site.node.args.get(k)}
         site.node.replace(exp.Table(this=exp.to_identifier(view),
-                                    alias=exp.TableAlias(this=exp.to_identifier(site.alias))))
+                                    alias=exp.TableAlias(this=exp.to_identifier(site.alias)), **kept))
         if hint:
             _add_broadcast_hint(site)
     return analysis.query.sql(dialect="spark")

@@ -39,6 +39,11 @@ class PartitionSpec:
 
     entries: tuple[tuple[str, str | None, bool], ...] = ()
     text: str = field(default="", compare=False)
+    # each static entry's operator: "=" unless DROP PARTITION compares (c < 4); () means all "="
+    ops: tuple[str, ...] = ()
+
+    def op(self, i: int) -> str:
+        return self.ops[i] if self.ops else "="
 
     def __iter__(self) -> Iterator[tuple[str, str | None, bool]]:
         return iter(self.entries)

@@ -12,7 +12,8 @@ from hivepark import layout
 from hivepark.catalog.models import Column, Table
 from hivepark.catalog.skew import SkewLayout, SkewSpec, canonical_value, lb_directories, skewable, table_skew
 from hivepark.errors import InvalidPartitionSpec, SemanticError
-from hivepark.expr import EqualTo, Expr, IsNull, and_all
+from hivepark.expr import Expr, IsNull, NotNull, and_all
+from hivepark.expr.nodes import COMPARISONS
 from hivepark.sql.statements import ChangeColumn, PartitionSpec, SetSkewedLocation, SkewClause, SkewValue
 from hivepark.types import HiveType
 
@@ -46,11 +47,23 @@ def partition_value(table: Table, key: str, value: object) -> str | None:
     except ValueError:
         fam = HiveType.parse(typ).family
         example = "1" if fam == "numeric" else "'2024-01-31'"
+        given = "string" if isinstance(value, str) else type(value).__name__
         raise InvalidPartitionSpec(
-            f"Partition value '{value}' for column {key} is not a valid {typ}: give a "
-            f"{typ} value, e.g. PARTITION ({key}={example})") from None
+            f"Cannot add partition column {key} of type {given} as it cannot be converted to type {typ}: "
+            f"partition value '{value}' for column {key} is not a valid {typ}; give a {typ} value, e.g. "
+            f"PARTITION ({key}={example})", code=10248) from None
     layout.check_part_value(key, text)
     return text
+
+
+def check_not_default_partition(table: Table, spec: PartitionSpec) -> None:
+    """ALTER TABLE ... ADD PARTITION naming the default partition: Hive's 10111."""
+    for c, v, dynamic in spec:
+        if not dynamic and v is not None and layout.DEFAULT_PARTITION_NAME in v:
+            raise InvalidPartitionSpec(
+                f"Partition value contains a reserved substring (User value: {v} Reserved substring: "
+                f"{layout.DEFAULT_PARTITION_NAME}). The default partition holds the rows whose {c} is NULL or "
+                "empty: it is made by INSERT, not added.", code=10111)
 
 
 def full_spec(table: Table, spec: PartitionSpec, what: str = "partition") -> tuple[str | None, ...]:
@@ -70,13 +83,17 @@ def spec_filter(table: Table, spec: PartitionSpec) -> Expr:
     """The partitions a (possibly partial) static spec names, as a predicate."""
     check_spec_columns(table, spec)
     atoms: list[Expr] = []
-    for c, v, _ in spec:
+    for i, (c, v, _) in enumerate(spec):
         nv = partition_value(table, c, v)
+        op = spec.op(i)
         if nv is None:
-            atoms.append(IsNull(c))
+            if op not in ("=", "<>"):
+                raise InvalidPartitionSpec(f"Partition column {c} cannot be compared with {op} to NULL or the "
+                                           "default partition: use = or <>")
+            atoms.append(IsNull(c) if op == "=" else NotNull(c))
         else:
             numeric = HiveType.parse(table.partition_types()[c]).family == "numeric"
-            atoms.append(EqualTo(c, Decimal(nv) if numeric else nv))
+            atoms.append(COMPARISONS[op](c, Decimal(nv) if numeric else nv))
     return and_all(*atoms)
 
 

@@ -91,9 +91,9 @@ def load(spark: SparkSession, table: Table, paths: Sequence[str], base_path: str
         # a DDL string: one call into the JVM (a StructType costs two and a JSON round trip)
         df = _load_paths(r.schema(schema_ddl([*table.columns, *parts])), paths)
         return df.select("*", *[c.alias(n) for n, c in extra.items()]) if extra else df
-    schema = StructType([StructField("value", StringType())] + schema_of(parts).fields)
+    schema = StructType([StructField(TEXT_LINE, StringType())] + schema_of(parts).fields)
     raw = r.schema(schema).load(list(paths))
-    fields = F.split(F.col("value"), re.escape(table.field_delim or DEFAULT_TEXT_DELIM), -1)
+    fields = F.split(F.col(TEXT_LINE), re.escape(table.field_delim or DEFAULT_TEXT_DELIM), -1)
     cols = []
     for i, c in enumerate(table.columns):
         text = F.try_element_at(fields, F.lit(i + 1))
@@ -102,6 +102,10 @@ def load(spark: SparkSession, table: Table, paths: Sequence[str], base_path: str
         cols.append((value if typ == "string" else value.try_cast(typ)).alias(c.name))
     return raw.select(*cols, *[F.col(f"`{p.name}`") for p in parts],
                       *[e.alias(n) for n, e in extra.items()])
+
+
+# the text source's one column; not "value", which a partition column may be called
+TEXT_LINE = "__hivepark_line"
 
 
 def _load_paths(reader: DataFrameReader, paths: Sequence[str]) -> DataFrame:
@@ -125,7 +129,7 @@ def writer(df: DataFrame, table: Table) -> DataFrameWriter:
                        *[F.coalesce(F.col(f"`{n}`").cast("string"), F.lit(NULL_TEXT))
                          for n in names])
     rest = [F.col(f"`{c}`") for c in df.columns if c not in names]
-    return df.select(line.alias("value"), *rest).write.format("text")
+    return df.select(line.alias(TEXT_LINE), *rest).write.format("text")
 
 
 def read_arrow(table: Table, paths: Sequence[str], schema: pa.Schema,

@@ -1,0 +1,122 @@
+"""Hive's behaviour where Hive's own regression tests found hivepark silently different
+(issue 12): FROM-first queries keep their joins, TABLESAMPLE (n ROWS) samples, INSERT writes
+by position, a partition column may be called ``value`` in a TEXTFILE table. Every query's rows
+are compared with plain Spark SQL over the same files."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def kv(tmp_path_factory, spark):
+    import hivepark
+
+    wh = hivepark.connect(str(tmp_path_factory.mktemp("conf") / "warehouse"), spark=spark,
+                          conf={"hive.exec.dynamic.partition.mode": "nonstrict"})
+    wh.sql("CREATE TABLE src (key INT, value STRING) STORED AS PARQUET")
+    wh.sql("INSERT INTO src SELECT CAST(id * 7 % 250 AS INT), concat('val_', id * 7 % 250) FROM range(500)")
+    wh.sql("CREATE TABLE src1 (key INT, value STRING) STORED AS PARQUET")
+    wh.sql("INSERT INTO src1 SELECT CAST(id * 11 % 300 AS INT), concat('val_', id) FROM range(25)")
+    for name in ("src", "src1"):
+        spark.read.parquet(f"{wh.location}/{name}").createOrReplaceTempView(f"plain_{name}")
+    yield wh
+    wh.close()
+
+
+def _rows(df) -> list[tuple]:
+    return sorted((tuple(r) for r in df.collect()), key=repr)
+
+
+@pytest.mark.parametrize("query", [
+    "FROM {src} a JOIN {src1} b ON (a.key = b.key) SELECT count(*)",
+    "FROM {src} a JOIN {src1} b ON (a.key = b.key) SELECT a.key, b.value",
+    "FROM {src} a LEFT JOIN {src1} b ON (a.key = b.key) SELECT a.key, b.value WHERE a.key < 20",
+    "FROM (SELECT key FROM {src} WHERE key < 100) a JOIN {src1} b ON (a.key = b.key) SELECT count(*)",
+])
+def test_from_first_queries_keep_their_joins(kv, spark, query):
+    got = _rows(kv.sql(query.format(src="src", src1="src1")))
+    want = _rows(spark.sql(query.format(src="plain_src", src1="plain_src1")))
+    assert got == want
+    assert got != _rows(spark.sql("SELECT count(*) FROM plain_src"))
+
+
+def test_tablesample_rows_samples(kv, spark):
+    assert kv.sql("SELECT count(*) FROM (SELECT * FROM src TABLESAMPLE (1 ROWS)) s").collect()[0][0] == 1
+    assert kv.sql("SELECT count(*) FROM src TABLESAMPLE (3 ROWS)").collect()[0][0] == 3
+    kv.sql("CREATE TABLE sampled (key INT, value STRING) STORED AS PARQUET")
+    kv.sql("INSERT OVERWRITE TABLE sampled SELECT * FROM src TABLESAMPLE (2 ROWS)")
+    assert kv.sql("SELECT count(*) FROM sampled").collect()[0][0] == 2
+
+
+def test_insert_writes_by_position(kv, spark):
+    kv.sql("CREATE TABLE dest (key INT, v1 STRING, v2 STRING) STORED AS PARQUET")
+    kv.sql("INSERT OVERWRITE TABLE dest SELECT x.key, x.value, y.value FROM src x JOIN src1 y ON (x.key = y.key)")
+    want = _rows(spark.sql("SELECT x.key, x.value, y.value FROM plain_src x JOIN plain_src1 y ON (x.key = y.key)"))
+    assert _rows(kv.sql("SELECT * FROM dest")) == want and want
+    kv.sql("CREATE TABLE dest2 STORED AS PARQUET AS SELECT x.key, x.value AS a, y.value AS b FROM src x "
+           "JOIN src1 y ON (x.key = y.key)")
+    assert _rows(kv.sql("SELECT * FROM dest2")) == want
+
+
+def test_textfile_partition_column_named_value(kv, spark):
+    kv.sql("CREATE TABLE tv (key INT) PARTITIONED BY (value STRING) STORED AS TEXTFILE")
+    kv.sql("INSERT OVERWRITE TABLE tv PARTITION (value) SELECT key, value FROM src WHERE key < 30")
+    want = _rows(spark.sql("SELECT key, value FROM plain_src WHERE key < 30"))
+    assert _rows(kv.sql("SELECT key, value FROM tv")) == want and want
+    parts = [r[0] for r in kv.sql("SHOW PARTITIONS tv").collect()]
+    assert "value=val_0" in parts and len(parts) == len({v for _, v in want})
+
+
+@pytest.fixture
+def parts(wh):
+    wh.sql("CREATE TABLE p (a INT) PARTITIONED BY (c INT, ds STRING) STORED AS PARQUET")
+    wh.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
+    wh.sql("INSERT INTO p PARTITION (c, ds) SELECT id, id % 6, '2008-04-08' FROM range(12)")
+    return wh
+
+
+def test_drop_partition_with_comparisons(parts):
+    from pathlib import Path
+
+    parts.sql("ALTER TABLE p DROP PARTITION (c < 4)")
+    assert [r[0] for r in parts.sql("SHOW PARTITIONS p").collect()] == ["c=4/ds=2008-04-08", "c=5/ds=2008-04-08"]
+    assert sorted(d.name for d in (Path(parts.location) / "p").iterdir() if d.name.startswith("c=")) == \
+        ["c=4", "c=5"]
+    assert sorted(r[0] for r in parts.sql("SELECT a FROM p").collect()) == [4, 5, 10, 11]
+    parts.sql("ALTER TABLE p DROP PARTITION (c >= 5, ds <> 'x')")
+    assert [r[0] for r in parts.sql("SHOW PARTITIONS p").collect()] == ["c=4/ds=2008-04-08"]
+
+
+def test_hive_error_codes_and_texts(parts):
+    from hivepark.errors import HiveParkError
+
+    with pytest.raises(HiveParkError, match=r"^Partition not found \{c=77, ds=x\}") as e:
+        parts.sql("ALTER TABLE p DROP PARTITION (c=77, ds='x')")
+    assert e.value.code == 10006
+    with pytest.raises(HiveParkError, match=r"^Partition value contains a reserved substring \(User value: "
+                                            r"__HIVE_DEFAULT_PARTITION__ Reserved substring") as e:
+        parts.sql("ALTER TABLE p ADD PARTITION (c=9, ds='__HIVE_DEFAULT_PARTITION__')")
+    assert e.value.code == 10111
+    assert len(parts.sql("SHOW PARTITIONS p").collect()) == 6
+    with pytest.raises(HiveParkError, match=r"^Cannot add partition column c of type string as it cannot be "
+                                            r"converted to type int") as e:
+        parts.sql("INSERT INTO p PARTITION (c='abc', ds='x') SELECT 1")
+    assert e.value.code == 10248
+
+
+def test_strict_mode_refuses_a_scan_without_partition_filter(parts):
+    from hivepark.errors import HiveParkError
+
+    parts.sql("SET hive.mapred.mode=strict")
+    with pytest.raises(HiveParkError, match=r"^Queries against partitioned tables without a partition filter are "
+                                            r"disabled for safety reasons.*No partition predicate for Alias \"x\" "
+                                            r"Table \"p\"$") as e:
+        parts.sql("SELECT count(*) FROM p x WHERE a > 1")
+    assert e.value.code == 10056
+    assert parts.sql("SELECT count(*) FROM p WHERE c = 5").collect()[0][0] == 2
+    parts.sql("SET hive.mapred.mode=nonstrict")
+    assert parts.sql("SELECT count(*) FROM p").collect()[0][0] == 12
+    parts.sql("SET hive.strict.checks.no.partition.filter=true")
+    with pytest.raises(HiveParkError, match="No partition predicate"):
+        parts.sql("SELECT * FROM p")
