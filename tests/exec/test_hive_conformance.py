@@ -120,3 +120,18 @@ def test_strict_mode_refuses_a_scan_without_partition_filter(parts):
     parts.sql("SET hive.strict.checks.no.partition.filter=true")
     with pytest.raises(HiveParkError, match="No partition predicate"):
         parts.sql("SELECT * FROM p")
+
+
+def test_dynamic_partition_error_texts(parts):
+    from hivepark.errors import HiveParkError
+
+    # in the table's order (c, ds) the static ds follows the dynamic c: 10094 comes before 10125
+    with pytest.raises(HiveParkError, match="Dynamic partition cannot be the parent of a static partition") as e:
+        parts.sql("INSERT INTO p PARTITION (ds='x', c) SELECT 1, 1")
+    assert e.value.code == 10094
+    with pytest.raises(HiveParkError, match=r"Specified partitions with value : \{c=3\}$") as e:
+        parts.sql("INSERT OVERWRITE TABLE p PARTITION (c=3, ds) IF NOT EXISTS SELECT 1, 'x'")
+    assert e.value.code == 10127
+    with pytest.raises(HiveParkError, match=r"^Partition not found \{c=1\}: .*every partition column \(c, ds\)") as e:
+        parts.sql("LOAD DATA LOCAL INPATH '/etc/hostname' INTO TABLE p PARTITION (c=1)")
+    assert e.value.code == 10006

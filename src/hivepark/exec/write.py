@@ -15,7 +15,7 @@ from pyspark.sql import functions as F
 from hivepark import layout
 from hivepark.catalog.models import Table
 from hivepark.catalog.skew import table_skew
-from hivepark.errors import LimitExceeded, SemanticError, UnsupportedError, UserInputError
+from hivepark.errors import InvalidPartitionSpec, LimitExceeded, SemanticError, UnsupportedError, UserInputError
 from hivepark.exec import lb_routing
 from hivepark.exec.context import Context
 from hivepark.exec.query import run_query, spark_error
@@ -71,7 +71,7 @@ def write_rows(ctx: Context, table: Table, df: DataFrame, spec: PartitionSpec, o
     dyn = dynamic_columns(
         table, spec, ctx.conf.get_bool("hive.exec.dynamic.partition"),
         (ctx.conf.get("hive.exec.dynamic.partition.mode") or "").lower() == "strict")
-    check_if_not_exists(dyn, if_not_exists)
+    check_if_not_exists(dyn, if_not_exists, spec)
     expected = len(table.columns) + len(dyn)
     if len(df.columns) != expected:
         raise SemanticError(
@@ -85,6 +85,18 @@ def write_rows(ctx: Context, table: Table, df: DataFrame, spec: PartitionSpec, o
         return _write_static(ctx, table, df, values, overwrite)
     static = {k: partition_value(table, k, v) for k, v in spec.static.items()}
     return _write_dynamic(ctx, table, df, static, dyn, overwrite)
+
+
+def _load_values(table: Table, spec: PartitionSpec) -> tuple[str | None, ...]:
+    """LOAD DATA's partition: a value for every key and no other column; otherwise Hive's
+    10006 (Partition not found), with what is wrong and the table's partition columns."""
+    try:
+        return full_spec(table, spec)
+    except InvalidPartitionSpec as e:
+        if e.code is not None:
+            raise
+        named = "{" + ", ".join(f"{c}={v}" for c, v, _ in spec) + "}"
+        raise InvalidPartitionSpec(f"Partition not found {named}: {e}", code=10006) from None
 
 
 def _write_handler(ctx: Context, handler: StorageHandler, table: Table, df: DataFrame,
@@ -339,7 +351,7 @@ def load_data(ctx: Context, stmt: LoadData) -> DataFrame:
         raise UserInputError(f"Invalid path '{src}': No files matching path. Check the path "
                              "after INPATH.")
     spec = stmt.partition
-    values = full_spec(table, spec) if table.is_partitioned else ()
+    values = _load_values(table, spec) if table.is_partitioned else ()
     if not table.is_partitioned and spec:
         check_spec_columns(table, spec)
     entries = fs.list_files(src)

@@ -131,7 +131,18 @@ def dynamic_columns(table: Table, spec: PartitionSpec, dynamic_enabled: bool,
                             "partition column. To turn this off set "
                             "hive.exec.dynamic.partition.mode=nonstrict", code=10096)
     names = spec.columns
-    if names != list(table.partition_key_names()):
+    keys = list(table.partition_key_names())
+    if sorted(names) == sorted(keys) and names != keys:
+        # Hive puts the spec in the table's order before its checks: a static column after a
+        # dynamic one in that order is 10094, found before the order itself is checked (10125)
+        dynamic_of = {c: d for c, _, d in spec}
+        seen = False
+        for k in keys:
+            if not dynamic_of[k] and seen:
+                raise SemanticError(f"Dynamic partition cannot be the parent of a static partition '{k}'",
+                                    code=10094)
+            seen = seen or dynamic_of[k]
+    if names != keys:
         raise SemanticError(
             "Partition columns in partition specification are not the same as that defined in "
             "the table schema. The names and orders have to be exactly the same. Partition "
@@ -146,11 +157,13 @@ def dynamic_columns(table: Table, spec: PartitionSpec, dynamic_enabled: bool,
     return dyn
 
 
-def check_if_not_exists(dynamic: list[str], if_not_exists: bool) -> None:
+def check_if_not_exists(dynamic: list[str], if_not_exists: bool, spec: PartitionSpec | None = None) -> None:
+    """INSERT ... PARTITION (...) IF NOT EXISTS with a dynamic column: Hive's 10127, which
+    names the static part of the spec (``{ds=2008-04-08}``)."""
     if dynamic and if_not_exists:
+        static = ", ".join(f"{c}={v}" for c, v, d in spec or () if not d)
         raise SemanticError("Dynamic partitions do not support IF NOT EXISTS. Specified "
-                            f"partitions with value : {{{', '.join(f'{c}=null' for c in dynamic)}}}",
-                            code=10127)
+                            f"partitions with value : {{{static}}}", code=10127)
 
 
 # ---------------------------------------------------------------- skew (list bucketing)
