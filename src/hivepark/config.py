@@ -14,6 +14,7 @@ DEFAULTS: dict[str, str] = {
     "hive.default.fileformat": "TextFile",
     "hive.mapred.mode": "nonstrict",
     "hive.exec.drop.ignorenonexistent": "true",  # DROP TABLE of a missing table succeeds
+    "hive.decode.partition.name": "false",  # true: SHOW PARTITIONS prints names unescaped
     "hivepark.explain.max.directories": "5",
     "hive.auto.convert.join": "true",
     "hive.mapjoin.smalltable.filesize": "25000000",

@@ -135,3 +135,35 @@ def test_dynamic_partition_error_texts(parts):
     with pytest.raises(HiveParkError, match=r"^Partition not found \{c=1\}: .*every partition column \(c, ds\)") as e:
         parts.sql("LOAD DATA LOCAL INPATH '/etc/hostname' INTO TABLE p PARTITION (c=1)")
     assert e.value.code == 10006
+
+
+def test_decode_partition_name(wh):
+    wh.sql("CREATE TABLE d (a INT) PARTITIONED BY (s STRING) STORED AS PARQUET")
+    wh.sql("INSERT INTO d PARTITION (s='a/b c') VALUES (1)")
+    assert [r[0] for r in wh.sql("SHOW PARTITIONS d").collect()] == ["s=a%2Fb c"]
+    wh.sql("SET hive.decode.partition.name=true")
+    assert [r[0] for r in wh.sql("SHOW PARTITIONS d").collect()] == ["s=a/b c"]
+
+
+def test_textfile_complex_columns_use_lazysimpleserde_delimiters(wh, spark):
+    from pathlib import Path
+
+    wh.sql("CREATE TABLE c (id INT, a ARRAY<INT>, m MAP<STRING,INT>, s STRUCT<x:INT,y:STRING>, "
+           "n ARRAY<STRUCT<k:STRING,v:ARRAY<INT>>>) STORED AS TEXTFILE")
+    rows = ("SELECT 1, array(1, NULL, 3), map('k', 1, 'j', NULL), named_struct('x', 5, 'y', 'five'), "
+            "array(named_struct('k', 'a', 'v', array(1, 2)), named_struct('k', 'b', 'v', array())) UNION ALL "
+            "SELECT 2, array(), map(), named_struct('x', CAST(NULL AS INT), 'y', ''), CAST(NULL AS "
+            "ARRAY<STRUCT<k:STRING,v:ARRAY<INT>>>) UNION ALL "
+            "SELECT 3, CAST(NULL AS ARRAY<INT>), CAST(NULL AS MAP<STRING,INT>), "
+            "CAST(NULL AS STRUCT<x:INT,y:STRING>), array()")
+    wh.sql("INSERT INTO c " + rows)
+    assert _rows(wh.sql("SELECT * FROM c")) == _rows(spark.sql(rows))
+    text = "".join(p.read_text() for p in (Path(wh.location) / "c").rglob("*") if p.is_file()
+                   and not p.name.startswith((".", "_")))
+    assert "1\x011\x02\\N\x023\x01k\x031\x02j\x03\\N\x015\x02five\x01a\x031\x042\x02b\x03\n" in text
+    # a file written by Hive's LazySimpleSerDe, loaded as it is
+    src = Path(wh.location).parent / "hive.txt"
+    src.write_text("7\x018\x029\x01a\x0310\x01-1\x02minus\x01z\x033\x044\n")
+    wh.sql(f"LOAD DATA LOCAL INPATH '{src}' INTO TABLE c")
+    got = [tuple(r) for r in wh.sql("SELECT a, m, s.y, n[0].v FROM c WHERE id = 7").collect()]
+    assert got == [([8, 9], {"a": 10}, "minus", [3, 4])]

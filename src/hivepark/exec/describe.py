@@ -47,7 +47,10 @@ def show_partitions(ctx: Context, stmt: s.ShowPartitions) -> DataFrame:
     spec = stmt.partition
     parts = ctx.catalog.list_partitions(table, spec_filter(table, spec) if spec else None)
     keys = table.partition_key_names()
-    return ctx.rows(["partition"], [(layout.make_part_name(keys, p.values),) for p in parts])
+    names = [layout.make_part_name(keys, p.values) for p in parts]
+    if ctx.conf.get_bool("hive.decode.partition.name"):  # Hive: the names unescaped (a%2Fb shown as a/b)
+        names = [layout.unescape_path_name(n) for n in names]
+    return ctx.rows(["partition"], [(n,) for n in names])
 
 
 def set_command(ctx: Context, cmd: s.Set) -> DataFrame:

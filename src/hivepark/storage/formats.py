@@ -19,7 +19,15 @@ import pyarrow.dataset as pads
 from pyspark.sql import Column as SparkColumn
 from pyspark.sql import DataFrame, DataFrameReader, DataFrameWriter, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import StringType, StructField, StructType
+from pyspark.sql.types import (
+    ArrayType,
+    DataType,
+    MapType,
+    StringType,
+    StructField,
+    StructType,
+    _parse_datatype_string,
+)
 
 from hivepark.catalog.models import Column, Table
 from hivepark.errors import UnsupportedError
@@ -97,8 +105,11 @@ def load(spark: SparkSession, table: Table, paths: Sequence[str], base_path: str
     cols = []
     for i, c in enumerate(table.columns):
         text = F.try_element_at(fields, F.lit(i + 1))
-        value = F.when(text == F.lit(NULL_TEXT), F.lit(None)).otherwise(text)
         typ = spark_type(c.type)
+        if _is_complex(typ):
+            cols.append(_parse_text(text, _spark_data_type(typ), 2).alias(c.name))
+            continue
+        value = F.when(text == F.lit(NULL_TEXT), F.lit(None)).otherwise(text)
         cols.append((value if typ == "string" else value.try_cast(typ)).alias(c.name))
     return raw.select(*cols, *[F.col(f"`{p.name}`") for p in parts],
                       *[e.alias(n) for n, e in extra.items()])
@@ -106,6 +117,66 @@ def load(spark: SparkSession, table: Table, paths: Sequence[str], base_path: str
 
 # the text source's one column; not "value", which a partition column may be called
 TEXT_LINE = "__hivepark_line"
+
+
+# LazySimpleSerDe's separators of nested values: level 2 (the items of an ARRAY, the entries of
+# a MAP, the fields of a STRUCT) is \x02, a MAP's key from its value one level deeper (\x03),
+# and so on down (Hive's defaults; field.delim is level 1)
+def _separator(level: int) -> str:
+    return chr(level)
+
+
+def _is_complex(ddl: str) -> bool:
+    return ddl.lower().startswith(("array<", "map<", "struct<"))
+
+
+def _spark_data_type(ddl: str) -> DataType:
+    parsed: DataType = _parse_datatype_string(ddl)
+    return parsed
+
+
+def _parse_text(text: SparkColumn, typ: DataType, level: int) -> SparkColumn:
+    """One field's text as a value of ``typ`` (LazySimpleSerDe): ``\\N`` is NULL, a value
+    that does not parse is NULL, ARRAY/MAP/STRUCT split on their level's separators."""
+    value = F.when(text == F.lit(NULL_TEXT), F.lit(None)).otherwise(text)
+    sep = re.escape(_separator(level))
+    if isinstance(typ, ArrayType):
+        items = F.split(value, sep, -1)
+        parsed = F.transform(items, lambda x: _parse_text(x, typ.elementType, level + 1))
+        return F.when(value == F.lit(""), F.array().cast(typ)).otherwise(parsed)
+    if isinstance(typ, MapType):
+        entries = F.split(value, sep, -1)
+        inner = re.escape(_separator(level + 1))
+        pairs = F.transform(entries, lambda e: F.struct(
+            _parse_text(F.try_element_at(F.split(e, inner, 2), F.lit(1)), typ.keyType, level + 2).alias("key"),
+            _parse_text(F.try_element_at(F.split(e, inner, 2), F.lit(2)), typ.valueType, level + 2).alias("value")))
+        kept = F.filter(pairs, lambda p: p["key"].isNotNull())
+        return F.when(value == F.lit(""), F.create_map().cast(typ)).otherwise(F.map_from_entries(kept))
+    if isinstance(typ, StructType):
+        parts = F.split(value, sep, -1)
+        return F.when(value.isNull(), F.lit(None).cast(typ)).otherwise(F.struct(*[
+            _parse_text(F.try_element_at(parts, F.lit(i + 1)), f.dataType, level + 1).alias(f.name)
+            for i, f in enumerate(typ.fields)]))
+    if isinstance(typ, StringType):
+        return value
+    return value.try_cast(typ)
+
+
+def _format_text(col: SparkColumn, typ: DataType, level: int) -> SparkColumn:
+    """A value as LazySimpleSerDe writes it (NULL stays NULL: the caller writes ``\\N``)."""
+    def item(x: SparkColumn, t: DataType, lvl: int) -> SparkColumn:
+        return F.coalesce(_format_text(x, t, lvl), F.lit(NULL_TEXT))
+
+    if isinstance(typ, ArrayType):
+        return F.array_join(F.transform(col, lambda x: item(x, typ.elementType, level + 1)), _separator(level))
+    if isinstance(typ, MapType):
+        return F.array_join(F.transform(F.map_entries(col), lambda e: F.concat(
+            item(e["key"], typ.keyType, level + 2), F.lit(_separator(level + 1)),
+            item(e["value"], typ.valueType, level + 2))), _separator(level))
+    if isinstance(typ, StructType):
+        return F.when(col.isNull(), F.lit(None)).otherwise(F.concat_ws(
+            _separator(level), *[item(col[f.name], f.dataType, level + 1) for f in typ.fields]))
+    return col.cast("string")
 
 
 def _load_paths(reader: DataFrameReader, paths: Sequence[str]) -> DataFrame:
@@ -125,8 +196,10 @@ def writer(df: DataFrame, table: Table) -> DataFrameWriter:
     if table.format != "textfile":
         return df.write.format(FORMATS[table.format])
     names = [c.name for c in table.columns]
+    ddl = {c.name: spark_type(c.type) for c in table.columns}
     line = F.concat_ws(table.field_delim or DEFAULT_TEXT_DELIM,
-                       *[F.coalesce(F.col(f"`{n}`").cast("string"), F.lit(NULL_TEXT))
+                       *[F.coalesce(_format_text(F.col(f"`{n}`"), _spark_data_type(ddl[n]), 2)
+                                    if _is_complex(ddl[n]) else F.col(f"`{n}`").cast("string"), F.lit(NULL_TEXT))
                          for n in names])
     rest = [F.col(f"`{c}`") for c in df.columns if c not in names]
     return df.select(line.alias(TEXT_LINE), *rest).write.format("text")
