@@ -167,3 +167,24 @@ def test_textfile_complex_columns_use_lazysimpleserde_delimiters(wh, spark):
     wh.sql(f"LOAD DATA LOCAL INPATH '{src}' INTO TABLE c")
     got = [tuple(r) for r in wh.sql("SELECT a, m, s.y, n[0].v FROM c WHERE id = 7").collect()]
     assert got == [([8, 9], {"a": 10}, "minus", [3, 4])]
+
+
+def test_strings_and_numbers_compare_as_doubles(wh, spark):
+    wh.sql("CREATE TABLE n (i INT, d DOUBLE, s STRING) PARTITIONED BY (hr INT) STORED AS PARQUET")
+    wh.sql("INSERT INTO n PARTITION (hr=11) VALUES (1, 1.5, '1'), (2, 2.0, '1.0'), (3, 3.5, 'abc'), (4, 4.0, NULL)")
+    wh.sql("INSERT INTO n PARTITION (hr=12) VALUES (1, 1.5, '1.5'), (5, 5.0, ' 5')")
+    plain = spark.read.parquet(f"{wh.location}/n")
+    plain.createOrReplaceTempView("plain_n")
+    # Hive's rule, spelled out for plain Spark: a string and a number compare as DOUBLE
+    for mine, hive in [
+        ("SELECT i FROM n WHERE i = 'abc'", "SELECT i FROM plain_n WHERE false"),
+        ("SELECT i FROM n WHERE s = 1", "SELECT i FROM plain_n WHERE try_cast(s AS DOUBLE) = 1"),
+        ("SELECT i FROM n WHERE i = '1.5' OR d > '3'", "SELECT i FROM plain_n WHERE d > 3"),
+        ("SELECT i, hr FROM n WHERE hr = '11' AND s <> 2", "SELECT i, hr FROM plain_n WHERE hr = 11 AND "
+         "try_cast(s AS DOUBLE) <> 2"),
+        ("SELECT a.i, b.i FROM n a JOIN n b ON a.s = b.i", "SELECT a.i, b.i FROM plain_n a JOIN plain_n b "
+         "ON try_cast(a.s AS DOUBLE) = CAST(b.i AS DOUBLE)"),
+    ]:
+        assert _rows(wh.sql(mine)) == _rows(spark.sql(hive)), mine
+    # a string literal that is the column's own type still prunes
+    assert "partitions=1/2" in wh.explain("SELECT i FROM n WHERE hr = '11'")

@@ -16,6 +16,7 @@ from hivepark.expr import AlwaysTrue, Expr, and_all
 from hivepark.expr.from_sqlglot import from_sqlglot
 from hivepark.plan.nodes import JoinKey
 from hivepark.sql.joins import join_keys
+from hivepark.types import HiveType
 
 
 @dataclass
@@ -118,7 +119,54 @@ def analyze_query(query: exp.Expression, find: TableFind) -> QueryAnalysis:
         if isinstance(scope.expression, exp.Select):
             joins += [(scope_id, k) for k in join_keys(scope.expression, resolvers, _conjuncts,
                                                        _source_alias)]
+        hive_comparisons(scope.expression, resolvers, resolved)
     return QueryAnalysis(sites, joins, query)
+
+
+_COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ)
+
+
+def hive_comparisons(select: exp.Expression, resolvers: dict[str, Callable[[exp.Column], str | None]],
+                     tables: dict[str, Table]) -> None:
+    """Hive's implicit conversion where a string meets a number in a comparison: both sides
+    are compared as DOUBLE (``int_col = 'abc'`` matches nothing, ``str_col = 1`` matches
+    '1' and '1.0'), where Spark's ANSI rules would cast the string to the number's type and
+    fail on 'abc'. Rewritten in place (``TRY_CAST(x AS DOUBLE)`` on both sides) after the
+    scan predicates were read, so pruning sees the query as written: such an atom never
+    binds, so it never prunes. A string literal that binds exactly to the numeric column
+    (``hr = '11'``) is left alone: Spark compares it as Hive does."""
+    for node in list(select.find_all(*_COMPARISONS)):
+        if node.parent_select is not select:  # a subquery's comparisons are its own scope's
+            continue
+        left, right = node.this, node.expression
+        lt, rt = _side_type(left, resolvers, tables), _side_type(right, resolvers, tables)
+        if lt is None or rt is None or {lt[0], rt[0]} != {"string", "numeric"}:
+            continue
+        string_side, number = (left, rt) if lt[0] == "string" else (right, lt)
+        if isinstance(string_side, exp.Literal) and number[1] is not None \
+                and HiveType.parse(number[1]).bind_literal(string_side.name) is not None:
+            continue
+        for side in (left, right):
+            side.replace(exp.TryCast(this=side.copy(), to=exp.DataType.build("double"), safe=True))
+
+
+def _side_type(node: exp.Expression, resolvers: dict[str, Callable[[exp.Column], str | None]],
+               tables: dict[str, Table]) -> tuple[str, str | None] | None:
+    """(family, Hive type) of a literal or a warehouse column; None for anything else."""
+    if isinstance(node, exp.Paren):
+        return _side_type(node.this, resolvers, tables)
+    if isinstance(node, exp.Literal):
+        return ("string", None) if node.is_string else ("numeric", None)
+    if isinstance(node, exp.Column):
+        for alias, resolve in resolvers.items():
+            name = resolve(node)
+            if name is not None:
+                typ = next(c.type for c in tables[alias].all_columns if c.name == name)
+                family = HiveType.parse(typ).family
+                if HiveType.parse(typ).kind == "char":
+                    return None
+                return family, typ
+    return None
 
 
 def _names_used(query: exp.Expression) -> set[str] | None:
