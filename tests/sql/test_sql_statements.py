@@ -160,9 +160,11 @@ def test_partition_values_have_one_text_from_sql_and_python(typ, given, text):
 
 
 def test_bad_partition_values():
-    with pytest.raises(InvalidPartitionSpec, match=r"Partition value 'abc' for column p is not a "
-                       r"valid int: give a int value, e.g. PARTITION \(p=1\)"):
+    with pytest.raises(InvalidPartitionSpec, match=r"^Cannot add partition column p of type string as it cannot be "
+                       r"converted to type int: partition value 'abc' for column p is not a valid int; give a "
+                       r"int value, e.g. PARTITION \(p=1\)") as e:
         v.partition_value(typed("p", "int"), "p", "abc")
+    assert e.value.code == 10248
     with pytest.raises(InvalidPartitionSpec, match="not a valid boolean"):
         v.partition_value(typed("p", "boolean"), "p", "maybe")
 
