@@ -189,7 +189,9 @@ def test_dynamic_partition_rules():
     cases = [
         (spec(("ds", None, True), ("hr", None, True)), True, True, 10096),
         (spec(("ds", None, True), ("hr", "1", False)), True, False, 10094),
-        (spec(("hr", "1", False), ("ds", None, True)), True, False, 10125),
+        # Hive puts the spec in the table's order first: (ds dynamic, hr='1') is 10094 before 10125
+        (spec(("hr", "1", False), ("ds", None, True)), True, False, 10094),
+        (spec(("hr", None, True), ("ds", "1", False)), True, False, 10125),
         (spec(("ds", "1", False), ("hr", None, True)), False, False, 10095),
     ]
     for sp, enabled, strict, code in cases:

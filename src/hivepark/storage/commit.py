@@ -19,6 +19,7 @@ import json
 import os
 import signal
 import socket
+import threading
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -27,13 +28,87 @@ from dataclasses import dataclass, field
 from hivepark.catalog.base import Catalog
 from hivepark.catalog.models import Partition, Table
 from hivepark.catalog.skew import SKEW_LOCATIONS, partition_layout
-from hivepark.errors import CommitConflict
+from hivepark.errors import CommitConflict, MetastoreError
 from hivepark.layout import is_absolute
 from hivepark.storage import fs
 
 FILES_PARAM = "hivepark.files"
 STAGING_PREFIX = ".hive-staging_hivepark_"
 MAX_RETRIES = 5
+# A journal's owner renews its lease (the journal's "heartbeat" time) every HEARTBEAT_SECONDS;
+# another process undoes the statement only when the owner is proven dead: the same host and
+# its pid gone, or no heartbeat for LEASE_SECONDS (another host, or a reused pid).
+LEASE_SECONDS = float(os.environ.get("HIVEPARK_JOURNAL_LEASE_SECONDS", "120"))
+HEARTBEAT_SECONDS = max(0.5, LEASE_SECONDS / 8)
+
+_lock = threading.Lock()
+_in_flight: set[str] = set()  # journals of statements running in this process
+
+
+class JournalError(MetastoreError):
+    """A journal that cannot be read: recovery cannot know what the statement did."""
+
+
+class Journal:
+    """One statement's journal file, owned by this process while the statement runs: written
+    atomically (temporary file, then rename), its heartbeat renewed by a background thread,
+    and never undone by a ``recover()`` of this process (another thread's ``connect()``)."""
+
+    def __init__(self, path: str, content: dict) -> None:
+        self.path = path
+        self._content = dict(content)
+        self._closed = False
+        self._io = threading.Lock()
+        with _lock:
+            _in_flight.add(path)
+        self._write()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name="hivepark-journal-heartbeat", daemon=True)
+        self._thread.start()
+
+    def update(self, **changes: object) -> None:
+        self._content.update(changes)
+        self._write()
+
+    def _write(self) -> None:
+        with self._io:
+            if self._closed:
+                return
+            fs.write_text_atomic(self.path, json.dumps({
+                **self._content, "pid": os.getpid(), "host": socket.gethostname(), "heartbeat": time.time()}))
+
+    def _beat(self) -> None:
+        while not self._stop.wait(HEARTBEAT_SECONDS):
+            try:
+                self._write()
+            except OSError:
+                pass  # the next beat tries again; recovery waits for the lease to run out
+
+    def close(self) -> None:
+        """The statement ended (committed and cleaned up, or aborted): the journal goes."""
+        self._stop.set()
+        with self._io:
+            self._closed = True
+            fs.delete_file(self.path)
+        with _lock:
+            _in_flight.discard(self.path)
+
+
+def abandoned(j: Mapping[str, object], path: str) -> bool:
+    """Whether the statement a journal describes is proven dead: not running in this process,
+    and either on this host with its process gone, or silent for longer than its lease."""
+    with _lock:
+        if path in _in_flight:
+            return False
+    beat = j.get("heartbeat")
+    fresh = isinstance(beat, (int, float)) and time.time() - beat < LEASE_SECONDS
+    pid = j.get("pid")
+    if j.get("host") == socket.gethostname() and isinstance(pid, int):
+        if pid != os.getpid() and not process_alive(pid):
+            return True
+        if pid == os.getpid():
+            return True  # this process, yet not in flight: a statement of it that ended badly
+    return not fresh
 
 
 @dataclass
@@ -97,7 +172,7 @@ class Commit:
         self.journal = f"{journal_dir(warehouse)}/{self.qid}.json"
         self._targets: list[str] = []
         self._committed = False
-        self._write_journal(state="writing")
+        self._journal = Journal(self.journal, self._journal_content("writing"))
 
     def __enter__(self) -> Commit:
         return self
@@ -106,11 +181,12 @@ class Commit:
         if exc_type is not None and not self._committed:
             self.abort()
 
+    def _journal_content(self, state: str, obsolete: Sequence[str] = ()) -> dict:
+        return {"state": state, "table": [self.table.db, self.table.name], "staging": self.staging,
+                "targets": self._targets, "obsolete": list(obsolete)}
+
     def _write_journal(self, state: str, obsolete: Sequence[str] = ()) -> None:
-        fs.write_text(self.journal, json.dumps({
-            "pid": os.getpid(), "host": socket.gethostname(), "state": state,
-            "table": [self.table.db, self.table.name], "staging": self.staging,
-            "targets": self._targets, "obsolete": list(obsolete)}))
+        self._journal.update(**self._journal_content(state, obsolete))
 
     def finish(self, catalog: Catalog, writes: Sequence[PartitionWrite]) -> Table:
         """Moves the staged files into place and commits them; returns the new table. Call
@@ -153,14 +229,14 @@ class Commit:
         for path in obsolete:
             fs.delete_file(path)
         fs.delete_dir(self.staging)
-        fs.delete_file(self.journal)
+        self._journal.close()
 
     def abort(self) -> None:
         """Removes everything this statement wrote; the table stays as it was."""
         for path in self._targets:
             fs.delete_file(path)
         fs.delete_dir(self.staging)
-        fs.delete_file(self.journal)
+        self._journal.close()
 
 
 def current_files(location: str, recorded: Sequence[str] | None,
@@ -235,11 +311,16 @@ def recover(warehouse: str, catalog: Catalog) -> int:
     """Finishes or undoes statements that crashed; returns how many it cleaned up."""
     cleaned = 0
     for entry in fs.list_files(journal_dir(warehouse)):
+        if not entry.path.endswith(".json"):
+            continue
         try:
             j = json.loads(fs.read_text(entry.path))
-        except (OSError, ValueError):
-            continue
-        if j.get("host") == socket.gethostname() and process_alive(int(j.get("pid", 0))):
+        except (OSError, ValueError) as e:
+            raise JournalError(
+                f"The journal {entry.path} cannot be read ({e}), so hivepark cannot tell whether its statement "
+                "committed: nothing was recovered. Check the table it names against its staging directory "
+                "by hand, then delete the journal.") from None
+        if not abandoned(j, entry.path):
             continue
         _recover_one(j, catalog)
         fs.delete_file(entry.path)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -135,6 +136,18 @@ def write_text(path: str, text: str) -> None:
     fs.create_dir(p.rsplit("/", 1)[0], recursive=True)
     with fs.open_output_stream(p) as out:
         out.write(text.encode())
+
+
+def write_text_atomic(path: str, text: str) -> None:
+    """``path`` holds either its old content or ``text``, never a part of it: written to a
+    hidden temporary file beside it, then renamed over it."""
+    fs, p = _split(path)
+    directory, name = p.rsplit("/", 1)
+    fs.create_dir(directory, recursive=True)
+    tmp = f"{directory}/.{name}.{uuid.uuid4().hex[:8]}.tmp"
+    with fs.open_output_stream(tmp) as out:
+        out.write(text.encode())
+    fs.move(tmp, p)
 
 
 def read_text(path: str) -> str:

@@ -28,8 +28,9 @@ reads and writes the rows (a pip-installed PySpark has no Iceberg runtime jar).
   (an append, or an overwrite of the whole table or of the partitions that receive rows) makes
   them visible. A commit that loses a race with another writer is retried on the new snapshot;
   a failed write deletes its files. A marker ``<warehouse>/.hivepark/iceberg/<write id>.json``
-  names the write's directory until it ends, so the next ``connect()`` deletes the files of a
-  killed write (:func:`recover_writes`), unless its snapshot was committed.
+  names the write's directory until it ends (a journal with a heartbeat, as for tables of files),
+  so the next ``connect()`` deletes the files of a write whose process is proven dead
+  (:func:`recover_writes`), unless its snapshot was committed.
 * **Time travel.** ``FOR SYSTEM_VERSION AS OF <snapshot id>`` and ``FOR SYSTEM_TIME AS OF
   '<timestamp>'`` (the newest snapshot at or before it, UTC); ``SELECT * FROM t.snapshots`` (or
   ``db.t.snapshots``) lists the snapshots.
@@ -40,7 +41,6 @@ from __future__ import annotations
 import datetime
 import json
 import os
-import socket
 import threading
 import uuid
 from collections.abc import Mapping, Sequence
@@ -94,7 +94,7 @@ from hivepark.expr.nodes import Expr, and_all
 from hivepark.expr.visitors import conjuncts
 from hivepark.plan.pushdown import DecomposedPredicate
 from hivepark.storage import fs
-from hivepark.storage.commit import fault_point, process_alive
+from hivepark.storage.commit import Journal, JournalError, abandoned, fault_point
 from hivepark.storage.handlers.base import (
     PARTITION_SPEC_KEY,
     STORAGE_HANDLER_KEY,
@@ -127,7 +127,6 @@ METADATA_TABLES: dict[str, tuple[tuple[str, str], ...]] = {
 
 _lock = threading.Lock()
 _catalogs: dict[str, IcebergCatalog] = {}
-_in_flight: set[str] = set()  # write ids of this process's writes that have not ended
 
 
 # ------------------------------------------------------------------ types
@@ -506,26 +505,19 @@ class IcebergStorageHandler(StorageHandler):
         itbl = load(table)
         write_id = uuid.uuid4().hex
         staging = f"{_local(itbl.location())}/data/hp-{write_id}"
-        marker = _marker_path(env.warehouse, write_id)
-        with _lock:
-            _in_flight.add(write_id)
+        journal = Journal(_marker_path(env.warehouse, write_id), {
+            "write_id": write_id, "staging": staging, "table": [table.db, table.name],
+            "catalog": _props(table).get(CATALOG) or OWN_CATALOG, "identifier": list(identifier(table))})
         try:
-            fs.write_text(marker, json.dumps({"write_id": write_id, "staging": staging, "host": socket.gethostname(),
-                                              "pid": os.getpid(), "table": [table.db, table.name],
-                                              "catalog": _props(table).get(CATALOG) or OWN_CATALOG,
-                                              "identifier": list(identifier(table))}))
-            try:
-                files = _write_files(spark, itbl, table, df, staging)
-                fault_point("iceberg_before_commit")
-                _commit(itbl, files, overwrite, write_id)
-                fault_point("iceberg_after_commit")
-            except BaseException:
-                fs.delete_dir(staging)
-                raise
-            fs.delete_file(marker)
-        finally:
-            with _lock:
-                _in_flight.discard(write_id)
+            files = _write_files(spark, itbl, table, df, staging)
+            fault_point("iceberg_before_commit")
+            _commit(itbl, files, overwrite, write_id)
+            fault_point("iceberg_after_commit")
+        except BaseException:
+            fs.delete_dir(staging)
+            journal.close()
+            raise
+        journal.close()
 
 
 class Planned:
@@ -833,12 +825,9 @@ def recover_writes(warehouse: str, metastore_url: str) -> int:
         try:
             m = json.loads(fs.read_text(entry.path))
         except (OSError, ValueError) as e:
-            raise UserInputError(f"The Iceberg write marker {entry.path} cannot be read ({e}). Check the write's "
-                                 "directory it names by hand, then delete the marker.") from None
-        with _lock:
-            mine = m.get("write_id") in _in_flight
-        pid = int(m.get("pid", 0))
-        if mine or (m.get("host") == socket.gethostname() and pid != os.getpid() and process_alive(pid)):
+            raise JournalError(f"The Iceberg write marker {entry.path} cannot be read ({e}). Check the write's "
+                               "directory it names by hand, then delete the marker.") from None
+        if not abandoned(m, entry.path):
             continue
         props = {} if m.get("catalog") in (None, OWN_CATALOG) else {CATALOG: m["catalog"]}
         ident = tuple(m.get("identifier") or ())

@@ -1,0 +1,96 @@
+"""Recovery undoes a statement only when its owner is proven dead (issue 13): a statement
+still running in this process (another thread's ``connect()``), or on another host whose
+heartbeat is fresh, is left alone; a silent one is undone after its lease; a journal that
+cannot be read is an error naming the file. Journals are written atomically."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import pytest
+
+import hivepark
+from hivepark.storage import commit
+from hivepark.storage.commit import Commit, JournalError, journal_dir, recover
+
+
+@pytest.fixture
+def table(tmp_path, spark):
+    root = str(tmp_path / "warehouse")
+    wh = hivepark.connect(root, spark=spark)
+    wh.sql("CREATE TABLE t (a INT) STORED AS PARQUET")
+    wh.sql("INSERT INTO t VALUES (1)")
+    yield wh
+    wh.close()
+
+
+def _journals(wh) -> list[str]:
+    d = journal_dir(wh.location)
+    return sorted(os.listdir(d)) if os.path.isdir(d) else []
+
+
+def test_a_statement_in_flight_in_this_process_is_not_undone(table):
+    t = table.catalog.get_table("default", "t")
+    with Commit(table.location, t) as c:
+        staged = f"{c.staging}/data/part-0.parquet"
+        os.makedirs(os.path.dirname(staged))
+        with open(staged, "w") as f:
+            f.write("x")
+        assert recover(table.location, table.catalog) == 0  # what another thread's connect() runs
+        hivepark.connect(table.location, spark=table.spark).close()
+        assert os.path.exists(staged) and _journals(table) == [os.path.basename(c.journal)]
+        c.abort()
+    assert not os.path.exists(c.staging) and _journals(table) == []
+    assert [r[0] for r in table.sql("SELECT a FROM t").collect()] == [1]
+
+
+def _foreign_journal(wh, heartbeat: float) -> tuple[str, str]:
+    staging = os.path.join(wh.location, "t", ".hive-staging_hivepark_other")
+    os.makedirs(staging)
+    with open(os.path.join(staging, "f.parquet"), "w") as f:
+        f.write("x")
+    path = os.path.join(journal_dir(wh.location), "other.json")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump({"pid": 4242, "host": "another-host", "heartbeat": heartbeat, "state": "writing",
+                   "table": ["default", "t"], "staging": staging, "targets": [], "obsolete": []}, f)
+    return path, staging
+
+
+def test_another_hosts_statement_is_undone_only_after_its_lease(table):
+    path, staging = _foreign_journal(table, heartbeat=time.time())
+    hivepark.connect(table.location, spark=table.spark).close()
+    assert os.path.exists(path) and os.path.exists(staging)  # alive elsewhere: left alone
+    with open(path) as f:
+        j = json.load(f)
+    j["heartbeat"] = time.time() - commit.LEASE_SECONDS - 1
+    with open(path, "w") as f:
+        json.dump(j, f)
+    hivepark.connect(table.location, spark=table.spark).close()
+    assert not os.path.exists(path) and not os.path.exists(staging)
+    assert [r[0] for r in table.sql("SELECT a FROM t").collect()] == [1]
+
+
+def test_an_unreadable_journal_is_an_error_naming_it(table):
+    path = os.path.join(journal_dir(table.location), "torn.json")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write('{"pid": 1, "state": "comm')
+    with pytest.raises(JournalError, match="torn.json cannot be read"):
+        hivepark.connect(table.location, spark=table.spark)
+    os.remove(path)
+
+
+def test_the_heartbeat_renews_the_lease(table, monkeypatch):
+    monkeypatch.setattr(commit, "HEARTBEAT_SECONDS", 0.2)
+    t = table.catalog.get_table("default", "t")
+    with Commit(table.location, t) as c:
+        with open(c.journal) as f:
+            first = json.load(f)["heartbeat"]
+        time.sleep(0.7)
+        with open(c.journal) as f:
+            assert json.load(f)["heartbeat"] > first
+        c.abort()
+    assert not os.path.exists(c.journal)
