@@ -22,7 +22,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from hivepark.catalog.base import Catalog
@@ -307,10 +307,14 @@ def _relative(base: str, path: str) -> str:
     return path[len(base) + 1:] if path.startswith(base + "/") else os.path.basename(path)
 
 
-def recover(warehouse: str, catalog: Catalog) -> int:
-    """Finishes or undoes statements that crashed; returns how many it cleaned up."""
-    cleaned = 0
-    for entry in fs.list_files(journal_dir(warehouse)):
+def abandoned_journals(directory: str) -> Iterator[tuple[str, dict]]:
+    """Each journal in ``directory`` whose statement is proven dead (:func:`abandoned`), with
+    its content; the caller undoes or finishes it, then deletes the file.
+
+    Raises:
+        JournalError: a journal cannot be read (its path is in the message): recovery cannot
+            tell what its statement did, and stops rather than guess."""
+    for entry in fs.list_files(directory):
         if not entry.path.endswith(".json"):
             continue
         try:
@@ -318,12 +322,18 @@ def recover(warehouse: str, catalog: Catalog) -> int:
         except (OSError, ValueError) as e:
             raise JournalError(
                 f"The journal {entry.path} cannot be read ({e}), so hivepark cannot tell whether its statement "
-                "committed: nothing was recovered. Check the table it names against its staging directory "
-                "by hand, then delete the journal.") from None
-        if not abandoned(j, entry.path):
-            continue
+                "committed: nothing was recovered. Check the table it names against the directory it "
+                "wrote by hand, then delete the journal.") from None
+        if abandoned(j, entry.path):
+            yield entry.path, j
+
+
+def recover(warehouse: str, catalog: Catalog) -> int:
+    """Finishes or undoes statements that crashed; returns how many it cleaned up."""
+    cleaned = 0
+    for path, j in abandoned_journals(journal_dir(warehouse)):
         _recover_one(j, catalog)
-        fs.delete_file(entry.path)
+        fs.delete_file(path)
         cleaned += 1
     return cleaned
 

@@ -94,7 +94,7 @@ from hivepark.expr.nodes import Expr, and_all
 from hivepark.expr.visitors import conjuncts
 from hivepark.plan.pushdown import DecomposedPredicate
 from hivepark.storage import fs
-from hivepark.storage.commit import Journal, JournalError, abandoned, fault_point
+from hivepark.storage.commit import Journal, abandoned_journals, fault_point
 from hivepark.storage.handlers.base import (
     PARTITION_SPEC_KEY,
     STORAGE_HANDLER_KEY,
@@ -819,16 +819,7 @@ def recover_writes(warehouse: str, metastore_url: str) -> int:
         UserInputError: a marker cannot be read (it names the file)."""
     env = HandlerEnvironment(warehouse, metastore_url)
     cleaned = 0
-    for entry in fs.list_files(marker_dir(warehouse)):
-        if not entry.path.endswith(".json"):
-            continue
-        try:
-            m = json.loads(fs.read_text(entry.path))
-        except (OSError, ValueError) as e:
-            raise JournalError(f"The Iceberg write marker {entry.path} cannot be read ({e}). Check the write's "
-                               "directory it names by hand, then delete the marker.") from None
-        if not abandoned(m, entry.path):
-            continue
+    for path, m in abandoned_journals(marker_dir(warehouse)):
         props = {} if m.get("catalog") in (None, OWN_CATALOG) else {CATALOG: m["catalog"]}
         ident = tuple(m.get("identifier") or ())
         committed = False
@@ -841,7 +832,7 @@ def recover_writes(warehouse: str, metastore_url: str) -> int:
             committed = False
         if not committed:
             fs.delete_dir(m.get("staging", ""))
-        fs.delete_file(entry.path)
+        fs.delete_file(path)
         cleaned += 1
     return cleaned
 
