@@ -811,12 +811,12 @@ def _marker_path(warehouse: str, write_id: str) -> str:
 
 
 def recover_writes(warehouse: str, metastore_url: str) -> int:
-    """Deletes the files of Iceberg writes that died before their commit (their marker is
-    left and their process is gone); a write whose snapshot was committed keeps its files.
+    """Deletes the files of Iceberg writes that died before their commit (their journal is
+    left and their owner is proven dead); a write whose snapshot was committed keeps its files.
     Returns how many writes were cleaned up.
 
     Raises:
-        UserInputError: a marker cannot be read (it names the file)."""
+        JournalError: a journal cannot be read (it names the file)."""
     env = HandlerEnvironment(warehouse, metastore_url)
     cleaned = 0
     for path, m in abandoned_journals(marker_dir(warehouse)):
