@@ -188,3 +188,26 @@ def test_strings_and_numbers_compare_as_doubles(wh, spark):
         assert _rows(wh.sql(mine)) == _rows(spark.sql(hive)), mine
     # a string literal that is the column's own type still prunes
     assert "partitions=1/2" in wh.explain("SELECT i FROM n WHERE hr = '11'")
+
+
+def test_strict_mode_order_by_without_limit_and_cartesian_products(kv, spark):
+    from hivepark.errors import HiveParkError
+
+    kv.sql("SET hive.mapred.mode=strict")
+    try:
+        with pytest.raises(HiveParkError, match=r"^Order by-s without limit are disabled for safety reasons. If you "
+                                                r"know what you are doing, please set hive.strict.checks.orderby."
+                                                r"no.limit to false") as e:
+            kv.sql("SELECT key FROM src ORDER BY key")
+        assert e.value.code == 10051
+        assert len(kv.sql("SELECT key FROM src ORDER BY key LIMIT 3").collect()) == 3
+        with pytest.raises(HiveParkError, match=r"^Cartesian products are disabled for safety reasons") as e:
+            kv.sql("SELECT count(*) FROM src a JOIN src1 b")
+        assert e.value.code == 10052
+        with pytest.raises(HiveParkError, match="Cartesian products"):
+            kv.sql("SELECT count(*) FROM src a CROSS JOIN src1 b WHERE a.key > 3")
+        q = "SELECT count(*) FROM {s} a, {s1} b WHERE a.key = b.key"
+        assert _rows(kv.sql(q.format(s="src", s1="src1"))) == _rows(spark.sql(q.format(s="plain_src", s1="plain_src1")))
+    finally:
+        kv.sql("SET hive.mapred.mode=nonstrict")
+    assert kv.sql("SELECT count(*) FROM src a JOIN src1 b").collect()[0][0] == 500 * 25

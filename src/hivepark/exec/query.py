@@ -20,7 +20,7 @@ from hivepark.plan import planner
 from hivepark.plan.nodes import FilterShape, HandlerScan, QueryPlan, RowFilter, TableScan
 from hivepark.plan.runtime_pruning import RuntimeSettings
 from hivepark.sql.analyzer import QueryAnalysis
-from hivepark.sql.rewrite import analyze, spark_sql
+from hivepark.sql.rewrite import analyze, check_strict, spark_sql
 from hivepark.storage.formats import spark_literal
 from hivepark.storage.handlers import handler_for
 
@@ -39,6 +39,8 @@ def plan_query(ctx: Context, tree: Any) -> PlannedQuery:
     """Finds the scans of ``tree`` (a query; a copy is analyzed) and plans them with the
     planner's rules; runtime (map-join) pruning is only marked here and resolved at
     execution, where a scan it may narrow is listed once."""
+    check_strict(tree, planner.strict_check(ctx.conf, "hive.strict.checks.orderby.no.limit"),
+                 planner.strict_check(ctx.conf, "hive.strict.checks.cartesian.product"))
     analysis = analyze(tree, ctx.find)
     scans = [TableScan(s.table, s.alias, s.predicate, scope=s.scope, hinted=s.hinted, columns=s.columns,
                        filter_parts=s.own_trees)

@@ -13,6 +13,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from hivepark.errors import SemanticError
 from hivepark.sql.analyzer import QueryAnalysis, ScanSite, TableFind, analyze_query
 
 
@@ -76,3 +77,39 @@ def _add_broadcast_hint(site: ScanSite) -> None:
     hint.append("expressions", exp.Anonymous(this="BROADCAST",
                                              expressions=[exp.to_identifier(site.alias)]))
     select.set("hint", hint)
+
+
+_STRICT_TAIL = (" are disabled for safety reasons. If you know what you are doing, please set {key} to false and "
+                "make sure that hive.mapred.mode is not set to 'strict' to proceed. Note that you may get errors "
+                "or incorrect results if you make a mistake while using some of the unsafe features.")
+
+
+def check_strict(tree: Any, orderby_no_limit: bool, cartesian: bool) -> None:
+    """Hive's strict-mode checks on a query's text (``hive.mapred.mode=strict``, or each
+    check's own ``hive.strict.checks.*`` setting): an ORDER BY without LIMIT (10051), a join
+    with no condition linking its sides (10052). Raises SemanticError with Hive's text."""
+    if not isinstance(tree, exp.Expression):
+        return
+    for node in tree.find_all(exp.Select, exp.Union):
+        if orderby_no_limit and node.args.get("order") is not None and node.args.get("limit") is None:
+            raise SemanticError("Order by-s without limit" + _STRICT_TAIL.format(key="hive.strict.checks.orderby."
+                                                                                     "no.limit"), code=10051)
+        if cartesian and isinstance(node, exp.Select):
+            for join in node.args.get("joins") or []:
+                if _cartesian(node, join):
+                    raise SemanticError("Cartesian products" + _STRICT_TAIL.format(
+                        key="hive.strict.checks.cartesian.product"), code=10052)
+
+
+def _cartesian(select: exp.Select, join: exp.Join) -> bool:
+    """A join with no ON/USING whose right side no WHERE equality links to another source."""
+    on = join.args.get("on")
+    if (on is not None and not (isinstance(on, exp.Boolean) and on.this)) or join.args.get("using"):
+        return False
+    alias = join.this.alias_or_name.lower()
+    where = select.args.get("where")
+    for eq in (where.find_all(exp.EQ) if where is not None else []):
+        sides = [c.table.lower() for c in (eq.this, eq.expression) if isinstance(c, exp.Column) and c.table]
+        if len(sides) == 2 and alias in sides and sides[0] != sides[1]:
+            return False
+    return True
