@@ -220,7 +220,10 @@ class HiveType:
             return None
         kind = self.kind
         if kind in ("string", "char"):
-            return _spark_string(value)
+            text = _spark_string(value)
+            if self.base == "varchar" and self.params:  # Hive's HiveVarchar: cut to the length
+                text = text[: self.params[0]]
+            return text
         converter = _PARTITION_TEXT.get(kind)
         if converter is None:
             raise ValueError(f"a {self.text} column cannot be a partition key")

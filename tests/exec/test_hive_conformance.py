@@ -211,3 +211,12 @@ def test_strict_mode_order_by_without_limit_and_cartesian_products(kv, spark):
     finally:
         kv.sql("SET hive.mapred.mode=nonstrict")
     assert kv.sql("SELECT count(*) FROM src a JOIN src1 b").collect()[0][0] == 500 * 25
+
+
+def test_varchar_partition_values_are_cut_to_their_length(wh):
+    wh.sql("CREATE TABLE v (a INT) PARTITIONED BY (s VARCHAR(3)) STORED AS PARQUET")
+    wh.sql("INSERT INTO v PARTITION (s='abcdef') VALUES (1)")
+    wh.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
+    wh.sql("INSERT INTO v PARTITION (s) SELECT 2, 'abcxyz'")
+    assert [r[0] for r in wh.sql("SHOW PARTITIONS v").collect()] == ["s=abc"]
+    assert sorted(tuple(r) for r in wh.sql("SELECT * FROM v").collect()) == [(1, "abc"), (2, "abc")]

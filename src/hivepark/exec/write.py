@@ -32,6 +32,7 @@ from hivepark.storage import fs
 from hivepark.storage.commit import Commit, PartitionWrite
 from hivepark.storage.formats import writer
 from hivepark.storage.handlers import StorageHandler, handler_for
+from hivepark.types import HiveType
 
 
 def insert(ctx: Context, stmt: Insert) -> DataFrame:
@@ -178,7 +179,11 @@ def _write_dynamic(ctx: Context, table: Table, df: DataFrame, static: dict, dyn:
         if k in static:
             part_cols.append(F.lit(static[k]).cast(spark_type(types[k])).alias(k))
         else:
-            part_cols.append(F.col(f"`{cols[n + dyn.index(k)]}`").cast(spark_type(types[k])).alias(k))
+            value = F.col(f"`{cols[n + dyn.index(k)]}`").cast(spark_type(types[k]))
+            typ = HiveType.parse(types[k])
+            if typ.base == "varchar" and typ.params:  # as a static value: cut to the length
+                value = F.substring(value, 1, typ.params[0])
+            part_cols.append(value.alias(k))
     out = df.select(*_data_columns(table, df), *part_cols)
     keys = list(table.partition_key_names())
     grouped = lb_routing.dynamic_grouped(table, out, keys)
