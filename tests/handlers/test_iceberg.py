@@ -429,3 +429,10 @@ def test_rename_and_drop_database_cascade(wh):
     wh.sql("CREATE DATABASE shop")
     wh.sql("CREATE TABLE shop.orders (a INT) STORED BY ICEBERG")  # nothing left over
     assert wh.sql("SELECT * FROM shop.orders").collect() == []
+
+
+def test_ctas_partitioned_by_a_column_that_is_not_last(wh):
+    wh.sql("CREATE TABLE c1 PARTITIONED BY (k) STORED BY ICEBERG AS SELECT 7 AS k, 'x' AS s, 1.5D AS d")
+    assert [tuple(r)[:2] for r in wh.sql("DESCRIBE c1").collect()] == [("s", "string"), ("d", "double"),
+                                                                       ("k", "int")]
+    assert [tuple(r) for r in wh.sql("SELECT * FROM c1").collect()] == [("x", 1.5, 7)]

@@ -311,8 +311,9 @@ def _handler_ctas(ctx: Context, handler: StorageHandler, table: Table, df: DataF
     if stored is None:
         return ctx.empty()
     try:
-        write_rows(ctx, stored, df, s.PartitionSpec.all_dynamic(()),
-                   overwrite=True)
+        by_name = {f.lower(): f for f in df.columns}  # the table's order (partition columns last)
+        write_rows(ctx, stored, df.select(*[f"`{by_name[c.name]}`" for c in stored.columns]),
+                   s.PartitionSpec.all_dynamic(()), overwrite=True)
     except BaseException:
         ctx.catalog.drop_table(stored.db, stored.name)
         handler.drop_table(stored, delete_data=True)
