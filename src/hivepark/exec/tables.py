@@ -33,6 +33,7 @@ from hivepark.errors import (
 )
 from hivepark.exec.concatenate import concatenate
 from hivepark.exec.context import Context
+from hivepark.exec.locations import absolute, check_location, check_table_name
 from hivepark.exec.query import run_query
 from hivepark.exec.write import count_rows, leaf_dirs, write_rows
 from hivepark.sql import statements as s
@@ -66,7 +67,9 @@ def database_location(ctx: Context, db: str) -> str:
 
 
 def create_database(ctx: Context, stmt: s.CreateDatabase) -> DataFrame:
-    location = fs.normalize(stmt.location) if stmt.location else database_location(ctx, stmt.name)
+    location = absolute(stmt.location) if stmt.location else database_location(ctx, stmt.name)
+    if stmt.location:
+        check_location(ctx, location, f"LOCATION of database {stmt.name}", own_db=stmt.name)
     ctx.catalog.create_database(Database(stmt.name, location, stmt.comment),
                                 if_not_exists=stmt.if_not_exists)
     fs.makedirs(location)
@@ -135,8 +138,10 @@ def new_table(ctx: Context, stmt: s.CreateTable) -> Table:
                                            or "textfile")}
     if stmt.field_delim is not None:
         kw["field_delim"] = stmt.field_delim
+    check_table_name(name)
     if stmt.location is not None:
-        kw["location"] = fs.normalize(stmt.location)
+        kw["location"] = absolute(stmt.location)
+        check_location(ctx, kw["location"], f"LOCATION of table {db}.{name}")
     if stmt.external:
         kw["table_type"] = EXTERNAL
     tblprops = dict(stmt.properties)
@@ -176,6 +181,7 @@ def handler_table(ctx: Context, stmt: s.CreateTable) -> Table:
     assert stmt.storage_handler is not None
     db, name = stmt.table.resolve(ctx.current_db)
     ctx.catalog.get_database(db)
+    check_table_name(name)
     handler = get_handler(stmt.storage_handler)
     shown = handler.aliases[0] if handler.aliases else handler.name
     for clause, present in (("PARTITIONED BY", stmt.partition_columns or stmt.untyped_partition_columns
@@ -274,6 +280,7 @@ def ctas(ctx: Context, table: Table, query: s.Query, if_not_exists: bool) -> Dat
         n = len(df.columns) - len(table.partition_keys)
         table = table.evolve(columns=tuple(
             Column(f.name.lower(), f.dataType.simpleString()) for f in df.schema.fields[:n]))
+    existed = fs.exists(table.location)  # a LOCATION given may hold another's files: never deleted
     stored = store_table(ctx, table, if_not_exists)
     if stored is None:
         return ctx.empty()
@@ -287,7 +294,8 @@ def ctas(ctx: Context, table: Table, query: s.Query, if_not_exists: bool) -> Dat
             ctx.conf.set("hive.exec.dynamic.partition.mode", saved or "strict")
     except BaseException:
         ctx.catalog.drop_table(stored.db, stored.name)
-        fs.delete_dir(stored.location)
+        if not existed:
+            fs.delete_dir(stored.location)
         raise
     return ctx.empty()
 
@@ -409,6 +417,12 @@ def add_partitions(ctx: Context, table: Table, action: s.AddPartitions) -> None:
         values = full_spec(table, spec)
         location = (_partition_location(table, loc) if loc is not None
                     else layout.partition_path(table.location, table.partition_key_names(), values))
+        if loc is not None:
+            if layout.is_within(location, table.location):
+                raise SemanticError(f"Partition LOCATION '{loc}' is or contains the directory of its own table "
+                                    f"({table.location}): DROP PARTITION would delete the whole table. Give the "
+                                    "partition a directory of its own.")
+            check_location(ctx, location, f"Partition LOCATION '{loc}'", own=table)
         parts.append(Partition(values, location, {"transient_lastDdlTime": str(int(time.time()))},
                                None, int(time.time())))
     added = ctx.catalog.add_partitions(table, parts, if_not_exists=action.if_not_exists)

@@ -18,6 +18,7 @@ from hivepark.catalog.skew import table_skew
 from hivepark.errors import InvalidPartitionSpec, LimitExceeded, SemanticError, UnsupportedError, UserInputError
 from hivepark.exec import lb_routing
 from hivepark.exec.context import Context
+from hivepark.exec.locations import check_location
 from hivepark.exec.query import run_query, spark_error
 from hivepark.exec.scan import spark_type
 from hivepark.sql.statements import Insert, LoadData, MultiInsert, PartitionSpec
@@ -352,6 +353,8 @@ def load_data(ctx: Context, stmt: LoadData) -> DataFrame:
                             "skewed-value directories. LOAD into a staging table, then INSERT "
                             "... SELECT from it", code=10195)
     src = stmt.path
+    if not stmt.local:  # files are moved: never out of the warehouse's own or another table's
+        check_location(ctx, fs.normalize(src), f"LOAD DATA INPATH '{src}'")
     if not fs.exists(src):
         raise UserInputError(f"Invalid path '{src}': No files matching path. Check the path "
                              "after INPATH.")

@@ -1,0 +1,80 @@
+"""Which directories a statement may take as its own (issue 13): a LOCATION, an ADD PARTITION
+... LOCATION, a CREATE DATABASE ... LOCATION, or the source of LOAD DATA INPATH must not be or
+contain the warehouse root, the metastore file or hivepark's own ``.hivepark`` directory, and
+must not overlap another table's or database's directory, or a later OVERWRITE, DROP or LOAD
+would delete or move what it does not own. Checked before anything is written."""
+
+from __future__ import annotations
+
+import posixpath
+
+from hivepark import layout
+from hivepark.catalog.models import Table
+from hivepark.errors import NoSuchTable, SemanticError
+from hivepark.exec.context import Context
+from hivepark.storage import fs
+
+
+def absolute(location: str) -> str:
+    """A LOCATION as given, normalized; a relative one is Hive's error 10244."""
+    if not layout.is_absolute(location) and not location.startswith("file:"):
+        raise SemanticError(f"{location}  is not absolute.  Please specify a complete absolute uri. A relative "
+                            "LOCATION would depend on the directory hivepark runs in: give the full path.",
+                            code=10244)
+    return fs.normalize(location)
+
+
+def _metastore_file(ctx: Context) -> str | None:
+    url = str(getattr(ctx.catalog, "url", ""))
+    if url.startswith("sqlite:///"):
+        path = url[len("sqlite:///"):].split("?", 1)[0]
+        return fs.normalize(path if path.startswith("/") else "/" + path)
+    return None
+
+
+def check_location(ctx: Context, location: str, what: str, own: Table | None = None,
+                   own_db: str | None = None) -> None:
+    """Refuses ``location`` (normalized) for ``what`` (words for the message) when it is the
+    file-system root, is or contains the warehouse root, the metastore or ``.hivepark``, or
+    overlaps the directory of a table other than ``own`` (or, for a database, of another
+    database than ``own_db``)."""
+    loc = fs.normalize(location)
+    warehouse = fs.normalize(ctx.warehouse)
+    scheme, sep, rest = loc.partition("://")
+    path = ("/" + rest.split("/", 1)[1] if "/" in rest else "/") if sep else scheme
+    if posixpath.normpath(path) == "/":
+        raise SemanticError(f"{what} cannot be '{location}', the root of the file system: give a directory of "
+                            "its own.")
+    if layout.is_within(loc, warehouse):
+        raise SemanticError(f"{what} '{location}' is or contains the warehouse root {warehouse}: writing or "
+                            "dropping there would touch every table and the metastore. Give a directory of its own.")
+    reserved = [f"{warehouse}/.hivepark"] + [p for p in [_metastore_file(ctx)] if p]
+    for r in reserved:
+        if layout.is_within(r, loc) or layout.is_within(loc, r):
+            raise SemanticError(f"{what} '{location}' overlaps hivepark's own file {r}: give a directory of its "
+                                "own.")
+    for db_name in ctx.catalog.list_databases():
+        db = ctx.catalog.get_database(db_name)
+        if db_name != own_db and db_name != "default" and \
+                (layout.is_within(db.location, loc) or (own_db is not None and layout.is_within(loc, db.location))):
+            raise SemanticError(f"{what} '{location}' overlaps the directory of database {db_name} "
+                                f"({db.location}): give a directory of its own.")
+        for name in ctx.catalog.list_tables(db_name):
+            if own is not None and (own.db, own.name) == (db_name, name):
+                continue
+            try:
+                other = ctx.catalog.get_table(db_name, name)
+            except NoSuchTable:
+                continue
+            if layout.is_within(other.location, loc) or layout.is_within(loc, other.location):
+                raise SemanticError(f"{what} '{location}' overlaps the directory of table {other.qualified_name} "
+                                    f"({other.location}): a write or DROP of one would delete the other's files. "
+                                    "Give a directory of its own.")
+
+
+def check_table_name(name: str) -> None:
+    """A table's name is its directory's: a '.' would collide with a database directory
+    (``x.db``) or with hivepark's own (``.hivepark``)."""
+    if "." in name:
+        raise SemanticError(f"Table name '{name}' cannot contain '.': its directory would collide with a "
+                            "database's (x.db) or hivepark's own (.hivepark). Choose another name.")
