@@ -16,6 +16,9 @@ DEFAULTS: dict[str, str] = {
     "hive.exec.drop.ignorenonexistent": "true",  # DROP TABLE of a missing table succeeds
     "hive.decode.partition.name": "false",  # true: SHOW PARTITIONS prints names unescaped
     "hivepark.explain.max.directories": "5",
+    # files an INSERT OVERWRITE replaced stay this long for readers that planned before it
+    # (0: deleted at once, so a directory always holds exactly the table's files)
+    "hivepark.files.retention.seconds": "0",
     "hive.auto.convert.join": "true",
     "hive.mapjoin.smalltable.filesize": "25000000",
     "hive.optimize.mapjoin.partition.pruning": "true",

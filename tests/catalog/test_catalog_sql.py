@@ -153,6 +153,8 @@ def test_table_errors(catalog: SqlCatalog) -> None:
 def test_drop_table(catalog: SqlCatalog) -> None:
     t = make_table(catalog)
     catalog.add_partitions(t, [part(t, "2008-04-08", "11"), part(t, "2008-04-08", "12")])
+    t = catalog.get_table("db", "t")
+    assert t.version == 2  # adding partitions moves the version on, as a commit does
     dropped = catalog.drop_table("db", "t")
     assert dropped == t
     assert catalog.list_tables("db") == []
@@ -175,10 +177,10 @@ def test_alter_partition_key_type_reencodes(catalog: SqlCatalog) -> None:
     t = make_table(catalog, keys=(Column("hr", "string"),))
     catalog.add_partitions(t, [part(t, v) for v in ("9", "10", "11")])
     assert values_of(catalog.list_partitions(t, GreaterThan("hr", "9"))) == []
-    t2 = catalog.alter_table(t.evolve(partition_keys=(Column("hr", "int"),)), 1)
+    t2 = catalog.alter_table(t.evolve(partition_keys=(Column("hr", "int"),)), 2)
     assert values_of(catalog.list_partitions(t2, GreaterThan("hr", 9))) == [("10",), ("11",)]
     with pytest.raises(SemanticError, match="Cannot change the partition columns"):
-        catalog.alter_table(t2.evolve(partition_keys=(Column("h", "int"),)), 2)
+        catalog.alter_table(t2.evolve(partition_keys=(Column("h", "int"),)), 3)
 
 
 def test_rename_table_relocates_partitions(catalog: SqlCatalog) -> None:
@@ -189,7 +191,7 @@ def test_rename_table_relocates_partitions(catalog: SqlCatalog) -> None:
     catalog.add_partitions(t, parts)
     new = catalog.rename_table("db", "t", "other", "T2", "/wh/other.db/t2")
     assert (new.db, new.name, new.location, new.version) == \
-        ("other", "t2", "/wh/other.db/t2", 2)
+        ("other", "t2", "/wh/other.db/t2", 3)  # created, partitions added, renamed
     with pytest.raises(NoSuchTable):
         catalog.get_table("db", "t")
     locs = [p.location for p in catalog.list_partitions(new)]
@@ -312,9 +314,11 @@ def test_commit(catalog: SqlCatalog) -> None:
     t = make_table(catalog)
     catalog.add_partitions(t, [part(t, "d", "1"), part(t, "d", "2"), part(t, "d", "3")])
     replaced = Partition(("d", "1"), "/new/place", {"numRows": "5"}, ("f1.parquet",))
-    new = catalog.commit(t, 1, put=[replaced, part(t, "d", "4", files=("x",))],
+    with pytest.raises(CommitConflict):  # adding partitions moved the version on
+        catalog.commit(t, 1, put=[replaced])
+    new = catalog.commit(t, 2, put=[replaced, part(t, "d", "4", files=("x",))],
                          drop=[("d", "2")], table_parameters={"numFiles": "7"})
-    assert new.version == 2 and dict(new.properties) == {"numFiles": "7"}
+    assert new.version == 3 and dict(new.properties) == {"numFiles": "7"}
     assert catalog.get_table("db", "t") == new
     assert values_of(catalog.list_partitions(t)) == [("d", "1"), ("d", "3"), ("d", "4")]
     got = catalog.get_partition(t, ("d", "1"))
@@ -328,14 +332,14 @@ def test_commit(catalog: SqlCatalog) -> None:
 def test_commit_conflict_changes_nothing(catalog: SqlCatalog) -> None:
     t = make_table(catalog)
     catalog.add_partitions(t, [part(t, "d", "1")])
-    first = catalog.commit(t, 1, put=[part(t, "d", "2")])
-    assert first.version == 2
-    with pytest.raises(CommitConflict, match=r"at version 2.*started from version 1"):
-        catalog.commit(t, 1, put=[part(t, "d", "3")], drop=[("d", "1")],
+    first = catalog.commit(t, 2, put=[part(t, "d", "2")])
+    assert first.version == 3
+    with pytest.raises(CommitConflict, match=r"at version 3.*started from version 2"):
+        catalog.commit(t, 2, put=[part(t, "d", "3")], drop=[("d", "1")],
                        table_parameters={"x": "y"})
     assert values_of(catalog.list_partitions(t)) == [("d", "1"), ("d", "2")]
     now = catalog.get_table("db", "t")
-    assert now.version == 2 and dict(now.properties) == {}
+    assert now.version == 3 and dict(now.properties) == {}
     with pytest.raises(NoSuchTable):
         catalog.commit(t.evolve(name="nope"), 1)
 
@@ -398,7 +402,7 @@ def test_processes_share_a_sqlite_file(tmp_path: Path) -> None:
         _, err = p.communicate(timeout=120)
         assert p.returncode == 0, err
     assert cat.count_partitions(t) == 3 * (200 + 5)
-    assert cat.get_table("db", "t").version == 1 + 3 * 5
+    assert cat.get_table("db", "t").version == 1 + 3 * (4 + 5)  # 4 ADDs and 5 commits each
     cat.close()
 
 

@@ -94,3 +94,13 @@ def test_failing_ctas_keeps_a_directory_it_did_not_create(w, tmp_path):
         w.sql(f"CREATE TABLE c STORED AS PARQUET LOCATION '{kept}' AS SELECT CAST('x' AS INT) AS a")
     assert (kept / "precious.txt").read_text() == "keep me"
     assert "c" not in [r[0] for r in w.sql("SHOW TABLES").collect()]
+
+
+def test_a_location_that_is_a_file_is_refused(w, tmp_path):
+    f = tmp_path / "data.parquet"
+    f.write_bytes(b"x")
+    with pytest.raises(SemanticError, match="is a file, not a directory"):
+        w.sql(f"CREATE TABLE t (a INT) STORED AS PARQUET LOCATION '{f}'")
+    with pytest.raises(SemanticError, match="is a file, not a directory"):
+        w.sql(f"ALTER TABLE p ADD PARTITION (ds='a') LOCATION '{f}'")
+    assert f.read_bytes() == b"x" and w.sql("SHOW TABLES").count() == 2

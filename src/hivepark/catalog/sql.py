@@ -588,6 +588,8 @@ class SqlCatalog(Catalog):
                 fresh.append((name, part))
             try:
                 self._insert_partitions(s, row.id, table, fresh)
+                if fresh:
+                    _bump_version(s, row.id)
             except IntegrityError as e:  # a concurrent writer added one of them first
                 raise AlreadyExistsError(
                     f"Partition already exists in {row.name}: another writer added one of "
@@ -661,6 +663,8 @@ class SqlCatalog(Catalog):
                     dropped.append(part)
                     ids.append(r[6])
             _delete_partition_ids(s, ids)
+            if ids:
+                _bump_version(s, tbl_id)
             return dropped
 
     def commit(self, table: Table, expected_version: int,
@@ -738,6 +742,15 @@ def _ids_by_name(s: Session, tbl_id: int, names: Sequence[str]) -> dict[str, int
     for chunk in _chunks(list(dict.fromkeys(names))):
         out.update({n: i for n, i in conn.execute(base.where(PartitionRow.part_name.in_(chunk)))})
     return out
+
+
+def _bump_version(s: Session, tbl_id: int) -> None:
+    """A change to a table's partitions outside :meth:`SqlCatalog.commit` (ADD or DROP
+    PARTITION) moves its version on, so that a write planned before it fails its
+    compare-and-swap and plans again instead of re-registering dropped files."""
+    s.execute(update(TableRow).where(TableRow.id == tbl_id)
+              .values(version=TableRow.version + 1)
+              .execution_options(synchronize_session=False))
 
 
 def _delete_partition_ids(s: Session, ids: Sequence[int]) -> None:

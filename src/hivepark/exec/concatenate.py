@@ -15,7 +15,7 @@ from hivepark.exec.write import spark_write
 from hivepark.sql.statements import PartitionSpec
 from hivepark.sql.validate import check_spec_columns, spec_filter
 from hivepark.storage import fs
-from hivepark.storage.commit import FILES_PARAM, Commit, PartitionWrite
+from hivepark.storage.commit import FILES_PARAM, PartitionWrite
 from hivepark.storage.formats import FORMATS, load
 
 
@@ -42,7 +42,7 @@ def concatenate(ctx: Context, table: Table, spec: PartitionSpec | None) -> Table
                 kept.setdefault(i, []).extend(files)
     if not groups:
         return table
-    with Commit(ctx.warehouse, table) as commit:
+    with ctx.begin_commit(table) as commit:
         _merge_write(ctx, table, groups, commit.staging + "/data")
         writes = []
         by_part: dict[int, list[tuple[int, str]]] = {}

@@ -15,6 +15,7 @@ from hivepark.catalog.models import Table
 from hivepark.config import Config
 from hivepark.errors import NoSuchDatabase, NoSuchTable, UserInputError
 from hivepark.sql.statements import TableRef
+from hivepark.storage.commit import Commit
 from hivepark.storage.handlers import HandlerEnvironment, handler_environment, handler_for
 
 _view_ids = itertools.count()
@@ -41,6 +42,19 @@ class Context:
     def handler_scope(self) -> AbstractContextManager[HandlerEnvironment]:
         """Makes this warehouse the storage handlers' environment while a statement runs."""
         return handler_environment(HandlerEnvironment(self.warehouse, getattr(self.catalog, "url", ""), self.conf))
+
+    def begin_commit(self, table: Table) -> Commit:
+        """A write into ``table`` (see storage/commit.py), with this session's retention for
+        the files an overwrite replaces (``hivepark.files.retention.seconds``)."""
+        key = "hivepark.files.retention.seconds"
+        raw = self.conf.get(key) or "0"
+        try:
+            retention = float(raw)
+        except ValueError:
+            raise UserInputError(
+                f"{key} must be a number of seconds, got '{raw}'. Set it with SET {key}=60 "
+                f"(0 deletes replaced files at once).") from None
+        return Commit(self.warehouse, table, retention=retention)
 
     def table(self, ref: TableRef | str) -> Table:
         """The table a statement names (``TableRef`` or ``"db.name"``); NoSuchTable with a

@@ -26,7 +26,30 @@ def execute(ctx: Context, stmt: ParsedStatement | s.Statement) -> DataFrame:
             return run_query(ctx, statement.tree)[0]
         if isinstance(statement, s.Explain):
             return ctx.rows(["plan"], [(line,) for line in explain(ctx, statement).splitlines()])
-        return _HANDLERS[type(statement)](ctx, statement)
+        run = _HANDLERS[type(statement)]
+        for attempt in range(REPLANS + 1):
+            try:
+                return run(ctx, statement)
+            except Exception as e:
+                if not (isinstance(statement, _REPLANNED) and attempt < REPLANS
+                        and read_a_replaced_file(e)):
+                    raise
+        raise AssertionError("unreachable")
+
+
+# A write whose Spark job read a file that a concurrent INSERT OVERWRITE replaced after this
+# statement planned (its writer rolled back: nothing of it is left) runs again on the new
+# version, up to REPLANS times.
+REPLANS = 3
+_REPLANNED = (s.Insert, s.CreateTable)  # one commit each: a failed run left nothing
+
+
+def read_a_replaced_file(e: BaseException) -> bool:
+    """Whether Spark failed because a file it planned to read is gone (replaced by a
+    concurrent commit): ``FILE_NOT_EXIST`` when a task opens it, ``PATH_NOT_FOUND`` when the
+    scan is built."""
+    text = str(e)
+    return any(m in text for m in ("FILE_NOT_EXIST", "PATH_NOT_FOUND", "FileNotFoundException"))
 
 
 _HANDLERS: dict[type, Callable[[Context, Any], DataFrame]] = {

@@ -33,11 +33,11 @@ def _metastore_file(ctx: Context) -> str | None:
 
 
 def check_location(ctx: Context, location: str, what: str, own: Table | None = None,
-                   own_db: str | None = None) -> None:
+                   own_db: str | None = None, directory: bool = True) -> None:
     """Refuses ``location`` (normalized) for ``what`` (words for the message) when it is the
     file-system root, is or contains the warehouse root, the metastore or ``.hivepark``, or
     overlaps the directory of a table other than ``own`` (or, for a database, of another
-    database than ``own_db``)."""
+    database than ``own_db``), or, with ``directory``, is an existing file."""
     loc = fs.normalize(location)
     warehouse = fs.normalize(ctx.warehouse)
     scheme, sep, rest = loc.partition("://")
@@ -70,6 +70,9 @@ def check_location(ctx: Context, location: str, what: str, own: Table | None = N
                 raise SemanticError(f"{what} '{location}' overlaps the directory of table {other.qualified_name} "
                                     f"({other.location}): a write or DROP of one would delete the other's files. "
                                     "Give a directory of its own.")
+    if directory and fs.is_file(loc):
+        raise SemanticError(f"{what} '{location}' is a file, not a directory: give a directory (new or "
+                            "existing) for the table's files.")
 
 
 def check_table_name(name: str) -> None:

@@ -48,7 +48,7 @@ from hivepark.sql.validate import (
     spec_filter,
 )
 from hivepark.storage import fs
-from hivepark.storage.commit import FILES_PARAM
+from hivepark.storage.commit import FILES_PARAM, current_files, delete_owned, table_files
 from hivepark.storage.formats import normalize_format
 from hivepark.storage.handlers import (
     PARTITION_SPEC_KEY,
@@ -351,10 +351,11 @@ def drop_table(ctx: Context, stmt: s.DropTable) -> DataFrame:
 def _delete_table_data(ctx: Context, table: Table, partitions: list[Partition] | None) -> None:
     if table.is_external or is_handler_table(table):  # a handler's source is never touched
         return
+    # Only what the metastore records as the table's own goes (issue 13): a file of a
+    # statement still in flight, or one put there by hand, keeps its directory.
     for p in partitions or []:
-        if not layout.is_within(table.location, p.location):
-            fs.delete_dir(p.location)
-    fs.delete_dir(table.location)
+        delete_owned(p.location, current_files(p.location, p.files, p.parameters))
+    delete_owned(table.location, [] if table.is_partitioned else table_files(table))
 
 
 # ---------------------------------------------------------------- ALTER TABLE
@@ -442,7 +443,7 @@ def drop_partitions(ctx: Context, table: Table, action: s.DropPartitions) -> Non
                 "lists them.", code=10006)
         if not table.is_external:
             for p in dropped:
-                fs.delete_dir(p.location)
+                delete_owned(p.location, current_files(p.location, p.files, p.parameters))
                 _delete_empty_parents(table, p.location)
 
 

@@ -30,7 +30,7 @@ from hivepark.sql.validate import (
     partition_value,
 )
 from hivepark.storage import fs
-from hivepark.storage.commit import Commit, PartitionWrite
+from hivepark.storage.commit import PartitionWrite
 from hivepark.storage.formats import writer
 from hivepark.storage.handlers import StorageHandler, handler_for
 from hivepark.types import HiveType
@@ -155,7 +155,7 @@ def _write_static(ctx: Context, table: Table, df: DataFrame, values: tuple, over
         location = table.location
     data = df.select(*_data_columns(table, df))
     lb = lb_routing.static_plan(ctx, table, data, existing, overwrite)
-    with Commit(ctx.warehouse, table) as commit:
+    with ctx.begin_commit(table) as commit:
         if lb is None:
             spark_write(writer(data.repartition(1), table), commit.staging + "/data")
             files = fs.list_files(commit.staging + "/data")
@@ -196,7 +196,7 @@ def _write_dynamic(ctx: Context, table: Table, df: DataFrame, static: dict, dyn:
             grouped.unpersist()
     if tasks == 0:
         return table
-    with Commit(ctx.warehouse, table) as commit:
+    with ctx.begin_commit(table) as commit:
         if lb is not None:
             out = lb_routing.with_lb_column(ctx, table, out, lb, keys)
         by = keys + ([lb_routing.LB_COL] if lb is not None else [])
@@ -354,7 +354,7 @@ def load_data(ctx: Context, stmt: LoadData) -> DataFrame:
                             "... SELECT from it", code=10195)
     src = stmt.path
     if not stmt.local:  # files are moved: never out of the warehouse's own or another table's
-        check_location(ctx, fs.normalize(src), f"LOAD DATA INPATH '{src}'")
+        check_location(ctx, fs.normalize(src), f"LOAD DATA INPATH '{src}'", directory=False)
     if not fs.exists(src):
         raise UserInputError(f"Invalid path '{src}': No files matching path. Check the path "
                              "after INPATH.")
@@ -365,7 +365,7 @@ def load_data(ctx: Context, stmt: LoadData) -> DataFrame:
     entries = fs.list_files(src)
     if not entries:
         raise UserInputError(f"No files to load in '{src}'")
-    with Commit(ctx.warehouse, table) as commit:
+    with ctx.begin_commit(table) as commit:
         fs.makedirs(commit.staging + "/data")
         for i, e in enumerate(x for x in entries if not x.is_dir):
             dst = f"{commit.staging}/data/{i:05d}_{os.path.basename(e.path)}"

@@ -7,10 +7,13 @@
    lists recorded in the metastore, so these files are invisible until step 4.
 4. One metastore transaction (compare-and-swap on the table version) registers or replaces
    every partition with its file list and stats. This is the one atomic step.
-5. Obsolete files are deleted, then the staging directory and the journal.
+5. Obsolete files (those an overwrite replaced) are kept for a retention period, so that a
+   reader that planned before step 4 can still open them: an expiry record
+   ``<warehouse>/.hivepark/expiring/<qid>.json`` lists them, and the first ``connect()`` or
+   commit after it expires deletes them. Then the staging directory and the journal go.
 
 A crash before 4 leaves the table as it was: :func:`recover` (run by ``connect()``) deletes
-the moved files. A crash after 4 leaves it as after: ``recover`` deletes the obsolete files.
+the moved files. A crash after 4 leaves it as after: ``recover`` schedules the obsolete files.
 """
 
 from __future__ import annotations
@@ -165,7 +168,9 @@ class Commit:
     An exception inside the block aborts: everything the statement wrote is removed.
     """
 
-    def __init__(self, warehouse: str, table: Table) -> None:
+    def __init__(self, warehouse: str, table: Table, retention: float = 0.0) -> None:
+        self.warehouse = warehouse
+        self.retention = retention
         self.qid = time.strftime("%Y%m%d%H%M%S") + "_" + uuid.uuid4().hex[:12]
         self.table = table
         self.staging = f"{table.location.rstrip('/')}/{STAGING_PREFIX}{self.qid}"
@@ -183,7 +188,7 @@ class Commit:
 
     def _journal_content(self, state: str, obsolete: Sequence[str] = ()) -> dict:
         return {"state": state, "table": [self.table.db, self.table.name], "staging": self.staging,
-                "targets": self._targets, "obsolete": list(obsolete)}
+                "targets": self._targets, "obsolete": list(obsolete), "retention": self.retention}
 
     def _write_journal(self, state: str, obsolete: Sequence[str] = ()) -> None:
         self._journal.update(**self._journal_content(state, obsolete))
@@ -226,10 +231,10 @@ class Commit:
         raise AssertionError("unreachable")
 
     def _cleanup_after(self, obsolete: Sequence[str]) -> None:
-        for path in obsolete:
-            fs.delete_file(path)
+        schedule_deletion(self.warehouse, self.qid, obsolete, self.retention)
         fs.delete_dir(self.staging)
         self._journal.close()
+        delete_expired(self.warehouse)
 
     def abort(self) -> None:
         """Removes everything this statement wrote; the table stays as it was."""
@@ -254,6 +259,24 @@ def current_files(location: str, recorded: Sequence[str] | None,
             out += [e.path for e in fs.list_files(f"{location.rstrip('/')}/{loc}")
                     if not e.is_dir]
     return out
+
+
+def table_files(table: Table) -> list[str]:
+    """The live files of an unpartitioned table (recorded, or listed when none are)."""
+    raw = table.properties.get(FILES_PARAM)
+    return current_files(table.location, json.loads(raw) if raw else None, table.properties)
+
+
+def delete_owned(location: str, files: Sequence[str]) -> bool:
+    """Deletes ``files`` (what the metastore records as a table's or partition's own), then
+    the directories under ``location`` and ``location`` itself that this left empty. A file
+    it does not own (another statement's file in flight, one copied in by hand) keeps its
+    directory (and its parents); returns whether ``location`` is gone."""
+    for f in files:
+        fs.delete_file(f)
+        head, _, name = f.rpartition("/")
+        fs.delete_file(f"{head}/.{name}.crc")
+    return fs.prune_empty_dirs(location)
 
 
 def _plan(catalog: Catalog, table: Table, writes: Sequence[PartitionWrite], qid: str) -> _Plan:
@@ -307,6 +330,47 @@ def _relative(base: str, path: str) -> str:
     return path[len(base) + 1:] if path.startswith(base + "/") else os.path.basename(path)
 
 
+def expiring_dir(warehouse: str) -> str:
+    return warehouse.rstrip("/") + "/.hivepark/expiring"
+
+
+def schedule_deletion(warehouse: str, qid: str, files: Sequence[str], retention: float) -> None:
+    """Deletes files a commit made obsolete, at once (``retention`` <= 0) or once ``retention``
+    seconds have passed: until then readers that planned on the old version can open them."""
+    if not files:
+        return
+    if retention <= 0:
+        for path in files:
+            fs.delete_file(path)
+        return
+    fs.write_text_atomic(f"{expiring_dir(warehouse)}/{qid}.json", json.dumps(
+        {"files": list(files), "expires": time.time() + retention}))
+
+
+def delete_expired(warehouse: str, now: float | None = None) -> int:
+    """Deletes the obsolete files whose retention has passed; returns how many records it
+    finished. An unreadable record is left alone (its files stay, which loses nothing)."""
+    directory = expiring_dir(warehouse)
+    if not fs.exists(directory):
+        return 0
+    now = time.time() if now is None else now
+    done = 0
+    for entry in fs.list_files(directory):
+        if not entry.path.endswith(".json"):
+            continue
+        try:
+            record = json.loads(fs.read_text(entry.path))
+            due = float(record["expires"]) <= now
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if due:
+            for path in record.get("files", []):
+                fs.delete_file(path)
+            fs.delete_file(entry.path)
+            done += 1
+    return done
+
+
 def abandoned_journals(directory: str) -> Iterator[tuple[str, dict]]:
     """Each journal in ``directory`` whose statement is proven dead (:func:`abandoned`), with
     its content; the caller undoes or finishes it, then deletes the file.
@@ -332,9 +396,10 @@ def recover(warehouse: str, catalog: Catalog) -> int:
     """Finishes or undoes statements that crashed; returns how many it cleaned up."""
     cleaned = 0
     for path, j in abandoned_journals(journal_dir(warehouse)):
-        _recover_one(j, catalog)
+        _recover_one(warehouse, path, j, catalog)
         fs.delete_file(path)
         cleaned += 1
+    delete_expired(warehouse)
     return cleaned
 
 
@@ -350,14 +415,17 @@ def process_alive(pid: int) -> bool:
     return True
 
 
-def _recover_one(j: dict, catalog: Catalog) -> None:
+def _recover_one(warehouse: str, path: str, j: dict, catalog: Catalog) -> None:
     targets: list[str] = j.get("targets", [])
     committed = False
     if targets and j.get("state") == "committing":
         committed = _is_committed(catalog, j["table"], targets[0])
-    doomed = j.get("obsolete", []) if committed else targets
-    for path in doomed:
-        fs.delete_file(path)
+    if committed:  # readers may still use the replaced files: they wait out the retention
+        qid = os.path.basename(path).removesuffix(".json")
+        schedule_deletion(warehouse, qid, j.get("obsolete", []), float(j.get("retention", 0)))
+    else:
+        for doomed in targets:
+            fs.delete_file(doomed)
     fs.delete_dir(j.get("staging", ""))
 
 

@@ -42,6 +42,11 @@ def exists(path: str) -> bool:
     return fs.get_file_info(p).type != pafs.FileType.NotFound
 
 
+def is_file(path: str) -> bool:
+    fs, p = _split(path)
+    return bool(fs.get_file_info(p).type == pafs.FileType.File)
+
+
 def makedirs(path: str) -> None:
     fs, p = _split(path)
     fs.create_dir(p, recursive=True)
@@ -129,6 +134,39 @@ def delete_dir_if_empty(path: str) -> None:
             fs.delete_dir(p)
     except (FileNotFoundError, OSError):
         pass
+
+
+_MARKERS = ("_SUCCESS",)  # files Spark and Hadoop leave beside data, and their checksums
+
+
+def _is_marker(name: str) -> bool:
+    return name in _MARKERS or (name.startswith(".") and name.endswith(".crc"))
+
+
+def prune_empty_dirs(path: str) -> bool:
+    """Deletes the directories under ``path``, and ``path`` itself, that hold nothing but
+    Spark's and Hadoop's marker files (``_SUCCESS``, ``.<name>.crc``); returns whether
+    ``path`` is gone. A directory holding anything else (a data file, a hidden staging
+    directory of a statement in flight) stays, with its parents."""
+    fs, p = _split(path)
+
+    def prune(d: str) -> bool:
+        try:
+            entries = fs.get_file_info(pafs.FileSelector(d))
+        except FileNotFoundError:
+            return True
+        keep = False
+        for e in entries:
+            if e.type == pafs.FileType.Directory:
+                keep |= not prune(e.path)
+            elif not _is_marker(e.base_name):
+                keep = True
+        if keep:
+            return False
+        fs.delete_dir(d)
+        return True
+
+    return prune(p)
 
 
 def write_text(path: str, text: str) -> None:

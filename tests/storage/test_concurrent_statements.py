@@ -1,0 +1,146 @@
+"""Two connections to one warehouse (issue 13, item 4): a partition dropped or added while a
+write is in flight never comes back as a dangling file list, and a reader that planned before
+an INSERT OVERWRITE committed still reads the version it planned (the replaced files wait out
+``hivepark.files.retention.seconds``)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+import hivepark
+from hivepark.errors import UserInputError
+from hivepark.storage import commit
+
+
+@pytest.fixture
+def two(tmp_path, spark):
+    root = str(tmp_path / "warehouse")
+    a = hivepark.connect(root, spark=spark)
+    a.sql("CREATE TABLE t (k INT) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+    a.sql("INSERT INTO t PARTITION (ds='a') VALUES (1), (2)")
+    a.sql("INSERT INTO t PARTITION (ds='b') VALUES (3)")
+    b = hivepark.connect(root, spark=spark)
+    yield a, b
+    a.close()
+    b.close()
+
+
+def _rows(wh):
+    return sorted(tuple(r) for r in wh.sql("SELECT k, ds FROM t").collect())
+
+
+def _spark_rows(spark, wh):
+    """Plain Spark over the files the metastore lists (what hivepark must agree with)."""
+    t = wh.catalog.get_table("default", "t")
+    out = []
+    for p in wh.catalog.list_partitions(t):
+        paths = [f"{p.location}/{f}" for f in p.files or ()]
+        assert all(os.path.exists(x) for x in paths), f"{p.name} lists a missing file"
+        if paths:
+            out += [(r[0], p.values[0]) for r in spark.read.parquet(*paths).collect()]
+    return sorted(out)
+
+
+def _between_plan_and_commit(monkeypatch, action):
+    """Runs ``action`` once, after the writer planned its commit and before the metastore
+    transaction: the moment a concurrent DDL statement can slip in."""
+    plan = commit._plan
+    fired: list[bool] = []
+
+    def planned_then_interleaved(*args, **kwargs):
+        out = plan(*args, **kwargs)
+        if not fired:
+            fired.append(True)
+            action()
+        return out
+
+    monkeypatch.setattr(commit, "_plan", planned_then_interleaved)
+    return fired
+
+
+def test_drop_partition_during_an_insert_does_not_resurrect_its_files(two, spark, monkeypatch):
+    a, b = two
+    fired = _between_plan_and_commit(
+        monkeypatch, lambda: b.sql("ALTER TABLE t DROP PARTITION (ds='a')"))
+    a.sql("INSERT INTO t PARTITION (ds='a') VALUES (9)")
+    assert fired
+    # The insert re-planned on the table without ds='a': only its own row is there.
+    assert _rows(a) == [(3, "b"), (9, "a")] == _spark_rows(spark, a)
+    assert _rows(b) == _rows(a)
+
+
+def test_add_partition_during_an_insert_is_kept(two, spark, monkeypatch, tmp_path):
+    a, b = two
+    fired = _between_plan_and_commit(
+        monkeypatch, lambda: b.sql("ALTER TABLE t ADD PARTITION (ds='c')"))
+    a.sql("INSERT INTO t PARTITION (ds='d') VALUES (7)")
+    assert fired
+    parts = [r[0] for r in a.sql("SHOW PARTITIONS t").collect()]
+    assert parts == ["ds=a", "ds=b", "ds=c", "ds=d"]
+    assert _rows(a) == [(1, "a"), (2, "a"), (3, "b"), (7, "d")] == _spark_rows(spark, a)
+
+
+def test_a_reader_planned_before_an_overwrite_reads_its_version(two, spark):
+    a, b = two
+    b.sql("SET hivepark.files.retention.seconds=60")
+    before = a.sql("SELECT k, ds FROM t")  # planned: the files of the current version
+    b.sql("INSERT OVERWRITE TABLE t PARTITION (ds='a') SELECT 5")
+    assert sorted(tuple(r) for r in before.collect()) == [(1, "a"), (2, "a"), (3, "b")]
+    assert _rows(a) == [(3, "b"), (5, "a")] == _spark_rows(spark, a)
+
+
+def test_replaced_files_are_deleted_once_their_retention_passed(two, spark):
+    a, b = two
+    t = a.catalog.get_table("default", "t")
+    old = [f"{p.location}/{f}" for p in a.catalog.list_partitions(t) if p.values == ("a",)
+           for f in p.files or ()]
+    b.sql("SET hivepark.files.retention.seconds=60")
+    b.sql("INSERT OVERWRITE TABLE t PARTITION (ds='a') SELECT 5")
+    assert old and all(os.path.exists(f) for f in old)  # kept for readers
+    records = os.listdir(commit.expiring_dir(a.location))
+    assert len(records) == 1
+    assert commit.delete_expired(a.location) == 0  # not yet due
+    assert commit.delete_expired(a.location, now=float("inf")) == 1
+    assert not any(os.path.exists(f) for f in old)
+    assert os.listdir(commit.expiring_dir(a.location)) == []
+    assert _rows(a) == [(3, "b"), (5, "a")] == _spark_rows(spark, a)
+
+
+def test_an_insert_whose_source_is_overwritten_meanwhile_runs_again(two, spark, monkeypatch):
+    """By default replaced files go at once (directories hold exactly the table); a write
+    that planned on them and then finds them gone plans again on the new version."""
+    from hivepark.exec import write
+
+    a, b = two
+    a.sql("CREATE TABLE copy (k INT, ds STRING) STORED AS PARQUET")
+    real = write.spark_write
+    calls: list[str] = []
+
+    def overwritten_first(df, path, *args, **kwargs):
+        calls.append(path)
+        if len(calls) == 1:
+            b.sql("INSERT OVERWRITE TABLE t PARTITION (ds='a') SELECT 5")
+        return real(df, path, *args, **kwargs)
+
+    monkeypatch.setattr(write, "spark_write", overwritten_first)
+    a.sql("INSERT INTO copy SELECT k, ds FROM t")
+    assert len(calls) == 3  # b's overwrite; the first run read a replaced file, rolled back and ran again
+    got = sorted(tuple(r) for r in a.sql("SELECT k, ds FROM copy").collect())
+    assert got == [(3, "b"), (5, "a")] == _rows(a)
+    assert not [d for d in os.listdir(os.path.join(a.location, "copy")) if d.startswith(".")]
+
+
+def test_retention_zero_deletes_at_once_and_a_bad_value_is_refused(two):
+    a, _ = two
+    t = a.catalog.get_table("default", "t")
+    old = [f"{p.location}/{f}" for p in a.catalog.list_partitions(t) for f in p.files or ()]
+    a.sql("SET hivepark.files.retention.seconds=0")
+    a.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
+    a.sql("INSERT OVERWRITE TABLE t PARTITION (ds) SELECT 4, 'a' UNION ALL SELECT 6, 'b'")
+    assert not any(os.path.exists(f) for f in old)
+    a.sql("SET hivepark.files.retention.seconds=soon")
+    with pytest.raises(UserInputError, match="retention.seconds must be a number"):
+        a.sql("INSERT INTO t PARTITION (ds='a') SELECT 8")
+    assert _rows(a) == [(4, "a"), (6, "b")]
