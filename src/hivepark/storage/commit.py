@@ -72,6 +72,7 @@ class Journal:
     def update(self, **changes: object) -> None:
         self._content.update(changes)
         self._write()
+        fault_point("journal_updated")
 
     def _write(self) -> None:
         with self._io:
@@ -149,9 +150,14 @@ class _Plan:
 
 
 def fault_point(name: str) -> None:
-    """Crash-testing hook: ``HIVEPARK_FAULT=<name>`` kills this process here, like kill -9."""
+    """Crash-testing hook: ``HIVEPARK_FAULT=<name>`` kills this process here, like kill -9;
+    ``HIVEPARK_FAULT_PAUSE=<seconds>`` pauses at every point, so that a kill at a random
+    moment lands in each step of a commit as often as in Spark's write."""
     if os.environ.get("HIVEPARK_FAULT") == name:
         os.kill(os.getpid(), signal.SIGKILL)
+    pause = os.environ.get("HIVEPARK_FAULT_PAUSE")
+    if pause:
+        time.sleep(float(pause))
 
 
 def journal_dir(warehouse: str) -> str:
@@ -232,6 +238,7 @@ class Commit:
 
     def _cleanup_after(self, obsolete: Sequence[str]) -> None:
         schedule_deletion(self.warehouse, self.qid, obsolete, self.retention)
+        fault_point("obsolete_deleted")
         fs.delete_dir(self.staging)
         self._journal.close()
         delete_expired(self.warehouse)
