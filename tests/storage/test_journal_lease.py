@@ -94,3 +94,75 @@ def test_the_heartbeat_renews_the_lease(table, monkeypatch):
             assert json.load(f)["heartbeat"] > first
         c.abort()
     assert not os.path.exists(c.journal)
+
+
+# Real processes (issue 13, item 1): a writer on "another host" (its own UTS namespace, so
+# its host name differs while the files and the metastore are shared, as on a cluster).
+
+OTHER_HOST_WRITER = """
+import sys, hivepark
+wh = hivepark.connect(sys.argv[1])
+wh.sql("INSERT OVERWRITE TABLE t SELECT 2")
+print("DONE", flush=True)
+"""
+
+
+def _other_host_writer(root: str, pause: float, lease: float):
+    import shutil
+    import subprocess
+    import sys
+
+    if shutil.which("unshare") is None or os.geteuid() != 0:
+        pytest.skip("needs root and unshare(1) to give the writer another host name")
+    env = dict(os.environ, HIVEPARK_DRIVER_MEMORY="1g", HIVEPARK_MASTER="local[1]",
+               HIVEPARK_FAULT_PAUSE=str(pause), HIVEPARK_JOURNAL_LEASE_SECONDS=str(lease))
+    env.pop("HIVEPARK_FAULT", None)
+    # its own /etc/hosts too (a mount namespace), so that Java resolves the new name
+    script = ('hostname hivepark-other-host && h=$(mktemp) && cat /etc/hosts > "$h" && '
+              'echo "127.0.0.1 hivepark-other-host" >> "$h" && mount --bind "$h" /etc/hosts && '
+              f'exec "{sys.executable}" -c "$0" "$1"')
+    return subprocess.Popen(["unshare", "--uts", "--mount", "sh", "-c", script, OTHER_HOST_WRITER, root],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+
+
+def _wait_for_state(wh, proc, state: str) -> dict:
+    deadline = time.time() + 240
+    while time.time() < deadline and proc.poll() is None:
+        for name in _journals(wh):
+            with open(os.path.join(journal_dir(wh.location), name)) as f:
+                j = json.load(f)
+            if j.get("state") == state:
+                return j
+        time.sleep(0.01)
+    raise AssertionError(f"the writer never reached '{state}'")
+
+
+def test_a_write_in_flight_on_another_host_survives_connect_here(table):
+    proc = _other_host_writer(table.location, pause=2.0, lease=60)
+    j = _wait_for_state(table, proc, "committing")  # files moved, commit not yet made
+    assert j["host"] == "hivepark-other-host"
+    for _ in range(2):  # what any other session sharing the warehouse runs at start
+        hivepark.connect(table.location, spark=table.spark).close()
+    out = proc.communicate(timeout=300)[0]
+    assert proc.returncode == 0 and "DONE" in out
+    assert [r[0] for r in table.sql("SELECT a FROM t").collect()] == [2]
+    assert _journals(table) == []
+
+
+def test_a_killed_writer_on_another_host_is_undone_once_its_lease_ran_out(table, monkeypatch):
+    monkeypatch.setattr(commit, "LEASE_SECONDS", 4.0)
+    proc = _other_host_writer(table.location, pause=2.0, lease=4.0)
+    _wait_for_state(table, proc, "moving")
+    proc.kill()  # kill -9 of the whole writer: its heartbeat stops
+    proc.wait()
+    subprocess_left = [os.path.join(journal_dir(table.location), n) for n in _journals(table)]
+    assert subprocess_left
+    hivepark.connect(table.location, spark=table.spark).close()
+    assert all(os.path.exists(p) for p in subprocess_left)  # its lease still runs: left alone
+    time.sleep(4.5)
+    hivepark.connect(table.location, spark=table.spark).close()
+    assert _journals(table) == []
+    assert [r[0] for r in table.sql("SELECT a FROM t").collect()] == [1]
+    t = table.catalog.get_table("default", "t")
+    on_disk = sorted(f for f in os.listdir(t.location) if not f.startswith((".", "_")))
+    assert on_disk == sorted(json.loads(t.properties["hivepark.files"]))
