@@ -10,7 +10,7 @@ from pyspark.sql import DataFrame
 
 from hivepark import layout
 from hivepark.catalog.models import Partition, Table
-from hivepark.catalog.skew import RESERVED, partition_layout, table_skew
+from hivepark.catalog.skew import RESERVED, SKEW_AUTO_TOPK, partition_layout, table_skew
 from hivepark.errors import NoSuchPartition, UserInputError
 from hivepark.exec.context import Context
 from hivepark.sql import statements as s
@@ -19,6 +19,7 @@ from hivepark.storage import fs
 from hivepark.storage.commit import FILES_PARAM
 from hivepark.storage.formats import DEFAULT_TEXT_DELIM
 from hivepark.storage.handlers import handler_for, handler_properties
+from hivepark.types import HiveType
 
 
 def _like(names: list[str], pattern: str | None) -> list[str]:
@@ -206,3 +207,66 @@ def skew_lines(ctx: Context, table: Table, part: Partition | None) -> list[tuple
 
 def _key_text(key: tuple[str, ...] | None) -> str:
     return f"[{layout.LB_DEFAULT_KEY}]" if key is None else "[" + ", ".join(key) + "]"
+
+
+# ---------------------------------------------------------------- SHOW CREATE TABLE
+
+# Properties hivepark keeps for itself: recomputed by the table's next writes (statistics and
+# file lists), or shown by a clause of their own (skew, the handler).
+_NOT_DDL = {FILES_PARAM, *RESERVED, "numFiles", "numRows", "totalSize", "rawDataSize",
+            "COLUMN_STATS_ACCURATE", "storage_handler", "EXTERNAL", "comment"}
+_STORED_AS = {"parquet": "PARQUET", "orc": "ORC", "textfile": "TEXTFILE"}
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _column_lines(cols: tuple) -> list[str]:
+    lines = []
+    for i, c in enumerate(cols):
+        comment = f" COMMENT {_quote(c.comment)}" if c.comment else ""
+        lines.append(f"  `{c.name}` {c.type}{comment}{', ' if i < len(cols) - 1 else ')'}")
+    return lines
+
+
+def show_create_table(ctx: Context, stmt: s.ShowCreateTable) -> DataFrame:
+    """Hive's SHOW CREATE TABLE: the DDL that re-creates the table (columns, partitioning,
+    skew, ROW FORMAT, STORED AS or STORED BY, LOCATION, TBLPROPERTIES), one row per line in
+    the column ``createtab_stmt``. A handler table's secrets are masked, as in DESCRIBE."""
+    table = ctx.table(stmt.table)
+    handler = handler_for(table)
+    external = "EXTERNAL " if table.is_external else ""
+    lines = [f"CREATE {external}TABLE `{table.db}`.`{table.name}`("]
+    lines += _column_lines(table.columns)
+    if table.properties.get("comment"):
+        lines.append(f"COMMENT {_quote(table.properties['comment'])}")
+    if table.partition_keys:
+        lines += ["PARTITIONED BY ( "] + _column_lines(table.partition_keys)
+    skew = table_skew(table)
+    if skew is not None:
+        types = {c.name: HiveType.parse(c.type) for c in table.columns}
+
+        def literal(col: str, v: str) -> str:
+            t = types.get(col)
+            return v if t is not None and t.family == "numeric" else _quote(v)
+
+        values = ",".join("(" + ",".join(literal(c, v) for c, v in zip(skew.columns, vals)) + ")"
+                          for vals in skew.values)
+        lines += [f"SKEWED BY ({', '.join(f'`{c}`' for c in skew.columns)}) ", f"  ON ({values})"]
+        if skew.stored_as_dirs:
+            lines.append("  STORED AS DIRECTORIES")
+    if handler is not None:
+        shown = handler.aliases[0] if handler.aliases else handler.name
+        lines.append(f"STORED BY {_quote(shown)}")
+    else:
+        if table.format == "textfile" and table.field_delim:
+            lines.append(f"ROW FORMAT DELIMITED FIELDS TERMINATED BY {_quote(table.field_delim)}")
+        lines.append(f"STORED AS {_STORED_AS.get(table.format, table.format.upper())}")
+        lines += ["LOCATION", f"  {_quote(table.location)}"]
+    props = {k: v for k, v in sorted(_shown_properties(table).items())
+             if k not in _NOT_DDL and not k.startswith("hivepark.") or k == SKEW_AUTO_TOPK}
+    if props:
+        items = [f"  {_quote(k)}={_quote(v)}" for k, v in props.items()]
+        lines += ["TBLPROPERTIES ("] + [x + ", " for x in items[:-1]] + [items[-1] + ")"]
+    return ctx.rows(["createtab_stmt"], [(line,) for line in lines])

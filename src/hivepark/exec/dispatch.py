@@ -67,6 +67,7 @@ _HANDLERS: dict[type, Callable[[Context, Any], DataFrame]] = {
     s.ShowDatabases: describe.show_databases,
     s.ShowTables: describe.show_tables,
     s.ShowPartitions: describe.show_partitions,
+    s.ShowCreateTable: describe.show_create_table,
     s.Describe: describe.describe,
     s.AnalyzeSkew: skew_stats.analyze,
 }

@@ -333,6 +333,8 @@ def _show(node: d.Show) -> s.Statement:
     if kind == "TABLES":
         db = node.args.get("db")
         return s.ShowTables(db.name.lower() if db is not None else None, pattern)
+    if kind == "CREATE TABLE":
+        return s.ShowCreateTable(table_ref(node.this))
     return s.ShowPartitions(table_ref(node.this), partition_spec(node.args.get("partition")))
 
 

@@ -212,7 +212,9 @@ class HiveQL(Hive):
                 partition = self._parse_partition() if self._match(
                     TokenType.PARTITION, advance=False) else None
                 return self.expression(Show(kind="PARTITIONS", this=table, partition=partition))
-            self.raise_error("Expected SHOW DATABASES, SHOW TABLES or SHOW PARTITIONS")
+            if self._match_text_seq("CREATE", "TABLE"):
+                return self.expression(Show(kind="CREATE TABLE", this=self._parse_table_parts()))
+            self.raise_error("Expected SHOW DATABASES, SHOW TABLES, SHOW PARTITIONS or SHOW CREATE TABLE")
             return None
 
         def _parse_hp_like(self) -> exp.Expression | None:

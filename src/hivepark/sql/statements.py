@@ -316,6 +316,13 @@ class ShowPartitions:
 
 
 @dataclass(frozen=True)
+class ShowCreateTable:
+    """SHOW CREATE TABLE t: the DDL that re-creates the table, one row per line."""
+
+    table: TableRef
+
+
+@dataclass(frozen=True)
 class Describe:
     table: TableRef
     style: str | None = None  # FORMATTED, EXTENDED or None
@@ -383,4 +390,4 @@ class Failed:
 
 Statement = (CreateDatabase | DropDatabase | Use | CreateTable | DropTable | AlterTable
              | Insert | MultiInsert | LoadData | MsckRepair | ShowDatabases | ShowTables
-             | ShowPartitions | Describe | Set | AnalyzeSkew | Explain | Query | Failed)
+             | ShowPartitions | ShowCreateTable | Describe | Set | AnalyzeSkew | Explain | Query | Failed)
