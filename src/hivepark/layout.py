@@ -18,7 +18,7 @@ import posixpath
 import re
 from collections.abc import Sequence
 
-from hivepark.errors import UserInputError
+from hivepark.errors import SemanticError, UserInputError
 
 DEFAULT_PARTITION_NAME = "__HIVE_DEFAULT_PARTITION__"
 """Directory value of a NULL or empty partition value; reads back as NULL."""
@@ -138,6 +138,35 @@ def parse_part_name(
         value = unescape_path_name(raw)
         out.append((unescape_path_name(key), None if value == default else value))
     return out
+
+
+def check_partition_column_name(col: str) -> None:
+    """A partition column's name starts its directories' names (``col=value``): one starting
+    with ``_`` or ``.`` makes every partition directory hidden to Hadoop's and Spark's file
+    listing (and to Hive's own, ``FileUtils.HIDDEN_FILES_PATH_FILTER``), so its data would be
+    written and then never found. Hive's grammar only takes such a name in backquotes.
+
+    Raises:
+        SemanticError: the name starts with ``_`` or ``.``; the message says why and how to fix it.
+
+    Example:
+        >>> check_partition_column_name("p_1")
+        >>> check_partition_column_name("_p")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        hivepark.errors.SemanticError: Partition column name '_p' starts with '_': ...
+    """
+    if col[:1] in ("_", "."):
+        raise SemanticError(
+            f"Partition column name '{col}' starts with '{col[0]}': its partition directories "
+            f"({escape_path_name(col.lower())}=...) would be hidden files for Hadoop, Spark and Hive, so "
+            f"the rows written to them could never be found. Rename the column so that it starts with "
+            f"a letter or a digit (e.g. '{_visible(col)}').")
+
+
+def _visible(col: str) -> str:
+    rest = col.lstrip("_.")
+    return f"p{col}" if not rest else rest
 
 
 def check_part_value(col: str, value: str | None, default: str = DEFAULT_PARTITION_NAME) -> None:

@@ -9,9 +9,11 @@ A :class:`HiveType` knows
 * **binding** a query literal to it (:meth:`HiveType.bind_literal`): the value hivepark
   compares with, only when the comparison provably means what Spark SQL means;
 * the **canonical text of a partition value** (:meth:`HiveType.partition_text`), the same for
-  ``INSERT ... PARTITION (flag=true)`` and ``Warehouse.insert(..., partition={"flag": True})``:
-  what Spark's ``CAST(CAST(v AS type) AS STRING)`` gives, which is also what a dynamic
-  partition insert writes;
+  ``INSERT ... PARTITION (flag=true)``, ``Warehouse.insert(..., partition={"flag": True})``, a
+  dynamic partition insert, LOAD DATA, ADD PARTITION and MSCK REPAIR: Hive's text of the value
+  converted to the column's type (what Spark's ``CAST(CAST(v AS type) AS STRING)`` gives,
+  except a DECIMAL's, which is Hive's ``HiveDecimal`` text without trailing zeros); a value
+  that does not fit the type raises :class:`PartitionValueError`, which says why;
 * **decoding** a stored value (:meth:`HiveType.decode`) into the Python value that bound
   literals compare with, so that stored values order like the type.
 
@@ -19,8 +21,8 @@ This module is pure Python (no pyspark, sqlglot or sqlalchemy): every layer may 
 
 Example:
     >>> t = HiveType.parse("DECIMAL(5, 2)")
-    >>> t.text, t.family, t.kind, t.partition_text("1.5")
-    ('decimal(5,2)', 'numeric', 'decimal', '1.50')
+    >>> t.text, t.family, t.kind, t.partition_text("1.50")
+    ('decimal(5,2)', 'numeric', 'decimal', '1.5')
     >>> HiveType.parse("boolean").partition_text(True), HiveType.parse("int").partition_text("007")
     ('true', '7')
 """
@@ -60,6 +62,17 @@ _LOOSE_DATE = re.compile(r"\s*([+-]?\d{4,})-(\d{1,2})-(\d{1,2})(?:[T ].*)?\s*$")
 _FLOAT_EXACT = 2**24
 _WIDE = Context(prec=80)
 _DOUBLE_EXACT = 2**53
+
+
+class PartitionValueError(ValueError):
+    """A partition value that is not one of its column's type: ``reason`` says why, in words a
+    user can act on (``out of range: a tinyint holds -128 to 127``)."""
+
+    def __init__(self, value: Value, type_text: str, reason: str) -> None:
+        super().__init__(f"'{value}' is not a valid {type_text} value ({reason})")
+        self.value = value
+        self.type_text = type_text
+        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -202,12 +215,16 @@ class HiveType:
         """The canonical text of a partition value of this type; None for the default
         partition (NULL, ``''`` or ``__HIVE_DEFAULT_PARTITION__``).
 
-        The text is Spark's ``CAST(CAST(value AS type) AS STRING)``, which is also what a
-        dynamic partition insert writes, so a static value, a dynamic value and a value given
-        from Python name the same partition.
+        The text is Hive's: the value converted to the type (Hive's ``hive.typecheck.on.insert``
+        conversion), then written as Hive writes it. For every type but DECIMAL that is Spark's
+        ``CAST(CAST(value AS type) AS STRING)`` too. A DECIMAL is rounded half up to its scale
+        and written as Hive's ``HiveDecimal`` writes it: plain digits, no trailing zeros
+        (``12.50`` is ``12.5``, ``7.00`` is ``7``), so a static value, a dynamic value and a value
+        given from Python name the same partition. Values Hive would wrap or keep (TINYINT 300,
+        DOUBLE 1e400) are refused instead.
 
         Raises:
-            ValueError: the value is not one of this type (the message says why).
+            PartitionValueError: the value is not one of this type (``reason`` says why).
 
         >>> HiveType.parse("bigint").partition_text(" -007"), HiveType.parse("double").partition_text(2)
         ('-7', '2.0')
@@ -215,6 +232,12 @@ class HiveType:
         '2024-01-05 10:00:00.5'
         >>> HiveType.parse("boolean").partition_text("TRUE"), HiveType.parse("string").partition_text(True)
         ('true', 'true')
+        >>> HiveType.parse("decimal(10,2)").partition_text("12.50"), HiveType.parse("decimal(10,2)").partition_text(7)
+        ('12.5', '7')
+        >>> HiveType.parse("tinyint").partition_text(300)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        hivepark.types.PartitionValueError: '300' is not a valid tinyint value (out of range: ...)
         """
         if value is None or value == "" or value == DEFAULT_PARTITION_NAME:
             return None
@@ -229,8 +252,59 @@ class HiveType:
             raise ValueError(f"a {self.text} column cannot be a partition key")
         try:
             return converter(self, value)
+        except _Unfit as e:
+            raise PartitionValueError(value, self.text, str(e)) from None
         except (ValueError, InvalidOperation, OverflowError, TypeError):
-            raise ValueError(f"'{value}' is not a valid {self.text} value") from None
+            raise PartitionValueError(value, self.text, self._expected()) from None
+
+    def is_canonical_partition_text(self, text: str | None) -> bool:
+        """Whether ``text`` (a stored partition value) is exactly :meth:`partition_text` of
+        itself: a value of this type in its canonical text (the default partition is).
+
+        >>> t = HiveType.parse("tinyint")
+        >>> [t.is_canonical_partition_text(v) for v in ("12", "300", "012", None)]
+        [True, False, False, True]
+        """
+        return _is_canonical(self, text)
+
+    def _expected(self) -> str:
+        """What a value of this type looks like, for error messages."""
+        kind = self.kind
+        if kind == "int":
+            return f"not a whole number: {_a(self.text)} is written like {self.example_literal()}"
+        if kind in ("decimal", "float32", "float64"):
+            return f"not a number: {_a(self.text)} is written like {self.example_literal()}"
+        if kind == "boolean":
+            return "a boolean is true or false"
+        if kind == "date":
+            return "a date is written yyyy-mm-dd, and must exist in the calendar"
+        if kind == "timestamp":
+            return "a timestamp is written yyyy-mm-dd hh:mm:ss[.fffffffff]"
+        return f"not {_a(self.text)}"
+
+    def example_literal(self) -> str:
+        """A HiveQL literal of this type, for the fixes error messages suggest.
+
+        >>> HiveType.parse("int").example_literal(), HiveType.parse("decimal(10,2)").example_literal()
+        ('1', '12.5')
+        >>> HiveType.parse("date").example_literal(), HiveType.parse("boolean").example_literal()
+        ("'2024-01-31'", 'true')
+        """
+        kind = self.kind
+        if kind == "int":
+            return "1"
+        if kind == "decimal":
+            precision, scale = self.precision_scale
+            return "12.5" if scale and precision - scale >= 2 else "0.5" if scale else "1"
+        if kind in ("float32", "float64"):
+            return "1.5"
+        if kind == "boolean":
+            return "true"
+        if kind == "date":
+            return "'2024-01-31'"
+        if kind == "timestamp":
+            return "'2024-01-31 10:00:00'"
+        return "'x'"
 
     def decode(self, text: str | None) -> Value | None:
         """A stored (canonical) value as the Python value bound literals compare with: int,
@@ -288,6 +362,16 @@ def _parse(text: str) -> HiveType:
     else:
         canonical = base
     return HiveType(canonical, base, params)
+
+
+@lru_cache(maxsize=65536)
+def _is_canonical(t: HiveType, text: str | None) -> bool:
+    if text is None:
+        return True
+    try:
+        return t.partition_text(text) == text
+    except ValueError:
+        return False
 
 
 def type_family(hive_type: str | HiveType) -> str:
@@ -406,6 +490,15 @@ def _timestamp_text(ts: datetime.datetime) -> str:
     return text
 
 
+def _a(word: str) -> str:
+    """``word`` with its indefinite article: ``an int``, ``a tinyint``."""
+    return f"{'an' if word[:1] in 'aeiou' else 'a'} {word}"
+
+
+class _Unfit(ValueError):
+    """A converter's reason a value does not fit its type (the message is the reason)."""
+
+
 def _text_int(t: HiveType, value: Value) -> str:
     if isinstance(value, bool) or isinstance(value, float) and not value.is_integer():
         raise ValueError(value)
@@ -413,33 +506,52 @@ def _text_int(t: HiveType, value: Value) -> str:
     rng = t.integral_range()
     assert rng is not None
     if not rng[0] <= n <= rng[1]:
-        raise ValueError(value)
+        raise _Unfit(f"out of range: {_a(t.text)} holds {rng[0]} to {rng[1]}")
     return str(n)
 
 
 def _text_decimal(t: HiveType, value: Value) -> str:
+    """Hive's HiveDecimal text of ``value`` as a ``t``: rounded half up to the scale (as Spark
+    and Hive's enforcePrecisionScale round), refused when the integer digits exceed
+    precision - scale, then plain digits without trailing zeros (``0`` for zero)."""
     if isinstance(value, bool):
         raise ValueError(value)
     d = Decimal(value.strip()) if isinstance(value, str) else Decimal(value)
     if not d.is_finite():
         raise ValueError(value)
     precision, scale = t.precision_scale
-    # Spark rounds half up; 38 digits need more than the default context's 28
+    # 38 digits need more than the default context's 28
     q = d.quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP, context=_WIDE)
     if len(q.as_tuple().digits) > precision and q != 0:
-        raise ValueError(value)
-    return format(q, "f")
+        whole = precision - scale
+        holds = (f"at most {whole} digit{'s' if whole != 1 else ''} before the point" if whole
+                 else "only values between -1 and 1")
+        raise _Unfit(f"out of range: {_a(t.text)} holds {holds}")
+    if q == 0:
+        return "0"
+    text = format(q, "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def _text_float(t: HiveType, value: Value) -> str:
     if isinstance(value, bool):
         raise ValueError(value)
     f = float(value.strip()) if isinstance(value, str) else float(value)
+    if math.isnan(f) or math.isinf(f) and _looks_infinite(value):
+        raise _Unfit("NaN and infinity cannot be partition values")
     if not math.isfinite(f):
-        raise ValueError(value)
+        raise _Unfit(f"out of range: it overflows {_a(t.text)}")
     if t.kind == "float32":
-        return _java_double(_float32(f), digits=9)
+        f32 = _float32(f)
+        if not math.isfinite(f32):
+            raise _Unfit(f"out of range: it overflows {_a(t.text)}")
+        return _java_double(f32, digits=9)
     return _java_double(f)
+
+
+def _looks_infinite(value: Value) -> bool:
+    """The value names infinity itself (``inf``, ``-Infinity``), rather than overflowing."""
+    return isinstance(value, float) or isinstance(value, str) and "inf" in value.lower()
 
 
 def _text_boolean(t: HiveType, value: Value) -> str:

@@ -146,7 +146,7 @@ def spec(*entries: tuple[str, str | None, bool]) -> s.PartitionSpec:
 @pytest.mark.parametrize("typ, given, text", [
     ("boolean", "TRUE", "true"), ("boolean", True, "true"), ("boolean", "false", "false"),
     ("int", "007", "7"), ("int", "+7", "7"), ("int", " -007", "-7"), ("bigint", 7, "7"),
-    ("decimal(10,2)", "1.5", "1.50"), ("decimal(10,2)", Decimal("1.5"), "1.50"),
+    ("decimal(10,2)", "1.5", "1.5"), ("decimal(10,2)", Decimal("1.50"), "1.5"), ("decimal(10,2)", "7.00", "7"),
     ("date", "2024-01-05", "2024-01-05"), ("date", datetime.date(2024, 1, 5), "2024-01-05"),
     ("timestamp", "2024-01-05 10:00:00", "2024-01-05 10:00:00"),
     ("timestamp", datetime.datetime(2024, 1, 5, 10), "2024-01-05 10:00:00"),
@@ -161,8 +161,8 @@ def test_partition_values_have_one_text_from_sql_and_python(typ, given, text):
 
 def test_bad_partition_values():
     with pytest.raises(InvalidPartitionSpec, match=r"^Cannot add partition column p of type string as it cannot be "
-                       r"converted to type int: partition value 'abc' for column p is not a valid int; give a "
-                       r"int value, e.g. PARTITION \(p=1\)") as e:
+                       r"converted to type int: partition value 'abc' for column p is not a valid int \(not a "
+                       r"whole number: an int is written like 1\)\. Give an int value, e\.g\. PARTITION \(p=1\)$") as e:
         v.partition_value(typed("p", "int"), "p", "abc")
     assert e.value.code == 10248
     with pytest.raises(InvalidPartitionSpec, match="not a valid boolean"):

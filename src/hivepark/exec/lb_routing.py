@@ -220,7 +220,7 @@ def with_lb_column(ctx: Context, table: Table, df: DataFrame, plan: LBPlan,
     if plan.uniform is not None:
         plan.tuples = list(dict.fromkeys(plan.tuples + plan.uniform))
         return df.withColumn(LB_COL, _case(plan, plan.uniform, types))
-    key_types = {c.name: spark_type(c.type) for c in table.partition_keys}
+    key_types = {k: df.schema[k].dataType for k in keys}  # the partition values' text (write.py)
     rows, plain = [], []
     for part, vals in plan.per_partition.items():
         typed = plan.typed_keys[part]

@@ -2,8 +2,10 @@
 
 One Spark read over all chosen files or directories, never a union per partition. Partition
 values come from the metastore: through Spark's ``basePath`` discovery when every chosen
-partition lives in its Hive-layout directory, otherwise through a small map from directory
-to values applied to each row's ``_metadata.file_path``.
+partition lives in its Hive-layout directory under its canonical value (a DECIMAL key is
+discovered as text and cast, see ``storage.formats.load``), otherwise through a small map from
+directory to values applied to each row's ``_metadata.file_path`` (a value that is not of its
+type reads as NULL, as in Hive).
 """
 
 from __future__ import annotations
@@ -289,11 +291,16 @@ def lb_paths(location: str, recorded: tuple[str, ...] | list[str] | None, lay: S
 
 def _all_in_hive_layout(table: Table, parts: Sequence[Partition]) -> bool:
     """Every partition lives in its Hive-layout directory (a string comparison first; the
-    normalized paths only when that fails)."""
+    normalized paths only when that fails) and its values are canonical texts of their types,
+    which Spark's partition discovery reads as the metastore's values (it would read a TINYINT
+    ``300`` registered before values were checked as 44, and fail on an INT ``99999999999``)."""
     base = table.location.rstrip("/")
     keys = table.partition_key_names()
-    return all(p.location == f"{base}/{layout.make_part_name(keys, p.values)}"
-               or _in_hive_layout(table, p) for p in parts)
+    types = [k.hive_type for k in table.partition_keys]
+    return all((p.location == f"{base}/{layout.make_part_name(keys, p.values)}"
+                or _in_hive_layout(table, p))
+               and all(t.is_canonical_partition_text(v) for t, v in zip(types, p.values))
+               for p in parts)
 
 
 def _in_hive_layout(table: Table, p: Partition) -> bool:
@@ -324,7 +331,9 @@ def _mapped_scan(spark: SparkSession, table: Table,
     values = F.try_element_at(mapping, F.col("__hivepark_dir"))
     cols = [F.col(f"`{c.name}`") for c in table.columns]
     for i, key in enumerate(table.partition_keys):
-        cols.append(F.element_at(values, i + 1).cast(spark_type(key.type)).alias(key.name))
+        # a value that is not of the type (registered before values were checked) reads as
+        # NULL, as Hive reads it, rather than failing every scan of the table
+        cols.append(F.element_at(values, i + 1).try_cast(spark_type(key.type)).alias(key.name))
     return data.select(*cols)
 
 

@@ -7,6 +7,7 @@ import json
 import os
 import posixpath
 import time
+from collections.abc import Sequence
 
 from pyspark.sql import DataFrame
 
@@ -58,6 +59,7 @@ from hivepark.storage.handlers import (
     handler_for,
     handler_name,
 )
+from hivepark.types import HiveType, PartitionValueError
 
 # ---------------------------------------------------------------- databases
 
@@ -152,6 +154,8 @@ def new_table(ctx: Context, stmt: s.CreateTable) -> Table:
         if stmt.format is None:
             kw["format"] = src.format
         tblprops = {**copy_for_like(src), **tblprops}
+    for key in part_keys:  # its directories would be hidden: written, then never found
+        layout.check_partition_column_name(key.name)
     dup = {c.name for c in columns} & {c.name for c in part_keys}
     if dup:
         raise SemanticError(f"Column repeated in partitioning columns: {sorted(dup)[0]}. A "
@@ -542,14 +546,27 @@ def set_skewed_location(ctx: Context, table: Table, action: s.SetSkewedLocation,
 
 
 def msck_repair(ctx: Context, stmt: s.MsckRepair) -> DataFrame:
-    """Registers partition directories found on disk and refreshes each partition's files."""
+    """Registers partition directories found on disk and refreshes each partition's files.
+
+    A directory's values are bound to the partition columns' types as a static value is
+    (:meth:`hivepark.types.HiveType.partition_text`): ``n=12.50`` of a DECIMAL(10,2) column is the
+    partition ``n=12.5``, registered with that directory as its location. A directory whose value
+    does not fit its column (``n=300`` of a TINYINT), or that names the value of another partition,
+    cannot be registered: by default (``hive.msck.path.validation=throw``) the statement fails,
+    naming each such directory, and registers nothing; with ``skip`` (or Hive's ``ignore``) the
+    other directories are registered and each skipped one is reported in the output."""
     table = ctx.table(stmt.table)
     if not table.is_partitioned:
         return ctx.rows(["result"], [])
     keys = table.partition_key_names()
-    known = {p.values: p for p in ctx.catalog.list_partitions(table)}
+    types = [k.hive_type for k in table.partition_keys]
+    partitions = ctx.catalog.list_partitions(table)
+    known = {p.values: p for p in partitions}
+    at = {fs.normalize(p.location): p for p in partitions}
+    claimed: dict[tuple[str | None, ...], str] = {}
     put: list[Partition] = []
     added: list[str] = []
+    problems: list[tuple[str, str]] = []
     now = int(time.time())
     for leaf in leaf_dirs(table.location, len(keys)):
         rel = leaf[len(fs.normalize(table.location)):].strip("/")
@@ -559,8 +576,20 @@ def msck_repair(ctx: Context, stmt: s.MsckRepair) -> DataFrame:
             continue
         if [k for k, _ in parsed] != list(keys):
             continue
-        values = tuple(v for _, v in parsed)
-        old = known.get(values)
+        old = at.get(fs.normalize(leaf))
+        if old is not None:
+            values = old.values  # a registered partition's directory: its files are refreshed
+        else:
+            values, problem = _directory_values(keys, types, [v for _, v in parsed])
+            if problem is None and values in known:
+                problem = (f"it holds the same value as partition {layout.make_part_name(keys, values)}, "
+                           f"whose directory is {known[values].location}")
+            elif problem is None and values in claimed:
+                problem = f"it holds the same value as directory {claimed[values]}"
+            if problem is not None:
+                problems.append((rel, problem))
+                continue
+            claimed[values] = rel
         params = dict(old.parameters) if old else {}
         files = [f for f in fs.list_files(leaf) if not f.is_dir]
         lay = partition_layout(params)
@@ -576,7 +605,32 @@ def msck_repair(ctx: Context, stmt: s.MsckRepair) -> DataFrame:
         put.append(Partition(values, old.location if old else leaf, params,
                              tuple(sorted(names)), now))
         if old is None:
-            added.append(f"{table.name}:{rel}")
+            name = layout.make_part_name(keys, values)
+            added.append(f"{table.name}:{name}" + (f" (directory {rel})" if name != rel else ""))
+    mode = (ctx.conf.get("hive.msck.path.validation") or "throw").strip().lower()
+    if problems and mode not in ("skip", "ignore"):
+        shown = "; ".join(f"{rel}: {why}" for rel, why in problems[:10])
+        more = f" (and {len(problems) - 10} more)" if len(problems) > 10 else ""
+        raise InvalidPartitionSpec(
+            f"MSCK REPAIR TABLE {table.qualified_name} registered nothing: these partition directories cannot "
+            f"be registered: {shown}{more}. Rename or remove them, or SET hive.msck.path.validation=skip to "
+            "register the other directories and skip these.")
     if put:
         ctx.catalog.commit(table, table.version, put=put)
-    return ctx.rows(["result"], [(f"Repair: Added partition to metastore {a}",) for a in added])
+    return ctx.rows(["result"], [(f"Repair: Added partition to metastore {a}",) for a in added]
+                    + [(f"Repair: Skipped directory {table.name}:{rel} ({why})",) for rel, why in problems])
+
+
+def _directory_values(keys: Sequence[str], types: Sequence[HiveType], raw: Sequence[str | None]
+                      ) -> tuple[tuple[str | None, ...], str | None]:
+    """A partition directory's values bound to the key types, in their canonical text, and
+    why they cannot be (None when they can)."""
+    values: list[str | None] = []
+    for key, typ, value in zip(keys, types, raw):
+        try:
+            values.append(typ.partition_text(value))
+        except PartitionValueError as e:
+            return (), f"value '{value}' of column {key} is not a valid {typ.text} ({e.reason})"
+        except ValueError as e:
+            return (), f"value '{value}' of column {key}: {e}"
+    return tuple(values), None

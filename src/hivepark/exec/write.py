@@ -9,13 +9,20 @@ from __future__ import annotations
 import os
 
 from pyspark.errors import PySparkException
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from hivepark import layout
 from hivepark.catalog.models import Table
 from hivepark.catalog.skew import table_skew
-from hivepark.errors import InvalidPartitionSpec, LimitExceeded, SemanticError, UnsupportedError, UserInputError
+from hivepark.errors import (
+    HiveParkError,
+    InvalidPartitionSpec,
+    LimitExceeded,
+    SemanticError,
+    UnsupportedError,
+    UserInputError,
+)
 from hivepark.exec import lb_routing
 from hivepark.exec.context import Context
 from hivepark.exec.locations import check_location
@@ -33,7 +40,7 @@ from hivepark.storage import fs
 from hivepark.storage.commit import PartitionWrite
 from hivepark.storage.formats import writer
 from hivepark.storage.handlers import StorageHandler, handler_for
-from hivepark.types import HiveType
+from hivepark.types import HiveType, PartitionValueError
 
 
 def insert(ctx: Context, stmt: Insert) -> DataFrame:
@@ -177,19 +184,17 @@ def _write_dynamic(ctx: Context, table: Table, df: DataFrame, static: dict, dyn:
     types = table.partition_types()
     part_cols = []
     for k in table.partition_key_names():
-        if k in static:
-            part_cols.append(F.lit(static[k]).cast(spark_type(types[k])).alias(k))
+        layout.check_partition_column_name(k)  # a table created before names were checked
+        if k in static:  # already its canonical text
+            part_cols.append(F.lit(static[k]).cast("string").alias(k))
         else:
             value = F.col(f"`{cols[n + dyn.index(k)]}`").cast(spark_type(types[k]))
-            typ = HiveType.parse(types[k])
-            if typ.base == "varchar" and typ.params:  # as a static value: cut to the length
-                value = F.substring(value, 1, typ.params[0])
-            part_cols.append(value.alias(k))
+            part_cols.append(partition_text_column(value, HiveType.parse(types[k])).alias(k))
     out = df.select(*_data_columns(table, df), *part_cols)
     keys = list(table.partition_key_names())
     grouped = lb_routing.dynamic_grouped(table, out, keys)
     try:
-        tasks, rows = _preflight(ctx, out, keys, grouped)
+        tasks, rows = _preflight(ctx, out, keys, grouped, types)
         lb = lb_routing.dynamic_plan(ctx, table, keys, rows, grouped, overwrite) if tasks else None
     finally:
         if grouped is not None:
@@ -209,6 +214,44 @@ def _write_dynamic(ctx: Context, table: Table, df: DataFrame, static: dict, dyn:
         return commit.finish(ctx.catalog, writes)
 
 
+def partition_text_column(value: Column, typ: HiveType) -> Column:
+    """A dynamic partition value (already cast to its column's type) as its canonical text,
+    the text :meth:`HiveType.partition_text` gives a static value: Spark's ``CAST AS STRING``,
+    a VARCHAR(n) cut to n characters (Hive's HiveVarchar), a DECIMAL without trailing zeros
+    (Hive's HiveDecimal text: ``12.50`` is ``12.5``, ``0.00`` is ``0``). The partition
+    directories are written from this text, so the metastore records exactly it; the preflight
+    checks each value against the type (:func:`_check_dynamic_values`)."""
+    text = value.cast("string")
+    if typ.base == "varchar" and typ.params:
+        return F.substring(text, 1, typ.params[0])
+    if typ.kind == "decimal" and typ.precision_scale[1] > 0:
+        stripped = F.regexp_replace(F.regexp_replace(text, r"0+$", ""), r"\.$", "")
+        return F.when(value == 0, F.lit("0")).otherwise(stripped)
+    return text
+
+
+def _check_dynamic_values(rows: list, keys: list[str], types: dict[str, str]) -> None:
+    """Each dynamic partition's values (the preflight's rows, as the text Spark will write)
+    are values of their columns' types, in the canonical text a static value would have: so
+    nothing Spark computes (an overflowing DOUBLE is ``Infinity``) lands in a partition that no
+    static value names, or that reads back as another value."""
+    for r in rows:
+        for k in keys:
+            text = r[k]
+            typ = HiveType.parse(types[k])
+            try:
+                canonical = typ.partition_text(text)
+            except PartitionValueError as e:
+                raise InvalidPartitionSpec(
+                    f"Dynamic partition value '{text}' for column {k} is not a valid {typ.text} ({e.reason}): "
+                    "nothing was written. Filter those rows out, or convert the value, in the SELECT.") from None
+            if text is not None and canonical is not None and canonical != text:
+                raise HiveParkError(
+                    f"Dynamic partition value '{text}' for column {k} ({typ.text}) would be written as Spark "
+                    f"writes it, but its canonical text is '{canonical}', which a static value names: nothing "
+                    "was written. This is a hivepark bug; as a workaround give the partition statically.")
+
+
 def _rows_per_file(ctx: Context) -> int:
     raw = ctx.conf.get("hivepark.max.rows.per.file") or "0"
     try:
@@ -224,7 +267,8 @@ def preflight(ctx: Context, out: DataFrame, keys: list[str]) -> int:
 
 
 def _preflight(ctx: Context, out: DataFrame, keys: list[str],
-               grouped: DataFrame | None = None) -> tuple[int, list]:
+               grouped: DataFrame | None = None,
+               types: dict[str, str] | None = None) -> tuple[int, list]:
     """Checks Hive's limits with one Spark aggregation before anything is written.
 
     Counts the distinct partitions and the files they will need; raises LimitExceeded with
@@ -232,7 +276,8 @@ def _preflight(ctx: Context, out: DataFrame, keys: list[str],
     Returns the number of write tasks: enough that, with rows hash-distributed by the
     partition keys (exactly as Spark's repartition does it), no task writes more than
     hive.exec.max.dynamic.partitions.pernode partitions. 0 means there are no rows. Also
-    returns one row per partition (its typed key values). ``grouped`` (rows already counted
+    returns one row per partition (its key values, as the text the directories are written
+    with; checked against the key ``types`` when given). ``grouped`` (rows already counted
     in ``__rows`` by finer groups, for auto-topk list bucketing) is aggregated instead of
     ``out`` when given, so the input is read once for both.
     """
@@ -252,6 +297,8 @@ def _preflight(ctx: Context, out: DataFrame, keys: list[str],
         raise LimitExceeded(
             f"Number of dynamic partitions created is {total}, which is more than {max_parts}. "
             f"To solve this try to set hive.exec.max.dynamic.partitions to at least {total}.")
+    if types is not None:  # a value that does not fit its type fails here, before any write
+        _check_dynamic_values(rows, keys, types)
     for r in rows:  # a value too long for a directory name fails here, before any write
         for k in keys:
             layout.check_part_value(k, None if r[k] is None else str(r[k]))

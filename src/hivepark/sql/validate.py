@@ -15,7 +15,7 @@ from hivepark.errors import InvalidPartitionSpec, SemanticError
 from hivepark.expr import Expr, IsNull, NotNull, and_all
 from hivepark.expr.nodes import COMPARISONS
 from hivepark.sql.statements import ChangeColumn, PartitionSpec, SetSkewedLocation, SkewClause, SkewValue
-from hivepark.types import HiveType
+from hivepark.types import HiveType, PartitionValueError
 
 # ---------------------------------------------------------------- partition specs
 
@@ -40,18 +40,21 @@ def check_spec_columns(table: Table, spec: PartitionSpec) -> None:
 def partition_value(table: Table, key: str, value: object) -> str | None:
     """A static partition value (text from SQL, or a Python value) in its column's
     canonical text (:meth:`HiveType.partition_text`, the text a dynamic insert writes too);
-    None for the default partition. Raises InvalidPartitionSpec when it is not of the type."""
+    None for the default partition. Raises InvalidPartitionSpec (Hive's 10248) when it is not
+    of the type, naming the column, the value, the type, why, and a value that fits."""
     typ = table.partition_types()[key]
+    hive_type = HiveType.parse(typ)
     try:
-        text = HiveType.parse(typ).partition_text(value)
-    except ValueError:
-        fam = HiveType.parse(typ).family
-        example = "1" if fam == "numeric" else "'2024-01-31'"
+        text = hive_type.partition_text(value)
+    except PartitionValueError as e:
         given = "string" if isinstance(value, str) else type(value).__name__
         raise InvalidPartitionSpec(
             f"Cannot add partition column {key} of type {given} as it cannot be converted to type {typ}: "
-            f"partition value '{value}' for column {key} is not a valid {typ}; give a {typ} value, e.g. "
-            f"PARTITION ({key}={example})", code=10248) from None
+            f"partition value '{value}' for column {key} is not a valid {typ} ({e.reason}). Give "
+            f"{'an' if typ[:1] in 'aeiou' else 'a'} {typ} value, e.g. PARTITION ({key}={hive_type.example_literal()})",
+            code=10248) from None
+    except ValueError as e:
+        raise InvalidPartitionSpec(f"Partition column {key} of {table.qualified_name}: {e}") from None
     layout.check_part_value(key, text)
     return text
 

@@ -95,11 +95,15 @@ def load(spark: SparkSession, table: Table, paths: Sequence[str], base_path: str
     if base_path:
         r = r.option("basePath", base_path)
     extra = dict(extra or {})
+    discovered = [_as_discovered(p) for p in parts]
     if table.format != "textfile":
         # a DDL string: one call into the JVM (a StructType costs two and a JSON round trip)
-        df = _load_paths(r.schema(schema_ddl([*table.columns, *parts])), paths)
-        return df.select("*", *[c.alias(n) for n, c in extra.items()]) if extra else df
-    schema = StructType([StructField(TEXT_LINE, StringType())] + schema_of(parts).fields)
+        df = _load_paths(r.schema(schema_ddl([*table.columns, *discovered])), paths)
+        if discovered == parts:
+            return df.select("*", *[c.alias(n) for n, c in extra.items()]) if extra else df
+        return df.select(*[F.col(f"`{c.name}`") for c in table.columns], *_typed_partitions(parts),
+                         *[c.alias(n) for n, c in extra.items()])
+    schema = StructType([StructField(TEXT_LINE, StringType())] + schema_of(discovered).fields)
     raw = r.schema(schema).load(list(paths))
     fields = F.split(F.col(TEXT_LINE), re.escape(table.field_delim or DEFAULT_TEXT_DELIM), -1)
     cols = []
@@ -111,8 +115,21 @@ def load(spark: SparkSession, table: Table, paths: Sequence[str], base_path: str
             continue
         value = F.when(text == F.lit(NULL_TEXT), F.lit(None)).otherwise(text)
         cols.append((value if typ == "string" else value.try_cast(typ)).alias(c.name))
-    return raw.select(*cols, *[F.col(f"`{p.name}`") for p in parts],
-                      *[e.alias(n) for n, e in extra.items()])
+    return raw.select(*cols, *_typed_partitions(parts), *[e.alias(n) for n, e in extra.items()])
+
+
+def _as_discovered(key: Column) -> Column:
+    """A partition column as Spark's partition discovery is asked to read it: a DECIMAL as
+    its directory's text (discovery keeps the text's own scale under the column's, so the
+    canonical ``n=12.5`` of a DECIMAL(10,2) would read as 1.25), every other type as itself."""
+    return Column(key.name, "string") if key.hive_type.kind == "decimal" else key
+
+
+def _typed_partitions(parts: Sequence[Column]) -> list[SparkColumn]:
+    """The partition columns typed as in the metastore: a DECIMAL read as text is cast by
+    Spark SQL (NULL for text that is not a number, as Hive reads such a partition value)."""
+    return [F.col(f"`{p.name}`").try_cast(spark_type(p.type)).alias(p.name)
+            if _as_discovered(p) is not p else F.col(f"`{p.name}`") for p in parts]
 
 
 # the text source's one column; not "value", which a partition column may be called

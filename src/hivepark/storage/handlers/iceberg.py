@@ -629,6 +629,8 @@ def _write_files(spark: SparkSession, itbl: Any, table: Table, df: DataFrame, st
     taken = {f.name.lower() for f in schema.fields}
     for pf in spec.fields:
         name = f"{pf.name}_part"
+        if name.startswith(("_", ".")):  # a hidden directory for Spark's writer and our listing
+            name = f"p{name}"
         while name.lower() in taken:
             name += "_"
         taken.add(name.lower())
