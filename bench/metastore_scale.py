@@ -14,6 +14,10 @@ and checks that both find the same partitions.
 
     .venv/bin/python bench/metastore_scale.py                      # 100,000 partitions
     .venv/bin/python bench/metastore_scale.py --partitions 1000000 --repeat 3
+    .venv/bin/python bench/metastore_scale.py --metastore postgresql+psycopg://u:p@127.0.0.1:5432/db
+
+With ``--metastore`` the partitions go to that metastore (PostgreSQL, say) instead of a SQLite
+file in the work directory; the benchmark's database ``bench`` is dropped again at the end.
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from sqlalchemy.engine import make_url
 
 from hivepark.catalog.models import Column, Database, Partition, Table
 from hivepark.catalog.sql import SqlCatalog, make_part_name
@@ -65,9 +71,10 @@ def day(i: int) -> str:
     return (START + datetime.timedelta(days=i)).isoformat()
 
 
-def build(root: Path, n: int) -> tuple[SqlCatalog, Table, Path, float, float]:
+def build(root: Path, n: int, url: str | None = None
+          ) -> tuple[SqlCatalog, Table, Path, float, float]:
     """The catalog, the table, its directory, seconds to register, seconds for mkdirs."""
-    cat = SqlCatalog(f"sqlite:///{root}/metastore.db")
+    cat = SqlCatalog(url or f"sqlite:///{root}/metastore.db")
     cat.create_database(Database("bench", str(root / "warehouse" / "bench.db")))
     table_dir = root / "warehouse" / "bench.db" / "events"
     table = cat.create_table(Table("bench", "events", (Column("v", "string"),),
@@ -181,6 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--partitions", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--dir", help="work directory (default: a temporary one, removed)")
+    parser.add_argument("--metastore", help="metastore URL (default: SQLite in the work directory)")
     args = parser.parse_args(argv)
 
     root = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="hivepark-bench-"))
@@ -189,8 +197,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"{root} already holds a benchmark; pass an empty --dir")
     print(f"machine: {platform.platform()}, {os.cpu_count()} CPUs, "
           f"Python {platform.python_version()}, SQLite {sqlite3.sqlite_version}")
+    shown = make_url(args.metastore).render_as_string(hide_password=True) if args.metastore else "SQLite file"
+    print(f"metastore: {shown}")
+    cat = None
     try:
-        cat, table, table_dir, register, mkdirs = build(root, args.partitions)
+        cat, table, table_dir, register, mkdirs = build(root, args.partitions, args.metastore)
         print(f"registered {args.partitions} partitions in one add_partitions call: "
               f"{register:.2f} s ({args.partitions / register:,.0f} partitions/s); "
               f"created their directories: {mkdirs:.2f} s")
@@ -207,11 +218,14 @@ def main(argv: list[str] | None = None) -> int:
             total_ms, total_ls = total_ms + ms, total_ls + ls
             print(f"{label}: {len(found)} partitions; metastore median {ms:.1f} ms, "
                   f"listing median {ls:.1f} ms, ratio listing/metastore {ls / ms:.1f}x")
-        cat.close()
         print(f"total over the 3 queries: metastore {total_ms:.1f} ms, "
               f"listing {total_ls:.1f} ms")
         print(f"ratio listing/metastore: {total_ls / total_ms:.1f}x")
     finally:
+        if cat is not None:
+            if args.metastore:
+                cat.drop_database("bench", cascade=True)
+            cat.close()
         if not args.dir:
             shutil.rmtree(root, ignore_errors=True)
     return 0
