@@ -14,7 +14,8 @@ sys.path.insert(0, os.path.dirname(__file__))
 def spark():
     from hivepark.exec.session import get_or_create_spark
 
-    session = get_or_create_spark("local[2]")
+    # HIVEPARK_TEST_MASTER runs the suite on a Spark cluster (tests/test_cluster.py does)
+    session = get_or_create_spark(os.environ.get("HIVEPARK_TEST_MASTER", "local[2]"))
     session.conf.set("spark.sql.shuffle.partitions", "2")
     yield session
     session.stop()

@@ -1,0 +1,83 @@
+"""hivepark on a Spark standalone cluster (issue 14, item 7): a master and one worker on
+127.0.0.1 (tests/spark_cluster.py), the executors in their own JVMs. The core of the suite
+(partition pruning, dynamic partitions, list bucketing, map-join pruning, the CLI) runs again
+with the cluster as its master, and a set of queries gives the same rows on the cluster as in
+local mode over the same warehouse."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from spark_cluster import ClusterUnavailable, spark_cluster
+
+pytestmark = pytest.mark.skipif(bool(os.environ.get("HIVEPARK_TEST_MASTER")),
+                                reason="already running on the cluster")
+
+SUBSET = ["tests/exec/test_differential.py", "tests/exec/test_dynamic_partitions.py",
+          "tests/exec/test_list_bucketing.py", "tests/exec/test_runtime_pruning.py",
+          "tests/test_cli.py"]
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    try:
+        with spark_cluster() as url:
+            yield url
+    except ClusterUnavailable as e:
+        pytest.fail(f"the Spark standalone cluster did not start: {e}")
+
+
+def _env(url: str) -> dict[str, str]:
+    # Each application (the test driver, each CLI process) takes one core of the worker's
+    # two, so that a CLI run by a test finds an executor while the test's own holds one.
+    return dict(os.environ, HIVEPARK_TEST_MASTER=url, HIVEPARK_MASTER=url,
+                PYSPARK_SUBMIT_ARGS="--conf spark.cores.max=1 --conf spark.executor.memory=768m pyspark-shell")
+
+
+def test_the_core_suite_passes_on_the_cluster(cluster):
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *SUBSET],
+                         cwd=ROOT, env=_env(cluster), capture_output=True, text=True, timeout=2400)
+    summary = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else run.stderr[-2000:]
+    print(f"on {cluster}: {summary}")
+    assert run.returncode == 0, run.stdout[-6000:]
+    assert " passed" in summary and "failed" not in summary
+
+
+QUERIES = [
+    "SELECT ds, count(*), sum(k) FROM f WHERE ds >= '2024-01-02' GROUP BY ds",
+    "SELECT f.k, d.name FROM f JOIN d ON f.ds = d.ds WHERE d.name = 'two'",
+    "SELECT x, count(*) FROM s WHERE x IN (1, 7) GROUP BY x",
+    "SELECT count(*) FROM s WHERE x = 3 AND ds = '2024-01-01'",
+]
+
+CLUSTER_READER = textwrap.dedent("""
+    import json, sys, hivepark
+    wh = hivepark.connect(sys.argv[1])
+    out = [sorted([list(r) for r in wh.sql(q).collect()], key=repr) for q in json.loads(sys.argv[2])]
+    print("ROWS " + json.dumps(out), flush=True)
+""")
+
+
+def test_queries_give_the_same_rows_on_the_cluster_as_locally(cluster, wh):
+    wh.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
+    wh.sql("CREATE TABLE f (k INT) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+    wh.sql("INSERT INTO f PARTITION (ds) SELECT id, concat('2024-01-0', CAST(id % 3 + 1 AS STRING)) FROM range(60)")
+    wh.sql("CREATE TABLE d (ds STRING, name STRING) STORED AS PARQUET")
+    wh.sql("INSERT INTO d VALUES ('2024-01-01', 'one'), ('2024-01-02', 'two')")
+    wh.sql("CREATE TABLE s (x INT, v STRING) PARTITIONED BY (ds STRING) SKEWED BY (x) ON (1, 7) "
+           "STORED AS DIRECTORIES STORED AS PARQUET")
+    wh.sql("INSERT INTO s PARTITION (ds='2024-01-01') SELECT CAST(id % 10 AS INT), 'v' FROM range(100)")
+    local = [sorted([list(r) for r in wh.sql(q).collect()], key=repr) for q in QUERIES]
+    run = subprocess.run([sys.executable, "-c", CLUSTER_READER, wh.location, json.dumps(QUERIES)],
+                         cwd=ROOT, env=_env(cluster), capture_output=True, text=True, timeout=600)
+    line = next((x for x in run.stdout.splitlines() if x.startswith("ROWS ")), None)
+    assert line is not None, run.stderr[-3000:]
+    assert json.loads(line[5:]) == json.loads(json.dumps(local))
+    assert all(rows for rows in local)
