@@ -8,7 +8,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from hivepark.errors import HiveParkError
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
 
     from hivepark.catalog.base import Catalog
 
-__all__ = ["connect", "Warehouse", "HiveParkError"]
+__all__ = ["connect", "Warehouse", "HiveParkError", "RecoveryWarning"]
 __version__ = "0.1.0"
 
 
@@ -84,7 +85,7 @@ class Warehouse:
         from hivepark.plan.nodes import TableScan
         from hivepark.plan.planner import plan_scans
 
-        with self._ctx.handler_scope():
+        with self._ctx.handler_scope(), self._translated():
             t = self._ctx.table(name)
             plan = plan_scans([TableScan(t, t.name)], self._ctx.catalog)
             return scan_dataframe(self.spark, plan.scans[0])
@@ -96,9 +97,22 @@ class Warehouse:
         from hivepark.exec.write import write_rows
         from hivepark.sql.validate import python_spec
 
-        with self._ctx.handler_scope():
+        with self._ctx.handler_scope(), self._translated():
             t = self._ctx.table(table)
             write_rows(self._ctx, t, df, python_spec(t, partition), overwrite)
+
+    @contextmanager
+    def _translated(self) -> Iterator[None]:
+        """Spark's and the file system's failures as hivepark errors (exec/failures.py)."""
+        from hivepark.exec.failures import translate
+
+        try:
+            yield
+        except Exception as e:
+            translated = translate(e, self._ctx)
+            if translated is e:
+                raise
+            raise translated from None
 
     def close(self) -> None:
         self._ctx.catalog.close()
@@ -122,18 +136,61 @@ def connect(warehouse: str = "./warehouse", metastore: str | None = None,
     """
     from hivepark.catalog.models import Database
     from hivepark.catalog.sql import SqlCatalog
-    from hivepark.exec.session import get_or_create_spark
+    from hivepark.config import Config
+    from hivepark.errors import MetastoreError, mask_credentials
+    from hivepark.exec.session import get_or_create_spark, no_variable_substitution
     from hivepark.storage import fs
-    from hivepark.storage.commit import recover
 
+    Config(conf)  # a bad setting fails here, before anything is opened
     root = fs.normalize(warehouse)
     fs.makedirs(root)
     url = metastore or f"sqlite:///{os.path.join(root, 'metastore.db')}"
-    catalog = SqlCatalog(url)
+    try:
+        catalog = SqlCatalog(url)
+    except HiveParkError:
+        raise
+    except Exception as e:  # noqa: BLE001 - a bad URL or a missing driver: one clear error, never the password
+        shown = mask_credentials(url)
+        if "@" in shown and "://" not in shown:  # not a URL: whatever precedes the host may be a password
+            shown = "***@" + shown.rsplit("@", 1)[1]
+        raise MetastoreError(
+            f"Cannot open the metastore at {shown}: {type(e).__name__}: {e}. Check the metastore URL (a "
+            "SQLAlchemy URL such as postgresql+psycopg://user:***@host/db) and that its driver is "
+            "installed.") from None
     catalog.create_database(Database("default", root, "Default Hive database"), if_not_exists=True)
-    recover(root, catalog)
-    if fs.list_files(f"{root}/.hivepark/iceberg"):
-        from hivepark.storage.handlers.iceberg import recover_writes
+    _recover(root, url, catalog)
+    session = no_variable_substitution(spark) if spark is not None else get_or_create_spark()
+    return Warehouse(root, catalog, session, conf)
 
-        recover_writes(root, url)
-    return Warehouse(root, catalog, spark or get_or_create_spark(), conf)
+
+class RecoveryWarning(UserWarning):
+    """connect() could not finish or undo a crashed statement (or delete files whose retention
+    passed), typically because a table directory is not writable: the warehouse opens anyway,
+    and the next connect() tries again."""
+
+
+def _recover(root: str, url: str, catalog: Catalog) -> None:
+    """Finishes or undoes crashed statements (storage/commit.py, Iceberg writes). A file the
+    recovery cannot change (a read-only table directory, a full disk) does not stop the
+    warehouse from opening: it is a :class:`RecoveryWarning` naming the path, and the next
+    connect() tries again."""
+    import warnings
+
+    from hivepark.errors import mask_credentials
+    from hivepark.storage import fs
+    from hivepark.storage.commit import recover
+
+    def iceberg() -> None:
+        if fs.list_files(f"{root}/.hivepark/iceberg"):
+            from hivepark.storage.handlers.iceberg import recover_writes
+
+            recover_writes(root, url)
+
+    for step in (lambda: recover(root, catalog), iceberg):
+        try:
+            step()
+        except OSError as e:
+            warnings.warn(mask_credentials(
+                f"hivepark could not finish cleaning up after an earlier statement: {e}. The warehouse "
+                "is open; the next connect() tries again (make that path writable, or free space)."),
+                RecoveryWarning, stacklevel=3)

@@ -8,9 +8,12 @@ from pathlib import Path
 
 import typer
 
-from hivepark.errors import HiveParkError
+from hivepark.errors import HiveParkError, mask_credentials
 
-app = typer.Typer(add_completion=False, help="hivepark: a Hive-compatible warehouse on Spark.")
+# No rich traceback with local variables (they hold the --metastore URL and its password):
+# every error is one masked line, or a masked plain traceback with --verbose.
+app = typer.Typer(add_completion=False, help="hivepark: a Hive-compatible warehouse on Spark.",
+                  pretty_exceptions_enable=False, pretty_exceptions_show_locals=False)
 
 HISTORY = Path(os.environ.get("HIVEPARK_HISTORY", Path.home() / ".hivepark_history"))
 
@@ -47,17 +50,20 @@ def print_result(df, tty: bool) -> None:
 
 
 def _error(e: BaseException, verbose: bool) -> None:
+    """One line ``FAILED: ...`` on stderr (with --verbose, the traceback first); every
+    credential masked."""
     if verbose:
         import traceback
-        traceback.print_exception(e)
+        sys.stderr.write(mask_credentials("".join(traceback.format_exception(e))))
     msg = e.message if isinstance(e, HiveParkError) else f"{type(e).__name__}: {e}"
     first = str(msg).strip().splitlines()[0] if str(msg).strip() else type(e).__name__
-    print(f"FAILED: {first}", file=sys.stderr)
+    print(f"FAILED: {mask_credentials(first)}", file=sys.stderr)
 
 
 def run_script(wh, text: str, verbose: bool, tty: bool) -> bool:
     """Runs statements one by one, stopping at the first error (like ``hive -f``)."""
     from hivepark.exec.dispatch import execute
+    from hivepark.exec.failures import translate
     from hivepark.sql.parser import parse_one, split_statements
 
     try:
@@ -65,9 +71,42 @@ def run_script(wh, text: str, verbose: bool, tty: bool) -> bool:
         for piece, line in pieces:
             print_result(execute(wh._ctx, parse_one(piece, line)), tty)
     except Exception as e:  # noqa: BLE001 - every error ends the script with one line
-        _error(e, verbose)
+        # rows are read while they are printed: a file that fails then is named here too
+        _error(translate(e, wh._ctx), verbose)
         return False
     return True
+
+
+def decode_script(data: bytes, name: str) -> str:
+    """A script's bytes as text; invalid UTF-8 is one error naming the file and where.
+
+    Example:
+        >>> decode_script(b"SELECT 1;\\nSELECT '\\xff';", "q.sql")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        hivepark.errors.UserInputError: q.sql is not valid UTF-8: byte 0xff at offset 18 (line 2, column 9)...
+    """
+    from hivepark.errors import UserInputError
+
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        column = len(data[data.rfind(b"\n", 0, e.start) + 1:e.start].decode("utf-8", "replace")) + 1
+        raise UserInputError(
+            f"{name} is not valid UTF-8: byte 0x{data[e.start]:02x} at offset {e.start} (line {line}, "
+            f"column {column}). Save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8).") from None
+
+
+def _check_text(text: str, what: str) -> None:
+    """Text that came from the command line (or the terminal) with bytes that are not UTF-8
+    (Python keeps them as lone surrogates) is refused, naming where they are."""
+    from hivepark.errors import UserInputError
+
+    for i, ch in enumerate(text):
+        if "\udc80" <= ch <= "\udcff":
+            raise UserInputError(f"{what} is not valid UTF-8: byte 0x{ord(ch) - 0xdc00:02x} at character "
+                                 f"{i}. Give the statements as UTF-8.")
 
 
 def shell(wh, verbose: bool) -> None:
@@ -83,11 +122,17 @@ def shell(wh, verbose: bool) -> None:
     while True:
         try:
             line = input("hivepark> " if not buf else "        > ")
+            _check_text(line, "The line")
         except EOFError:
             print()
             break
         except KeyboardInterrupt:
             print()
+            buf = []
+            continue
+        except (UnicodeDecodeError, HiveParkError) as e:
+            print(f"FAILED: {e.message if isinstance(e, HiveParkError) else 'the line is not valid UTF-8'}",
+                  file=sys.stderr)
             buf = []
             continue
         if not buf and line.strip().lower() in ("quit", "exit", "quit;", "exit;"):
@@ -113,10 +158,22 @@ def main_command(
     master: str | None = typer.Option(None, "--master", help="Spark master URL."),
     verbose: bool = typer.Option(False, "--verbose", help="Print full stack traces."),
 ) -> None:
+    try:
+        _main(e, f, hiveconf, warehouse, metastore, master, verbose)
+    except (typer.Exit, typer.Abort, KeyboardInterrupt, SystemExit):
+        raise
+    except Exception as err:  # noqa: BLE001 - anything unforeseen is one masked line too
+        _error(err, verbose)
+        raise typer.Exit(1) from None
+
+
+def _main(e: str | None, f: Path | None, hiveconf: list[str], warehouse: str, metastore: str | None,
+          master: str | None, verbose: bool) -> None:
+    _warnings_as_lines()
     conf = {}
     for item in hiveconf:
         if "=" not in item:
-            print(f"FAILED: --hiveconf needs k=v, got '{item}'", file=sys.stderr)
+            print(f"FAILED: --hiveconf needs k=v, got '{mask_credentials(item)}'", file=sys.stderr)
             raise typer.Exit(1)
         k, v = item.split("=", 1)
         conf[k.strip()] = v.strip()
@@ -126,9 +183,18 @@ def main_command(
     text = e
     if f is not None:
         try:
-            text = f.read_text()
+            text = decode_script(f.read_bytes(), str(f))
         except OSError as err:
             print(f"FAILED: cannot read {f}: {err.strerror}", file=sys.stderr)
+            raise typer.Exit(1) from None
+        except HiveParkError as err:
+            _error(err, False)
+            raise typer.Exit(1) from None
+    elif text is not None:
+        try:
+            _check_text(text, "The -e text")
+        except HiveParkError as err:
+            _error(err, False)
             raise typer.Exit(1) from None
     import hivepark
 
@@ -144,6 +210,16 @@ def main_command(
             raise typer.Exit(1)
     finally:
         wh.close()
+
+
+def _warnings_as_lines() -> None:
+    """hivepark's warnings (connect()'s RecoveryWarning) as one masked ``WARNING: ...`` line."""
+    import warnings
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ARG001
+        print(f"WARNING: {mask_credentials(str(message))}", file=sys.stderr)
+
+    warnings.showwarning = show
 
 
 _PYSPARK_ERROR_LOGGERS = ("DataFrameQueryContextLogger", "SQLQueryContextLogger")

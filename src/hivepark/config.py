@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from hivepark.errors import UserInputError
+
 DEFAULTS: dict[str, str] = {
     "hive.exec.dynamic.partition": "true",
     "hive.exec.dynamic.partition.mode": "strict",
@@ -28,6 +30,54 @@ DEFAULTS: dict[str, str] = {
 }
 
 
+# The settings whose value has a type (Hive's HiveConf.ConfVars types): SET refuses any other
+# value at once, with Hive's text, instead of failing the statement that later reads it.
+TYPED: dict[str, str] = {
+    "hive.exec.max.dynamic.partitions": "INT",
+    "hive.exec.max.dynamic.partitions.pernode": "INT",
+    "hive.exec.max.created.files": "LONG",
+    "hive.mapjoin.smalltable.filesize": "LONG",
+    "hive.mapjoin.partition.pruning.max.values": "LONG",
+    "hivepark.explain.max.directories": "INT",
+    "hivepark.max.rows.per.file": "LONG",
+    "hivepark.files.retention.seconds": "FLOAT",
+    "hive.exec.dynamic.partition": "BOOLEAN",
+    "hive.exec.drop.ignorenonexistent": "BOOLEAN",
+    "hive.decode.partition.name": "BOOLEAN",
+    "hive.auto.convert.join": "BOOLEAN",
+    "hive.optimize.mapjoin.partition.pruning": "BOOLEAN",
+    "hive.optimize.ppd": "BOOLEAN",
+    "hive.optimize.ppd.storage": "BOOLEAN",
+}
+_BOUNDS = {"INT": 2**31, "LONG": 2**63}
+_EXAMPLE = {"INT": "a whole number", "LONG": "a whole number", "FLOAT": "a number",
+            "BOOLEAN": "true or false"}
+
+
+def is_type(kind: str, value: str) -> bool:
+    """Whether ``value`` is a value of Hive's setting type ``kind`` (INT, LONG, FLOAT, BOOLEAN).
+
+    Example:
+        >>> is_type("INT", "1000"), is_type("INT", "abc"), is_type("INT", "3000000000")
+        (True, False, False)
+        >>> is_type("BOOLEAN", "TRUE"), is_type("BOOLEAN", "yes"), is_type("FLOAT", "0.5")
+        (True, False, True)
+    """
+    if kind == "BOOLEAN":
+        return value.lower() in ("true", "false")
+    if kind == "FLOAT":
+        try:
+            float(value)
+        except ValueError:
+            return False
+        return value.lower().lstrip("+-") not in ("nan", "inf", "infinity")
+    try:
+        n = int(value)
+    except ValueError:
+        return False
+    return -_BOUNDS[kind] <= n < _BOUNDS[kind]
+
+
 class Config:
     """Mutable per-Warehouse settings; unknown keys are kept (Hive does the same)."""
 
@@ -37,7 +87,16 @@ class Config:
             self.set(k, v)
 
     def set(self, key: str, value: object) -> None:
-        self._values[key.strip()] = str(value).strip()
+        """Sets ``key``; a typed setting (:data:`TYPED`) refuses a value of another type with
+        Hive's text (``'SET k=v' FAILED because k expects INT type value.``) and the fix."""
+        key, text = key.strip(), str(value).strip()
+        kind = TYPED.get(key)
+        if kind is not None and not is_type(kind, text):
+            default = DEFAULTS.get(key)
+            example = f"SET {key}={default} (the default)" if default is not None else f"SET {key}=0"
+            raise UserInputError(f"'SET {key}={text}' FAILED because {key} expects {kind} type value. "
+                                 f"Give {_EXAMPLE[kind]}, e.g. {example}.")
+        self._values[key] = text
 
     def get(self, key: str, default: str | None = None) -> str | None:
         return self._values.get(key.strip(), default)

@@ -13,7 +13,7 @@ from pyspark.sql.types import StringType, StructField, StructType
 from hivepark.catalog.base import Catalog
 from hivepark.catalog.models import Table
 from hivepark.config import Config
-from hivepark.errors import NoSuchDatabase, NoSuchTable, UserInputError
+from hivepark.errors import NoSuchDatabase, NoSuchTable, UserInputError, mask_credentials
 from hivepark.sql.statements import TableRef
 from hivepark.storage.commit import Commit
 from hivepark.storage.handlers import HandlerEnvironment, handler_environment, handler_for
@@ -115,9 +115,13 @@ class Context:
             df.unpersist()
         self._cached.clear()
 
-    def rows(self, columns: list[str], rows: list[tuple]) -> DataFrame:
-        """A small string-typed result (SHOW, DESCRIBE, SET) as a DataFrame."""
+    def rows(self, columns: list[str], rows: list[tuple], masked: bool = True) -> DataFrame:
+        """A small string-typed result (SHOW, DESCRIBE, SET, EXPLAIN) as a DataFrame, every
+        credential in it masked (``mask_credentials``: a URL's password, ``password=...``)
+        unless ``masked`` is false (values that are data, such as partition names)."""
         schema = StructType([StructField(c, StringType(), True) for c in columns])
+        if masked:
+            rows = [tuple(None if v is None else mask_credentials(str(v)) for v in r) for r in rows]
         if len(rows) > 2000:
             return self.spark.createDataFrame([tuple(r) for r in rows], schema)
         # Small results as an inline VALUES table: no Spark job is needed to show them.

@@ -11,7 +11,7 @@ from pyspark.sql import DataFrame
 from hivepark import layout
 from hivepark.catalog.models import Partition, Table
 from hivepark.catalog.skew import RESERVED, SKEW_AUTO_TOPK, partition_layout, table_skew
-from hivepark.errors import NoSuchPartition, UserInputError
+from hivepark.errors import MASK, NoSuchPartition, UserInputError
 from hivepark.exec.context import Context
 from hivepark.sql import statements as s
 from hivepark.sql.validate import full_spec, spec_filter
@@ -51,17 +51,34 @@ def show_partitions(ctx: Context, stmt: s.ShowPartitions) -> DataFrame:
     names = [layout.make_part_name(keys, p.values) for p in parts]
     if ctx.conf.get_bool("hive.decode.partition.name"):  # Hive: the names unescaped (a%2Fb shown as a/b)
         names = [layout.unescape_path_name(n) for n in names]
-    return ctx.rows(["partition"], [(n,) for n in names])
+    return ctx.rows(["partition"], [(n,) for n in names], masked=False)  # data: a column may be named pwd
+
+
+# Hive's hive.conf.hidden.list: settings whose values SET never shows (nor does any key that
+# names a password, a secret or a credential)
+HIDDEN_SETTINGS = frozenset({
+    "javax.jdo.option.connectionpassword", "hive.server2.keystore.password", "fs.s3.awsaccesskeyid",
+    "fs.s3.awssecretaccesskey", "fs.s3n.awsaccesskeyid", "fs.s3n.awssecretaccesskey", "fs.s3a.access.key",
+    "fs.s3a.secret.key", "fs.s3a.proxy.password", "dfs.adls.oauth2.credential", "fs.adl.oauth2.credential",
+    "fs.azure.account.oauth2.client.secret", "hive.sql.dbcp.password"})
+_SECRET_KEY = re.compile(r"password|passwd|pwd|secret|credential|access\.?key", re.IGNORECASE)
+
+
+def _shown_setting(key: str, value: str) -> str:
+    """``key=value`` as SET shows it: the value of a hidden setting masked."""
+    if key.lower() in HIDDEN_SETTINGS or _SECRET_KEY.search(key):
+        return f"{key}={MASK}"
+    return f"{key}={value}"
 
 
 def set_command(ctx: Context, cmd: s.Set) -> DataFrame:
     if cmd.key is None or cmd.key == "-v" and cmd.value is None:  # SET -v: every setting, as SET
-        return ctx.rows(["set"], [(f"{k}={v}",) for k, v in ctx.conf.items()])
+        return ctx.rows(["set"], [(_shown_setting(k, v),) for k, v in ctx.conf.items()])
     if cmd.value is None:
         v = ctx.conf.get(cmd.key)
         if v is None and cmd.key.startswith("spark."):
             v = ctx.spark.conf.get(cmd.key, None)
-        return ctx.rows(["set"], [(f"{cmd.key}={v}" if v is not None else
+        return ctx.rows(["set"], [(_shown_setting(cmd.key, v) if v is not None else
                                    f"{cmd.key} is undefined",)])
     ctx.conf.set(cmd.key, cmd.value)
     if cmd.key.startswith("spark."):

@@ -8,8 +8,10 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 
+from hivepark.errors import DataFileError
 from hivepark.exec import describe, skew_stats, tables, write
 from hivepark.exec.context import Context
+from hivepark.exec.failures import translate
 from hivepark.exec.query import describe_handler_scans, plan_query, resolve, run_query
 from hivepark.plan.explain import render
 from hivepark.plan.nodes import HandlerScan, QueryPlan
@@ -18,6 +20,18 @@ from hivepark.sql.parser import ParsedStatement
 
 
 def execute(ctx: Context, stmt: ParsedStatement | s.Statement) -> DataFrame:
+    """Runs one statement. Spark's, the JVM's and the file system's failures come out as
+    hivepark errors naming the file, the table and the fix (:func:`failures.translate`)."""
+    try:
+        return _execute(ctx, stmt)
+    except Exception as e:
+        translated = translate(e, ctx)
+        if translated is e:
+            raise
+        raise translated from None
+
+
+def _execute(ctx: Context, stmt: ParsedStatement | s.Statement) -> DataFrame:
     statement = stmt.statement if isinstance(stmt, ParsedStatement) else stmt
     if isinstance(statement, s.Failed):
         statement.throw()
@@ -48,6 +62,8 @@ def read_a_replaced_file(e: BaseException) -> bool:
     """Whether Spark failed because a file it planned to read is gone (replaced by a
     concurrent commit): ``FILE_NOT_EXIST`` when a task opens it, ``PATH_NOT_FOUND`` when the
     scan is built."""
+    if isinstance(e, DataFileError):
+        return e.reason == "missing"
     text = str(e)
     return any(m in text for m in ("FILE_NOT_EXIST", "PATH_NOT_FOUND", "FileNotFoundException"))
 
@@ -88,8 +104,14 @@ def _source_rows(plan: QueryPlan, dfs: list[DataFrame]) -> QueryPlan:
 def explain(ctx: Context, stmt: s.Explain) -> str:
     """EXPLAIN text: the scans hivepark chose. ANALYZE also runs the small sides of runtime
     pruning and shows its result; EXTENDED also shows Spark's physical plan."""
-    with ctx.handler_scope():
-        return _explain(ctx, stmt)
+    try:
+        with ctx.handler_scope():
+            return _explain(ctx, stmt)
+    except Exception as e:
+        translated = translate(e, ctx)
+        if translated is e:
+            raise
+        raise translated from None
 
 
 def _explain(ctx: Context, stmt: s.Explain) -> str:

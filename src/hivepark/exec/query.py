@@ -3,7 +3,6 @@ rest of the query (joins, aggregates, windows) unchanged."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,8 +11,8 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from hivepark.catalog.models import Table
-from hivepark.errors import DataError, ExecutionError, SemanticError
 from hivepark.exec.context import Context
+from hivepark.exec.failures import spark_error
 from hivepark.exec.runtime import resolve_runtime
 from hivepark.exec.scan import pushed_filter, scan_dataframe, scan_size
 from hivepark.plan import planner
@@ -154,22 +153,3 @@ def run_query(ctx: Context, tree: Any) -> tuple[DataFrame, QueryPlan]:
     finally:
         ctx.drop_temp_views()
     return df, plan
-
-
-def spark_error(e: Exception) -> Exception:
-    """Spark's error as a hivepark error: the first line of its message, no JVM trace."""
-    msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-    name = type(e).__name__
-    if name in ("AnalysisException", "ParseException"):
-        return SemanticError(f"{msg}. Check the column and table names in the statement.")
-    text = str(e)
-    for cls in _DATA_ERRORS:
-        if cls in text:
-            inner = re.search(r"\[" + cls + r"[^\]]*\][^\n]*", text)
-            return DataError(f"{inner.group(0) if inner else msg} Fix the values, or convert "
-                             "them explicitly in the SELECT (try_cast returns NULL instead).")
-    return ExecutionError(f"Spark failed: {msg}")
-
-
-_DATA_ERRORS = ("CAST_INVALID_INPUT", "CAST_OVERFLOW", "NUMERIC_VALUE_OUT_OF_RANGE",
-                "ARITHMETIC_OVERFLOW", "DIVIDE_BY_ZERO", "INVALID_FRACTION_OF_SECOND")

@@ -17,11 +17,24 @@ def jdbc_classpath() -> str:
     return os.pathsep.join(j for j in JDBC_JARS if os.path.exists(j))
 
 
+def no_variable_substitution(spark: SparkSession) -> SparkSession:
+    """Turns Spark's own variable substitution off on ``spark``: with it, ``${env:HOME}`` or
+    ``${system:user.name}`` anywhere in a statement, even inside a string literal, becomes the
+    process's environment (``SELECT '${env:AWS_SECRET_ACCESS_KEY}'``). Hive's ``${hivevar:}``
+    substitution, if any, is hivepark's own business, never Spark's."""
+    spark.conf.set(VARIABLE_SUBSTITUTE, "false")
+    return spark
+
+
+VARIABLE_SUBSTITUTE = "spark.sql.variable.substitute"
+
+
 def get_or_create_spark(master: str | None = None) -> SparkSession:
-    """The active SparkSession, else a new local one tuned for a laptop."""
+    """The active SparkSession, else a new local one tuned for a laptop; either way with
+    Spark's variable substitution off (:func:`no_variable_substitution`)."""
     active = SparkSession.getActiveSession()
     if active is not None and master is None:
-        return active
+        return no_variable_substitution(active)
     os.environ.setdefault("PYSPARK_PYTHON", os.sys.executable)  # type: ignore[attr-defined]
     builder = (SparkSession.builder.appName("hivepark")
                .master(master or os.environ.get("HIVEPARK_MASTER", "local[2]"))
@@ -33,11 +46,12 @@ def get_or_create_spark(master: str | None = None) -> SparkSession:
                .config("spark.sql.legacy.createHiveTableByDefault", "false")
                .config("spark.driver.extraJavaOptions",
                        f"-Dlog4j2.configurationFile={_LOG4J}")
-               .config("spark.ui.showConsoleProgress", "false"))
+               .config("spark.ui.showConsoleProgress", "false")
+               .config(VARIABLE_SUBSTITUTE, "false"))
     jars = jdbc_classpath()
     if jars:
         builder = (builder.config("spark.driver.extraClassPath", jars)
                    .config("spark.executor.extraClassPath", jars))
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
-    return spark
+    return no_variable_substitution(spark)

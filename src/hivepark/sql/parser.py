@@ -78,6 +78,25 @@ def _token_error(e: TokenError, text: str, first_line: int) -> ParseError:
                       f"the closing {delim}", line, column)
 
 
+def _check_quoted_names(text: str, first_line: int) -> None:
+    """A quoted name holding a backtick (```a``b```, the name ``a`b``) is refused where it is
+    written: hivepark passes names to Spark, to the metastore and into directory names, and a
+    backtick inside one would break each of them later, far from the statement."""
+    try:
+        tokens = HiveQL().tokenize(text)
+    except TokenError as e:
+        raise _token_error(e, text, first_line) from None
+    for tok in tokens:
+        if tok.token_type == TokenType.IDENTIFIER and "`" in tok.text:
+            offset = tok.start
+            line = first_line + text.count("\n", 0, offset)
+            column = offset - text.rfind("\n", 0, offset)
+            raw = text[tok.start:tok.end + 1]
+            raise ParseError(f"cannot recognize input near '{raw}': a name may not contain a backtick (the "
+                             f"name {tok.text}). Rename it without one, e.g. `{tok.text.replace('`', '_')}`",
+                             line, column)
+
+
 def _strip_comments(s: str) -> str:
     return "\n".join(line.split("--", 1)[0] for line in s.splitlines())
 
@@ -90,6 +109,7 @@ def parse_one(text: str, line: int = 1) -> ParsedStatement:
     if m and not re.match(r"^\s*SET\s+\w+\s*=\s*\(", body, re.IGNORECASE):
         value = m.group("value")
         return ParsedStatement(text, line, s.Set(m.group("key"), value.strip() if value is not None else None))
+    _check_quoted_names(text, line)
     try:
         trees = sqlglot.parse(text, read=HiveQL)
     except SqlglotParseError as e:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from hivepark.errors import UnsupportedError
+from hivepark.errors import UnsupportedError, mask_credentials
 from hivepark.expr.nodes import Expr
 from hivepark.expr.serialize import from_json, to_json
 from hivepark.expr.visitors import to_filter_string
@@ -96,6 +96,10 @@ class HandlerEnvironment:
     warehouse: str
     metastore_url: str
     settings: Any = None
+
+    def __repr__(self) -> str:  # the metastore URL's password never shows
+        return (f"HandlerEnvironment(warehouse={self.warehouse!r}, "
+                f"metastore_url={mask_credentials(self.metastore_url)!r}, settings={self.settings!r})")
 
 
 _ENVIRONMENT: ContextVar[HandlerEnvironment | None] = ContextVar("hivepark_handler_environment", default=None)
@@ -203,7 +207,8 @@ class StorageHandler(ABC):
                                "handler does not support INSERT")
 
     def masked_properties(self, properties: Mapping[str, str]) -> dict[str, str]:
-        """The properties with every secret's value masked (DESCRIBE FORMATTED, EXPLAIN)."""
+        """The properties with every secret's value masked (DESCRIBE FORMATTED, EXPLAIN), and
+        every credential inside a value (a JDBC URL's password) masked too."""
         secrets = {s.lower() for s in self.secret_properties}
-        return {k: (MASK if k.lower() in secrets or "password" in k.lower() else v)
+        return {k: (MASK if k.lower() in secrets or "password" in k.lower() else mask_credentials(v))
                 for k, v in properties.items()}
