@@ -91,15 +91,18 @@ class Warehouse:
             return scan_dataframe(self.spark, plan.scans[0])
 
     def insert(self, df: DataFrame, table: str, partition: Mapping[str, object] | None = None,
-               overwrite: bool = False) -> None:
-        """Writes ``df`` into ``table``: data columns in table order, then the dynamic
-        partition columns (those mapped to None in ``partition``) in key order."""
-        from hivepark.exec.write import write_rows
+               overwrite: bool = False, by_position: bool = False) -> None:
+        """Writes ``df`` into ``table``. Its columns are matched by name to the table's data
+        columns and the dynamic partition columns (those mapped to None in ``partition``, or
+        every key without ``partition``); with ``by_position``, they are taken in that order
+        whatever their names. A mismatch is refused, naming both sets of columns."""
+        from hivepark.exec.write import frame_for_insert, write_rows
         from hivepark.sql.validate import python_spec
 
         with self._ctx.handler_scope(), self._translated():
             t = self._ctx.table(table)
-            write_rows(self._ctx, t, df, python_spec(t, partition), overwrite)
+            spec = python_spec(t, partition)
+            write_rows(self._ctx, t, frame_for_insert(t, df, spec, by_position), spec, overwrite)
 
     @contextmanager
     def _translated(self) -> Iterator[None]:

@@ -242,11 +242,11 @@ def test_ctas_partitioned(env, spark):
 
 
 def test_python_insert_api(env, spark, t):
-    df = spark.createDataFrame([(1, "a", 5), (2, "b", 6)], "k int, v string, hr int")
+    df = spark.createDataFrame([(1, "a", 5), (2, "b", 6)], "key int, value string, hr int")
     env.insert(df, "t", partition={"ds": "2024-01-01", "hr": None})
     assert ours(env) == [(1, "a", "2024-01-01", 5), (2, "b", "2024-01-01", 6)]
     env.insert(df.limit(1), "t", partition={"ds": "2024-01-01", "hr": None}, overwrite=True)
     assert ours(env) == [(1, "a", "2024-01-01", 5), (2, "b", "2024-01-01", 6)]
-    env.insert(df.select("k", "v"), "t", partition={"ds": "2024-01-02", "hr": 9})
+    env.insert(df.select("key", "value"), "t", partition={"ds": "2024-01-02", "hr": 9})
     assert ("2024-01-02", 9) in {(r[2], r[3]) for r in ours(env)}
     assert ours(env) == plain(spark, t)

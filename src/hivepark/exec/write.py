@@ -69,6 +69,34 @@ def multi_insert(ctx: Context, stmt: MultiInsert) -> DataFrame:
     return ctx.empty()
 
 
+def frame_for_insert(table: Table, df: object, spec: PartitionSpec, by_position: bool) -> DataFrame:
+    """``Warehouse.insert``'s DataFrame in the order an INSERT takes columns (the data columns,
+    then the dynamic partition columns in key order): matched by name (case-insensitive) when
+    its names are exactly those columns, taken as they are with ``by_position``; anything else
+    is refused with both lists of names, so that (v, k) never lands in a (k, v) table."""
+    if not isinstance(df, DataFrame):
+        raise UserInputError(
+            f"Warehouse.insert takes a Spark DataFrame, got {type(df).__name__}. Make one first, "
+            f"for example spark.createDataFrame(rows, \"{', '.join(f'{c.name} {c.type}' for c in table.columns)}\").")
+    keys = table.partition_key_names()
+    if by_position or any(c not in keys for c, _, _ in spec.entries):
+        return df  # a partition spec naming no key gets write_rows' error, which says so
+    static = set(spec.static) if spec else set()
+    dynamic = [k for k in table.partition_key_names() if k not in static]
+    wanted = [c.name.lower() for c in table.columns] + dynamic
+    names = {c.lower(): c for c in df.columns}
+    missing = [w for w in wanted if w not in names]
+    extra = [c for c in df.columns if c.lower() not in wanted]
+    if not missing and not extra and len(names) == len(df.columns):
+        return df.select(*[F.col(f"`{names[w]}`") for w in wanted])
+    what = "; ".join(x for x in (f"missing {', '.join(missing)}" if missing else "",
+                                 f"not in the table: {', '.join(extra)}" if extra else "") if x)
+    raise UserInputError(
+        f"The DataFrame's columns ({', '.join(df.columns)}) do not match the columns "
+        f"{table.qualified_name} takes here ({', '.join(wanted)}): {what or 'a name is repeated'}. "
+        f"Rename them (df.toDF(...) or aliases), or pass by_position=True to insert them in order.")
+
+
 def write_rows(ctx: Context, table: Table, df: DataFrame, spec: PartitionSpec, overwrite: bool,
                if_not_exists: bool = False) -> Table:
     """Writes ``df`` (data columns, then the dynamic partition columns) into ``table``."""
