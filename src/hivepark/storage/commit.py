@@ -402,11 +402,18 @@ def abandoned_journals(directory: str) -> Iterator[tuple[str, dict]]:
 def recover(warehouse: str, catalog: Catalog) -> int:
     """Finishes or undoes statements that crashed; returns how many it cleaned up."""
     cleaned = 0
+    failed: list[str] = []
     for path, j in abandoned_journals(journal_dir(warehouse)):
-        _recover_one(warehouse, path, j, catalog)
-        fs.delete_file(path)
-        cleaned += 1
+        try:  # each statement on its own: one that cannot be cleaned up stops no other
+            _recover_one(warehouse, path, j, catalog)
+            fs.delete_file(path)
+            cleaned += 1
+        except OSError as e:
+            failed.append(f"{path}: {e}")
     delete_expired(warehouse)
+    if failed:
+        raise OSError(f"{len(failed)} crashed statement(s) could not be cleaned up ({'; '.join(failed)}); "
+                      f"{cleaned} other(s) were")
     return cleaned
 
 
