@@ -135,13 +135,20 @@ def connect(warehouse: str = "./warehouse", metastore: str | None = None,
         warehouse: root directory (or URI) of the table data.
         metastore: SQLAlchemy URL; default ``sqlite:///<warehouse>/metastore.db``.
         spark: the SparkSession to use; default the active one, else a new local one.
-        conf: hive.* settings for this connection.
+        conf: settings for this connection: Hive's and hivepark's (``hive.*``, ``hivepark.*``),
+            and Spark's (``spark.*``), given to Spark when this call starts it, set on a
+            running session otherwise (one Spark reads only at start is then an error).
     """
     from hivepark.catalog.models import Database
     from hivepark.catalog.sql import SqlCatalog
     from hivepark.config import Config
     from hivepark.errors import MetastoreError, mask_credentials
-    from hivepark.exec.session import get_or_create_spark, no_variable_substitution
+    from hivepark.exec.session import (
+        get_or_create_spark,
+        no_variable_substitution,
+        set_spark_setting,
+        spark_settings,
+    )
     from hivepark.storage import fs
 
     Config(conf)  # a bad setting fails here, before anything is opened
@@ -162,7 +169,13 @@ def connect(warehouse: str = "./warehouse", metastore: str | None = None,
             "installed.") from None
     catalog.create_database(Database("default", root, "Default Hive database"), if_not_exists=True)
     _recover(root, url, catalog)
-    session = no_variable_substitution(spark) if spark is not None else get_or_create_spark()
+    if spark is not None:
+        session = no_variable_substitution(spark)
+        for k, v in spark_settings(conf).items():
+            if session.conf.get(k, None) != v:
+                set_spark_setting(session, k, v)
+    else:
+        session = get_or_create_spark(settings=conf)
     return Warehouse(root, catalog, session, conf)
 
 

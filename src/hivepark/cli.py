@@ -153,13 +153,14 @@ def main_command(
     e: str | None = typer.Option(None, "-e", help="Run these statements and exit."),
     f: Path | None = typer.Option(None, "-f", help="Run the statements in this file."),
     hiveconf: list[str] = typer.Option([], "--hiveconf", help="Set k=v (repeatable)."),
+    sparkconf: list[str] = typer.Option([], "--conf", help="A Spark setting k=v, given at start (repeatable)."),
     warehouse: str = typer.Option("./warehouse", "--warehouse", help="Warehouse directory."),
     metastore: str | None = typer.Option(None, "--metastore", help="SQLAlchemy URL."),
     master: str | None = typer.Option(None, "--master", help="Spark master URL."),
     verbose: bool = typer.Option(False, "--verbose", help="Print full stack traces."),
 ) -> None:
     try:
-        _main(e, f, hiveconf, warehouse, metastore, master, verbose)
+        _main(e, f, hiveconf + sparkconf, warehouse, metastore, master, verbose, sparkconf)
     except (typer.Exit, typer.Abort, KeyboardInterrupt, SystemExit):
         raise
     except Exception as err:  # noqa: BLE001 - anything unforeseen is one masked line too
@@ -168,14 +169,19 @@ def main_command(
 
 
 def _main(e: str | None, f: Path | None, hiveconf: list[str], warehouse: str, metastore: str | None,
-          master: str | None, verbose: bool) -> None:
+          master: str | None, verbose: bool, sparkconf: list[str] = ()) -> None:  # type: ignore[assignment]
     _warnings_as_lines()
     conf = {}
     for item in hiveconf:
         if "=" not in item:
-            print(f"FAILED: --hiveconf needs k=v, got '{mask_credentials(item)}'", file=sys.stderr)
+            option = "--conf" if item in sparkconf else "--hiveconf"
+            print(f"FAILED: {option} needs k=v, got '{mask_credentials(item)}'", file=sys.stderr)
             raise typer.Exit(1)
         k, v = item.split("=", 1)
+        if item in sparkconf and not k.strip().startswith("spark."):
+            print(f"FAILED: --conf takes Spark settings (spark.*), got '{k.strip()}': give Hive's and "
+                  "hivepark's settings with --hiveconf", file=sys.stderr)
+            raise typer.Exit(1)
         conf[k.strip()] = v.strip()
     if e is not None and f is not None:
         print("FAILED: give -e or -f, not both", file=sys.stderr)
@@ -199,7 +205,7 @@ def _main(e: str | None, f: Path | None, hiveconf: list[str], warehouse: str, me
     import hivepark
 
     try:
-        wh = hivepark.connect(warehouse, metastore, _quiet_spark(master, verbose), conf)
+        wh = hivepark.connect(warehouse, metastore, _quiet_spark(master, verbose, conf), conf)
     except Exception as err:  # noqa: BLE001
         _error(err, verbose)
         raise typer.Exit(1) from None
@@ -234,19 +240,19 @@ def _quiet_pyspark_loggers() -> None:
         PySparkLogger.getLogger(name).disabled = True
 
 
-def _quiet_spark(master: str | None, verbose: bool):
+def _quiet_spark(master: str | None, verbose: bool, settings: dict[str, str] | None = None):
     """Starts Spark; without --verbose the JVM's own stderr (start-up banners, Java stack
     traces) goes to /dev/null, since errors reach the user as one line from Python."""
     from hivepark.exec.session import get_or_create_spark
 
     if verbose:
-        return get_or_create_spark(master)
+        return get_or_create_spark(master, settings)
     _quiet_pyspark_loggers()
     saved = os.dup(2)
     devnull = os.open(os.devnull, os.O_WRONLY)
     try:
         os.dup2(devnull, 2)
-        return get_or_create_spark(master)
+        return get_or_create_spark(master, settings)
     finally:
         os.dup2(saved, 2)
         os.close(saved)

@@ -13,6 +13,7 @@ from hivepark.catalog.models import Partition, Table
 from hivepark.catalog.skew import RESERVED, SKEW_AUTO_TOPK, partition_layout, table_skew
 from hivepark.errors import MASK, NoSuchPartition, UserInputError
 from hivepark.exec.context import Context
+from hivepark.exec.session import set_spark_setting
 from hivepark.sql import statements as s
 from hivepark.sql.validate import full_spec, spec_filter
 from hivepark.storage import fs
@@ -73,16 +74,18 @@ def _shown_setting(key: str, value: str) -> str:
 
 def set_command(ctx: Context, cmd: s.Set) -> DataFrame:
     if cmd.key is None or cmd.key == "-v" and cmd.value is None:  # SET -v: every setting, as SET
-        return ctx.rows(["set"], [(_shown_setting(k, v),) for k, v in ctx.conf.items()])
+        settings = dict(ctx.conf.items())
+        in_force = getattr(ctx.spark.conf, "getAll", None)  # Spark's settings as Spark uses them
+        settings.update({k: v for k, v in (in_force or {}).items() if k.startswith("spark.")})
+        return ctx.rows(["set"], [(_shown_setting(k, v),) for k, v in sorted(settings.items())])
     if cmd.value is None:
-        v = ctx.conf.get(cmd.key)
-        if v is None and cmd.key.startswith("spark."):
-            v = ctx.spark.conf.get(cmd.key, None)
+        # a Spark setting shows the value Spark uses, not the one last asked for
+        v = ctx.spark.conf.get(cmd.key, None) if cmd.key.startswith("spark.") else ctx.conf.get(cmd.key)
         return ctx.rows(["set"], [(_shown_setting(cmd.key, v) if v is not None else
                                    f"{cmd.key} is undefined",)])
-    ctx.conf.set(cmd.key, cmd.value)
     if cmd.key.startswith("spark."):
-        ctx.spark.conf.set(cmd.key, cmd.value)
+        set_spark_setting(ctx.spark, cmd.key, cmd.value)  # refused before it is recorded
+    ctx.conf.set(cmd.key, cmd.value)
     return ctx.empty()
 
 
