@@ -96,7 +96,9 @@ def runs(tmp_path_factory):
 
 
 def _assert_one_clean_failure(err: str) -> str:
-    lines = [line for line in err.splitlines() if line.strip()]
+    # Hive's trailer of each statement that ran before (OK, Time taken) is not noise
+    lines = [line for line in err.splitlines() if line.strip() and line != "OK"
+             and not line.startswith("Time taken: ")]
     assert len(lines) == 1, err
     assert lines[0].startswith("FAILED: ")
     for noise in ("Traceback", "at org.apache", "Py4J", "py4j", "\tat "):

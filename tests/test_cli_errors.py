@@ -43,7 +43,9 @@ class Run:
 
 
 def _one_line(err: str) -> str:
-    lines = [line for line in err.splitlines() if line.strip()]
+    # Hive's trailer of each statement that ran before (OK, Time taken) is not noise
+    lines = [line for line in err.splitlines() if line.strip() and line != "OK"
+             and not line.startswith("Time taken: ")]
     assert len(lines) == 1, err
     for noise in ("Traceback", "Py4J", "py4j", "calling o", "\tat ", "locals"):
         assert noise not in err
@@ -163,7 +165,8 @@ def test_a_read_only_table_directory_warns_and_the_warehouse_opens(runs):
     rc, out, err = runs["runs"]["readonly"].result()
     assert rc == 0, err
     assert out.splitlines() == ["2\tx"]
-    lines = [line for line in err.splitlines() if line.strip()]
+    lines = [line for line in err.splitlines() if line.strip() and line != "OK"
+             and not line.startswith("Time taken: ")]  # Hive's trailer
     assert len(lines) == 1 and lines[0].startswith("WARNING: hivepark could not finish cleaning up after an "
                                                    "earlier statement: "), err
     assert runs["part"] in lines[0] and "Operation not permitted" in lines[0]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 import typer
@@ -26,16 +27,19 @@ def _format(value: object) -> str:
     return str(value)
 
 
-def print_result(df, tty: bool) -> None:
-    """Tab-separated rows without header when piped; a table on a terminal."""
+def print_result(df, tty: bool) -> int | None:
+    """Tab-separated rows without header when piped; a table on a terminal. Returns how many
+    rows it printed (None for a statement without rows)."""
     if df is None or not df.columns:
-        return
+        return None
     if not tty:
         out = sys.stdout
+        n = 0
         for row in df.toLocalIterator():
             out.write("\t".join(_format(v) for v in row) + "\n")
+            n += 1
         out.flush()
-        return
+        return n
     from rich.console import Console
     from rich.table import Table
 
@@ -46,7 +50,7 @@ def print_result(df, tty: bool) -> None:
         count += 1
     console = Console()
     console.print(table)
-    console.print(f"{count} row{'s' if count != 1 else ''}", style="dim")
+    return count
 
 
 def _error(e: BaseException, verbose: bool) -> None:
@@ -60,7 +64,16 @@ def _error(e: BaseException, verbose: bool) -> None:
     print(f"FAILED: {mask_credentials(first)}", file=sys.stderr)
 
 
-def run_script(wh, text: str, verbose: bool, tty: bool) -> bool:
+def trailer(started: float, rows: int | None, silent: bool) -> None:
+    """Hive's lines after a statement, on stderr: ``OK`` and ``Time taken: 1.23 seconds[,
+    Fetched: 5 row(s)]``; ``-S`` silences them."""
+    if silent:
+        return
+    fetched = f", Fetched: {rows} row(s)" if rows is not None else ""
+    print(f"OK\nTime taken: {time.monotonic() - started:.3f} seconds{fetched}", file=sys.stderr, flush=True)
+
+
+def run_script(wh, text: str, verbose: bool, tty: bool, silent: bool = False) -> bool:
     """Runs statements one by one, stopping at the first error (like ``hive -f``)."""
     from hivepark.exec.dispatch import execute
     from hivepark.exec.failures import translate
@@ -69,7 +82,9 @@ def run_script(wh, text: str, verbose: bool, tty: bool) -> bool:
     try:
         pieces = split_statements(text)
         for piece, line in pieces:
-            print_result(execute(wh._ctx, parse_one(piece, line)), tty)
+            started = time.monotonic()
+            rows = print_result(execute(wh._ctx, parse_one(piece, line)), tty)
+            trailer(started, rows, silent)
     except Exception as e:  # noqa: BLE001 - every error ends the script with one line
         # rows are read while they are printed: a file that fails then is named here too
         _error(translate(e, wh._ctx), verbose)
@@ -109,7 +124,7 @@ def _check_text(text: str, what: str) -> None:
                                  f"{i}. Give the statements as UTF-8.")
 
 
-def shell(wh, verbose: bool) -> None:
+def shell(wh, verbose: bool, silent: bool = False) -> None:
     """Interactive shell: statements may span lines and end with ';'."""
     try:
         import readline
@@ -139,7 +154,7 @@ def shell(wh, verbose: bool) -> None:
             break
         buf.append(line)
         if line.rstrip().endswith(";"):
-            run_script(wh, "\n".join(buf), verbose, sys.stdout.isatty())
+            run_script(wh, "\n".join(buf), verbose, sys.stdout.isatty(), silent)
             buf = []
     if readline is not None:
         try:
@@ -158,9 +173,17 @@ def main_command(
     metastore: str | None = typer.Option(None, "--metastore", help="SQLAlchemy URL."),
     master: str | None = typer.Option(None, "--master", help="Spark master URL."),
     verbose: bool = typer.Option(False, "--verbose", help="Print full stack traces."),
+    database: str | None = typer.Option(None, "--database", help="The database to start in (USE db)."),
+    silent: bool = typer.Option(False, "-S", "--silent", help="No OK/Time taken lines on stderr."),
+    version: bool = typer.Option(False, "--version", help="Print hivepark's version and exit."),
 ) -> None:
+    if version:
+        import hivepark
+
+        print(f"hivepark {hivepark.__version__}")
+        return
     try:
-        _main(e, f, hiveconf + sparkconf, warehouse, metastore, master, verbose, sparkconf)
+        _main(e, f, hiveconf + sparkconf, warehouse, metastore, master, verbose, sparkconf, database, silent)
     except (typer.Exit, typer.Abort, KeyboardInterrupt, SystemExit):
         raise
     except Exception as err:  # noqa: BLE001 - anything unforeseen is one masked line too
@@ -169,7 +192,8 @@ def main_command(
 
 
 def _main(e: str | None, f: Path | None, hiveconf: list[str], warehouse: str, metastore: str | None,
-          master: str | None, verbose: bool, sparkconf: list[str] = ()) -> None:  # type: ignore[assignment]
+          master: str | None, verbose: bool, sparkconf: list[str] = (),  # type: ignore[assignment]
+          database: str | None = None, silent: bool = False) -> None:
     _warnings_as_lines()
     conf = {}
     for item in hiveconf:
@@ -210,9 +234,11 @@ def _main(e: str | None, f: Path | None, hiveconf: list[str], warehouse: str, me
         _error(err, verbose)
         raise typer.Exit(1) from None
     try:
+        if database is not None and not run_script(wh, f"USE `{database}`", verbose, False, silent=True):
+            raise typer.Exit(1)
         if text is None:
-            shell(wh, verbose)
-        elif not run_script(wh, text, verbose, sys.stdout.isatty()):
+            shell(wh, verbose, silent)
+        elif not run_script(wh, text, verbose, sys.stdout.isatty(), silent):
             raise typer.Exit(1)
     finally:
         wh.close()
