@@ -58,7 +58,7 @@ class Warehouse:
         from hivepark.exec.dispatch import execute
         from hivepark.sql.parser import parse
 
-        stmts = parse(text)
+        stmts = parse(self._ctx.substitute(text))
         if len(stmts) != 1:
             raise UserInputError(f"Warehouse.sql runs exactly one statement, got {len(stmts)}: "
                                  "use Warehouse.sql_script for several")
@@ -67,9 +67,11 @@ class Warehouse:
     def sql_script(self, text: str) -> list[DataFrame]:
         """Runs ``;``-separated statements in order, stopping at the first error."""
         from hivepark.exec.dispatch import execute
-        from hivepark.sql.parser import parse
+        from hivepark.sql.parser import parse_one, split_statements
 
-        return [execute(self._ctx, s) for s in parse(text)]
+        # each statement substituted as it comes: a SET hivevar:k=v applies to the next ones
+        return [execute(self._ctx, parse_one(self._ctx.substitute(piece), line))
+                for piece, line in split_statements(text)]
 
     def explain(self, text: str) -> str:
         """The EXPLAIN text of a query (or of ``EXPLAIN [EXTENDED] <query>``)."""

@@ -64,6 +64,48 @@ def _error(e: BaseException, verbose: bool) -> None:
     print(f"FAILED: {mask_credentials(first)}", file=sys.stderr)
 
 
+OUTPUT_FORMATS = ("table", "tsv2", "csv2", "json")
+
+
+def _cell(value: object) -> object:
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return value
+    return str(value)
+
+
+def print_formatted(df, fmt: str) -> int | None:
+    """Rows in beeline's ``--outputformat``: ``tsv2``/``csv2`` with a header, a value holding
+    the delimiter, a quote or a line break in double quotes (doubled inside), NULL as an empty
+    field and the empty string as ``""`` (so NULL and 'NULL' differ); ``json`` as
+    ``{"resultset": [{column: value}, ...]}`` with JSON's null; ``table`` as on a terminal."""
+    if df is None or not df.columns:
+        return None
+    if fmt == "table":
+        return print_result(df, True)
+    rows = [[_cell(v) for v in row] for row in df.toLocalIterator()]
+    if fmt == "json":
+        import json
+
+        print(json.dumps({"resultset": [dict(zip(df.columns, r)) for r in rows]}, default=str))
+        return len(rows)
+    delim = "\t" if fmt == "tsv2" else ","
+
+    def field(v: object) -> str:
+        if v is None:
+            return ""
+        text = _format(v)
+        if text == "" or any(c in text for c in (delim, '"', "\n", "\r")):
+            return '"' + text.replace('"', '""') + '"'
+        return text
+
+    out = sys.stdout
+    out.write(delim.join(field(c) for c in df.columns) + "\n")
+    for r in rows:
+        out.write(delim.join(field(v) for v in r) + "\n")
+    out.flush()
+    return len(rows)
+
+
 def trailer(started: float, rows: int | None, silent: bool) -> None:
     """Hive's lines after a statement, on stderr: ``OK`` and ``Time taken: 1.23 seconds[,
     Fetched: 5 row(s)]``; ``-S`` silences them."""
@@ -73,7 +115,8 @@ def trailer(started: float, rows: int | None, silent: bool) -> None:
     print(f"OK\nTime taken: {time.monotonic() - started:.3f} seconds{fetched}", file=sys.stderr, flush=True)
 
 
-def run_script(wh, text: str, verbose: bool, tty: bool, silent: bool = False) -> bool:
+def run_script(wh, text: str, verbose: bool, tty: bool, silent: bool = False,
+               outputformat: str | None = None) -> bool:
     """Runs statements one by one, stopping at the first error (like ``hive -f``)."""
     from hivepark.exec.dispatch import execute
     from hivepark.exec.failures import translate
@@ -83,7 +126,8 @@ def run_script(wh, text: str, verbose: bool, tty: bool, silent: bool = False) ->
         pieces = split_statements(text)
         for piece, line in pieces:
             started = time.monotonic()
-            rows = print_result(execute(wh._ctx, parse_one(piece, line)), tty)
+            df = execute(wh._ctx, parse_one(wh._ctx.substitute(piece), line))
+            rows = print_formatted(df, outputformat) if outputformat else print_result(df, tty)
             trailer(started, rows, silent)
     except Exception as e:  # noqa: BLE001 - every error ends the script with one line
         # rows are read while they are printed: a file that fails then is named here too
@@ -124,8 +168,10 @@ def _check_text(text: str, what: str) -> None:
                                  f"{i}. Give the statements as UTF-8.")
 
 
-def shell(wh, verbose: bool, silent: bool = False) -> None:
+def shell(wh, verbose: bool, silent: bool = False, outputformat: str | None = None) -> None:
     """Interactive shell: statements may span lines and end with ';'."""
+    from hivepark.sql.parser import statement_ends
+
     try:
         import readline
 
@@ -153,8 +199,14 @@ def shell(wh, verbose: bool, silent: bool = False) -> None:
         if not buf and line.strip().lower() in ("quit", "exit", "quit;", "exit;"):
             break
         buf.append(line)
-        if line.rstrip().endswith(";"):
-            run_script(wh, "\n".join(buf), verbose, sys.stdout.isatty(), silent)
+        if statement_ends("\n".join(buf)):
+            if readline is not None and len(buf) > 1:  # recalled as one entry, not line by line
+                for _ in range(len(buf)):
+                    n = readline.get_current_history_length()
+                    if n:
+                        readline.remove_history_item(n - 1)
+                readline.add_history(" ".join(part.strip() for part in buf))
+            run_script(wh, "\n".join(buf), verbose, sys.stdout.isatty(), silent, outputformat)
             buf = []
     if readline is not None:
         try:
@@ -176,14 +228,28 @@ def main_command(
     database: str | None = typer.Option(None, "--database", help="The database to start in (USE db)."),
     silent: bool = typer.Option(False, "-S", "--silent", help="No OK/Time taken lines on stderr."),
     version: bool = typer.Option(False, "--version", help="Print hivepark's version and exit."),
+    hivevar: list[str] = typer.Option([], "--hivevar", "--define", "-d",
+                                      help="A variable k=v for ${k} / ${hivevar:k} (repeatable)."),
+    init: Path | None = typer.Option(None, "-i", help="Run this file first (settings, variables)."),
+    outputformat: str | None = typer.Option(None, "--outputformat", help="table, tsv2, csv2 or json."),
 ) -> None:
     if version:
         import hivepark
 
         print(f"hivepark {hivepark.__version__}")
         return
+    if outputformat is not None and outputformat not in OUTPUT_FORMATS:
+        print(f"FAILED: --outputformat must be one of {', '.join(OUTPUT_FORMATS)}, got '{outputformat}'",
+              file=sys.stderr)
+        raise typer.Exit(1)
+    for item in hivevar:
+        if "=" not in item:
+            print(f"FAILED: --hivevar needs k=v, got '{mask_credentials(item)}'", file=sys.stderr)
+            raise typer.Exit(1)
+    variables = [f"hivevar:{item.strip()}" for item in hivevar]
     try:
-        _main(e, f, hiveconf + sparkconf, warehouse, metastore, master, verbose, sparkconf, database, silent)
+        _main(e, f, hiveconf + sparkconf + variables, warehouse, metastore, master, verbose, sparkconf,
+              database, silent, init, outputformat)
     except (typer.Exit, typer.Abort, KeyboardInterrupt, SystemExit):
         raise
     except Exception as err:  # noqa: BLE001 - anything unforeseen is one masked line too
@@ -193,7 +259,8 @@ def main_command(
 
 def _main(e: str | None, f: Path | None, hiveconf: list[str], warehouse: str, metastore: str | None,
           master: str | None, verbose: bool, sparkconf: list[str] = (),  # type: ignore[assignment]
-          database: str | None = None, silent: bool = False) -> None:
+          database: str | None = None, silent: bool = False, init: Path | None = None,
+          outputformat: str | None = None) -> None:
     _warnings_as_lines()
     conf = {}
     for item in hiveconf:
@@ -236,9 +303,20 @@ def _main(e: str | None, f: Path | None, hiveconf: list[str], warehouse: str, me
     try:
         if database is not None and not run_script(wh, f"USE `{database}`", verbose, False, silent=True):
             raise typer.Exit(1)
+        if init is not None:
+            try:
+                init_text = decode_script(init.read_bytes(), str(init))
+            except OSError as err:
+                print(f"FAILED: cannot read {init}: {err.strerror}", file=sys.stderr)
+                raise typer.Exit(1) from None
+            except HiveParkError as err:
+                _error(err, False)
+                raise typer.Exit(1) from None
+            if not run_script(wh, init_text, verbose, sys.stdout.isatty(), silent, outputformat):
+                raise typer.Exit(1)
         if text is None:
-            shell(wh, verbose, silent)
-        elif not run_script(wh, text, verbose, sys.stdout.isatty(), silent):
+            shell(wh, verbose, silent, outputformat)
+        elif not run_script(wh, text, verbose, sys.stdout.isatty(), silent, outputformat):
             raise typer.Exit(1)
     finally:
         wh.close()

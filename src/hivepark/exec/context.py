@@ -14,6 +14,7 @@ from hivepark.catalog.base import Catalog
 from hivepark.catalog.models import Table
 from hivepark.config import Config
 from hivepark.errors import NoSuchDatabase, NoSuchTable, UserInputError, mask_credentials
+from hivepark.sql.parser import substitute_variables
 from hivepark.sql.statements import TableRef
 from hivepark.storage.commit import Commit
 from hivepark.storage.handlers import HandlerEnvironment, handler_environment, handler_for
@@ -42,6 +43,15 @@ class Context:
     def handler_scope(self) -> AbstractContextManager[HandlerEnvironment]:
         """Makes this warehouse the storage handlers' environment while a statement runs."""
         return handler_environment(HandlerEnvironment(self.warehouse, getattr(self.catalog, "url", ""), self.conf))
+
+    def substitute(self, text: str) -> str:
+        """Hive's variable substitution of a statement (``hive.variable.substitute``, on by
+        default): the ``hivevar:`` settings (``--hivevar``, ``SET hivevar:k=v``), then the
+        others (sql/parser.substitute_variables)."""
+        if (self.conf.get("hive.variable.substitute") or "true").lower() != "true":
+            return text
+        hivevars = {k[len("hivevar:"):]: v for k, v in self.conf.items() if k.startswith("hivevar:")}
+        return substitute_variables(text, hivevars, self.conf.get)
 
     def begin_commit(self, table: Table) -> Commit:
         """A write into ``table`` (see storage/commit.py), with this session's retention for

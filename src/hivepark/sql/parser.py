@@ -7,6 +7,7 @@ turn each tree into a typed statement (``sql/build.py``).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import sqlglot
@@ -33,6 +34,68 @@ class ParsedStatement:
     text: str
     line: int
     statement: s.Statement
+
+
+_VARIABLE = re.compile(r"\$\{(?:(?P<ns>hivevar|hiveconf):)?(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)\}")
+SUBSTITUTE_DEPTH = 40  # Hive's hive.variable.substitute.depth
+
+
+def substitute_variables(text: str, hivevars: Mapping[str, str],
+                         hiveconf: Callable[[str], str | None]) -> str:
+    """Hive's variable substitution of one statement's text: ``${hivevar:k}``, ``${hiveconf:k}``
+    and ``${k}`` (a hivevar first, then a setting), repeated while values hold variables (up to
+    Hive's depth of 40). An undefined variable stays as written, as in Hive; ``${env:...}`` and
+    ``${system:...}`` always stay as written: a statement never reads the environment.
+
+    >>> substitute_variables("SELECT * FROM t WHERE ds = '${dt}' -- ${hiveconf:x.y}",
+    ...                      {"dt": "2024-01-0${d}", "d": "5"}, {"x.y": "z"}.get)
+    "SELECT * FROM t WHERE ds = '2024-01-05' -- z"
+    """
+    def value(m: re.Match[str]) -> str:
+        ns, name = m.group("ns"), m.group("name")
+        if ns in (None, "hivevar") and name in hivevars:
+            return hivevars[name]
+        if ns in (None, "hiveconf"):
+            v = hiveconf(name)
+            if v is not None:
+                return v
+        return m.group(0)
+
+    for _ in range(SUBSTITUTE_DEPTH):
+        replaced = _VARIABLE.sub(value, text)
+        if replaced == text:
+            break
+        text = replaced
+    return text
+
+
+def statement_ends(text: str) -> bool:
+    """Whether ``text`` (what the shell has read so far) ends a statement: its last character
+    outside comments is a ``;`` outside any quotes (so ``SELECT 1; -- done`` runs, and a
+    string literal that spans lines goes on)."""
+    quote: str | None = None
+    last = ""
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if quote is not None:
+            if c == "\\" and quote != "`":
+                i += 2
+                continue
+            if c == quote:
+                quote = None
+            last = c
+        elif c == "-" and text.startswith("--", i):
+            end = text.find("\n", i)
+            i = len(text) if end < 0 else end
+            continue
+        elif c in "'\"`":
+            quote = c
+            last = c
+        elif not c.isspace():
+            last = c
+        i += 1
+    return quote is None and last == ";"
 
 
 def split_statements(text: str) -> list[tuple[str, int]]:

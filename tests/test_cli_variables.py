@@ -1,0 +1,75 @@
+"""Hive's variables and beeline's output formats (issue 14, item 5, part): ``--hivevar``,
+``-i``, ``SET hivevar:k=v``, ``${k}``/``${hivevar:k}``/``${hiveconf:k}`` substituted and
+``${env:...}`` never; ``--outputformat tsv2|csv2|json`` with values holding tabs, quotes and
+line breaks round-tripping and NULL distinct from 'NULL'; a statement ending in ``; -- note``."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hivepark.sql.parser import statement_ends, substitute_variables
+
+
+def _cli() -> list[str]:
+    exe = Path(sys.executable).parent / "hivepark"
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "hivepark.cli"]
+
+
+@pytest.mark.parametrize("text,ends", [
+    ("SELECT 1;", True), ("SELECT 1; -- done", True), ("SELECT 'a;", False),
+    ("SELECT 'a;\nb';", True), ("SELECT 1 -- not yet;", False), ("SELECT ';' -- x\n", False),
+    ("SELECT 'it\\'s';", True),
+])
+def test_when_the_shell_runs_what_it_read(text, ends):
+    assert statement_ends(text) is ends
+
+
+def test_substitution_rules():
+    conf = {"hive.x": "conf-x", "dt": "conf-dt"}.get
+    assert substitute_variables("${dt} ${hivevar:dt} ${hiveconf:dt} ${hive.x} ${nope} ${env:HOME}",
+                                {"dt": "var-dt"}, conf) == "var-dt var-dt conf-dt conf-x ${nope} ${env:HOME}"
+    assert substitute_variables("${a}", {"a": "${a}"}, conf) == "${a}"  # bounded, no endless loop
+
+
+SCRIPT = """\
+CREATE TABLE t (id INT, s STRING) STORED AS PARQUET;
+INSERT INTO t VALUES (1, 'tab\\there'), (2, 'quote " and, comma'), (3, 'line\\nbreak'), (4, 'NULL'), (5, NULL),
+  (6, '');
+SET hivevar:lo=2;
+SELECT id, s FROM t WHERE id >= ${lo} AND id <= ${hivevar:hi} ORDER BY id; -- the rows
+SELECT '${env:HOME}' AS h, '${hiveconf:hive.mapred.mode}' AS m;
+"""
+
+
+def test_variables_init_file_and_output_formats(tmp_path):
+    wh = str(tmp_path / "wh")
+    init = tmp_path / "init.sql"
+    init.write_text("SET hivevar:hi=6;\n")
+    script = tmp_path / "s.sql"
+    script.write_text(SCRIPT)
+    run = subprocess.run([*_cli(), "--warehouse", wh, "-S", "-i", str(init), "--hivevar", "unused=1",
+                          "--outputformat", "csv2", "-f", str(script)], capture_output=True, text=True,
+                         timeout=600)
+    assert run.returncode == 0, run.stderr
+    out = run.stdout.split("id,s\n", 1)[1]
+    rows, rest = out.split("h,m\n")
+    parsed = list(csv.reader(io.StringIO(rows)))
+    assert parsed == [["2", 'quote " and, comma'], ["3", "line\nbreak"], ["4", "NULL"], ["5", ""], ["6", ""]]
+    assert '5,\n' in rows and '6,""\n' in rows  # NULL is an empty field, '' is ""
+    assert rest == "${env:HOME},nonstrict\n"
+    js = subprocess.run([*_cli(), "--warehouse", wh, "-S", "--outputformat", "json", "-e",
+                         "SELECT id, s FROM t WHERE id IN (1, 4, 5) ORDER BY id"],
+                        capture_output=True, text=True, timeout=600)
+    assert js.returncode == 0, js.stderr
+    assert json.loads(js.stdout) == {"resultset": [{"id": 1, "s": "tab\there"}, {"id": 4, "s": "NULL"},
+                                                   {"id": 5, "s": None}]}
+    bad = subprocess.run([*_cli(), "--warehouse", wh, "--outputformat", "xml", "-e", "SELECT 1"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 1 and "--outputformat must be one of table, tsv2, csv2, json" in bad.stderr
