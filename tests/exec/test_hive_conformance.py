@@ -5,6 +5,8 @@ are compared with plain Spark SQL over the same files."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 
@@ -220,3 +222,50 @@ def test_varchar_partition_values_are_cut_to_their_length(wh):
     wh.sql("INSERT INTO v PARTITION (s) SELECT 2, 'abcxyz'")
     assert [r[0] for r in wh.sql("SHOW PARTITIONS v").collect()] == ["s=abc"]
     assert sorted(tuple(r) for r in wh.sql("SELECT * FROM v").collect()) == [(1, "abc"), (2, "abc")]
+
+
+def test_msck_table_without_repair_only_reports(wh):
+    # msck_repair_1.q: MSCK TABLE lists the directories the metastore lacks and registers nothing
+    wh.sql("CREATE TABLE r (col STRING) PARTITIONED BY (p1 STRING, p2 STRING) STORED AS TEXTFILE")
+    assert wh.sql("MSCK TABLE r").collect() == []
+    leaf = Path(wh.location) / "r" / "p1=c" / "p2=a"
+    leaf.mkdir(parents=True)
+    (leaf / "data.txt").write_text("x\n")
+    assert [r[0] for r in wh.sql("MSCK TABLE default.r").collect()] == ["Partitions not in metastore:\tr:p1=c/p2=a"]
+    assert wh.sql("SHOW PARTITIONS r").collect() == []
+    assert wh.sql("SELECT * FROM r").collect() == []
+    wh.sql("MSCK REPAIR TABLE r")
+    assert [r[0] for r in wh.sql("SHOW PARTITIONS r").collect()] == ["p1=c/p2=a"]
+    assert [tuple(r) for r in wh.sql("SELECT * FROM r").collect()] == [("x", "c", "a")]
+    assert wh.sql("MSCK TABLE r").collect() == []
+
+
+def test_set_skewed_location_keeps_the_conventional_default_directory(wh, spark):
+    # list_bucket_query_multiskew_1.q (directories moved by hand, then SET SKEWED LOCATION naming only
+    # the skewed values): Hive still reads HIVE_DEFAULT_LIST_BUCKETING_DIR_NAME/... as the default
+    import shutil
+
+    wh.sql("CREATE TABLE f (x INT, y STRING) PARTITIONED BY (ds STRING, hr STRING) STORED AS TEXTFILE")
+    for hr, keys in (("1", "484"), ("2", "369, 406, 12"), ("3", "238")):
+        wh.sql(f"INSERT INTO f PARTITION (ds='1', hr='{hr}') SELECT id, concat('val_', id) FROM range(500) "
+               f"WHERE id IN ({keys})")
+    base = Path(wh.location) / "f" / "ds=1"
+    dest = {"1": "hr=4/x=484/y=val_484", "2": "hr=4/" + "/".join(["HIVE_DEFAULT_LIST_BUCKETING_DIR_NAME"] * 2),
+            "3": "hr=4/x=238/y=val_238"}
+    for hr, rel in dest.items():
+        (base / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(base / f"hr={hr}"), str(base / rel))
+    wh.sql("ALTER TABLE f SKEWED BY (x, y) ON ((484, 'val_484'), (238, 'val_238'))")
+    wh.sql("ALTER TABLE f ADD PARTITION (ds='1', hr='4')")
+    wh.sql(f"ALTER TABLE f PARTITION (ds='1', hr='4') SET SKEWED LOCATION ((484, 'val_484')='file://{base}/hr=4/"
+           f"x=484/y=val_484', (238, 'val_238')='file://{base}/hr=4/x=238/y=val_238')")
+    plain = spark.read.option("recursiveFileLookup", "true").csv(str(base / "hr=4"), sep="\x01",
+                                                                   schema="x INT, y STRING")
+    plain.createOrReplaceTempView("plain_f")
+    for mine, want in [("SELECT x, y FROM f WHERE ds='1' AND hr='4'", "SELECT x, y FROM plain_f"),
+                       ("SELECT x FROM f WHERE ds='1' AND hr='4' AND x = 369", "SELECT x FROM plain_f WHERE x = 369"),
+                       ("SELECT x FROM f WHERE ds='1' AND hr='4' AND x = 484 AND y = 'val_484'",
+                        "SELECT x FROM plain_f WHERE x = 484")]:
+        got = _rows(wh.sql(mine))
+        assert got == _rows(spark.sql(want)) and got, mine
+    assert "directories=1/3" in wh.explain("SELECT x FROM f WHERE ds='1' AND hr='4' AND x = 12")

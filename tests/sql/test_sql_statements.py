@@ -112,6 +112,7 @@ def test_show_describe_set_use_load_msck_analyze():
     assert stmt("LOAD DATA LOCAL INPATH 'file:///x/y' OVERWRITE INTO TABLE t") == s.LoadData(
         s.TableRef(None, "t"), "/x/y", local=True, overwrite=True)
     assert stmt("MSCK REPAIR TABLE d.t") == s.MsckRepair(s.TableRef("d", "t"))
+    assert stmt("MSCK TABLE t") == s.MsckRepair(s.TableRef(None, "t"), repair=False)
     assert stmt("ANALYZE TABLE t COMPUTE SKEW FOR COLUMNS a, B") == s.AnalyzeSkew(
         s.TableRef(None, "t"), ("a", "b"))
     assert stmt("DROP DATABASE IF EXISTS x CASCADE") == s.DropDatabase("x", True, True)

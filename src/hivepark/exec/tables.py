@@ -531,7 +531,14 @@ def set_skewed_location(ctx: Context, table: Table, action: s.SetSkewedLocation,
     if current is None and skew is None:
         raise SemanticError(f"This operation is only valid on skewed table. "
                             f"{table.qualified_name}", code=10196)
-    base = current or SkewLayout(skew.columns, skew.values, ())  # type: ignore[union-attr]
+    if current is None:
+        # Hive reads the default directory by its conventional name when the map has no
+        # HIVE_DEFAULT_LIST_BUCKETING_KEY entry (ListBucketingPruner), so a map that names only
+        # skewed values must keep it, or the rows of every other value would not be read.
+        cols = skew.columns  # type: ignore[union-attr]
+        current = SkewLayout(cols, skew.values,  # type: ignore[union-attr]
+                             ((None, layout.lb_default_dir_name(len(cols))),))
+    base = current
     changes = {k: fs.normalize(v) for k, v in location_changes(table, base, action).items()}
     new = base.with_locations(changes).to_json()
     # The map is now the truth, as in Hive: the data is found by listing its directories.
@@ -546,7 +553,9 @@ def set_skewed_location(ctx: Context, table: Table, action: s.SetSkewedLocation,
 
 
 def msck_repair(ctx: Context, stmt: s.MsckRepair) -> DataFrame:
-    """Registers partition directories found on disk and refreshes each partition's files.
+    """Registers partition directories found on disk and refreshes each partition's files
+    (``MSCK TABLE t`` without REPAIR changes nothing: it lists the directories not registered,
+    in Hive's ``Partitions not in metastore:`` line).
 
     A directory's values are bound to the partition columns' types as a static value is
     (:meth:`hivepark.types.HiveType.partition_text`): ``n=12.50`` of a DECIMAL(10,2) column is the
@@ -615,6 +624,10 @@ def msck_repair(ctx: Context, stmt: s.MsckRepair) -> DataFrame:
             f"MSCK REPAIR TABLE {table.qualified_name} registered nothing: these partition directories cannot "
             f"be registered: {shown}{more}. Rename or remove them, or SET hive.msck.path.validation=skip to "
             "register the other directories and skip these.")
+    if not stmt.repair:  # MSCK TABLE t only checks, as Hive's: nothing is registered or refreshed
+        missing = [a.split(" (directory ")[0] for a in added]
+        return ctx.rows(["result"], [("\t".join(["Partitions not in metastore:", *missing]),)]
+                        if missing else [])
     if put:
         ctx.catalog.commit(table, table.version, put=put)
     return ctx.rows(["result"], [(f"Repair: Added partition to metastore {a}",) for a in added]

@@ -321,7 +321,7 @@ def _load(node: exp.LoadData) -> s.LoadData:
 
 
 def _msck(node: d.MsckRepair) -> s.MsckRepair:
-    return s.MsckRepair(table_ref(node.this))
+    return s.MsckRepair(table_ref(node.this), bool(node.args.get("repair")))
 
 
 def _show(node: d.Show) -> s.Statement:

@@ -26,9 +26,9 @@ class Explain(exp.Expression):
 
 
 class MsckRepair(exp.Expression):
-    """MSCK REPAIR TABLE t."""
+    """MSCK [REPAIR] TABLE t (without REPAIR: only a check)."""
 
-    arg_types = {"this": True}
+    arg_types = {"this": True, "repair": False}
 
 
 class AddPartitions(exp.Expression):
@@ -192,11 +192,10 @@ class HiveQL(Hive):
                     self.raise_error("EXPLAIN needs a statement after it")
                 return self.expression(Explain(this=inner, extended=style))
             if word.startswith("MSCK"):
-                if "REPAIR" not in word:
-                    self._match_text_seq("REPAIR")
+                repair = "REPAIR" in word or self._match_text_seq("REPAIR")
                 if not self._match(TokenType.TABLE):
-                    self.raise_error("Expected MSCK REPAIR TABLE <name>")
-                return self.expression(MsckRepair(this=self._parse_table_parts()))
+                    self.raise_error("Expected MSCK [REPAIR] TABLE <name>")
+                return self.expression(MsckRepair(this=self._parse_table_parts(), repair=repair))
             return self._parse_as_command(self._prev)
 
         def _parse_hp_show(self) -> exp.Expression | None:

@@ -295,7 +295,10 @@ class LoadData:
 
 @dataclass(frozen=True)
 class MsckRepair:
+    """MSCK [REPAIR] TABLE t: without REPAIR only reports what is not in the metastore."""
+
     table: TableRef
+    repair: bool = True
 
 
 @dataclass(frozen=True)
