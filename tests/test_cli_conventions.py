@@ -6,16 +6,9 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
-from pathlib import Path
 
 import hivepark
-
-
-def _cli() -> list[str]:
-    exe = Path(sys.executable).parent / "hivepark"
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "hivepark.cli"]
-
+from cli_command import hivepark_command
 
 SCRIPT = ("CREATE DATABASE IF NOT EXISTS sales; USE sales; CREATE TABLE t (a INT) STORED AS PARQUET; "
           "INSERT INTO t VALUES (1), (2); SELECT a FROM t ORDER BY a;")
@@ -23,7 +16,7 @@ SCRIPT = ("CREATE DATABASE IF NOT EXISTS sales; USE sales; CREATE TABLE t (a INT
 
 def test_trailer_silence_database_and_version(tmp_path):
     wh = str(tmp_path / "wh")
-    first = subprocess.run([*_cli(), "--warehouse", wh, "-e", SCRIPT], capture_output=True, text=True,
+    first = subprocess.run([*hivepark_command(), "--warehouse", wh, "-e", SCRIPT], capture_output=True, text=True,
                            timeout=600)
     assert first.returncode == 0, first.stderr
     assert first.stdout == "1\n2\n"  # rows only: the trailer is on stderr
@@ -32,13 +25,13 @@ def test_trailer_silence_database_and_version(tmp_path):
     taken = [line for line in lines if line.startswith("Time taken: ")]
     assert len(taken) == 5 and re.fullmatch(r"Time taken: \d+\.\d{3} seconds, Fetched: 2 row\(s\)", taken[-1])
     assert re.fullmatch(r"Time taken: \d+\.\d{3} seconds", taken[0])
-    second = subprocess.run([*_cli(), "--warehouse", wh, "--database", "sales", "-S", "-e", "SELECT count(*) FROM t"],
-                            capture_output=True, text=True, timeout=600)
+    second = subprocess.run([*hivepark_command(), "--warehouse", wh, "--database", "sales", "-S", "-e",
+                             "SELECT count(*) FROM t"], capture_output=True, text=True, timeout=600)
     assert second.returncode == 0, second.stderr
     assert second.stdout == "2\n" and second.stderr == ""
-    missing = subprocess.run([*_cli(), "--warehouse", wh, "--database", "nope", "-e", "SELECT 1"],
+    missing = subprocess.run([*hivepark_command(), "--warehouse", wh, "--database", "nope", "-e", "SELECT 1"],
                              capture_output=True, text=True, timeout=600)
     assert missing.returncode == 1 and missing.stdout == ""
     assert "FAILED: Database does not exist: nope" in missing.stderr
-    version = subprocess.run([*_cli(), "--version"], capture_output=True, text=True, timeout=60)
+    version = subprocess.run([*hivepark_command(), "--version"], capture_output=True, text=True, timeout=60)
     assert version.returncode == 0 and version.stdout == f"hivepark {hivepark.__version__}\n"

@@ -9,17 +9,11 @@ import csv
 import io
 import json
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
+from cli_command import hivepark_command
 from hivepark.sql.parser import statement_ends, substitute_variables
-
-
-def _cli() -> list[str]:
-    exe = Path(sys.executable).parent / "hivepark"
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "hivepark.cli"]
 
 
 @pytest.mark.parametrize("text,ends", [
@@ -54,7 +48,7 @@ def test_variables_init_file_and_output_formats(tmp_path):
     init.write_text("SET hivevar:hi=6;\n")
     script = tmp_path / "s.sql"
     script.write_text(SCRIPT)
-    run = subprocess.run([*_cli(), "--warehouse", wh, "-S", "-i", str(init), "--hivevar", "unused=1",
+    run = subprocess.run([*hivepark_command(), "--warehouse", wh, "-S", "-i", str(init), "--hivevar", "unused=1",
                           "--outputformat", "csv2", "-f", str(script)], capture_output=True, text=True,
                          timeout=600)
     assert run.returncode == 0, run.stderr
@@ -64,12 +58,12 @@ def test_variables_init_file_and_output_formats(tmp_path):
     assert parsed == [["2", 'quote " and, comma'], ["3", "line\nbreak"], ["4", "NULL"], ["5", ""], ["6", ""]]
     assert '5,\n' in rows and '6,""\n' in rows  # NULL is an empty field, '' is ""
     assert rest == "${env:HOME},nonstrict\n"
-    js = subprocess.run([*_cli(), "--warehouse", wh, "-S", "--outputformat", "json", "-e",
+    js = subprocess.run([*hivepark_command(), "--warehouse", wh, "-S", "--outputformat", "json", "-e",
                          "SELECT id, s FROM t WHERE id IN (1, 4, 5) ORDER BY id"],
                         capture_output=True, text=True, timeout=600)
     assert js.returncode == 0, js.stderr
     assert json.loads(js.stdout) == {"resultset": [{"id": 1, "s": "tab\there"}, {"id": 4, "s": "NULL"},
                                                    {"id": 5, "s": None}]}
-    bad = subprocess.run([*_cli(), "--warehouse", wh, "--outputformat", "xml", "-e", "SELECT 1"],
+    bad = subprocess.run([*hivepark_command(), "--warehouse", wh, "--outputformat", "xml", "-e", "SELECT 1"],
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 1 and "--outputformat must be one of table, tsv2, csv2, json" in bad.stderr

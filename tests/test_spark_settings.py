@@ -6,23 +6,17 @@ force."""
 from __future__ import annotations
 
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 import hivepark
+from cli_command import hivepark_command
 from hivepark.errors import UserInputError
-
-
-def _cli() -> list[str]:
-    exe = Path(sys.executable).parent / "hivepark"
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "hivepark.cli"]
 
 
 def test_the_command_line_gives_spark_its_settings_at_start(tmp_path):
     run = subprocess.run(
-        [*_cli(), "--warehouse", str(tmp_path / "wh"), "--conf", "spark.executor.memory=1234m",
+        [*hivepark_command(), "--warehouse", str(tmp_path / "wh"), "--conf", "spark.executor.memory=1234m",
          "--conf", "spark.sql.shuffle.partitions=7", "--hiveconf", "spark.sql.ansi.enabled=false",
          "-e", "SET spark.executor.memory; SET spark.sql.shuffle.partitions; SET spark.sql.ansi.enabled; "
                "SELECT CAST('x' AS INT)"],
@@ -30,7 +24,7 @@ def test_the_command_line_gives_spark_its_settings_at_start(tmp_path):
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines() == ["spark.executor.memory=1234m", "spark.sql.shuffle.partitions=7",
                                        "spark.sql.ansi.enabled=false", "NULL"]
-    bad = subprocess.run([*_cli(), "--warehouse", str(tmp_path / "wh"), "--conf", "hive.mapred.mode=strict",
+    bad = subprocess.run([*hivepark_command(), "--warehouse", str(tmp_path / "wh"), "--conf", "hive.mapred.mode=strict",
                           "-e", "SELECT 1"], capture_output=True, text=True, timeout=600)
     assert bad.returncode == 1 and "--conf takes Spark settings (spark.*)" in bad.stderr
 

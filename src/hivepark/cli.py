@@ -278,15 +278,9 @@ def _main(e: str | None, f: Path | None, hiveconf: list[str], warehouse: str, me
         print("FAILED: give -e or -f, not both", file=sys.stderr)
         raise typer.Exit(1)
     text = e
+    init_text = _read_script(init) if init is not None else None  # read before Spark starts
     if f is not None:
-        try:
-            text = decode_script(f.read_bytes(), str(f))
-        except OSError as err:
-            print(f"FAILED: cannot read {f}: {err.strerror}", file=sys.stderr)
-            raise typer.Exit(1) from None
-        except HiveParkError as err:
-            _error(err, False)
-            raise typer.Exit(1) from None
+        text = _read_script(f)
     elif text is not None:
         try:
             _check_text(text, "The -e text")
@@ -303,23 +297,28 @@ def _main(e: str | None, f: Path | None, hiveconf: list[str], warehouse: str, me
     try:
         if database is not None and not run_script(wh, f"USE `{database}`", verbose, False, silent=True):
             raise typer.Exit(1)
-        if init is not None:
-            try:
-                init_text = decode_script(init.read_bytes(), str(init))
-            except OSError as err:
-                print(f"FAILED: cannot read {init}: {err.strerror}", file=sys.stderr)
-                raise typer.Exit(1) from None
-            except HiveParkError as err:
-                _error(err, False)
-                raise typer.Exit(1) from None
-            if not run_script(wh, init_text, verbose, sys.stdout.isatty(), silent, outputformat):
-                raise typer.Exit(1)
+        if init_text is not None and not run_script(wh, init_text, verbose, sys.stdout.isatty(), silent,
+                                                    outputformat):
+            raise typer.Exit(1)
         if text is None:
             shell(wh, verbose, silent, outputformat)
         elif not run_script(wh, text, verbose, sys.stdout.isatty(), silent, outputformat):
             raise typer.Exit(1)
     finally:
         wh.close()
+
+
+def _read_script(path: Path) -> str:
+    """A script file's text (-f, -i); a file that cannot be read or is not UTF-8 ends the run
+    with one line."""
+    try:
+        return decode_script(path.read_bytes(), str(path))
+    except OSError as err:
+        print(f"FAILED: cannot read {path}: {err.strerror}", file=sys.stderr)
+        raise typer.Exit(1) from None
+    except HiveParkError as err:
+        _error(err, False)
+        raise typer.Exit(1) from None
 
 
 def _warnings_as_lines() -> None:
