@@ -68,10 +68,18 @@ class Warehouse:
         """Runs ``;``-separated statements in order, stopping at the first error."""
         from hivepark.exec.dispatch import execute
         from hivepark.sql.parser import parse_one, split_statements
+        from hivepark.sql.statements import Set
 
-        # each statement substituted as it comes: a SET hivevar:k=v applies to the next ones
-        return [execute(self._ctx, parse_one(self._ctx.substitute(piece), line))
-                for piece, line in split_statements(text)]
+        # every statement parsed before any runs (a syntax error runs nothing), each with the
+        # variables the SETs before it will have set
+        pending: dict[str, str] = {}
+        parsed = []
+        for piece, line in split_statements(text):
+            stmt = parse_one(self._ctx.substitute(piece, pending), line)
+            if isinstance(stmt.statement, Set) and stmt.statement.key and stmt.statement.value is not None:
+                pending[stmt.statement.key.strip()] = stmt.statement.value.strip()
+            parsed.append(stmt)
+        return [execute(self._ctx, s) for s in parsed]
 
     def explain(self, text: str) -> str:
         """The EXPLAIN text of a query (or of ``EXPLAIN [EXTENDED] <query>``)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,14 +45,15 @@ class Context:
         """Makes this warehouse the storage handlers' environment while a statement runs."""
         return handler_environment(HandlerEnvironment(self.warehouse, getattr(self.catalog, "url", ""), self.conf))
 
-    def substitute(self, text: str) -> str:
+    def substitute(self, text: str, pending: Mapping[str, str] | None = None) -> str:
         """Hive's variable substitution of a statement (``hive.variable.substitute``, on by
         default): the ``hivevar:`` settings (``--hivevar``, ``SET hivevar:k=v``), then the
         others (sql/parser.substitute_variables)."""
-        if (self.conf.get("hive.variable.substitute") or "true").lower() != "true":
+        settings = {**dict(self.conf.items()), **(pending or {})}  # pending: a script's SETs not run yet
+        if (settings.get("hive.variable.substitute") or "true").lower() != "true":
             return text
-        hivevars = {k[len("hivevar:"):]: v for k, v in self.conf.items() if k.startswith("hivevar:")}
-        return substitute_variables(text, hivevars, self.conf.get)
+        hivevars = {k[len("hivevar:"):]: v for k, v in settings.items() if k.startswith("hivevar:")}
+        return substitute_variables(text, hivevars, settings.get)
 
     def begin_commit(self, table: Table) -> Commit:
         """A write into ``table`` (see storage/commit.py), with this session's retention for
