@@ -520,3 +520,14 @@ def test_every_error_is_a_hivepark_error():
     for cls in (ParseError, SemanticError, NoSuchTable, NoSuchDatabase, NoSuchPartition,
                 AlreadyExistsError, InvalidPartitionSpec, UnsupportedError):
         assert issubclass(cls, HiveParkError) and issubclass(cls, ValueError)
+
+
+@pytest.mark.parametrize("text,message", [
+    ("SELEC * FROM flat", "ParseException line 1:1 cannot recognize input near 'SELEC' '*' 'FROM'"),
+    ("SELECT * FROM flat WHERE a = = 1", "ParseException line 1:30 cannot recognize input near '=' '1' '<EOF>'"),
+])
+def test_syntax_errors_are_worded_as_hive_never_as_the_parser_library(bad, text, message):
+    with pytest.raises(ParseError) as e:
+        bad.sql(text)
+    assert str(e.value) == message
+    assert "sqlglot" not in str(e.value) and "<class" not in str(e.value)

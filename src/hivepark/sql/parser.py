@@ -160,6 +160,34 @@ def _check_quoted_names(text: str, first_line: int) -> None:
                              line, column)
 
 
+# the words a HiveQL statement can start with (after comments)
+_STARTERS = frozenset({"SELECT", "WITH", "FROM", "INSERT", "CREATE", "DROP", "ALTER", "SHOW", "DESCRIBE",
+                       "DESC", "USE", "SET", "EXPLAIN", "LOAD", "MSCK", "ANALYZE", "TRUNCATE", "(", "VALUES"})
+
+
+def _hive_parse_error(text: str, first_line: int, err_line: int, err_col: int) -> ParseError:
+    """A syntax error as Hive words it, ``cannot recognize input near 'a' 'b' 'c'``: the
+    three tokens from the one the parser stopped at (``'<EOF>'`` past the end), or from the
+    first one when the statement does not start with a statement's word (``SELEC * FROM``)."""
+    try:
+        tokens = HiveQL().tokenize(text)
+    except TokenError:
+        tokens = []
+    lines = text.split("\n")
+    offset = sum(len(x) + 1 for x in lines[:err_line - 1]) + max(err_col - 1, 0)
+    line, column = first_line + err_line - 1, err_col
+    if tokens and tokens[0].text.upper() not in _STARTERS:
+        idx = 0
+        start = tokens[0].start
+        line = first_line + text.count("\n", 0, start)
+        column = start - text.rfind("\n", 0, start)
+    else:
+        idx = next((i for i, t in enumerate(tokens) if t.end >= offset), len(tokens))
+    near = [text[t.start:t.end + 1] for t in tokens[idx:idx + 3]]
+    near += ["<EOF>"] * (3 - len(near))
+    return ParseError("cannot recognize input near " + " ".join(f"'{w}'" for w in near), line, column)
+
+
 def _strip_comments(s: str) -> str:
     return "\n".join(line.split("--", 1)[0] for line in s.splitlines())
 
@@ -177,11 +205,7 @@ def parse_one(text: str, line: int = 1) -> ParsedStatement:
         trees = sqlglot.parse(text, read=HiveQL)
     except SqlglotParseError as e:
         err = e.errors[0] if e.errors else {}
-        desc = str(err.get("description", e)).split(". Line")[0]
-        desc = re.sub(r"<Token token_type: TokenType\.\w+, text: ([^,]*),.*?>", r"'\1'", desc)
-        near = err.get("highlight")
-        msg = f"{desc}" + (f" near '{near}'" if near else "")
-        raise ParseError(msg, (err.get("line") or 1) + line - 1, err.get("col")) from None
+        raise _hive_parse_error(text, line, err.get("line") or 1, err.get("col") or 1) from None
     except TokenError as e:
         raise _token_error(e, text, line) from None
     trees = [t for t in trees if t is not None]
