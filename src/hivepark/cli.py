@@ -27,6 +27,9 @@ def _format(value: object) -> str:
     return str(value)
 
 
+_printed = [0]  # rows of the current statement already on stdout (a re-run must not repeat them)
+
+
 def print_result(df, tty: bool) -> int | None:
     """Tab-separated rows without header when piped; a table on a terminal. Returns how many
     rows it printed (None for a statement without rows)."""
@@ -38,6 +41,7 @@ def print_result(df, tty: bool) -> int | None:
         for row in df.toLocalIterator():
             out.write("\t".join(_format(v) for v in row) + "\n")
             n += 1
+            _printed[0] = n
         out.flush()
         return n
     from rich.console import Console
@@ -118,16 +122,28 @@ def trailer(started: float, rows: int | None, silent: bool) -> None:
 def run_script(wh, text: str, verbose: bool, tty: bool, silent: bool = False,
                outputformat: str | None = None) -> bool:
     """Runs statements one by one, stopping at the first error (like ``hive -f``)."""
-    from hivepark.exec.dispatch import execute
+    from hivepark.exec.dispatch import REPLANS, execute, read_a_replaced_file
     from hivepark.exec.failures import translate
     from hivepark.sql.parser import parse_one, split_statements
+    from hivepark.sql.statements import Query
 
     try:
         pieces = split_statements(text)
         for piece, line in pieces:
             started = time.monotonic()
-            df = execute(wh._ctx, parse_one(wh._ctx.substitute(piece), line))
-            rows = print_formatted(df, outputformat) if outputformat else print_result(df, tty)
+            parsed = parse_one(wh._ctx.substitute(piece), line)
+            for attempt in range(REPLANS + 1):
+                _printed[0] = 0
+                try:
+                    df = execute(wh._ctx, parsed)
+                    rows = print_formatted(df, outputformat) if outputformat else print_result(df, tty)
+                    break
+                except Exception as e:
+                    # a query whose files a concurrent INSERT OVERWRITE replaced after it planned
+                    # runs again on the new version, if none of its rows is printed yet
+                    if not (isinstance(parsed.statement, Query) and _printed[0] == 0 and attempt < REPLANS
+                            and (read_a_replaced_file(e) or read_a_replaced_file(translate(e, wh._ctx)))):
+                        raise
             trailer(started, rows, silent)
     except Exception as e:  # noqa: BLE001 - every error ends the script with one line
         # rows are read while they are printed: a file that fails then is named here too
