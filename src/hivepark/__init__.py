@@ -8,8 +8,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
 from hivepark.errors import HiveParkError
@@ -114,18 +114,11 @@ class Warehouse:
             spec = python_spec(t, partition)
             write_rows(self._ctx, t, frame_for_insert(t, df, spec, by_position), spec, overwrite)
 
-    @contextmanager
-    def _translated(self) -> Iterator[None]:
+    def _translated(self) -> AbstractContextManager[None]:
         """Spark's and the file system's failures as hivepark errors (exec/failures.py)."""
-        from hivepark.exec.failures import translate
+        from hivepark.exec.failures import translated
 
-        try:
-            yield
-        except Exception as e:
-            translated = translate(e, self._ctx)
-            if translated is e:
-                raise
-            raise translated from None
+        return translated(self._ctx)
 
     def close(self) -> None:
         self._ctx.catalog.close()

@@ -11,7 +11,7 @@ from pyspark.sql import DataFrame
 from hivepark.errors import DataFileError
 from hivepark.exec import describe, skew_stats, tables, write
 from hivepark.exec.context import Context
-from hivepark.exec.failures import translate
+from hivepark.exec.failures import translated
 from hivepark.exec.query import describe_handler_scans, plan_query, resolve, run_query
 from hivepark.plan.explain import render
 from hivepark.plan.nodes import HandlerScan, QueryPlan
@@ -22,13 +22,8 @@ from hivepark.sql.parser import ParsedStatement
 def execute(ctx: Context, stmt: ParsedStatement | s.Statement) -> DataFrame:
     """Runs one statement. Spark's, the JVM's and the file system's failures come out as
     hivepark errors naming the file, the table and the fix (:func:`failures.translate`)."""
-    try:
+    with translated(ctx):
         return _execute(ctx, stmt)
-    except Exception as e:
-        translated = translate(e, ctx)
-        if translated is e:
-            raise
-        raise translated from None
 
 
 def _execute(ctx: Context, stmt: ParsedStatement | s.Statement) -> DataFrame:
@@ -104,14 +99,8 @@ def _source_rows(plan: QueryPlan, dfs: list[DataFrame]) -> QueryPlan:
 def explain(ctx: Context, stmt: s.Explain) -> str:
     """EXPLAIN text: the scans hivepark chose. ANALYZE also runs the small sides of runtime
     pruning and shows its result; EXTENDED also shows Spark's physical plan."""
-    try:
-        with ctx.handler_scope():
-            return _explain(ctx, stmt)
-    except Exception as e:
-        translated = translate(e, ctx)
-        if translated is e:
-            raise
-        raise translated from None
+    with translated(ctx), ctx.handler_scope():
+        return _explain(ctx, stmt)
 
 
 def _explain(ctx: Context, stmt: s.Explain) -> str:

@@ -12,7 +12,8 @@ dynamic partition value names the column.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from hivepark.errors import (
@@ -272,3 +273,16 @@ def table_at(ctx: Any, path: str) -> str | None:
             if (target == loc or target.startswith(loc.rstrip("/") + "/")) and (best is None or len(loc) > best[0]):
                 best = (len(loc), table.qualified_name)
     return best[1] if best else None
+
+
+@contextmanager
+def translated(ctx: Any) -> Iterator[None]:
+    """Runs the block with its failures as :func:`translate` words them (the one wrapper of
+    ``execute``, ``explain``, ``Warehouse.table`` and ``Warehouse.insert``)."""
+    try:
+        yield
+    except Exception as e:
+        out = translate(e, ctx)
+        if out is e:
+            raise
+        raise out from None
