@@ -250,6 +250,22 @@ def _column_lines(cols: tuple) -> list[str]:
     return lines
 
 
+def show_tblproperties(ctx: Context, stmt: s.ShowTblProperties) -> DataFrame:
+    """Hive's SHOW TBLPROPERTIES t [('key')]: ``prpt_name``, ``prpt_value`` rows, sorted, the
+    parameters DESCRIBE FORMATTED shows (a handler's secrets masked). A key the table does not
+    have gives Hive's one row ``Table db.t does not have property: key``."""
+    table = ctx.table(stmt.table)
+    shown = {k: v for _, k, v in _params(_shown_properties(table))}
+    if stmt.key is not None:
+        if stmt.key not in shown:
+            rows = [(f"Table {table.qualified_name} does not have property: {stmt.key}", None)]
+        else:
+            rows = [(stmt.key, shown[stmt.key])]
+    else:
+        rows = sorted(shown.items())
+    return ctx.rows(["prpt_name", "prpt_value"], rows)
+
+
 def show_create_table(ctx: Context, stmt: s.ShowCreateTable) -> DataFrame:
     """Hive's SHOW CREATE TABLE: the DDL that re-creates the table (columns, partitioning,
     skew, ROW FORMAT, STORED AS or STORED BY, LOCATION, TBLPROPERTIES), one row per line in

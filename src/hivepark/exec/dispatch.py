@@ -79,6 +79,7 @@ _HANDLERS: dict[type, Callable[[Context, Any], DataFrame]] = {
     s.ShowTables: describe.show_tables,
     s.ShowPartitions: describe.show_partitions,
     s.ShowCreateTable: describe.show_create_table,
+    s.ShowTblProperties: describe.show_tblproperties,
     s.Describe: describe.describe,
     s.AnalyzeSkew: skew_stats.analyze,
 }

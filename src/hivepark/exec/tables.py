@@ -16,7 +16,10 @@ from hivepark.catalog.models import EXTERNAL, MANAGED, Column, Database, Partiti
 from hivepark.catalog.skew import (
     RESERVED,
     SKEW_AUTO_TOPK,
+    SKEW_COLUMNS,
     SKEW_LOCATIONS,
+    SKEW_STORED_AS_DIRS,
+    SKEW_VALUES,
     SkewLayout,
     SkewSpec,
     cleared_properties,
@@ -385,6 +388,9 @@ def alter_table(ctx: Context, stmt: s.AlterTable) -> DataFrame:
         if isinstance(action, (s.NotSkewed, s.NotStoredAsDirectories)):
             table = alter_not(ctx, table, action)
             continue
+        if isinstance(action, (s.SetTableProperties, s.UnsetTableProperties)):
+            table = alter_properties(ctx, table, action)
+            continue
         check_column_change(table, action)
         if isinstance(action, s.AddPartitions):
             add_partitions(ctx, table, action)
@@ -500,6 +506,79 @@ def alter_not(ctx: Context, table: Table, action: s.NotSkewed | s.NotStoredAsDir
         raise SemanticError(f"This operation is only valid on skewed table. "
                             f"{table.qualified_name}", code=10196)
     return _set_properties(ctx, table, SkewSpec(spec.columns, spec.values, False).properties())
+
+
+# Table properties hivepark keeps for itself, changed only by their own statements.
+_OWN_PROPERTY_FIX = {
+    SKEW_COLUMNS: "ALTER TABLE t SKEWED BY (...) ON (...) [STORED AS DIRECTORIES] or NOT SKEWED",
+    SKEW_VALUES: "ALTER TABLE t SKEWED BY (...) ON (...) [STORED AS DIRECTORIES] or NOT SKEWED",
+    SKEW_STORED_AS_DIRS: "ALTER TABLE t SKEWED BY ... STORED AS DIRECTORIES or NOT STORED AS DIRECTORIES",
+    SKEW_LOCATIONS: "ALTER TABLE t [PARTITION (...)] SET SKEWED LOCATION (...)",
+    FILES_PARAM: "INSERT, LOAD DATA or MSCK REPAIR TABLE (it lists the table's files)",
+}
+# Keys of a storage-handler table that name its source or were fixed by CREATE TABLE ... STORED BY
+_HANDLER_FIXED = ("iceberg.", "hivepark.iceberg.", "hivepark.write-id", PARTITION_SPEC_KEY)
+
+
+def _check_property(table: Table, key: str, value: str | None) -> None:
+    """Refuses a change to a property hivepark interprets that would not take effect (or would
+    break the table); checks the value of one that does."""
+    verb = "set" if value is not None else "unset"
+    lower = key.lower()
+    if lower == STORAGE_HANDLER_KEY:
+        raise UnsupportedError(f"Table property '{key}' cannot be {verb} with ALTER TABLE: a table's storage "
+                               "handler is chosen by CREATE TABLE ... STORED BY. Create a new table instead.")
+    if key in _OWN_PROPERTY_FIX:
+        raise UnsupportedError(f"Table property '{key}' is kept by hivepark itself and cannot be {verb} with "
+                               f"SET/UNSET TBLPROPERTIES: use {_OWN_PROPERTY_FIX[key]}.")
+    if key == SKEW_AUTO_TOPK:
+        if value is not None and not value.strip().isdigit():
+            raise SemanticError(f"Table property '{key}' is the number of heaviest values each write "
+                                f"stores in directories of their own: a whole number >= 0, got '{value}'.")
+        return
+    if is_handler_table(table):
+        if any(lower.startswith(p) for p in _HANDLER_FIXED):
+            raise UnsupportedError(f"Table property '{key}' of {table.qualified_name} was fixed by CREATE TABLE "
+                                   f"... STORED BY (it names the table's source) and cannot be {verb}. "
+                                   "Create a new table for another source.")
+        return
+    if lower.startswith("hivepark."):
+        raise UnsupportedError(f"Table property '{key}' is reserved for hivepark's own metadata (keys starting "
+                               f"with 'hivepark.') and cannot be {verb} on {table.qualified_name}. Choose "
+                               "another name.")
+
+
+def alter_properties(ctx: Context, table: Table,
+                     action: s.SetTableProperties | s.UnsetTableProperties) -> Table:
+    """ALTER TABLE t SET TBLPROPERTIES (...) / UNSET TBLPROPERTIES [IF EXISTS] (...), as Hive:
+    stored in the metastore; ``EXTERNAL`` ('TRUE'/'FALSE') changes the table's type (Hive's
+    metastore does the same), ``hivepark.skew.auto.topk`` takes effect at the next write; the
+    properties hivepark keeps for itself are refused (:func:`_check_property`). A storage
+    handler validates its table's new properties."""
+    changes: dict[str, str | None]
+    if isinstance(action, s.SetTableProperties):
+        changes = dict(action.properties)
+    else:
+        if not action.if_exists:
+            for key in action.keys:
+                if key not in table.properties:
+                    raise SemanticError(
+                        "Please use the following syntax if not sure whether the property existed or not:\n"
+                        "ALTER TABLE tableName UNSET TBLPROPERTIES IF EXISTS (key1, key2, ...)\n"
+                        f" The following property {key} does not exist in {table.name}", code=10215)
+        changes = {k: None for k in action.keys}
+    for key, value in changes.items():
+        _check_property(table, key, value)
+    merged: dict[str, str | None] = {**table.properties, **changes}
+    props = {k: v for k, v in merged.items() if v is not None}
+    new = table.evolve(properties=props)
+    if "EXTERNAL" in changes:  # Hive's ObjectStore: the EXTERNAL parameter decides the type
+        new = new.evolve(table_type=EXTERNAL if (changes["EXTERNAL"] or "").strip().lower() == "true"
+                         else MANAGED)
+    handler = handler_for(table)
+    if handler is not None:
+        handler.validate({k: v for k, v in props.items() if k.lower() != STORAGE_HANDLER_KEY})
+    return ctx.catalog.alter_table(new, table.version)
 
 
 def _set_properties(ctx: Context, table: Table, changes: dict[str, str | None]) -> Table:

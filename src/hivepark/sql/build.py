@@ -236,6 +236,15 @@ def _use(node: exp.Use) -> s.Use:
     return s.Use(node.this.name.lower())
 
 
+def _property_text(node: exp.Expression | None, what: str) -> str:
+    """A TBLPROPERTIES key or value: a string literal, as Hive's grammar requires."""
+    if isinstance(node, exp.Literal) and node.is_string:
+        return node.name
+    shown = node.sql(dialect="hive") if node is not None else "nothing"
+    raise SemanticError(f"A table property {what} is a quoted string, got {shown}: write "
+                        "('key'='value', ...) with both sides in quotes")
+
+
 def _alter_action(action: exp.Expression, if_exists: bool) -> s.AlterAction:
     if isinstance(action, d.SetSkewedLocation):
         entries = []
@@ -246,6 +255,14 @@ def _alter_action(action: exp.Expression, if_exists: bool) -> s.AlterAction:
         return s.SetSkewedLocation(tuple(entries), bool(action.args.get("mapped")))
     if isinstance(action, d.Concatenate):
         return s.Concatenate()
+    if isinstance(action, d.SetTblProperties):
+        return s.SetTableProperties(tuple((_property_text(p.this, "key"), _property_text(p.args.get("value"), "value"))
+                                          for p in action.expressions))
+    if isinstance(action, d.UnsetTblProperties):
+        return s.UnsetTableProperties(tuple(_property_text(k, "key") for k in action.expressions),
+                                      bool(action.args.get("exists")))
+    if isinstance(action, d.RenamePartition):
+        return s.RenamePartition(partition_spec(action.this))
     if isinstance(action, d.AlterSkewed):
         return s.SetSkewed(skew_clause(action.this))
     if isinstance(action, d.AlterNot):
@@ -335,6 +352,8 @@ def _show(node: d.Show) -> s.Statement:
         return s.ShowTables(db.name.lower() if db is not None else None, pattern)
     if kind == "CREATE TABLE":
         return s.ShowCreateTable(table_ref(node.this))
+    if kind == "TBLPROPERTIES":
+        return s.ShowTblProperties(table_ref(node.this), pattern)
     return s.ShowPartitions(table_ref(node.this), partition_spec(node.args.get("partition")))
 
 

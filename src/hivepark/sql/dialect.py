@@ -1,6 +1,7 @@
 """HiveQL: sqlglot's Hive dialect, extended by subclassing with the statements it parses
 only as opaque commands (SHOW, EXPLAIN, MSCK REPAIR TABLE, ALTER TABLE ADD PARTITION with
-several partitions, and the skewed-table / list-bucketing forms: CREATE TABLE ... SKEWED BY
+several partitions, SET/UNSET TBLPROPERTIES, PARTITION (...) RENAME TO PARTITION (...), SHOW
+TBLPROPERTIES, and the skewed-table / list-bucketing forms: CREATE TABLE ... SKEWED BY
 ... ON ... [STORED AS DIRECTORIES], ALTER TABLE ... SKEWED BY / NOT SKEWED / NOT STORED AS
 DIRECTORIES / SET SKEWED LOCATION / CONCATENATE, ANALYZE TABLE ... COMPUTE SKEW)."""
 
@@ -73,6 +74,24 @@ class Concatenate(exp.Expression):
     arg_types = {"this": False}
 
 
+class SetTblProperties(exp.Expression):
+    """ALTER TABLE t SET TBLPROPERTIES ('k'='v', ...): ``expressions`` are ``exp.Property``."""
+
+    arg_types = {"expressions": True}
+
+
+class UnsetTblProperties(exp.Expression):
+    """ALTER TABLE t UNSET TBLPROPERTIES [IF EXISTS] ('k', ...)."""
+
+    arg_types = {"expressions": True, "exists": False}
+
+
+class RenamePartition(exp.Expression):
+    """ALTER TABLE t PARTITION (...) RENAME TO PARTITION (...): ``this`` is the new spec."""
+
+    arg_types = {"this": True}
+
+
 class AnalyzeSkew(exp.Expression):
     """The ``COMPUTE SKEW FOR COLUMNS c, ...`` part of ANALYZE TABLE t [PARTITION (...)]."""
 
@@ -111,6 +130,8 @@ class HiveQL(Hive):
             "NOT": lambda self: self._parse_hp_alter_not(),
             "SET": lambda self: self._parse_hp_alter_set(),
             "CONCATENATE": lambda self: self.expression(Concatenate()),
+            "UNSET": lambda self: self._parse_hp_alter_unset(),
+            "RENAME": lambda self: self._parse_hp_alter_rename(),
         }
         PROPERTY_PARSERS = {
             **Hive.Parser.PROPERTY_PARSERS,
@@ -151,7 +172,23 @@ class HiveQL(Hive):
             self.raise_error("Expected NOT SKEWED or NOT STORED AS DIRECTORIES")
             return exp.Expression()
 
+        def _parse_hp_alter_unset(self) -> exp.Expression:
+            if not self._match_text_seq("TBLPROPERTIES"):
+                self.raise_error("Expected UNSET TBLPROPERTIES [IF EXISTS] ('key', ...)")
+            exists = self._parse_exists()
+            keys = self._parse_wrapped_csv(self._parse_string)
+            return self.expression(UnsetTblProperties(expressions=keys, exists=exists))
+
+        def _parse_hp_alter_rename(self) -> t.Any:
+            if self._match_text_seq("TO", "PARTITION", advance=False):
+                self._match_text_seq("TO")
+                return self.expression(RenamePartition(this=self._parse_partition()))
+            return self._parse_alter_table_rename()
+
         def _parse_hp_alter_set(self) -> t.Any:
+            if self._match_text_seq("TBLPROPERTIES"):
+                return self.expression(SetTblProperties(
+                    expressions=self._parse_wrapped_csv(self._parse_property)))
             if not self._match_text_seq("SKEWED", "LOCATION"):
                 return self._parse_alter_table_set()
             if not self._match(TokenType.L_PAREN):
@@ -213,7 +250,19 @@ class HiveQL(Hive):
                 return self.expression(Show(kind="PARTITIONS", this=table, partition=partition))
             if self._match_text_seq("CREATE", "TABLE"):
                 return self.expression(Show(kind="CREATE TABLE", this=self._parse_table_parts()))
-            self.raise_error("Expected SHOW DATABASES, SHOW TABLES, SHOW PARTITIONS or SHOW CREATE TABLE")
+            if self._match_text_seq("TBLPROPERTIES"):
+                name = self._parse_id_var()
+                db = None
+                if self._match(TokenType.DOT):
+                    db, name = name, self._parse_id_var()
+                table = exp.Table(this=name, db=db)
+                key = None
+                if self._match(TokenType.L_PAREN):
+                    key = self._parse_string()
+                    self._match_r_paren()
+                return self.expression(Show(kind="TBLPROPERTIES", this=table, like=key))
+            self.raise_error("Expected SHOW DATABASES, SHOW TABLES, SHOW PARTITIONS, SHOW CREATE TABLE "
+                             "or SHOW TBLPROPERTIES")
             return None
 
         def _parse_hp_like(self) -> exp.Expression | None:

@@ -243,6 +243,31 @@ class ChangeColumn:
 
 
 @dataclass(frozen=True)
+class SetTableProperties:
+    """ALTER TABLE t SET TBLPROPERTIES ('k'='v', ...)."""
+
+    properties: tuple[tuple[str, str], ...]
+    keyword = "ADDPROPS"
+
+
+@dataclass(frozen=True)
+class UnsetTableProperties:
+    """ALTER TABLE t UNSET TBLPROPERTIES [IF EXISTS] ('k', ...)."""
+
+    keys: tuple[str, ...]
+    if_exists: bool = False
+    keyword = "DROPPROPS"
+
+
+@dataclass(frozen=True)
+class RenamePartition:
+    """ALTER TABLE t PARTITION (...) RENAME TO PARTITION (...): ``target`` is the new spec."""
+
+    target: PartitionSpec
+    keyword = "RENAMEPARTITION"
+
+
+@dataclass(frozen=True)
 class UnsupportedAlter:
     """An ALTER TABLE action hivepark does not run (SET LOCATION, SET TBLPROPERTIES, ...)."""
 
@@ -251,7 +276,7 @@ class UnsupportedAlter:
 
 AlterAction = (AddPartitions | DropPartitions | RenameTable | SetSkewed | NotSkewed
                | NotStoredAsDirectories | SetSkewedLocation | Concatenate | ChangeColumn
-               | UnsupportedAlter)
+               | SetTableProperties | UnsetTableProperties | RenamePartition | UnsupportedAlter)
 
 
 @dataclass(frozen=True)
@@ -326,6 +351,14 @@ class ShowCreateTable:
 
 
 @dataclass(frozen=True)
+class ShowTblProperties:
+    """SHOW TBLPROPERTIES t [('key')]."""
+
+    table: TableRef
+    key: str | None = None
+
+
+@dataclass(frozen=True)
 class Describe:
     table: TableRef
     style: str | None = None  # FORMATTED, EXTENDED or None
@@ -393,4 +426,5 @@ class Failed:
 
 Statement = (CreateDatabase | DropDatabase | Use | CreateTable | DropTable | AlterTable
              | Insert | MultiInsert | LoadData | MsckRepair | ShowDatabases | ShowTables
-             | ShowPartitions | ShowCreateTable | Describe | Set | AnalyzeSkew | Explain | Query | Failed)
+             | ShowPartitions | ShowCreateTable | ShowTblProperties | Describe | Set | AnalyzeSkew | Explain
+             | Query | Failed)
