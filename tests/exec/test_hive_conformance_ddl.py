@@ -83,3 +83,36 @@ def test_tblproperties_hivepark_interprets(wh, tmp_path):
                 if r[0])["Table Type:"] == "EXTERNAL_TABLE"
     wh.sql("DROP TABLE ext")
     assert any((tmp_path / "warehouse" / "ext").iterdir())
+
+
+def test_insert_with_a_column_list(wh, spark):
+    wh.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
+    wh.sql("CREATE TABLE src (k INT, v STRING) STORED AS PARQUET")
+    wh.sql("INSERT INTO src VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+    spark.read.parquet(f"{wh.location}/src").createOrReplaceTempView("plain_src")
+    wh.sql("CREATE TABLE cl (a INT, b STRING, c DOUBLE) PARTITIONED BY (p STRING, q INT) STORED AS PARQUET")
+    # listed columns take the select's columns by position, the others are NULL
+    wh.sql("INSERT INTO TABLE cl PARTITION (p='x', q=1) (c, a) SELECT k * 1.5, k FROM src")
+    wh.sql("INSERT OVERWRITE TABLE cl PARTITION (p='y', q) (b, q) SELECT v, k FROM src WHERE k < 3")
+    wh.sql("INSERT INTO cl PARTITION (p='z', q=9) (b) VALUES ('only b')")
+    got = _rows(wh.sql("SELECT a, b, c, p, q FROM cl"))
+    want = _rows(spark.sql(
+        "SELECT k, CAST(NULL AS STRING), k * 1.5, 'x', 1 FROM plain_src UNION ALL "
+        "SELECT NULL, v, NULL, 'y', k FROM plain_src WHERE k < 3 UNION ALL "
+        "SELECT NULL, 'only b', NULL, 'z', 9"))
+    assert got == [tuple(r) for r in want] and len(got) == 6
+    # a column list on a table without partitions, the query's names repeated
+    wh.sql("CREATE TABLE flat (a INT, b INT, c INT) STORED AS PARQUET")
+    wh.sql("INSERT INTO flat (c, b) SELECT x.k, y.k FROM src x JOIN src y ON x.k = y.k")
+    assert _rows(wh.sql("SELECT * FROM flat")) == [(None, 1, 1), (None, 2, 2), (None, 3, 3)]
+
+    e = _error(wh, "INSERT INTO flat (a, nope) SELECT 1, 2")
+    assert str(e).startswith("'nope' in insert schema specification is not found among regular columns "
+                             "of default.flat nor dynamic partition columns.")
+    e = _error(wh, "INSERT INTO TABLE cl PARTITION (p='x', q=1) (a, q) SELECT 1, 2")  # q is static here
+    assert str(e).startswith("'q' in insert schema specification is not found")
+    e = _error(wh, "INSERT INTO flat (a, a) SELECT 1, 2")
+    assert str(e).startswith("Duplicate column name detected in default.flat table schema specification")
+    e = _error(wh, "INSERT INTO flat (a, b) SELECT 1, 2, 3")
+    assert str(e).startswith("Expected 2 columns for insclause-0/default.flat; select produces 3 columns")
+    assert _rows(wh.sql("SELECT * FROM flat")) == [(None, 1, 1), (None, 2, 2), (None, 3, 3)]

@@ -45,7 +45,9 @@ from hivepark.types import HiveType, PartitionValueError
 
 def insert(ctx: Context, stmt: Insert) -> DataFrame:
     table = ctx.table(stmt.table)
+    listed = listed_columns(table, stmt)
     df, _ = run_query(ctx, stmt.query.tree)
+    df = by_column_list(table, df, listed)
     write_rows(ctx, table, df, stmt.partition, overwrite=stmt.overwrite,
                if_not_exists=stmt.if_not_exists)
     return ctx.empty()
@@ -60,13 +62,57 @@ def multi_insert(ctx: Context, stmt: MultiInsert) -> DataFrame:
     try:
         for branch in stmt.inserts:
             table = ctx.table(branch.table)
+            listed = listed_columns(table, branch)
             df, _ = run_query(ctx, branch.query.tree)
+            df = by_column_list(table, df, listed)
             write_rows(ctx, table, df, branch.partition, overwrite=branch.overwrite,
                        if_not_exists=branch.if_not_exists)
     finally:
         ctx.spark.catalog.dropTempView(stmt.view)
         src_df.unpersist()
     return ctx.empty()
+
+
+def listed_columns(table: Table, stmt: Insert) -> tuple[list[str], list[str]] | None:
+    """Hive's checks of INSERT ... (c1, c2, ...): each name once, each a data column or a
+    dynamic partition column of the target. Gives (the columns the rows are written as: the
+    data columns, then the dynamic partition columns; the listed names), or None without a list."""
+    if stmt.columns is None:
+        return None
+    name = table.qualified_name
+    if len(set(stmt.columns)) != len(stmt.columns):
+        dup = next(c for c in stmt.columns if stmt.columns.count(c) > 1)
+        raise SemanticError(f"Duplicate column name detected in {name} table schema specification: "
+                            f"'{dup}' is listed twice. Name each column once.")
+    static = set(stmt.partition.static) if stmt.partition else set()
+    dynamic = [k for k in table.partition_key_names() if k not in static]
+    targets = [c.name for c in table.columns] + dynamic
+    unknown = [c for c in stmt.columns if c not in targets]
+    if unknown:
+        shown = unknown[0] if len(unknown) == 1 else "[" + ", ".join(unknown) + "]"
+        raise SemanticError(
+            f"'{shown}' in insert schema specification {'is' if len(unknown) == 1 else 'are'} not found "
+            f"among regular columns of {name} nor dynamic partition columns. The list may name "
+            f"{', '.join(targets)}.")
+    return targets, list(stmt.columns)
+
+
+def by_column_list(table: Table, df: DataFrame, listed: tuple[list[str], list[str]] | None) -> DataFrame:
+    """The query's rows in the target's column order: the i-th listed column takes the query's
+    i-th column, every column not listed is NULL (Hive's INSERT with a column list)."""
+    if listed is None:
+        return df
+    targets, names = listed
+    if len(df.columns) != len(names):
+        raise SemanticError(
+            f"Expected {len(names)} columns for insclause-0/{table.qualified_name}; select produces "
+            f"{len(df.columns)} columns. The column list ({', '.join(names)}) and the SELECT give one "
+            "column each, in the same order.")
+    types = {c.name: c.type for c in (*table.columns, *table.partition_keys)}
+    position = {n: i for i, n in enumerate(names)}
+    df = df.toDF(*[f"_hp_listed{i}" for i in range(len(names))])  # the query's names may repeat
+    return df.select(*[F.col(f"_hp_listed{position[t]}").alias(t) if t in position
+                       else F.lit(None).cast(spark_type(types[t])).alias(t) for t in targets])
 
 
 def frame_for_insert(table: Table, df: object, spec: PartitionSpec, by_position: bool) -> DataFrame:

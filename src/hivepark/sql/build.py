@@ -297,16 +297,20 @@ def _alter(node: exp.Alter) -> s.AlterTable:
         partition_spec(part_node) if part_node is not None else None, if_exists)
 
 
-def _insert(node: exp.Insert) -> s.Insert:
-    target = node.this
+def _insert_target(target: exp.Expression) -> tuple[exp.Expression, tuple[str, ...] | None]:
+    """The table of an INSERT and its column list (``t [PARTITION (...)] (c1, c2, ...)``)."""
     if isinstance(target, exp.Schema):
-        raise SemanticError("INSERT with a column list is not supported: select the columns "
-                            "in table order instead")
+        return target.this, tuple(c.name.lower() for c in target.expressions)
+    return target, None
+
+
+def _insert(node: exp.Insert) -> s.Insert:
+    target, columns = _insert_target(node.this)
     part_node = target.args.get("partition")
     if_not_exists = bool(node.args.get("exists")) or bool(
         part_node is not None and part_node.meta.get("if_not_exists"))
     return s.Insert(table_ref(target), partition_spec(part_node),
-                    bool(node.args.get("overwrite")), s.Query(node.expression), if_not_exists)
+                    bool(node.args.get("overwrite")), s.Query(node.expression), if_not_exists, columns)
 
 
 def _multi_insert(node: exp.MultitableInserts) -> s.MultiInsert:
@@ -323,10 +327,10 @@ def _multi_insert(node: exp.MultitableInserts) -> s.MultiInsert:
         select = branch.expression.copy()
         select.set("from_", exp.From(this=exp.Table(
             this=exp.to_identifier(view), alias=exp.TableAlias(this=exp.to_identifier(alias)))))
-        target = branch.this
+        target, columns = _insert_target(branch.this)
         inserts.append(s.Insert(table_ref(target), partition_spec(target.args.get("partition")),
                                 bool(branch.args.get("overwrite")), s.Query(select),
-                                bool(branch.args.get("exists"))))
+                                bool(branch.args.get("exists")), columns))
     return s.MultiInsert(s.Query(src_query), view, tuple(inserts))
 
 

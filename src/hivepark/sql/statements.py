@@ -289,13 +289,14 @@ class AlterTable:
 
 @dataclass(frozen=True)
 class Insert:
-    """INSERT INTO|OVERWRITE TABLE t [PARTITION (...) [IF NOT EXISTS]] <query>."""
+    """INSERT INTO|OVERWRITE TABLE t [PARTITION (...) [IF NOT EXISTS]] [(c1, c2, ...)] <query>."""
 
     table: TableRef
     partition: PartitionSpec
     overwrite: bool
     query: Query
     if_not_exists: bool = False
+    columns: tuple[str, ...] | None = None  # INSERT ... t [PARTITION (...)] (c1, c2, ...) SELECT
 
 
 @dataclass(frozen=True)
