@@ -116,3 +116,83 @@ def test_insert_with_a_column_list(wh, spark):
     e = _error(wh, "INSERT INTO flat (a, b) SELECT 1, 2, 3")
     assert str(e).startswith("Expected 2 columns for insclause-0/default.flat; select produces 3 columns")
     assert _rows(wh.sql("SELECT * FROM flat")) == [(None, 1, 1), (None, 2, 2), (None, 3, 3)]
+
+
+def _files(root) -> set[str]:
+    return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()
+            and not p.name.startswith((".", "_")) and ".hivepark" not in p.parts}
+
+
+def test_rename_partition(wh, spark, tmp_path):
+    wh.sql("CREATE TABLE rp (a INT, b STRING) PARTITIONED BY (ds STRING, hr INT) STORED AS PARQUET")
+    wh.sql("INSERT INTO rp PARTITION (ds='2008-04-08', hr=11) VALUES (1, 'x'), (2, 'y')")
+    wh.sql("INSERT INTO rp PARTITION (ds='2008-04-08', hr=11) VALUES (3, 'z')")
+    wh.sql("INSERT INTO rp PARTITION (ds='2008-04-09', hr=12) VALUES (4, 'w')")
+    version = wh.catalog.get_table("default", "rp").version
+    wh.sql("ALTER TABLE rp PARTITION (ds='2008-04-08', hr='011') RENAME TO PARTITION (ds='2010-01-01', hr=1)")
+    assert wh.catalog.get_table("default", "rp").version > version
+    assert [r[0] for r in wh.sql("SHOW PARTITIONS rp").collect()] == ["ds=2008-04-09/hr=12", "ds=2010-01-01/hr=1"]
+    root = tmp_path / "warehouse" / "rp"
+    assert not (root / "ds=2008-04-08").exists()  # the old directory and its empty parent went
+    assert {f.split("/")[0] for f in _files(root)} == {"ds=2008-04-09", "ds=2010-01-01"}
+    got = _rows(wh.sql("SELECT a, b, ds, hr FROM rp WHERE ds = '2010-01-01'"))
+    want = _rows(spark.read.parquet(str(root / "ds=2010-01-01" / "hr=1")).selectExpr("a", "b", "'2010-01-01'", "1"))
+    assert got == want == [(1, "x", "2010-01-01", 1), (2, "y", "2010-01-01", 1), (3, "z", "2010-01-01", 1)]
+    described = {r[0].strip(): (r[1] or "").strip() for r in
+                 wh.sql("DESCRIBE FORMATTED rp PARTITION (ds='2010-01-01', hr=1)").collect() if r[0]}
+    assert described["Location:"].endswith("/rp/ds=2010-01-01/hr=1")
+
+    e = _error(wh, "ALTER TABLE rp PARTITION (ds='1999-01-01', hr=1) RENAME TO PARTITION (ds='x', hr=1)")
+    assert e.code == 10006 and str(e).startswith("Partition not found {ds=1999-01-01, hr=1}")
+    e = _error(wh, "ALTER TABLE rp PARTITION (ds='2010-01-01', hr=1) RENAME TO PARTITION (ds='2008-04-09', hr=12)")
+    assert str(e).startswith("Unable to rename partition. Partition already exists:default.rp.[2008-04-09, 12]")
+    e = _error(wh, "ALTER TABLE rp PARTITION (ds='2010-01-01', hr=1) RENAME TO PARTITION (ds='x')")
+    assert "missing: hr" in str(e)  # a target must give every key
+    assert len(_rows(wh.sql("SELECT * FROM rp"))) == 4
+
+    # an external table: only the metastore row changes, the files stay where they are
+    wh.sql(f"CREATE EXTERNAL TABLE erp (a INT) PARTITIONED BY (p STRING) STORED AS PARQUET "
+           f"LOCATION '{tmp_path}/ext'")
+    wh.sql("INSERT INTO erp PARTITION (p='a') VALUES (7)")
+    wh.sql("ALTER TABLE erp PARTITION (p='a') RENAME TO PARTITION (p='b')")
+    assert _rows(wh.sql("SELECT * FROM erp")) == [(7, "b")]
+    assert (tmp_path / "ext" / "p=a").is_dir() and not (tmp_path / "ext" / "p=b").exists()
+
+
+RENAMER = """
+import sys, hivepark
+wh = hivepark.connect(sys.argv[1])
+wh.sql("ALTER TABLE t PARTITION (ds='a') RENAME TO PARTITION (ds='z')")
+"""
+
+
+@pytest.mark.parametrize("fault, after", [("before_commit", False), ("after_commit", True)])
+def test_rename_partition_killed_leaves_before_or_after(tmp_path, spark, fault, after):
+    import os
+    import subprocess
+    import sys
+
+    import hivepark
+
+    root = tmp_path / "warehouse"
+    wh = hivepark.connect(str(root), spark=spark)
+    wh.sql("CREATE TABLE t (k INT) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+    wh.sql("INSERT INTO t PARTITION (ds='a') VALUES (1), (2)")
+    wh.sql("INSERT INTO t PARTITION (ds='b') VALUES (3)")
+    wh.close()
+    env = dict(os.environ, HIVEPARK_FAULT=fault, HIVEPARK_DRIVER_MEMORY="1g", HIVEPARK_MASTER="local[1]")
+    env.pop("HIVEPARK_FAULT_PAUSE", None)
+    proc = subprocess.run([sys.executable, "-c", RENAMER, str(root)], env=env, capture_output=True, timeout=300)
+    assert proc.returncode == -9  # killed at the fault point
+    wh = hivepark.connect(str(root), spark=spark)  # recovers the crashed statement
+    try:
+        parts = [r[0] for r in wh.sql("SHOW PARTITIONS t").collect()]
+        files = _files(root / "t")
+        if after:
+            assert parts == ["ds=b", "ds=z"] and {f.split("/")[0] for f in files} == {"ds=b", "ds=z"}
+            assert _rows(wh.sql("SELECT * FROM t")) == [(1, "z"), (2, "z"), (3, "b")]
+        else:
+            assert parts == ["ds=a", "ds=b"] and {f.split("/")[0] for f in files} == {"ds=a", "ds=b"}
+            assert _rows(wh.sql("SELECT * FROM t")) == [(1, "a"), (2, "a"), (3, "b")]
+    finally:
+        wh.close()

@@ -7,6 +7,7 @@ import json
 import os
 import posixpath
 import time
+import uuid
 from collections.abc import Sequence
 
 from pyspark.sql import DataFrame
@@ -52,7 +53,17 @@ from hivepark.sql.validate import (
     spec_filter,
 )
 from hivepark.storage import fs
-from hivepark.storage.commit import FILES_PARAM, current_files, delete_owned, table_files
+from hivepark.storage.commit import (
+    FILES_PARAM,
+    STAGING_PREFIX,
+    Journal,
+    current_files,
+    delete_owned,
+    fault_point,
+    journal_dir,
+    schedule_deletion,
+    table_files,
+)
 from hivepark.storage.formats import normalize_format
 from hivepark.storage.handlers import (
     PARTITION_SPEC_KEY,
@@ -378,6 +389,12 @@ def alter_table(ctx: Context, stmt: s.AlterTable) -> DataFrame:
         if isinstance(action, s.Concatenate):
             table = concatenate(ctx, table, spec)
             continue
+        if isinstance(action, s.RenamePartition):
+            if spec is None:
+                raise SemanticError("RENAME TO PARTITION (...) renames one partition: name it first, "
+                                    "ALTER TABLE t PARTITION (k='old') RENAME TO PARTITION (k='new')")
+            table = rename_partition(ctx, table, spec, action.target)
+            continue
         if spec is not None:
             raise UnsupportedError(f"ALTER TABLE ... PARTITION (...) {action.keyword} is "
                                    "not supported: this ALTER applies to the whole table")
@@ -455,6 +472,97 @@ def drop_partitions(ctx: Context, table: Table, action: s.DropPartitions) -> Non
             for p in dropped:
                 delete_owned(p.location, current_files(p.location, p.files, p.parameters))
                 _delete_empty_parents(table, p.location)
+
+
+def _spec_text(keys: Sequence[str], values: Sequence[str | None]) -> str:
+    return "{" + ", ".join(f"{k}={v if v is not None else layout.DEFAULT_PARTITION_NAME}"
+                           for k, v in zip(keys, values)) + "}"
+
+
+def rename_partition(ctx: Context, table: Table, old_spec: s.PartitionSpec, new_spec: s.PartitionSpec) -> Table:
+    """ALTER TABLE t PARTITION (old) RENAME TO PARTITION (new), as Hive: the metastore row gets
+    the new values in one transaction (the table version moves on); a managed table's files go
+    to the new partition's default directory (an external table's stay where they are).
+
+    The files are copied, then the metastore commits, then the old files go (or wait out
+    ``hivepark.files.retention.seconds`` for readers planned on the old version). A journal (the
+    commit protocol's, :class:`storage.commit.Journal`) lets ``connect()`` finish or undo a crash:
+    before the commit the copies are deleted (the warehouse is as before), after it the old files
+    are (as after)."""
+    if is_handler_table(table) or not table.is_partitioned:
+        raise SemanticError(f"{table.qualified_name} has no metastore partitions to rename"
+                            + (": its storage handler keeps its own layout." if table.is_partitioned else "."))
+    keys = table.partition_key_names()
+    check_not_default_partition(table, new_spec)
+    old_values, new_values = full_spec(table, old_spec), full_spec(table, new_spec)
+    old = ctx.catalog.get_partition(table, old_values)
+    if old is None:
+        raise NoSuchPartition(f"Partition not found {_spec_text(keys, old_values)}: {table.qualified_name} has no "
+                              f"such partition to rename. SHOW PARTITIONS {table.name} lists them.", code=10006)
+    if ctx.catalog.get_partition(table, new_values) is not None:
+        raise AlreadyExistsError(
+            f"Unable to rename partition. Partition already exists:{table.db}.{table.name}."
+            f"[{', '.join(v if v is not None else layout.DEFAULT_PARTITION_NAME for v in new_values)}]. Drop it "
+            f"first (ALTER TABLE {table.name} DROP PARTITION ...) or choose other values.")
+    now = int(time.time())
+    params = {**old.parameters, "transient_lastDdlTime": str(now)}
+    if table.is_external:  # Hive moves no data of an external table: only the metastore changes
+        new = Partition(new_values, old.location, params, old.files, now)
+        return ctx.catalog.commit(table, table.version, put=[new], drop=[old_values])
+    src_base = fs.normalize(old.location).rstrip("/")
+    dst_base = fs.normalize(layout.partition_path(table.location, keys, new_values)).rstrip("/")
+    files = current_files(old.location, old.files, old.parameters)
+    outside = [f for f in files if not fs.normalize(f).startswith(src_base + "/")]
+    if outside:
+        raise UnsupportedError(f"Partition {_spec_text(keys, old_values)} of {table.qualified_name} has files "
+                               f"outside its directory ({outside[0]}; SET SKEWED LOCATION puts them there), "
+                               "which a rename cannot move. Rewrite the partition with INSERT OVERWRITE first.")
+    if fs.exists(dst_base) and fs.list_files(dst_base, recursive=True):
+        raise AlreadyExistsError(
+            f"Unable to rename partition. New location for this partition {dst_base} already exists and holds "
+            f"files not recorded for {table.qualified_name}. Move them away, or register them with MSCK "
+            "REPAIR TABLE first.")
+    rel = [fs.normalize(f)[len(src_base) + 1:] for f in files]
+    moves = [(f, f"{dst_base}/{r}") for f, r in zip(files, rel)]
+    qid = time.strftime("%Y%m%d%H%M%S") + "_" + uuid.uuid4().hex[:12]
+    retention = _retention(ctx)
+    content = {"state": "moving", "table": [table.db, table.name],
+               "staging": f"{table.location.rstrip('/')}/{STAGING_PREFIX}{qid}",
+               "targets": [dst for _, dst in moves], "obsolete": [], "retention": retention}
+    journal = Journal(f"{journal_dir(ctx.warehouse)}/{qid}.json", content)
+    try:
+        for src, dst in moves:
+            fs.copy(src, dst)
+        fs.makedirs(dst_base)
+        journal.update(state="committing", obsolete=[src for src, _ in moves])
+        fault_point("before_commit")
+        new = Partition(new_values, dst_base, params, tuple(rel), now)
+        table = ctx.catalog.commit(table, table.version, put=[new], drop=[old_values])
+    except BaseException:
+        for _, dst in moves:
+            fs.delete_file(dst)
+        fs.prune_empty_dirs(dst_base)
+        journal.close()
+        raise
+    fault_point("after_commit")
+    if retention <= 0:
+        delete_owned(old.location, [src for src, _ in moves])
+        _delete_empty_parents(table, old.location)
+    else:
+        schedule_deletion(ctx.warehouse, qid, [src for src, _ in moves], retention)
+    journal.close()
+    return table
+
+
+def _retention(ctx: Context) -> float:
+    """``hivepark.files.retention.seconds``: how long replaced files stay for readers."""
+    key = "hivepark.files.retention.seconds"
+    raw = ctx.conf.get(key) or "0"
+    try:
+        return float(raw)
+    except ValueError:
+        raise SemanticError(f"{key} must be a number of seconds, got '{raw}'. Set it with SET {key}=60 "
+                            "(0 deletes replaced files at once).") from None
 
 
 def _delete_empty_parents(table: Table, location: str) -> None:
