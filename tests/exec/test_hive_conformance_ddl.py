@@ -196,3 +196,32 @@ def test_rename_partition_killed_leaves_before_or_after(tmp_path, spark, fault, 
             assert _rows(wh.sql("SELECT * FROM t")) == [(1, "a"), (2, "a"), (3, "b")]
     finally:
         wh.close()
+
+
+def test_in_and_between_compare_strings_and_numbers_as_doubles(wh, spark):
+    wh.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
+    wh.sql("CREATE TABLE nb (i INT, s STRING) PARTITIONED BY (ds STRING, hr INT) STORED AS PARQUET")
+    wh.sql("INSERT INTO nb PARTITION (ds, hr) VALUES (1, '1', '1', 11), (2, '1.0', '1.0', 11), (3, 'abc', '01', 12), "
+           "(4, NULL, 'abc', 12), (5, ' 5', '5', 13), (6, '2', '2', 13)")
+    spark.read.parquet(f"{wh.location}/nb").createOrReplaceTempView("plain_nb")
+    # Hive's rule, spelled out for plain Spark: each operand of IN / BETWEEN compared as DOUBLE
+    for mine, hive in [
+        ("SELECT i FROM nb WHERE i IN ('1', 'abc')", "SELECT i FROM plain_nb WHERE i = 1"),
+        ("SELECT i FROM nb WHERE s IN (1, 2)", "SELECT i FROM plain_nb WHERE try_cast(s AS DOUBLE) IN (1, 2)"),
+        ("SELECT i FROM nb WHERE s NOT IN (1, 7)", "SELECT i FROM plain_nb WHERE try_cast(s AS DOUBLE) NOT IN (1, 7)"),
+        ("SELECT i FROM nb WHERE s BETWEEN 1 AND 5", "SELECT i FROM plain_nb WHERE try_cast(s AS DOUBLE) BETWEEN 1 AND 5"),
+        ("SELECT i FROM nb WHERE i BETWEEN '2' AND 'x'", "SELECT i FROM plain_nb WHERE false"),
+        ("SELECT i FROM nb WHERE i BETWEEN '2' AND '4'", "SELECT i FROM plain_nb WHERE i BETWEEN 2 AND 4"),
+        # partition columns: pruning keeps every partition such a comparison may match
+        ("SELECT i, ds FROM nb WHERE ds IN (1, 5)", "SELECT i, ds FROM plain_nb WHERE try_cast(ds AS DOUBLE) IN (1, 5)"),
+        ("SELECT i, ds FROM nb WHERE ds BETWEEN 0.5 AND 1.5",
+         "SELECT i, ds FROM plain_nb WHERE try_cast(ds AS DOUBLE) BETWEEN 0.5 AND 1.5"),
+        ("SELECT i, hr FROM nb WHERE hr IN ('11', 'abc')", "SELECT i, hr FROM plain_nb WHERE hr = 11"),
+        ("SELECT i, hr FROM nb WHERE hr BETWEEN '12' AND 13.5", "SELECT i, hr FROM plain_nb WHERE hr >= 12"),
+    ]:
+        got = _rows(wh.sql(mine))
+        assert got == _rows(spark.sql(hive)), mine
+    assert [r[0] for r in wh.sql("SELECT i FROM nb WHERE ds IN (1, 5) ORDER BY i LIMIT 10").collect()] == [1, 2, 3, 5]
+    # a string literal that is the column's own type still prunes
+    assert "partitions=2/6" in wh.explain("SELECT i FROM nb WHERE hr IN ('11', '14')")
+    assert "partitions=4/6" in wh.explain("SELECT i FROM nb WHERE hr BETWEEN '12' AND '13'")

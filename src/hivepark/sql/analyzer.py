@@ -128,26 +128,39 @@ _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeE
 
 def hive_comparisons(select: exp.Expression, resolvers: dict[str, Callable[[exp.Column], str | None]],
                      tables: dict[str, Table]) -> None:
-    """Hive's implicit conversion where a string meets a number in a comparison: both sides
-    are compared as DOUBLE (``int_col = 'abc'`` matches nothing, ``str_col = 1`` matches
+    """Hive's implicit conversion where a string meets a number in a comparison, an IN list or
+    a BETWEEN: every operand is compared as DOUBLE (``int_col = 'abc'`` matches nothing, ``str_col = 1`` matches
     '1' and '1.0'), where Spark's ANSI rules would cast the string to the number's type and
     fail on 'abc'. Rewritten in place (``TRY_CAST(x AS DOUBLE)`` on both sides) after the
     scan predicates were read, so pruning sees the query as written: such an atom never
     binds, so it never prunes. A string literal that binds exactly to the numeric column
     (``hr = '11'``) is left alone: Spark compares it as Hive does."""
-    for node in list(select.find_all(*_COMPARISONS)):
+    for node in list(select.find_all(*_COMPARISONS, exp.In, exp.Between)):
         if node.parent_select is not select:  # a subquery's comparisons are its own scope's
             continue
-        left, right = node.this, node.expression
-        lt, rt = _side_type(left, resolvers, tables), _side_type(right, resolvers, tables)
-        if lt is None or rt is None or {lt[0], rt[0]} != {"string", "numeric"}:
+        operands = _operands(node)
+        types = [_side_type(o, resolvers, tables) for o in operands]
+        if any(t is None for t in types) or {t[0] for t in types if t} != {"string", "numeric"}:
             continue
-        string_side, number = (left, rt) if lt[0] == "string" else (right, lt)
-        if isinstance(string_side, exp.Literal) and number[1] is not None \
-                and HiveType.parse(number[1]).bind_literal(string_side.name) is not None:
+        number = next((t[1] for t in types if t and t[0] == "numeric" and t[1] is not None), None)
+        strings = [o for o, t in zip(operands, types) if t and t[0] == "string"]
+        if number is not None and all(isinstance(o, exp.Literal) and HiveType.parse(number).bind_literal(o.name)
+                                      is not None for o in strings):
             continue
-        for side in (left, right):
+        for side in operands:
             side.replace(exp.TryCast(this=side.copy(), to=exp.DataType.build("double"), safe=True))
+
+
+def _operands(node: exp.Expression) -> list[exp.Expression]:
+    """The values a comparison, ``x IN (v, ...)`` (not a subquery) or ``x BETWEEN a AND b``
+    compares; Hive compares them all in one common type."""
+    if isinstance(node, exp.In):
+        if node.args.get("query") is not None or node.args.get("unnest") is not None:
+            return []
+        return [node.this, *node.expressions]
+    if isinstance(node, exp.Between):
+        return [node.this, node.args["low"], node.args["high"]]
+    return [node.this, node.expression]
 
 
 def _side_type(node: exp.Expression, resolvers: dict[str, Callable[[exp.Column], str | None]],
