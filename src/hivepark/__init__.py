@@ -32,6 +32,7 @@ class Warehouse:
         from hivepark.exec.context import Context
 
         self._ctx = Context(spark, catalog, Config(conf), warehouse)
+        self.refresh_views()
 
     @property
     def spark(self) -> SparkSession:
@@ -113,6 +114,20 @@ class Warehouse:
             t = self._ctx.table(table)
             spec = python_spec(t, partition)
             write_rows(self._ctx, t, frame_for_insert(t, df, spec, by_position), spec, overwrite)
+            self._sync_views()
+
+    def refresh_views(self) -> None:
+        """Brings the Spark temporary views of the current database's tables up to date, so
+        ``spark.sql("SELECT * FROM t")`` reads ``t``'s latest commit (exec/spark_views.py).
+        hivepark does this itself after each statement that changes a table; call it when
+        another process has committed since. ``hivepark.spark.views=false``: no views."""
+        with self._ctx.handler_scope(), self._translated():
+            self._sync_views()
+
+    def _sync_views(self) -> None:
+        from hivepark.exec.spark_views import sync
+
+        sync(self._ctx)
 
     def _translated(self) -> AbstractContextManager[None]:
         """Spark's and the file system's failures as hivepark errors (exec/failures.py)."""
@@ -121,6 +136,9 @@ class Warehouse:
         return translated(self._ctx)
 
     def close(self) -> None:
+        from hivepark.exec.spark_views import drop_all
+
+        drop_all(self._ctx)
         self._ctx.catalog.close()
 
     def __enter__(self) -> Warehouse:

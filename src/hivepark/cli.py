@@ -305,6 +305,7 @@ def _main(e: str | None, f: Path | None, hiveconf: list[str], warehouse: str, me
             raise typer.Exit(1) from None
     import hivepark
 
+    conf.setdefault("hivepark.spark.views", "false")  # nobody can reach this session's spark.sql
     try:
         wh = hivepark.connect(warehouse, metastore, _quiet_spark(master, verbose, conf), conf)
     except Exception as err:  # noqa: BLE001

@@ -21,6 +21,8 @@ DEFAULTS: dict[str, str] = {
     # files an INSERT OVERWRITE replaced stay this long for readers that planned before it
     # (0: deleted at once, so a directory always holds exactly the table's files)
     "hivepark.files.retention.seconds": "0",
+    # warehouse tables as Spark temporary views, kept current (exec/spark_views.py)
+    "hivepark.spark.views": "true",
     "hive.auto.convert.join": "true",
     "hive.mapjoin.smalltable.filesize": "25000000",
     "hive.optimize.mapjoin.partition.pruning": "true",
@@ -45,6 +47,7 @@ TYPED: dict[str, str] = {
     "hive.exec.drop.ignorenonexistent": "BOOLEAN",
     "hive.decode.partition.name": "BOOLEAN",
     "hive.auto.convert.join": "BOOLEAN",
+    "hivepark.spark.views": "BOOLEAN",
     "hive.optimize.mapjoin.partition.pruning": "BOOLEAN",
     "hive.optimize.ppd": "BOOLEAN",
     "hive.optimize.ppd.storage": "BOOLEAN",

@@ -49,6 +49,12 @@ class Catalog(ABC):
         """Sorted names. Raises NoSuchDatabase."""
 
     @abstractmethod
+    def table_versions(self, db: str) -> dict[str, tuple[int, int]]:
+        """Each table of ``db`` by name: (its id, its version), in one metastore query. The
+        pair changes whenever the table's definition, partitions or files change (a dropped
+        and re-created table has a new id). Raises NoSuchDatabase."""
+
+    @abstractmethod
     def drop_table(self, db: str, name: str) -> Table:
         """Removes the table and all its partitions; returns what was dropped."""
 

@@ -399,6 +399,13 @@ class SqlCatalog(Catalog):
             db_row = self._db_row(s, db)
             return sorted(s.scalars(select(TableRow.name).where(TableRow.db_id == db_row.id)))
 
+    def table_versions(self, db: str) -> dict[str, tuple[int, int]]:
+        with self._session() as s:
+            db_row = self._db_row(s, db)
+            rows = s.execute(select(TableRow.name, TableRow.id, TableRow.version)
+                             .where(TableRow.db_id == db_row.id))
+            return {name: (tbl_id, version) for name, tbl_id, version in rows}
+
     def drop_table(self, db: str, name: str) -> Table:
         with self._session(write=True) as s:
             row = self._table_row(s, db, name, lock=True)

@@ -15,6 +15,7 @@ from hivepark.catalog.base import Catalog
 from hivepark.catalog.models import Table
 from hivepark.config import Config
 from hivepark.errors import NoSuchDatabase, NoSuchTable, UserInputError, mask_credentials
+from hivepark.exec.spark_views import made_by_hivepark
 from hivepark.sql.parser import substitute_variables
 from hivepark.sql.statements import TableRef
 from hivepark.storage.commit import Commit
@@ -86,8 +87,8 @@ class Context:
             meta = self._metadata_table(db, name)
             if meta is not None:
                 return meta
-            if db is None and self.spark.catalog.tableExists(name):
-                return None
+            if db is None and self.spark.catalog.tableExists(name) and not made_by_hivepark(self.spark, name):
+                return None  # a Spark view of the user's (not a view of another warehouse's table)
             raise
 
     def _metadata_table(self, db: str | None, name: str) -> Table | None:

@@ -9,7 +9,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 
 from hivepark.errors import DataFileError
-from hivepark.exec import describe, skew_stats, tables, write
+from hivepark.exec import describe, skew_stats, spark_views, tables, write
 from hivepark.exec.context import Context
 from hivepark.exec.failures import translated
 from hivepark.exec.query import describe_handler_scans, plan_query, resolve, run_query
@@ -23,7 +23,17 @@ def execute(ctx: Context, stmt: ParsedStatement | s.Statement) -> DataFrame:
     """Runs one statement. Spark's, the JVM's and the file system's failures come out as
     hivepark errors naming the file, the table and the fix (:func:`failures.translate`)."""
     with translated(ctx):
-        return _execute(ctx, stmt)
+        out = _execute(ctx, stmt)
+        statement = stmt.statement if isinstance(stmt, ParsedStatement) else stmt
+        if not isinstance(statement, _READ_ONLY):
+            with ctx.handler_scope():
+                spark_views.sync(ctx)
+        return out
+
+
+# Statements that change no table: no need to bring spark.sql's views up to date after them.
+_READ_ONLY = (s.Query, s.Explain, s.ShowDatabases, s.ShowTables, s.ShowPartitions, s.ShowCreateTable,
+              s.Describe)
 
 
 def _execute(ctx: Context, stmt: ParsedStatement | s.Statement) -> DataFrame:

@@ -173,6 +173,13 @@ class StorageHandler(ABC):
         the handler has no such metadata table."""
         return None
 
+    def state(self, table: Table) -> str | None:
+        """A token that changes whenever the table's rows may change without the metastore's
+        version moving (an Iceberg snapshot committed by any engine), so a DataFrame planned
+        from it is known to be stale; None when :meth:`read` always reads the source's
+        latest rows (a JDBC query runs when Spark runs)."""
+        return None
+
     def describe_table(self, table: Table) -> list[tuple[str, str]]:
         """Extra ``(name, value)`` lines for DESCRIBE FORMATTED (none by default)."""
         return []

@@ -396,6 +396,9 @@ class IcebergStorageHandler(StorageHandler):
         if _props(table).get(CATALOG) in (None, OWN_CATALOG):
             fs.delete_dir(table.location)
 
+    def state(self, table: Table) -> str | None:
+        return str(load(table).metadata_location)
+
     def describe_table(self, table: Table) -> list[tuple[str, str]]:
         itbl = load(table)
         snap = itbl.current_snapshot()

@@ -1,0 +1,155 @@
+"""Warehouse tables seen by plain ``spark.sql(...)`` (issue 14, item 4): each table of the
+current database is a Spark temporary view that hivepark keeps on the latest commit."""
+
+from __future__ import annotations
+
+import pytest
+
+import hivepark
+
+
+def _rows(df):
+    return sorted(tuple(r) for r in df.collect())
+
+
+def _sales(wh):
+    wh.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
+    wh.sql("CREATE TABLE sales (id INT, amount DOUBLE) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+    wh.sql("INSERT INTO sales PARTITION (ds) VALUES (1, 1.5, 'a'), (2, 2.5, 'a'), (3, 3.5, 'b'), (4, NULL, 'c')")
+
+
+def _plain(spark, wh, table):
+    """The table's files read by plain Spark, straight from its directory."""
+    return spark.read.option("basePath", f"{wh.location}/{table}").parquet(f"{wh.location}/{table}")
+
+
+def test_spark_sql_reads_a_table_by_name_as_its_files_hold(wh, spark):
+    _sales(wh)
+    got = spark.sql("SELECT id, amount, ds FROM sales WHERE ds = 'a'")
+    assert _rows(got) == [(1, 1.5, "a"), (2, 2.5, "a")]
+    assert _rows(got) == _rows(_plain(spark, wh, "sales").where("ds = 'a'").select("id", "amount", "ds"))
+    assert _rows(spark.sql("SELECT * FROM sales")) == _rows(wh.sql("SELECT * FROM sales"))
+    # Spark prunes the partitions itself: with another partition's file made unreadable,
+    # a query of ds='a' still runs (that file is never opened); the whole table does not
+    import glob
+
+    for path in glob.glob(f"{wh.location}/sales/ds=b/*.parquet"):
+        with open(path, "wb") as f:
+            f.write(b"not parquet")
+    assert _rows(spark.sql("SELECT id FROM sales WHERE ds = 'a'")) == [(1,), (2,)]
+    with pytest.raises(Exception):
+        spark.sql("SELECT sum(id) FROM sales").collect()
+
+
+def test_spark_sql_sees_each_commit_and_never_a_replaced_file(wh, spark):
+    _sales(wh)
+    assert spark.sql("SELECT count(*) FROM sales").first()[0] == 4
+    wh.sql("INSERT OVERWRITE TABLE sales PARTITION (ds='a') VALUES (10, 10.0)")
+    got = spark.sql("SELECT id, amount, ds FROM sales")
+    assert _rows(got) == [(3, 3.5, "b"), (4, None, "c"), (10, 10.0, "a")]
+    assert _rows(got) == _rows(_plain(spark, wh, "sales").select("id", "amount", "ds"))
+    wh.sql("ALTER TABLE sales DROP PARTITION (ds='b')")
+    assert [r.id for r in spark.sql("SELECT id FROM sales ORDER BY id").collect()] == [4, 10]
+    df = spark.createDataFrame([(20, 2.0, "d")], "id INT, amount DOUBLE, ds STRING")
+    wh.insert(df, "sales")  # every key dynamic: nonstrict, set above
+    assert spark.sql("SELECT id FROM sales WHERE ds = 'd'").first()[0] == 20
+
+
+def test_created_dropped_and_renamed_tables_come_and_go(wh, spark):
+    wh.sql("CREATE TABLE plain_t (k STRING, v INT) STORED AS PARQUET")
+    assert spark.sql("SELECT count(*) FROM plain_t").first()[0] == 0
+    wh.sql("INSERT INTO plain_t VALUES ('x', 1)")
+    assert _rows(spark.sql("SELECT * FROM plain_t")) == [("x", 1)]
+    wh.sql("ALTER TABLE plain_t RENAME TO plain_u")
+    assert _rows(spark.sql("SELECT * FROM plain_u")) == [("x", 1)]
+    assert not spark.catalog.tableExists("plain_t")
+    wh.sql("DROP TABLE plain_u")
+    with pytest.raises(Exception, match="TABLE_OR_VIEW_NOT_FOUND"):
+        spark.sql("SELECT * FROM plain_u").collect()
+
+
+def test_the_current_database_decides_which_tables_are_views(wh, spark):
+    wh.sql("CREATE TABLE in_default (a INT) STORED AS PARQUET")
+    wh.sql("CREATE DATABASE other")
+    wh.sql("CREATE TABLE other.in_other (b INT) STORED AS PARQUET")
+    wh.sql("INSERT INTO other.in_other VALUES (7)")
+    assert spark.catalog.tableExists("in_default") and not spark.catalog.tableExists("in_other")
+    wh.sql("USE other")
+    assert not spark.catalog.tableExists("in_default")
+    assert spark.sql("SELECT b FROM in_other").first()[0] == 7
+
+
+def test_a_view_of_the_users_with_a_tables_name_is_never_replaced(wh, spark):
+    spark.sql("CREATE OR REPLACE TEMPORARY VIEW mine AS SELECT 'user' AS who")
+    try:
+        wh.sql("CREATE TABLE mine (who STRING) STORED AS PARQUET")
+        wh.sql("INSERT INTO mine VALUES ('warehouse')")
+        assert spark.sql("SELECT who FROM mine").first()[0] == "user"
+        assert wh.sql("SELECT who FROM mine").first()[0] == "warehouse"  # hivepark reads its table
+    finally:
+        spark.catalog.dropTempView("mine")
+
+
+def test_another_connections_commit_is_seen_after_refresh_views(tmp_path, spark):
+    path = str(tmp_path / "warehouse")
+    first = hivepark.connect(path, spark=spark)
+    try:
+        first.sql("CREATE TABLE shared_t (a INT) STORED AS PARQUET")
+        first.sql("INSERT INTO shared_t VALUES (1)")
+        second = hivepark.connect(path, spark=spark, conf={"hivepark.spark.views": "false"})
+        second.sql("INSERT OVERWRITE TABLE shared_t VALUES (2)")
+        second.close()
+        first.refresh_views()
+        assert _rows(spark.sql("SELECT a FROM shared_t")) == [(2,)]
+    finally:
+        first.close()
+    assert not spark.catalog.tableExists("shared_t")  # close() removes its views
+
+
+def test_a_table_of_another_warehouse_is_not_read_as_a_spark_view(tmp_path, spark):
+    a = hivepark.connect(str(tmp_path / "a"), spark=spark)
+    b = hivepark.connect(str(tmp_path / "b"), spark=spark)
+    try:
+        a.sql("CREATE TABLE only_in_a (x INT) STORED AS PARQUET")
+        with pytest.raises(hivepark.HiveParkError, match="only_in_a"):
+            b.sql("SELECT * FROM only_in_a").collect()
+    finally:
+        a.close()
+        b.close()
+
+
+def test_views_can_be_turned_off(wh, spark):
+    wh.sql("CREATE TABLE quiet_t (a INT) STORED AS PARQUET")
+    assert spark.catalog.tableExists("quiet_t")
+    wh.sql("SET hivepark.spark.views=false")
+    assert not spark.catalog.tableExists("quiet_t")
+    wh.sql("INSERT INTO quiet_t VALUES (1)")
+    assert not spark.catalog.tableExists("quiet_t")
+    wh.sql("SET hivepark.spark.views=true")
+    assert spark.sql("SELECT a FROM quiet_t").first()[0] == 1
+
+
+def test_iceberg_table_view_follows_its_snapshots(wh, spark):
+    wh.sql("CREATE TABLE ice (id INT) PARTITIONED BY (d STRING) STORED BY ICEBERG")
+    wh.sql("INSERT INTO ice VALUES (1, 'x'), (2, 'y')")
+    assert _rows(spark.sql("SELECT id, d FROM ice")) == [(1, "x"), (2, "y")]
+    wh.sql("INSERT OVERWRITE TABLE ice VALUES (3, 'x')")
+    assert _rows(spark.sql("SELECT id, d FROM ice")) == _rows(wh.sql("SELECT id, d FROM ice"))
+
+
+def test_a_table_with_a_missing_file_warns_and_leaves_spark_sql_without_a_stale_view(wh, spark):
+    import glob
+    import os
+
+    from hivepark.exec.spark_views import SparkViewWarning
+
+    wh.sql("CREATE TABLE gone_t (a INT) PARTITIONED BY (p STRING) STORED AS PARQUET")
+    wh.sql("INSERT INTO gone_t PARTITION (p='x') VALUES (1)")
+    assert spark.sql("SELECT a FROM gone_t").first()[0] == 1
+    for path in glob.glob(f"{wh.location}/gone_t/p=x/*"):
+        os.remove(path)  # deleted by hand: the metastore still records it
+    with pytest.warns(SparkViewWarning, match="gone_t.*MSCK REPAIR"):
+        wh.sql("ALTER TABLE gone_t ADD PARTITION (p='y')")  # the statement itself succeeds
+    assert [r[0] for r in wh.sql("SHOW PARTITIONS gone_t").collect()] == ["p=x", "p=y"]
+    with pytest.raises(Exception, match="TABLE_OR_VIEW_NOT_FOUND"):
+        spark.sql("SELECT * FROM gone_t").collect()
