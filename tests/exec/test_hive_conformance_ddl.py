@@ -225,3 +225,21 @@ def test_in_and_between_compare_strings_and_numbers_as_doubles(wh, spark):
     # a string literal that is the column's own type still prunes
     assert "partitions=2/6" in wh.explain("SELECT i FROM nb WHERE hr IN ('11', '14')")
     assert "partitions=4/6" in wh.explain("SELECT i FROM nb WHERE hr BETWEEN '12' AND '13'")
+
+
+def test_strict_type_safety_refuses_bigint_against_string_or_double(wh, spark):
+    wh.sql("CREATE TABLE ts (b BIGINT, s STRING, d DOUBLE, i INT) STORED AS PARQUET")
+    wh.sql("INSERT INTO ts VALUES (1, '1', 1.0, 1), (2, '2.0', 2.5, 2), (3, 'x', 3.0, 3)")
+    spark.read.parquet(f"{wh.location}/ts").createOrReplaceTempView("plain_ts")
+    for query in ("SELECT * FROM ts WHERE b = s", "SELECT * FROM ts WHERE d > b",
+                  "SELECT * FROM ts x JOIN ts y ON x.b = y.s", "SELECT * FROM ts WHERE b BETWEEN d AND 5"):
+        e = _error(wh, query)
+        assert e.code == 10014 and "Unsafe compares between different types are disabled for safety reasons. " \
+            "If you know what you are doing, please set hive.strict.checks.type.safety to false" in str(e), query
+    # literals are converted to the column's type first, as in Hive; other types compare freely
+    assert _rows(wh.sql("SELECT b FROM ts WHERE b = '2' OR b = 3.0")) == [(2,), (3,)]
+    assert _rows(wh.sql("SELECT b FROM ts WHERE i = s OR i < d")) == \
+        _rows(spark.sql("SELECT b FROM plain_ts WHERE try_cast(s AS DOUBLE) = i OR i < d"))
+    wh.sql("SET hive.strict.checks.type.safety=false")
+    assert _rows(wh.sql("SELECT b FROM ts WHERE b = s OR d > b")) == \
+        _rows(spark.sql("SELECT b FROM plain_ts WHERE try_cast(s AS DOUBLE) = b OR d > b"))

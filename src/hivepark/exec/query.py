@@ -34,13 +34,21 @@ class PlannedQuery:
     settings: RuntimeSettings
 
 
+def type_safety(conf: Any) -> bool:
+    """Hive 3's ``hive.strict.checks.type.safety`` (true by default there, and here): as Hive's
+    StrictChecks, ``hive.mapred.mode=strict`` turns it on whatever the setting."""
+    if (conf.get("hive.mapred.mode") or "").strip().lower() == "strict":
+        return True
+    return (conf.get("hive.strict.checks.type.safety") or "true").strip().lower() != "false"
+
+
 def plan_query(ctx: Context, tree: Any) -> PlannedQuery:
     """Finds the scans of ``tree`` (a query; a copy is analyzed) and plans them with the
     planner's rules; runtime (map-join) pruning is only marked here and resolved at
     execution, where a scan it may narrow is listed once."""
     check_strict(tree, planner.strict_check(ctx.conf, "hive.strict.checks.orderby.no.limit"),
                  planner.strict_check(ctx.conf, "hive.strict.checks.cartesian.product"))
-    analysis = analyze(tree, ctx.find)
+    analysis = analyze(tree, ctx.find, type_safety(ctx.conf))
     scans = [TableScan(s.table, s.alias, s.predicate, scope=s.scope, hinted=s.hinted, columns=s.columns,
                        filter_parts=s.own_trees)
              for s in analysis.sites]

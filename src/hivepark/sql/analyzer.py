@@ -83,7 +83,7 @@ def find_scans(query: exp.Expression, find: TableFind) -> list[ScanSite]:
     return analyze_query(query, find).sites
 
 
-def analyze_query(query: exp.Expression, find: TableFind) -> QueryAnalysis:
+def analyze_query(query: exp.Expression, find: TableFind, type_safety: bool = False) -> QueryAnalysis:
     """Every warehouse-table reference in ``query`` with its prunable predicate, and the
     equi-join keys between them.
 
@@ -119,15 +119,41 @@ def analyze_query(query: exp.Expression, find: TableFind) -> QueryAnalysis:
         if isinstance(scope.expression, exp.Select):
             joins += [(scope_id, k) for k in join_keys(scope.expression, resolvers, _conjuncts,
                                                        _source_alias)]
-        hive_comparisons(scope.expression, resolvers, resolved)
+        hive_comparisons(scope.expression, resolvers, resolved, type_safety)
     return QueryAnalysis(sites, joins, query)
 
 
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ)
 
 
+_UNSAFE_COMPARES = (
+    "Unsafe compares between different types are disabled for safety reasons. If you know what you are "
+    "doing, please set hive.strict.checks.type.safety to false and make sure that hive.mapred.mode is not "
+    "set to 'strict' to proceed. Note that you may get errors or incorrect results if you make a mistake "
+    "while using some of the unsafe features.")
+
+
+def _check_type_safety(node: exp.Expression, operands: list[exp.Expression],
+                       types: list[tuple[str, str | None] | None]) -> None:
+    """Hive's ``hive.strict.checks.type.safety`` (GenericUDFBaseCompare): a BIGINT compared with
+    a STRING or a DOUBLE is refused. Only columns count: Hive turns a literal into the column's
+    type before the check, so ``bigint_col = '5'`` passes there too."""
+    kinds = [HiveType.parse(t[1]).kind if t is not None and t[1] is not None
+             and not isinstance(o, exp.Literal) else None for o, t in zip(operands, types)]
+    names = [t[1].lower() if t is not None and t[1] is not None else None for t in types]
+    if "bigint" not in names:
+        return
+    big = names.index("bigint")
+    for i, (name, kind) in enumerate(zip(names, kinds)):
+        if i != big and kind is not None and kinds[big] is not None and (name == "double" or kind == "string"):
+            raise SemanticError(
+                f"Wrong arguments '{operands[i].sql(dialect='hive')}': {_UNSAFE_COMPARES} Comparing bigint and "
+                f"{name} in '{node.sql(dialect='hive')}' may lose precision: CAST one side to the other's "
+                "type, or SET hive.strict.checks.type.safety=false.", code=10014)
+
+
 def hive_comparisons(select: exp.Expression, resolvers: dict[str, Callable[[exp.Column], str | None]],
-                     tables: dict[str, Table]) -> None:
+                     tables: dict[str, Table], type_safety: bool = False) -> None:
     """Hive's implicit conversion where a string meets a number in a comparison, an IN list or
     a BETWEEN: every operand is compared as DOUBLE (``int_col = 'abc'`` matches nothing, ``str_col = 1`` matches
     '1' and '1.0'), where Spark's ANSI rules would cast the string to the number's type and
@@ -140,6 +166,8 @@ def hive_comparisons(select: exp.Expression, resolvers: dict[str, Callable[[exp.
             continue
         operands = _operands(node)
         types = [_side_type(o, resolvers, tables) for o in operands]
+        if type_safety and not isinstance(node, exp.In):  # Hive's IN makes no such check
+            _check_type_safety(node, operands, types)
         if any(t is None for t in types) or {t[0] for t in types if t} != {"string", "numeric"}:
             continue
         number = next((t[1] for t in types if t and t[0] == "numeric" and t[1] is not None), None)

@@ -17,12 +17,13 @@ from hivepark.errors import SemanticError
 from hivepark.sql.analyzer import QueryAnalysis, ScanSite, TableFind, analyze_query
 
 
-def analyze(tree: Any, find: TableFind) -> QueryAnalysis:
+def analyze(tree: Any, find: TableFind, type_safety: bool = False) -> QueryAnalysis:
     """The scan sites and join keys of a copy of ``tree`` (the caller's tree is left as
-    it is; :func:`spark_sql` rewrites the copy)."""
+    it is; :func:`spark_sql` rewrites the copy). ``type_safety``: Hive's
+    ``hive.strict.checks.type.safety`` (see :func:`analyzer.hive_comparisons`)."""
     if not isinstance(tree, exp.Expression):
         raise TypeError(f"not a query tree: {tree!r}")
-    return analyze_query(hoist_table_joins(tree.copy()), find)
+    return analyze_query(hoist_table_joins(tree.copy()), find, type_safety)
 
 
 def hoist_table_joins(tree: exp.Expression) -> exp.Expression:
