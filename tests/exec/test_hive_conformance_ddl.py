@@ -208,12 +208,15 @@ def test_in_and_between_compare_strings_and_numbers_as_doubles(wh, spark):
     for mine, hive in [
         ("SELECT i FROM nb WHERE i IN ('1', 'abc')", "SELECT i FROM plain_nb WHERE i = 1"),
         ("SELECT i FROM nb WHERE s IN (1, 2)", "SELECT i FROM plain_nb WHERE try_cast(s AS DOUBLE) IN (1, 2)"),
-        ("SELECT i FROM nb WHERE s NOT IN (1, 7)", "SELECT i FROM plain_nb WHERE try_cast(s AS DOUBLE) NOT IN (1, 7)"),
-        ("SELECT i FROM nb WHERE s BETWEEN 1 AND 5", "SELECT i FROM plain_nb WHERE try_cast(s AS DOUBLE) BETWEEN 1 AND 5"),
+        ("SELECT i FROM nb WHERE s NOT IN (1, 7)",
+         "SELECT i FROM plain_nb WHERE try_cast(s AS DOUBLE) NOT IN (1, 7)"),
+        ("SELECT i FROM nb WHERE s BETWEEN 1 AND 5",
+         "SELECT i FROM plain_nb WHERE try_cast(s AS DOUBLE) BETWEEN 1 AND 5"),
         ("SELECT i FROM nb WHERE i BETWEEN '2' AND 'x'", "SELECT i FROM plain_nb WHERE false"),
         ("SELECT i FROM nb WHERE i BETWEEN '2' AND '4'", "SELECT i FROM plain_nb WHERE i BETWEEN 2 AND 4"),
         # partition columns: pruning keeps every partition such a comparison may match
-        ("SELECT i, ds FROM nb WHERE ds IN (1, 5)", "SELECT i, ds FROM plain_nb WHERE try_cast(ds AS DOUBLE) IN (1, 5)"),
+        ("SELECT i, ds FROM nb WHERE ds IN (1, 5)",
+         "SELECT i, ds FROM plain_nb WHERE try_cast(ds AS DOUBLE) IN (1, 5)"),
         ("SELECT i, ds FROM nb WHERE ds BETWEEN 0.5 AND 1.5",
          "SELECT i, ds FROM plain_nb WHERE try_cast(ds AS DOUBLE) BETWEEN 0.5 AND 1.5"),
         ("SELECT i, hr FROM nb WHERE hr IN ('11', 'abc')", "SELECT i, hr FROM plain_nb WHERE hr = 11"),
