@@ -174,6 +174,13 @@ def connect(warehouse: str = "./warehouse", metastore: str | None = None,
 
     Config(conf)  # a bad setting fails here, before anything is opened
     root = fs.normalize(warehouse)
+    if metastore is None and "://" in root:
+        from hivepark.errors import UserInputError
+
+        raise UserInputError(
+            f"The warehouse {root} is not on a local disk, so its metastore cannot be the default SQLite "
+            f"file inside it: give a metastore URL every user of the warehouse reaches (metastore= / "
+            f"--metastore, e.g. postgresql+psycopg://user:***@host/metastore).")
     fs.makedirs(root)
     url = metastore or f"sqlite:///{os.path.join(root, 'metastore.db')}"
     try:

@@ -132,6 +132,12 @@ class MetastoreError(HiveParkError):
     """The metastore database failed or holds something hivepark cannot read."""
 
 
+class FileSystemError(HiveParkError):
+    """The warehouse's file system cannot be opened from this (the driver's) process: an
+    unknown scheme, an object store without credentials or endpoint, HDFS without Hadoop's
+    client library. Nothing was created anywhere."""
+
+
 class ExecutionError(HiveParkError):
     """Spark failed while running a statement; the message carries Spark's reason."""
 

@@ -37,7 +37,7 @@ def test_spark_sql_reads_a_table_by_name_as_its_files_hold(wh, spark):
         with open(path, "wb") as f:
             f.write(b"not parquet")
     assert _rows(spark.sql("SELECT id FROM sales WHERE ds = 'a'")) == [(1,), (2,)]
-    with pytest.raises(Exception):
+    with pytest.raises(Exception, match="(?i)parquet"):
         spark.sql("SELECT sum(id) FROM sales").collect()
 
 

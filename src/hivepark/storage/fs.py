@@ -9,6 +9,8 @@ from typing import Any
 
 import pyarrow.fs as pafs
 
+from hivepark.errors import FileSystemError
+
 
 @dataclass(frozen=True)
 class FileEntry:
@@ -17,12 +19,54 @@ class FileEntry:
     is_dir: bool
 
 
+# Hadoop's names for S3 (what Spark reads and writes) -> pyarrow's (what the driver lists and moves)
+_ARROW_SCHEMES = {"s3a": "s3", "s3n": "s3"}
+_REMOTE: dict[str, tuple[pafs.FileSystem, str]] = {}  # "scheme://authority" -> (fs, its root path)
+
+
 def _split(path: str) -> tuple[pafs.FileSystem, str]:
     if "://" in path and not path.startswith("file://"):
-        return pafs.FileSystem.from_uri(path)
+        return _remote(path)
     if path.startswith("file://"):
         path = path[len("file://"):]
     return pafs.LocalFileSystem(), os.path.abspath(path)
+
+
+def _remote(uri: str) -> tuple[pafs.FileSystem, str]:
+    """A remote URI's pyarrow file system (made once per scheme and authority: opening one may
+    ask the network, S3's region) and the path within it. The URI itself stays as given for
+    Spark (``s3a://`` is Hadoop's S3 connector; pyarrow calls it ``s3://``)."""
+    scheme, _, rest = uri.partition("://")
+    authority, _, key = rest.partition("/")
+    root = f"{scheme.lower()}://{authority}"
+    if root not in _REMOTE:
+        arrow_root = f"{_ARROW_SCHEMES.get(scheme.lower(), scheme.lower())}://{authority}/"
+        try:
+            fs, base = pafs.FileSystem.from_uri(arrow_root)
+            fs.get_file_info(base or "/")  # credentials, endpoint, Hadoop's library: fail here, once
+        except Exception as e:  # noqa: BLE001 - pyarrow raises ArrowInvalid, OSError, ...
+            raise FileSystemError(_cannot_open(uri, scheme.lower(), e)) from None
+        _REMOTE[root] = (fs, base)
+    fs, base = _REMOTE[root]
+    return fs, (base.rstrip("/") + "/" + key).rstrip("/") if key else (base or "/")
+
+
+def _cannot_open(uri: str, scheme: str, e: BaseException) -> str:
+    lines = str(e).strip().splitlines() or [type(e).__name__]
+    reason = lines[0][:300]  # Hadoop's loader lists every libjvm path it tried: the first line says it
+    if scheme in ("s3", "s3a", "s3n"):
+        fix = ("give the driver S3 credentials and endpoint (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, "
+               "AWS_REGION, AWS_ENDPOINT_URL for a store other than AWS), and Spark the s3a connector "
+               "(--packages org.apache.hadoop:hadoop-aws:<Spark's Hadoop version>)")
+    elif scheme in ("hdfs", "viewfs"):
+        fix = ("install Hadoop's client on the driver (JAVA_HOME, HADOOP_HOME with lib/native/libhdfs.so, "
+               "and CLASSPATH=$(hadoop classpath --glob)) and check the name node's address")
+    else:
+        fix = ("use a local path, file://, s3a://, hdfs://, gs:// or abfs:// with that file system's "
+               "credentials on the driver")
+    return (f"Cannot open the warehouse file system of {uri} from this process: {reason}. hivepark's "
+            f"driver lists, moves and deletes the warehouse's files itself (with pyarrow), so it must "
+            f"reach the same file system as Spark's executors: {fix}. Nothing was created.")
 
 
 def arrow_filesystem(path: str) -> tuple[pafs.FileSystem, str]:
