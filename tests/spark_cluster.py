@@ -49,7 +49,7 @@ def _wait_for(log: Path, text: str, proc: subprocess.Popen, seconds: float) -> N
 
 
 @contextmanager
-def spark_cluster(cores: int = 2, memory: str = "2g") -> Iterator[str]:
+def spark_cluster(cores: int = 2, memory: str = "2g", worker: bool = True) -> Iterator[str]:
     spark_class, home = _spark_class()
     port = _free_port()
     url = f"spark://127.0.0.1:{port}"
@@ -66,6 +66,9 @@ def spark_cluster(cores: int = 2, memory: str = "2g") -> Iterator[str]:
                      "--port", str(port), "--webui-port", str(_free_port())],
                     env=env, stdout=out, stderr=subprocess.STDOUT))
             _wait_for(master_log, "I have been elected leader", procs[0], 120)
+            if not worker:  # a master alone: applications wait for an executor forever
+                yield url
+                return
             worker_log = work / "worker.log"
             with open(worker_log, "w") as out:
                 procs.append(subprocess.Popen(

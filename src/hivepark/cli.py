@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -35,6 +36,7 @@ def print_result(df, tty: bool) -> int | None:
     rows it printed (None for a statement without rows)."""
     if df is None or not df.columns:
         return None
+    _clear_progress()
     if not tty:
         out = sys.stdout
         n = 0
@@ -55,6 +57,12 @@ def print_result(df, tty: bool) -> int | None:
     console = Console()
     console.print(table)
     return count
+
+
+def _clear_progress() -> None:
+    from hivepark.exec.running import clear_progress
+
+    clear_progress()
 
 
 def _error(e: BaseException, verbose: bool) -> None:
@@ -84,6 +92,7 @@ def print_formatted(df, fmt: str) -> int | None:
     ``{"resultset": [{column: value}, ...]}`` with JSON's null; ``table`` as on a terminal."""
     if df is None or not df.columns:
         return None
+    _clear_progress()
     if fmt == "table":
         return print_result(df, True)
     rows = [[_cell(v) for v in row] for row in df.toLocalIterator()]
@@ -119,9 +128,55 @@ def trailer(started: float, rows: int | None, silent: bool) -> None:
     print(f"OK\nTime taken: {time.monotonic() - started:.3f} seconds{fetched}", file=sys.stderr, flush=True)
 
 
+class StatementCancelled(Exception):
+    """A statement was cancelled by SIGINT (Ctrl-C) or SIGTERM; its line is printed. ``code`` is
+    the exit status a shell gives for the signal (130, 143)."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+def statement_kind(parsed) -> str:
+    """What the cancel line calls a statement: ``INSERT OVERWRITE``, ``query``, ``LOAD DATA``..."""
+    import re
+
+    from hivepark.sql import statements as st
+
+    stmt = parsed.statement
+    if isinstance(stmt, st.Insert):
+        return "INSERT OVERWRITE" if stmt.overwrite else "INSERT INTO"
+    if isinstance(stmt, st.Query):
+        return "query"
+    if isinstance(stmt, st.MultiInsert):
+        return "multi-table INSERT"
+    text = re.sub(r"--[^\n]*|/\*.*?\*/", " ", parsed.text, flags=re.S)
+    return " ".join(re.findall(r"[A-Za-z]+", text)[:2]).upper() or "statement"
+
+
+def _run_cancellable(wh, parsed, body, silent: bool):
+    """Runs one statement's ``body`` so that SIGINT/SIGTERM cancel it (exec/running.py), with a
+    progress line on a terminal's stderr (not with -S); a cancel prints one line and raises
+    :class:`StatementCancelled`."""
+    from hivepark.exec import running
+
+    raw = wh._ctx.conf.get("hivepark.executor.wait.seconds") or "60"
+    progress = sys.stderr if sys.stderr.isatty() and not silent else None
+    try:
+        return running.run(wh._ctx.spark, wh._ctx.warehouse, body, progress, float(raw))
+    except running.Cancelled as c:
+        kind = statement_kind(parsed)
+        if c.finished:
+            print(f"Cancelled: {kind} (too late: it had already finished)", file=sys.stderr, flush=True)
+        else:
+            print(f"Cancelled: {kind} (nothing written)", file=sys.stderr, flush=True)
+        raise StatementCancelled(143 if c.signum == signal.SIGTERM else 130) from None
+
+
 def run_script(wh, text: str, verbose: bool, tty: bool, silent: bool = False,
                outputformat: str | None = None) -> bool:
-    """Runs statements one by one, stopping at the first error (like ``hive -f``)."""
+    """Runs statements one by one, stopping at the first error (like ``hive -f``). A statement
+    cancelled by a signal raises :class:`StatementCancelled` (the rest do not run)."""
     from hivepark.exec.dispatch import REPLANS, execute, read_a_replaced_file
     from hivepark.exec.failures import translate
     from hivepark.sql.parser import parse_one, split_statements
@@ -132,19 +187,25 @@ def run_script(wh, text: str, verbose: bool, tty: bool, silent: bool = False,
         for piece, line in pieces:
             started = time.monotonic()
             parsed = parse_one(wh._ctx.substitute(piece), line)
-            for attempt in range(REPLANS + 1):
-                _printed[0] = 0
-                try:
-                    df = execute(wh._ctx, parsed)
-                    rows = print_formatted(df, outputformat) if outputformat else print_result(df, tty)
-                    break
-                except Exception as e:
-                    # a query whose files a concurrent INSERT OVERWRITE replaced after it planned
-                    # runs again on the new version, if none of its rows is printed yet
-                    if not (isinstance(parsed.statement, Query) and _printed[0] == 0 and attempt < REPLANS
-                            and (read_a_replaced_file(e) or read_a_replaced_file(translate(e, wh._ctx)))):
-                        raise
+
+            def body(parsed=parsed) -> int | None:
+                for attempt in range(REPLANS + 1):
+                    _printed[0] = 0
+                    try:
+                        df = execute(wh._ctx, parsed)
+                        return print_formatted(df, outputformat) if outputformat else print_result(df, tty)
+                    except Exception as e:
+                        # a query whose files a concurrent INSERT OVERWRITE replaced after it planned
+                        # runs again on the new version, if none of its rows is printed yet
+                        if not (isinstance(parsed.statement, Query) and _printed[0] == 0 and attempt < REPLANS
+                                and (read_a_replaced_file(e) or read_a_replaced_file(translate(e, wh._ctx)))):
+                            raise
+                raise AssertionError("unreachable")
+
+            rows = _run_cancellable(wh, parsed, body, silent)
             trailer(started, rows, silent)
+    except StatementCancelled:
+        raise
     except Exception as e:  # noqa: BLE001 - every error ends the script with one line
         # rows are read while they are printed: a file that fails then is named here too
         _error(translate(e, wh._ctx), verbose)
@@ -222,8 +283,17 @@ def shell(wh, verbose: bool, silent: bool = False, outputformat: str | None = No
                     if n:
                         readline.remove_history_item(n - 1)
                 readline.add_history(" ".join(part.strip() for part in buf))
-            run_script(wh, "\n".join(buf), verbose, sys.stdout.isatty(), silent, outputformat)
+            try:
+                run_script(wh, "\n".join(buf), verbose, sys.stdout.isatty(), silent, outputformat)
+            except StatementCancelled as c:
+                if c.code != 130:  # SIGTERM ends the shell too
+                    _save_history(readline)
+                    raise
             buf = []
+    _save_history(readline)
+
+
+def _save_history(readline) -> None:
     if readline is not None:
         try:
             readline.write_history_file(HISTORY)
@@ -306,11 +376,22 @@ def _main(e: str | None, f: Path | None, hiveconf: list[str], warehouse: str, me
     import hivepark
 
     conf.setdefault("hivepark.spark.views", "false")  # nobody can reach this session's spark.sql
+    starting = sys.stderr.isatty() and not silent
+    if starting:
+        sys.stderr.write("Starting Spark...")
+        sys.stderr.flush()
     try:
         wh = hivepark.connect(warehouse, metastore, _quiet_spark(master, verbose, conf), conf)
     except Exception as err:  # noqa: BLE001
         _error(err, verbose)
         raise typer.Exit(1) from None
+    finally:
+        if starting:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+    from hivepark.exec.running import Terminated
+
+    _handle_signals()
     try:
         if database is not None and not run_script(wh, f"USE `{database}`", verbose, False, silent=True):
             raise typer.Exit(1)
@@ -321,8 +402,25 @@ def _main(e: str | None, f: Path | None, hiveconf: list[str], warehouse: str, me
             shell(wh, verbose, silent, outputformat)
         elif not run_script(wh, text, verbose, sys.stdout.isatty(), silent, outputformat):
             raise typer.Exit(1)
+    except StatementCancelled as c:
+        raise typer.Exit(c.code) from None
+    except Terminated:
+        raise typer.Exit(143) from None
     finally:
         wh.close()
+
+
+def _handle_signals() -> None:
+    """SIGINT raises KeyboardInterrupt (PySpark's own handler would cancel every job from inside
+    the signal handler) and SIGTERM raises Terminated, in the main thread: a running statement
+    is cancelled (exec/running.py), at the prompt the shell ends."""
+    from hivepark.exec.running import Terminated
+
+    def term(signum: int, frame: object) -> None:  # noqa: ARG001
+        raise Terminated(signum)
+
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, term)
 
 
 def _read_script(path: Path) -> str:

@@ -29,6 +29,8 @@ DEFAULTS: dict[str, str] = {
     "hive.mapjoin.partition.pruning.max.values": "100000",
     "hive.optimize.ppd": "true",  # off: nothing is pushed to a storage handler
     "hive.optimize.ppd.storage": "true",  # off: likewise (Hive's two switches)
+    # the CLI cancels a statement whose tasks wait this long with no executor (cluster masters)
+    "hivepark.executor.wait.seconds": "60",
 }
 
 
@@ -51,6 +53,7 @@ TYPED: dict[str, str] = {
     "hive.optimize.mapjoin.partition.pruning": "BOOLEAN",
     "hive.optimize.ppd": "BOOLEAN",
     "hive.optimize.ppd.storage": "BOOLEAN",
+    "hivepark.executor.wait.seconds": "FLOAT",
 }
 _BOUNDS = {"INT": 2**31, "LONG": 2**63}
 _EXAMPLE = {"INT": "a whole number", "LONG": "a whole number", "FLOAT": "a number",

@@ -23,7 +23,7 @@ from hivepark.errors import (
     UnsupportedError,
     UserInputError,
 )
-from hivepark.exec import lb_routing
+from hivepark.exec import lb_routing, running
 from hivepark.exec.context import Context
 from hivepark.exec.locations import check_location
 from hivepark.exec.query import run_query, spark_error
@@ -433,10 +433,19 @@ def leaf_dirs(root: str, depth: int) -> list[str]:
 
 
 def spark_write(w, path: str) -> None:
+    """Spark writes into a staging directory. In a statement that was cancelled (exec/running.py)
+    the failure waits until the job's tasks have stopped, so that the commit's abort deletes a
+    directory no task writes into any more; a cancel that came after the job ended still stops
+    the statement before it commits."""
     try:
         w.mode("overwrite").save(fs.to_spark_path(path))
     except PySparkException as e:
+        running.settle()
         raise spark_error(e) from None
+    except BaseException:
+        running.settle()
+        raise
+    running.check_cancelled()
 
 
 def count_rows(table: Table, files: list[fs.FileEntry]) -> int:

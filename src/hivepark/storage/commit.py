@@ -14,6 +14,7 @@
 
 A crash before 4 leaves the table as it was: :func:`recover` (run by ``connect()``) deletes
 the moved files. A crash after 4 leaves it as after: ``recover`` schedules the obsolete files.
+``recover`` also deletes staging directories whose journal is gone (:func:`sweep_staging`).
 """
 
 from __future__ import annotations
@@ -46,6 +47,10 @@ HEARTBEAT_SECONDS = max(0.5, LEASE_SECONDS / 8)
 
 _lock = threading.Lock()
 _in_flight: set[str] = set()  # journals of statements running in this process
+# staging directories of statements this process aborted: a cancelled Spark job's tasks may
+# still write into one after the abort deleted it (exec/running.py deletes them again once
+# the statement's tasks have stopped)
+_aborted: list[str] = []
 
 
 class JournalError(MetastoreError):
@@ -248,7 +253,54 @@ class Commit:
         for path in self._targets:
             fs.delete_file(path)
         fs.delete_dir(self.staging)
+        with _lock:
+            _aborted.append(self.staging)
         self._journal.close()
+
+
+def take_aborted() -> list[str]:
+    """The staging directories of the statements this process aborted since the last call."""
+    with _lock:
+        out = list(_aborted)
+        _aborted.clear()
+    return out
+
+
+def delete_staging(staging: str, warehouse: str) -> bool:
+    """Deletes ``staging`` (a ``<table>/.hive-staging_hivepark_<qid>`` directory) unless a
+    statement that is not proven dead owns it (its journal exists and :func:`abandoned` says
+    no); returns whether it deleted it."""
+    name = staging.rstrip("/").rsplit("/", 1)[-1]
+    if not name.startswith(STAGING_PREFIX):
+        return False
+    journal = f"{journal_dir(warehouse)}/{name[len(STAGING_PREFIX):]}.json"
+    if fs.exists(journal):
+        try:
+            j = json.loads(fs.read_text(journal))
+        except (OSError, ValueError):
+            return False  # unreadable: recover() reports it; the directory waits
+        if not abandoned(j, journal):
+            return False
+    fs.delete_dir(staging)
+    return True
+
+
+def sweep_staging(warehouse: str, catalog: Catalog) -> int:
+    """Deletes the staging directories in the warehouse's table directories that no live
+    statement owns (a killed process's Spark job may write its staging directory again after
+    the journal went); a live writer's, in this process or another, is never touched (its
+    journal is renewed: :func:`abandoned`). Lists each table's directory once; returns how
+    many it deleted."""
+    deleted = 0
+    for db in catalog.list_databases():
+        for name in catalog.list_tables(db):
+            try:
+                location = catalog.get_table(db, name).location
+            except Exception:  # noqa: BLE001 - dropped meanwhile
+                continue
+            for staging in fs.list_dirs_starting(location, STAGING_PREFIX):
+                deleted += delete_staging(staging, warehouse)
+    return deleted
 
 
 def current_files(location: str, recorded: Sequence[str] | None,
@@ -410,6 +462,10 @@ def recover(warehouse: str, catalog: Catalog) -> int:
             cleaned += 1
         except OSError as e:
             failed.append(f"{path}: {e}")
+    try:
+        sweep_staging(warehouse, catalog)
+    except OSError as e:
+        failed.append(f"staging directories: {e}")
     delete_expired(warehouse)
     if failed:
         raise OSError(f"{len(failed)} crashed statement(s) could not be cleaned up ({'; '.join(failed)}); "

@@ -119,6 +119,18 @@ def list_files(path: str, recursive: bool = False) -> list[FileEntry]:
     return out
 
 
+def list_dirs_starting(path: str, prefix: str) -> list[str]:
+    """The directories directly under ``path`` whose name starts with ``prefix`` (hidden names
+    included: staging directories are hidden)."""
+    fs, p = _split(path)
+    try:
+        infos = fs.get_file_info(pafs.FileSelector(p, recursive=False))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return [_join(path, f.base_name) for f in infos
+            if f.type == pafs.FileType.Directory and f.base_name.startswith(prefix)]
+
+
 def _join(a: str, b: str) -> str:
     return a.rstrip("/") + "/" + b
 
