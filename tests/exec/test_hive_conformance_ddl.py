@@ -1,8 +1,8 @@
 """Hive's DDL and INSERT forms that Hive's regression tests use and hivepark lacked (issue 12):
 ALTER TABLE SET/UNSET TBLPROPERTIES and SHOW TBLPROPERTIES (list_bucket_query_oneskew_1.q),
 ALTER TABLE t PARTITION (...) RENAME TO PARTITION (...) (alter_rename_partition.q), INSERT with a
-column list (alter_table_partition_drop.q). Queries' rows are compared with plain Spark SQL over
-the same files; errors with Hive's code and text."""
+column list and DROP PARTITION ... PURGE (alter_table_partition_drop.q). Queries' rows are compared
+with plain Spark SQL over the same files; errors with Hive's code and text."""
 
 from __future__ import annotations
 
@@ -246,3 +246,20 @@ def test_strict_type_safety_refuses_bigint_against_string_or_double(wh, spark):
     wh.sql("SET hive.strict.checks.type.safety=false")
     assert _rows(wh.sql("SELECT b FROM ts WHERE b = s OR d > b")) == \
         _rows(spark.sql("SELECT b FROM plain_ts WHERE try_cast(s AS DOUBLE) = b OR d > b"))
+
+
+def test_drop_partition_purge(wh, spark, tmp_path):
+    # alter_table_partition_drop.q: DROP PARTITION (...) PURGE; hivepark keeps no trash, so it drops
+    # as without PURGE (the managed partition's files are deleted)
+    wh.sql("CREATE TABLE pp (k INT, v STRING) PARTITIONED BY (p STRING) STORED AS PARQUET")
+    for p in ("a", "b", "c", "d"):
+        wh.sql(f"INSERT INTO pp PARTITION (p='{p}') VALUES (1, '{p}1'), (2, '{p}2')")
+    wh.sql("ALTER TABLE pp DROP PARTITION (p='a') PURGE")
+    wh.sql("ALTER TABLE pp DROP IF EXISTS PARTITION (p='b'), PARTITION (p='nope') PURGE")
+    root = tmp_path / "warehouse" / "pp"
+    assert sorted(x.name for x in root.iterdir() if x.name.startswith("p=")) == ["p=c", "p=d"]
+    assert [r[0] for r in wh.sql("SHOW PARTITIONS pp").collect()] == ["p=c", "p=d"]
+    want = spark.read.parquet(str(root)).select("k", "v", "p")
+    assert _rows(wh.sql("SELECT * FROM pp")) == _rows(want) and len(_rows(want)) == 4
+    e = _error(wh, "ALTER TABLE pp DROP PARTITION (p='nope') PURGE")
+    assert e.code == 10006 and str(e).startswith("Partition not found")

@@ -132,6 +132,7 @@ class HiveQL(Hive):
             "CONCATENATE": lambda self: self.expression(Concatenate()),
             "UNSET": lambda self: self._parse_hp_alter_unset(),
             "RENAME": lambda self: self._parse_hp_alter_rename(),
+            "DROP": lambda self: self._parse_hp_alter_drop(),
         }
         PROPERTY_PARSERS = {
             **Hive.Parser.PROPERTY_PARSERS,
@@ -178,6 +179,14 @@ class HiveQL(Hive):
             exists = self._parse_exists()
             keys = self._parse_wrapped_csv(self._parse_string)
             return self.expression(UnsetTblProperties(expressions=keys, exists=exists))
+
+        def _parse_hp_alter_drop(self) -> t.Any:
+            # Hive: DROP [IF EXISTS] PARTITION (...)[, PARTITION (...)] [PURGE]; hivepark keeps no
+            # trash, so PURGE (skip the trash) changes nothing
+            actions = self._parse_alter_table_drop()
+            if any(isinstance(a, exp.DropPartition) for a in actions):
+                self._match_text_seq("PURGE")
+            return actions
 
         def _parse_hp_alter_rename(self) -> t.Any:
             if self._match_text_seq("TO", "PARTITION", advance=False):
