@@ -296,9 +296,10 @@ def sweep_staging(warehouse: str, catalog: Catalog) -> int:
         for name in catalog.list_tables(db):
             try:
                 location = catalog.get_table(db, name).location
-            except Exception:  # noqa: BLE001 - dropped meanwhile
+                found = fs.list_dirs_starting(location, STAGING_PREFIX) if location else []
+            except Exception:  # noqa: BLE001 - dropped meanwhile, or a location no file system opens
                 continue
-            for staging in fs.list_dirs_starting(location, STAGING_PREFIX):
+            for staging in found:
                 deleted += delete_staging(staging, warehouse)
     return deleted
 
