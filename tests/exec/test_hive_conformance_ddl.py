@@ -1,8 +1,9 @@
 """Hive's DDL and INSERT forms that Hive's regression tests use and hivepark lacked (issue 12):
 ALTER TABLE SET/UNSET TBLPROPERTIES and SHOW TBLPROPERTIES (list_bucket_query_oneskew_1.q),
 ALTER TABLE t PARTITION (...) RENAME TO PARTITION (...) (alter_rename_partition.q), INSERT with a
-column list and DROP PARTITION ... PURGE (alter_table_partition_drop.q). Queries' rows are compared
-with plain Spark SQL over the same files; errors with Hive's code and text."""
+column list and DROP PARTITION ... PURGE (alter_table_partition_drop.q), TRUNCATE TABLE
+(partition_date2.q). Queries' rows are compared with plain Spark SQL over the same files; errors
+with Hive's code and text."""
 
 from __future__ import annotations
 
@@ -263,3 +264,50 @@ def test_drop_partition_purge(wh, spark, tmp_path):
     assert _rows(wh.sql("SELECT * FROM pp")) == _rows(want) and len(_rows(want)) == 4
     e = _error(wh, "ALTER TABLE pp DROP PARTITION (p='nope') PURGE")
     assert e.code == 10006 and str(e).startswith("Partition not found")
+
+
+def test_truncate_table(wh, spark, tmp_path):
+    # partition_date2.q: TRUNCATE TABLE t PARTITION (...) empties the partitions it names, which stay
+    wh.sql("CREATE TABLE tr (k INT, v STRING) PARTITIONED BY (dt DATE, region INT) STORED AS PARQUET")
+    for dt, region in (("2000-01-01", 1), ("2000-01-01", 2), ("1999-01-01", 2)):
+        wh.sql(f"INSERT INTO tr PARTITION (dt=date '{dt}', region={region}) VALUES (1, 'a'), (2, 'b')")
+    root = tmp_path / "warehouse" / "tr"
+    before = _files(root)
+    wh.sql("TRUNCATE TABLE tr PARTITION (dt=date '2000-01-01', region=2)")
+    assert [r[0] for r in wh.sql("SHOW PARTITIONS tr").collect()] == [
+        "dt=1999-01-01/region=2", "dt=2000-01-01/region=1", "dt=2000-01-01/region=2"]
+    assert not any(f.startswith("dt=2000-01-01/region=2/") for f in _files(root))
+    assert (root / "dt=2000-01-01" / "region=2").is_dir()
+    want = spark.read.parquet(str(root)).select("k", "v", "dt", "region")
+    got = _rows(wh.sql("SELECT * FROM tr"))
+    assert got == _rows(want) and len(got) == 4
+    # a partial spec: every partition it names
+    wh.sql("TRUNCATE TABLE tr PARTITION (region=2)")
+    got = _rows(wh.sql("SELECT k, v, CAST(dt AS STRING), region FROM tr"))
+    assert got == [(1, "a", "2000-01-01", 1), (2, "b", "2000-01-01", 1)]
+    assert _files(root) == {f for f in before if f.startswith("dt=2000-01-01/region=1/")}
+    params = {(r[1] or "").strip(): (r[2] or "").strip()
+              for r in wh.sql("DESCRIBE FORMATTED tr PARTITION (dt='1999-01-01', region=2)").collect()}
+    assert params["numRows"] == "0" and params["numFiles"] == "0"
+    wh.sql("INSERT INTO tr PARTITION (dt='1999-01-01', region=2) VALUES (3, 'c')")
+    assert _rows(wh.sql("SELECT k FROM tr WHERE region = 2")) == [(3,)]
+    # no spec: every partition; an unpartitioned table
+    wh.sql("TRUNCATE TABLE tr")
+    assert _rows(wh.sql("SELECT * FROM tr")) == [] and len(wh.sql("SHOW PARTITIONS tr").collect()) == 3
+    wh.sql("CREATE TABLE flat_t (k INT) STORED AS PARQUET")
+    wh.sql("INSERT INTO flat_t VALUES (1), (2)")
+    wh.sql("TRUNCATE flat_t")
+    assert _rows(wh.sql("SELECT * FROM flat_t")) == [] and _files(tmp_path / "warehouse" / "flat_t") == set()
+    wh.sql("INSERT INTO flat_t VALUES (5)")
+    assert _rows(wh.sql("SELECT * FROM flat_t")) == [(5,)]
+
+    e = _error(wh, "TRUNCATE TABLE flat_t PARTITION (k=1)")
+    assert e.code == 10148 and str(e).startswith("Partition spec for non partitioned table flat_t.")
+    e = _error(wh, "TRUNCATE TABLE tr PARTITION (dt='1980-01-01', region=3)")
+    assert e.code == 10006 and str(e).startswith("Partition not found {dt=1980-01-01, region=3}")
+    ext = tmp_path / "ext"
+    wh.sql(f"CREATE EXTERNAL TABLE ext_t (k INT) STORED AS PARQUET LOCATION '{ext}'")
+    wh.sql("INSERT INTO ext_t VALUES (1)")
+    e = _error(wh, "TRUNCATE TABLE default.ext_t")
+    assert e.code == 10146 and str(e).startswith("Cannot truncate non-managed table default.ext_t.")
+    assert _rows(wh.sql("SELECT * FROM ext_t")) == [(1,)]

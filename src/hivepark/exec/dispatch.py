@@ -80,6 +80,7 @@ _HANDLERS: dict[type, Callable[[Context, Any], DataFrame]] = {
     s.Use: tables.use,
     s.CreateTable: tables.create_table_statement,
     s.DropTable: tables.drop_table,
+    s.TruncateTable: tables.truncate_table,
     s.AlterTable: tables.alter_table,
     s.MsckRepair: tables.msck_repair,
     s.Insert: write.insert,

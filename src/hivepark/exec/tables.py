@@ -49,6 +49,7 @@ from hivepark.sql.validate import (
     check_skewed_location,
     full_spec,
     location_changes,
+    partition_value,
     skew_spec,
     spec_filter,
 )
@@ -57,6 +58,7 @@ from hivepark.storage.commit import (
     FILES_PARAM,
     STAGING_PREFIX,
     Journal,
+    PartitionWrite,
     current_files,
     delete_owned,
     fault_point,
@@ -374,6 +376,53 @@ def _delete_table_data(ctx: Context, table: Table, partitions: list[Partition] |
     for p in partitions or []:
         delete_owned(p.location, current_files(p.location, p.files, p.parameters))
     delete_owned(table.location, [] if table.is_partitioned else table_files(table))
+
+
+def truncate_table(ctx: Context, stmt: s.TruncateTable) -> DataFrame:
+    """TRUNCATE TABLE t [PARTITION (...)], as Hive: the files of the table, or of every partition
+    the (possibly partial) spec names, are removed; the partitions stay, empty. One commit
+    (storage/commit.py, an overwrite with no files): the metastore's file lists and stats change
+    in one transaction, then the old files go (or wait out ``hivepark.files.retention.seconds``).
+    Hive's errors: 10147 for a storage handler's table, 10146 for an external one, 10148 for a
+    spec on an unpartitioned table, 10006 for a full spec naming no partition."""
+    table = ctx.table(stmt.table)
+    named = f"{stmt.table.db}.{stmt.table.name}" if stmt.table.db else stmt.table.name
+    if is_handler_table(table):
+        raise SemanticError(f"Cannot truncate non-native table {named}. Its storage handler keeps the rows.",
+                            code=10147)
+    if table.is_external:
+        raise SemanticError(f"Cannot truncate non-managed table {named}. An external table's files are not "
+                            "hivepark's to delete: remove them where they are, or make the table managed "
+                            "(ALTER TABLE ... SET TBLPROPERTIES ('EXTERNAL'='FALSE')).", code=10146)
+    spec = stmt.partition
+    if spec is not None and not table.is_partitioned:
+        raise SemanticError(f"Partition spec for non partitioned table {named}.", code=10148)
+    if not table.is_partitioned:
+        writes = [PartitionWrite((), table.location, [], num_rows=0, overwrite=True)]
+    else:
+        if spec is None:
+            parts = ctx.catalog.list_partitions(table)
+        elif spec.dynamic:
+            raise InvalidPartitionSpec(f"TRUNCATE TABLE {named} PARTITION needs a value for "
+                                       f"{', '.join(spec.dynamic)}: name the partitions with k='v'.")
+        elif len(spec.static) == len(table.partition_keys):
+            values = full_spec(table, spec)
+            found = ctx.catalog.get_partition(table, values)
+            if found is None:
+                raise NoSuchPartition(f"Partition not found {_spec_text(table.partition_key_names(), values)}: "
+                                      f"{table.qualified_name} has no such partition to truncate. SHOW PARTITIONS "
+                                      f"{table.name} lists them.", code=10006)
+            parts = [found]
+        else:
+            keys = table.partition_key_names()
+            given = {keys.index(k): partition_value(table, k, v) for k, v in spec.static.items()}
+            parts = [p for p in ctx.catalog.list_partitions(table, spec_filter(table, spec))
+                     if all(p.values[i] == v for i, v in given.items())]
+        writes = [PartitionWrite(p.values, p.location, [], num_rows=0, overwrite=True) for p in parts]
+    if writes:
+        with ctx.begin_commit(table) as commit:
+            commit.finish(ctx.catalog, writes)
+    return ctx.empty()
 
 
 # ---------------------------------------------------------------- ALTER TABLE

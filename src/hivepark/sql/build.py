@@ -232,6 +232,14 @@ def _drop(node: exp.Drop) -> s.Statement:
     raise UnsupportedError(f"DROP {kind} is not supported by hivepark")
 
 
+def _truncate(node: exp.TruncateTable) -> s.TruncateTable:
+    targets = node.expressions
+    if node.args.get("is_database") or len(targets) != 1 or not isinstance(targets[0], exp.Table):
+        raise UnsupportedError("TRUNCATE takes one table: TRUNCATE TABLE t [PARTITION (...)]")
+    part = node.args.get("partition")
+    return s.TruncateTable(table_ref(targets[0]), partition_spec(part) if part is not None else None)
+
+
 def _use(node: exp.Use) -> s.Use:
     return s.Use(node.this.name.lower())
 
@@ -393,6 +401,7 @@ def _explain(node: d.Explain) -> s.Explain:
 _BUILDERS: dict = {
     exp.Create: _create,
     exp.Drop: _drop,
+    exp.TruncateTable: _truncate,
     exp.Use: _use,
     exp.Alter: _alter,
     exp.Insert: _insert,

@@ -177,6 +177,14 @@ class DropTable:
     if_exists: bool = False
 
 
+@dataclass(frozen=True)
+class TruncateTable:
+    """``TRUNCATE [TABLE] t [PARTITION (...)]``; ``partition`` None means every partition."""
+
+    table: TableRef
+    partition: PartitionSpec | None = None
+
+
 # ALTER TABLE actions. ``keyword`` is how messages name an action.
 
 @dataclass(frozen=True)
@@ -425,7 +433,7 @@ class Failed:
         raise self.error
 
 
-Statement = (CreateDatabase | DropDatabase | Use | CreateTable | DropTable | AlterTable
+Statement = (CreateDatabase | DropDatabase | Use | CreateTable | DropTable | TruncateTable | AlterTable
              | Insert | MultiInsert | LoadData | MsckRepair | ShowDatabases | ShowTables
              | ShowPartitions | ShowCreateTable | ShowTblProperties | Describe | Set | AnalyzeSkew | Explain
              | Query | Failed)
