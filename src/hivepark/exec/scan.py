@@ -249,7 +249,11 @@ def _partition_paths(parts: tuple[Partition, ...], scan: TableScan
         elif p.files is not None:
             files = current_files(p.location, p.files)
             out.append((p, files, any("/" in f for f in p.files)))
-        elif fs.exists(p.location):
+        elif fs.exists(p.location) and (scan.table.format != "textfile"
+                                        or fs.list_files(p.location, recursive=True)):
+            # Spark reads the directory (and what is below it); an empty one is left out for a
+            # TEXTFILE table, whose reader, finding no file to discover partitions from, would
+            # take the partition columns for data columns and refuse the schema
             out.append((p, [p.location], False))
     return out
 

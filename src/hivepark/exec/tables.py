@@ -104,12 +104,22 @@ def drop_database(ctx: Context, stmt: s.DropDatabase) -> DataFrame:
         if stmt.if_exists:
             return ctx.empty()
         raise
+    # CASCADE: each partitioned table's partitions, read before the metastore forgets them, so
+    # that their files go too (as DROP TABLE's)
+    parts: dict[str, list[Partition]] = {}
+    for table_name in ctx.catalog.list_tables(name) if stmt.cascade else []:
+        try:
+            t = ctx.catalog.get_table(name, table_name)
+        except NoSuchTable:
+            continue
+        if t.is_partitioned and not t.is_external and not is_handler_table(t):
+            parts[t.name] = ctx.catalog.list_partitions(t)
     dropped = ctx.catalog.drop_database(name, cascade=stmt.cascade)
     for t in dropped:
         handler = handler_for(t)
         if handler is not None:
             handler.drop_table(t, delete_data=not t.is_external)
-        _delete_table_data(ctx, t, partitions=None)
+        _delete_table_data(ctx, t, parts.get(t.name))
     fs.delete_dir_if_empty(db.location)
     if ctx.current_db == name:
         ctx.current_db = "default"
