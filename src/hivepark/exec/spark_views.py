@@ -97,7 +97,9 @@ def _refresh(ctx: Context, made: dict[str, tuple[int, object]], name: str,
         return  # current, or found unreadable at this same version (warned once)
     try:
         plan = plan_scans([TableScan(table, table.name)], ctx.catalog)
-        df = scan_dataframe(ctx.spark, plan.scans[0], ctx.table_frames(), settings=ctx.conf)
+        # its own DataFrame, not the warm whole-table frames hivepark's queries share
+        # (exec/scan.TableFrames): building a view never changes what a query plans
+        df = scan_dataframe(ctx.spark, plan.scans[0], settings=ctx.conf)
     except Exception as e:  # noqa: BLE001 - the statement that ran succeeded: never fail it here
         from hivepark.exec.failures import translate
 
