@@ -500,3 +500,22 @@ PREDS = st.recursive(PRED_ATOMS, lambda sub: st.one_of(
 def test_list_bucketing_pruning_never_loses_a_row(env, fact, where):
     assert rows(env.sql(f"SELECT * FROM fact WHERE {where}")) == \
         rows(env.spark.sql(f"SELECT * FROM lb_src WHERE {where}"))
+
+
+def test_hostile_partition_values_read_right_from_list_bucketing_directories(wh, spark):
+    """A list-bucketed partition is read by mapping each file's directory to its partition
+    values (SQL text built from the values): quotes, backslashes, '%', '+' and spaces in a
+    value come back exactly, as plain Spark reads the same files."""
+    wh.sql("CREATE TABLE hv (x INT, y STRING) PARTITIONED BY (p STRING) SKEWED BY (x) ON (1) "
+           "STORED AS DIRECTORIES STORED AS PARQUET")
+    values = ["it's", "back\\slash", "50% + more", "new\nline", "a'b\\'c"]
+    for i, v in enumerate(values):
+        literal = v.replace("\\", "\\\\").replace("'", "\\'").replace("\n", "\\n")
+        wh.sql(f"INSERT INTO hv PARTITION (p='{literal}') VALUES (1, 'skewed{i}'), (2, 'other{i}')")
+    got = sorted(tuple(r) for r in wh.sql("SELECT p, x, y FROM hv").collect())
+    assert got == sorted((v, x, f"{'skewed' if x == 1 else 'other'}{i}") for i, v in enumerate(values)
+                         for x in (1, 2))
+    plain = spark.read.option("recursiveFileLookup", "true").parquet(f"{wh.location}/hv")
+    assert sorted((r.x, r.y) for r in plain.collect()) == sorted((x, y) for _, x, y in got)
+    literal = values[4].replace("\\", "\\\\").replace("'", "\\'")
+    assert [r[0] for r in wh.sql(f"SELECT y FROM hv WHERE p = '{literal}' AND x = 1").collect()] == ["skewed4"]

@@ -16,7 +16,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pyspark.sql import Column as SparkColumn
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -27,6 +26,7 @@ from hivepark.catalog.skew import SkewLayout, partition_layout
 from hivepark.errors import SemanticError
 from hivepark.expr import and_all
 from hivepark.expr.bind import bind_literal
+from hivepark.expr.visitors import render_literal
 from hivepark.plan.nodes import TableScan
 from hivepark.storage import fs
 from hivepark.storage.commit import FILES_PARAM, current_files
@@ -312,33 +312,35 @@ def _in_hive_layout(table: Table, p: Partition) -> bool:
     return fs.normalize(expected) == fs.normalize(p.location)
 
 
-def _dir_expr() -> SparkColumn:
-    """Each row's directory, URL-decoded: ``_metadata.file_path`` is Hadoop's URI form
-    (``my dir`` is ``my%20dir``, ``%`` is ``%25``). URI encoding never writes ``+`` for a
-    space, so a ``+`` is kept as itself (``url_decode`` alone would turn it into a space)."""
-    path = F.col("_metadata.file_path")
-    directory = F.regexp_replace(F.regexp_replace(path, "^file:/+", "/"), "/[^/]*$", "")
-    return F.url_decode(F.replace(directory, F.lit("+"), F.lit("%2B")))
+# Each row's directory, URL-decoded: ``_metadata.file_path`` is Hadoop's URI form (``my dir``
+# is ``my%20dir``, ``%`` is ``%25``). URI encoding never writes ``+`` for a space, so a ``+``
+# is kept as itself (``url_decode`` alone would turn it into a space).
+_DIR_SQL = ("url_decode(replace(regexp_replace(regexp_replace(_metadata.file_path, '^file:/+', '/'), "
+            "'/[^/]*$', ''), '+', '%2B'))")
 
 
 def _mapped_scan(spark: SparkSession, table: Table,
                  dirs: list[tuple[str, tuple[str | None, ...]]], paths: list[str]) -> DataFrame:
     """Partitions outside the Hive layout, or laid out in list-bucketing subdirectories:
-    values looked up by each file's directory (``dirs``: directory to partition values)."""
+    values looked up by each file's directory (``dirs``: directory to partition values).
+    Built as SQL text, a few calls into the JVM whatever the number of directories (a Column
+    per directory and value cost one call each: 50 ms for a few directories)."""
     data = load(spark, table, [fs.to_spark_path(p) for p in paths],
-                extra={"__hivepark_dir": _dir_expr()})
-    entries: list[SparkColumn] = []
-    for directory, part_values in dirs:
-        entries += [F.lit(directory),
-                    F.array(*[F.lit(v) for v in part_values]).cast("array<string>")]
-    mapping = F.create_map(*entries)
-    values = F.try_element_at(mapping, F.col("__hivepark_dir"))
-    cols = [F.col(f"`{c.name}`") for c in table.columns]
+                extra={"__hivepark_dir": F.expr(_DIR_SQL)})
+    entries = ", ".join(
+        f"{render_literal(directory)}, array({', '.join(_text_literal(v) for v in values)})"
+        for directory, values in dirs)
+    values = f"try_element_at(map({entries}), __hivepark_dir)"  # one lookup per row: Spark shares it
+    cols = [f"`{c.name}`" for c in table.columns]
     for i, key in enumerate(table.partition_keys):
         # a value that is not of the type (registered before values were checked) reads as
         # NULL, as Hive reads it, rather than failing every scan of the table
-        cols.append(F.element_at(values, i + 1).try_cast(spark_type(key.type)).alias(key.name))
-    return data.select(*cols)
+        cols.append(f"try_cast(element_at({values}, {i + 1}) AS {spark_type(key.type)}) AS `{key.name}`")
+    return data.selectExpr(*cols)
+
+
+def _text_literal(value: str | None) -> str:
+    return "CAST(NULL AS STRING)" if value is None else render_literal(value)
 
 
 def _spark_dir(location: str) -> str:
