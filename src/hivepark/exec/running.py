@@ -215,8 +215,9 @@ class _Watcher:
         waiting_since: float | None = None
         try:
             tracker = sc.statusTracker()
+            store = sc._jsc.sc().statusStore()  # stage metrics: rows written by finished tasks
             while not self._stop.wait(0.5):
-                line, running, tasks_started = _progress(tracker, self.state.group)
+                line, running, tasks_started = _progress(tracker, self.state.group, store)
                 if line is None:
                     self._erase()
                     waiting_since = None
@@ -245,10 +246,11 @@ class _Watcher:
         return len(infos) <= 1
 
 
-def _progress(tracker: Any, group: str) -> tuple[str | None, int, bool]:
+def _progress(tracker: Any, group: str, store: Any = None) -> tuple[str | None, int, bool]:
     """The progress line of ``group``'s jobs (None when none runs), its running tasks, and
-    whether any task of them has started."""
-    stages_done = stages = tasks_done = tasks = running = 0
+    whether any task of them has started. With ``store`` (Spark's AppStatusStore), a write's
+    line also counts the rows its finished tasks have written."""
+    stages_done = stages = tasks_done = tasks = running = written = 0
     active = False
     for job_id in tracker.getJobIdsForGroup(group):
         job = tracker.getJobInfo(job_id)
@@ -264,10 +266,22 @@ def _progress(tracker: Any, group: str) -> tuple[str | None, int, bool]:
             tasks_done += info.numCompletedTasks
             running += info.numActiveTasks
             stages_done += info.numTasks > 0 and info.numCompletedTasks >= info.numTasks
+            written += _rows_written(store, stage_id)
     if not active:
         return None, 0, False
     line = f"Stages: {stages_done}/{stages}  Tasks: {tasks_done}/{tasks} done, {running} running"
+    if written:
+        line += f", {written:,} rows written"
     return line, running, running > 0 or tasks_done > 0
+
+
+def _rows_written(store: Any, stage_id: int) -> int:
+    if store is None:
+        return 0
+    try:
+        return int(store.lastStageAttempt(stage_id).outputRecords())
+    except Exception:  # noqa: BLE001 - a stage not in the store yet (or gone): nothing to add
+        return 0
 
 
 def _no_executors(master: str, seconds: float) -> NoExecutors:
