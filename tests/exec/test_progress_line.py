@@ -43,3 +43,30 @@ def test_a_writes_progress_line_counts_tasks_and_rows_written(spark, tmp_path):
     assert all(c % 10_000 == 0 and 0 < c <= 200_000 for c in counts) and counts == sorted(counts)
     assert _progress(sc.statusTracker(), group, store)[0] is None  # nothing runs: no line
     assert spark.read.parquet(str(tmp_path / "out")).count() == 200_000
+
+
+def test_a_signal_never_lets_the_statement_outlive_its_cancel(spark, tmp_path):
+    """running.run returns (Cancelled) only once the statement's thread has ended, however the
+    signal lands: Python 3.11's Thread.join, interrupted by a signal's exception, could report
+    a still-running thread as stopped, and the CLI then exited with the write in flight (its
+    staging directory and journal left behind)."""
+    import os
+    import signal
+
+    import pytest
+
+    from hivepark.exec import running
+
+    for _ in range(5):
+        ended: list[float] = []
+
+        def body(ended: list[float] = ended) -> None:
+            time.sleep(1.0)
+            ended.append(time.monotonic())
+
+        timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+        timer.start()
+        with pytest.raises(running.Cancelled) as cancelled:
+            running.run(spark, str(tmp_path), body)
+        assert cancelled.value.signum == signal.SIGINT
+        assert ended, "run() gave up waiting while the statement was still running"

@@ -135,7 +135,13 @@ def run(spark: SparkSession, warehouse: str, body: Callable[[], T], progress: Te
                 sc._jsc.clearJobGroup()
             except Exception:  # noqa: BLE001 - the session may be stopping
                 pass
+            done.set()
 
+    # The main thread waits on an Event, never Thread.join: a signal's exception raised inside
+    # join() makes Python 3.11's Thread believe a still-running thread has stopped (the lock
+    # it waits on is released on the worker's behalf), and the process would then exit while
+    # the statement is still writing, leaving its staging directory and journal.
+    done = threading.Event()
     worker = threading.Thread(target=work, name="hivepark-statement", daemon=True)
     watcher = _Watcher(state, progress, executor_wait)
     take_aborted()  # only this statement's aborts are swept below
@@ -144,14 +150,14 @@ def run(spark: SparkSession, warehouse: str, body: Callable[[], T], progress: Te
     signum = 0
     try:
         try:
-            while worker.is_alive():
-                worker.join(0.2)
+            while not done.wait(0.2):
+                pass
         except KeyboardInterrupt:
             signum = 2
         except Terminated as t:
             signum = t.signum
         if signum or watcher.error is not None:
-            _stop(state, worker)
+            _stop(state, done)
     finally:
         watcher.stop()
     if signum:
@@ -163,7 +169,7 @@ def run(spark: SparkSession, warehouse: str, body: Callable[[], T], progress: Te
     return outcome["value"]
 
 
-def _stop(state: _Run, worker: threading.Thread) -> None:
+def _stop(state: _Run, done: threading.Event) -> None:
     """Cancels the statement's jobs, waits for the worker and Spark's tasks to stop (further
     signals meanwhile are ignored: leaving now would leave files behind), then deletes any
     staging directory an aborted commit of it had."""
@@ -171,8 +177,7 @@ def _stop(state: _Run, worker: threading.Thread) -> None:
     while True:
         try:
             state.spark.sparkContext.cancelJobGroup(state.group)
-            while worker.is_alive():
-                worker.join(0.2)
+            while not done.wait(0.2):
                 state.spark.sparkContext.cancelJobGroup(state.group)  # a job started after the first
             wait_stopped(state.spark, state.group)
             for staging in take_aborted():

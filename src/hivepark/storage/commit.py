@@ -252,9 +252,15 @@ class Commit:
         """Removes everything this statement wrote; the table stays as it was."""
         for path in self._targets:
             fs.delete_file(path)
-        fs.delete_dir(self.staging)
         with _lock:
             _aborted.append(self.staging)
+        try:
+            fs.delete_dir(self.staging)
+        except OSError:
+            # a task of a cancelled job still writing into it ("Directory not empty"): only
+            # staging is left, which no reader sees; deleted again once the tasks stopped
+            # (exec/running.py) or by the next connect()'s sweep of unowned staging
+            pass
         self._journal.close()
 
 
