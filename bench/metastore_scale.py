@@ -162,8 +162,11 @@ def list_directories(table_dir: Path, keys: tuple[str, ...], types: dict[str, Ca
 
 
 def median_ms(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
+    """The median time of ``fn()``; the previous run's result is freed before the clock
+    starts (freeing 24,000 partitions is not part of the next lookup)."""
     times, result = [], None
     for _ in range(repeat):
+        result = None
         t0 = time.perf_counter()
         result = fn()
         times.append((time.perf_counter() - t0) * 1000)

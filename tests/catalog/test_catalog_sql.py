@@ -410,40 +410,63 @@ def test_processes_share_a_sqlite_file(tmp_path: Path) -> None:
 
 def test_schema_version_recorded_and_reopened(catalog_url: str) -> None:
     cat = SqlCatalog(catalog_url)
-    assert cat.schema_version == schema.latest_version() == 1
+    assert cat.schema_version == schema.latest_version() == 2
     t = make_table(cat)
     cat.add_partitions(t, [part(t, "d", "1")])
     cat.close()
     again = SqlCatalog(catalog_url)
-    assert again.schema_version == 1
+    assert again.schema_version == 2
     assert again.count_partitions(t) == 1
     again.close()
 
 
 def test_schema_upgrade_in_place(catalog_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    cat = SqlCatalog(catalog_url)  # a version 1 metastore with data
+    cat = SqlCatalog(catalog_url)  # a metastore at the latest version, with data
     t = make_table(cat)
     cat.add_partitions(t, [part(t, "d", "1")])
     cat.close()
     ran: list[int] = []
+    latest = schema.latest_version()
 
-    def v2(conn: Any) -> None:
-        ran.append(2)
+    def extra(conn: Any) -> None:
+        ran.append(latest + 1)
         conn.exec_driver_sql("CREATE TABLE hivepark_v2_extra (id INTEGER PRIMARY KEY)")
 
-    monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS, v2])
+    monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS, extra])
     upgraded = SqlCatalog(catalog_url)
-    assert upgraded.schema_version == 2 and ran == [2]
+    assert upgraded.schema_version == latest + 1 and ran == [latest + 1]
     assert upgraded.count_partitions(t) == 1
     upgraded.close()
-    reopened = SqlCatalog(catalog_url)  # already at 2: nothing runs again
-    assert reopened.schema_version == 2 and ran == [2]
+    reopened = SqlCatalog(catalog_url)  # already there: nothing runs again
+    assert reopened.schema_version == latest + 1 and ran == [latest + 1]
     with reopened._engine.connect() as conn:
         assert inspect(conn).has_table("hivepark_v2_extra")
     reopened.close()
-    monkeypatch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:1])
-    with pytest.raises(MetastoreError, match="version 2.*Upgrade hivepark"):
+    monkeypatch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:latest])
+    with pytest.raises(MetastoreError, match=f"version {latest + 1}.*Upgrade hivepark"):
         SqlCatalog(catalog_url)
+
+
+def test_version_1_metastore_gets_the_covering_key_indexes(
+        catalog_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    with monkeypatch.context() as m:  # a metastore written by a hivepark of schema version 1
+        m.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:1])
+        old = SqlCatalog(catalog_url)
+        assert old.schema_version == 1
+        t = make_table(old)
+        old.add_partitions(t, [part(t, d, str(h)) for d in ("a", "b", "c") for h in (1, 2, 30)])
+        old.close()
+    cat = SqlCatalog(catalog_url)
+    assert cat.schema_version == 2
+    with cat._engine.connect() as conn:
+        idx = {i["name"]: i["column_names"]
+               for i in inspect(conn).get_indexes("hivepark_partition_key_vals")}
+    assert idx == {"ix_hivepark_pkv_str_ids": ["tbl_id", "idx", "str_value", "part_id"],
+                   "ix_hivepark_pkv_num_ids": ["tbl_id", "idx", "num_value", "num_exact",
+                                               "part_id"]}
+    got = values_of(cat.list_partitions(t, And(In("ds", ("a", "c")), GreaterThan("hr", 2))))
+    assert got == [("a", "30"), ("c", "30")]
+    cat.close()
 
 
 def test_migrations_match_orm(catalog: SqlCatalog) -> None:
@@ -453,7 +476,7 @@ def test_migrations_match_orm(catalog: SqlCatalog) -> None:
             cols = {c["name"]: c["nullable"] for c in insp.get_columns(table.name)}
             assert cols == {c.name: c.nullable for c in table.columns}, table.name
         idx = {i["name"] for i in insp.get_indexes("hivepark_partition_key_vals")}
-        assert {"ix_hivepark_pkv_str", "ix_hivepark_pkv_num"} <= idx
+        assert idx == {"ix_hivepark_pkv_str_ids", "ix_hivepark_pkv_num_ids"}
 
 
 # filters --------------------------------------------------------------------------------

@@ -534,11 +534,20 @@ class SqlCatalog(Catalog):
         if cond is True:
             return stmt
         clause, used = cond
-        for idx in sorted(used):
+        # The matching ids come from the key-value indexes alone; the partition rows are
+        # then fetched by primary key. (Joined with the partitions table instead,
+        # PostgreSQL hashes a sequential scan of all of them: a 1,000-value IN over a
+        # million partitions took 3x as long.)
+        first, *rest = sorted(used)
+        k = _key_alias(first)
+        ids = select(k.part_id).where(k.tbl_id == tbl_id, k.idx == first)
+        for idx in rest:
             a = _key_alias(idx)
-            stmt = stmt.join(a, (a.part_id == PartitionRow.id) & (a.tbl_id == tbl_id)
-                             & (a.idx == idx))
-        return stmt.where(clause)
+            ids = ids.join(a, (a.part_id == k.part_id) & (a.tbl_id == tbl_id) & (a.idx == idx))
+        ids = ids.where(clause)
+        if self._is_pg:  # an array: the planner looks each id up in the primary key
+            return stmt.where(PartitionRow.id == func.any(func.array(ids.scalar_subquery())))
+        return stmt.where(PartitionRow.id.in_(ids))
 
     def list_partitions(self, table: Table, filter: Expr | None = None,
                         limit: int | None = None) -> list[Partition]:
