@@ -100,6 +100,41 @@ def test_values_spanning_the_small_tables_range_are_not_pushed():
                               "join keeps only matching rows")
 
 
+class _Unread:
+    """Key tuples the rule may count but must not read."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __iter__(self):
+        raise AssertionError("the values were read")
+
+    def __contains__(self, item: object) -> bool:
+        raise AssertionError("the values were read")
+
+
+def test_a_large_set_spanning_the_range_is_skipped_without_reading_its_values():
+    got = RuntimeValues(_Unread(80_000), ValueSource.PYARROW, {"store": (1, 200_000)},
+                        {"store": (3, 199_990)})
+    out = apply_runtime_values(plan_of(source("store")), {(0, 1): got})
+    assert out.scans[0].row_filters == () and out.scans[0].runtime_values == ()
+    assert lines(out)[-1] == ("  row filter not pushed (d.store -> s.store): 80,000 values span 100% of "
+                              "the small table's key range, so no row group would be skipped; the "
+                              "join keeps only matching rows")
+
+
+def test_a_large_set_in_a_narrow_range_is_read_and_pushed_as_a_range():
+    tuples = frozenset((v,) for v in range(50_000, 70_001))
+    got = RuntimeValues(tuples, ValueSource.PYARROW, {"store": (1, 200_000)},
+                        {"store": (50_000, 70_000)})
+    out = apply_runtime_values(plan_of(source("store")), {(0, 1): got})
+    (rf,) = out.scans[0].row_filters
+    assert rf.shape is FilterShape.RANGE and (rf.values[0], rf.values[-1]) == (50_000, 70_000)
+
+
 def test_ten_values_are_pushed_whatever_their_range():
     got = values(*((v,) for v in range(0, 100, 10)), domain={"store": (0, 99)})
     out = apply_runtime_values(plan_of(source("store")), {(0, 1): got})

@@ -522,10 +522,12 @@ class SqlCatalog(Catalog):
                   .execution_options(synchronize_session=False))
 
     # partitions ------------------------------------------------------------------------
-    def _filtered(self, tbl_id: int, table: Table, filter: Expr | None) -> Any | None:
-        """The partitions select for ``filter``; None when nothing can match."""
-        stmt = select(*_PART_COLS, PartitionRow.part_name, PartitionRow.id) \
-            .where(PartitionRow.tbl_id == tbl_id)
+    def _filtered(self, tbl_id: int, table: Table, filter: Expr | None,
+                  with_id: bool = False) -> Any | None:
+        """The partitions select for ``filter`` (each row: ``_PART_COLS``, the part name and,
+        ``with_id``, the row id); None when nothing can match."""
+        cols = (*_PART_COLS, PartitionRow.part_name) + ((PartitionRow.id,) if with_id else ())
+        stmt = select(*cols).where(PartitionRow.tbl_id == tbl_id)
         if filter is None:
             return stmt
         cond = filter_sql(filter, codecs_for(table), _key_alias)
@@ -693,7 +695,7 @@ class SqlCatalog(Catalog):
         names = table.partition_key_names()
         with self._session(write=True) as s:
             tbl_id = self._table_row(s, table.db, table.name, lock=True).id
-            stmt = self._filtered(tbl_id, table, filter)
+            stmt = self._filtered(tbl_id, table, filter, with_id=True)
             if stmt is None:
                 return []
             dropped: list[Partition] = []

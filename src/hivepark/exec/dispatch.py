@@ -33,7 +33,7 @@ def execute(ctx: Context, stmt: ParsedStatement | s.Statement) -> DataFrame:
 
 # Statements that change no table: no need to bring spark.sql's views up to date after them.
 _READ_ONLY = (s.Query, s.Explain, s.ShowDatabases, s.ShowTables, s.ShowPartitions, s.ShowCreateTable,
-              s.Describe)
+              s.ShowTblProperties, s.Describe)
 
 
 def _execute(ctx: Context, stmt: ParsedStatement | s.Statement) -> DataFrame:

@@ -10,7 +10,8 @@ once (``plan.planner.list_runtime``). The cached small side then feeds the join 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from functools import partial
 from typing import Any
 
@@ -59,18 +60,42 @@ def _collect_values(small: TableScan, site: ScanSite, frame: Callable[[], DataFr
                     cols: list[str], cap: int, limit: int) -> RuntimeValues:
     arrow = _collect_arrow(small, site, cols, limit)
     if arrow is not None:  # NULL keys already dropped
-        found, domain = arrow
-        return RuntimeValues(frozenset(found), ValueSource.PYARROW, domain)
+        return arrow
     return RuntimeValues(frozenset(_collect(frame(), site, cols, cap)), ValueSource.SPARK)
 
 
+class ArrowTuples(AbstractSet[tuple[Any, ...]]):
+    """Distinct key tuples held by an Arrow table; the Python tuples are built on first use
+    (a rule that decides on the count and range alone never pays for 80,000 of them)."""
+
+    def __init__(self, table: pa.Table, cols: Sequence[str]) -> None:
+        self._table, self._cols = table, list(cols)
+        self._tuples: frozenset[tuple[Any, ...]] | None = None
+
+    def _all(self) -> frozenset[tuple[Any, ...]]:
+        if self._tuples is None:
+            t = self._table
+            self._tuples = frozenset(zip(*(t.column(c).to_pylist() for c in self._cols))) \
+                if t.num_rows else frozenset()
+        return self._tuples
+
+    def __len__(self) -> int:
+        return int(self._table.num_rows)
+
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
+        return iter(self._all())
+
+    def __contains__(self, item: object) -> bool:
+        return item in self._all()
+
+
 def _collect_arrow(small: TableScan, site: ScanSite, cols: list[str], limit: int
-                   ) -> tuple[set[tuple[Any, ...]], dict[str, tuple[Any, Any]]] | None:
+                   ) -> RuntimeValues | None:
     """The small side's distinct key tuples computed in-process by pyarrow, with no Spark
     job: only when its files total at most ``limit`` bytes, the keys and filters read
     data columns whose comparisons Arrow makes exactly as Spark does, and pyarrow reads
     the files as Spark would. None otherwise. Also each integer key's (min, max) over the
-    whole small table."""
+    whole small table and over the values found."""
     table = small.table
     types = {c.name: c.type for c in table.columns}
     needed = sorted(set(cols) | site.own.columns())
@@ -93,8 +118,13 @@ def _collect_arrow(small: TableScan, site: ScanSite, cols: list[str], limit: int
             if low.is_valid:
                 domain[c] = (low.as_py(), high.as_py())
     keys = every.filter(where).select(cols).drop_null().group_by(cols).aggregate([])
-    found = set(zip(*(keys.column(c).to_pylist() for c in cols))) if keys.num_rows else set()
-    return found, domain  # distinct non-NULL key tuples
+    ranges = {}
+    for c in domain:
+        if keys.num_rows:
+            low, high = pc.min_max(keys.column(c)).values()
+            ranges[c] = (low.as_py(), high.as_py())
+    # distinct non-NULL key tuples
+    return RuntimeValues(ArrowTuples(keys, cols), ValueSource.PYARROW, domain, ranges)
 
 
 def _collect(frame: DataFrame, site: ScanSite, cols: list[str], cap: int) -> set[tuple[Any, ...]]:

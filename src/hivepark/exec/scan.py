@@ -325,12 +325,15 @@ def _mapped_scan(spark: SparkSession, table: Table,
     values looked up by each file's directory (``dirs``: directory to partition values).
     Built as SQL text, a few calls into the JVM whatever the number of directories (a Column
     per directory and value cost one call each: 50 ms for a few directories)."""
-    data = load(spark, table, [fs.to_spark_path(p) for p in paths],
-                extra={"__hivepark_dir": F.expr(_DIR_SQL)})
+    spark_paths = [fs.to_spark_path(p) for p in paths]
+    if table.format == "textfile":  # its columns are computed from the line: the directory too
+        data, row_dir = load(spark, table, spark_paths, extra={"__hivepark_dir": F.expr(_DIR_SQL)}), "__hivepark_dir"
+    else:  # the file source itself, projected once below (one analysis fewer)
+        data, row_dir = load(spark, table, spark_paths), _DIR_SQL
     entries = ", ".join(
         f"{render_literal(directory)}, array({', '.join(_text_literal(v) for v in values)})"
         for directory, values in dirs)
-    values = f"try_element_at(map({entries}), __hivepark_dir)"  # one lookup per row: Spark shares it
+    values = f"try_element_at(map({entries}), {row_dir})"  # one lookup per row: Spark shares it
     cols = [f"`{c.name}`" for c in table.columns]
     for i, key in enumerate(table.partition_keys):
         # a value that is not of the type (registered before values were checked) reads as

@@ -18,7 +18,7 @@ so no row of it can satisfy the equality (NULL equals nothing: the default parti
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -166,11 +166,14 @@ class ValueRequest:
 class RuntimeValues:
     """A small side's distinct key tuples as collected (at most ``max_values + 1`` of them;
     tuples holding NULL may be included), where they came from, and, when known, each
-    numeric key's (min, max) over the whole small table."""
+    integer key's (min, max) over the whole small table (``domain``) and over the collected
+    values (``ranges``). ``values`` may be a lazy collection (``exec/`` builds 80,000 Python
+    tuples only if the rule reads them): its ``len`` is the number of tuples."""
 
-    values: frozenset[tuple[Any, ...]]
+    values: Collection[tuple[Any, ...]]
     source: ValueSource
     domain: Mapping[str, tuple[Any, Any]] = field(default_factory=dict)
+    ranges: Mapping[str, tuple[Any, Any]] = field(default_factory=dict)
 
 
 def _groups(scan: TableScan) -> dict[int, list[RuntimeSource]]:
@@ -250,6 +253,12 @@ def _decide(i: int, scan: TableScan, scans: Sequence[TableScan],
         if len(got.values) > cap:
             facts.append(RuntimeSkipped(keys, SkipReason.TOO_MANY_VALUES, limit=cap))
             continue
+        span = _skipped_span(sources, got)
+        if span is not None:  # decided on the range alone: the values themselves are not read
+            facts.append(RuntimeApplied(keys, len(got.values), scans[small].table.qualified_name,
+                                        got.source))
+            facts.append(RowFilterSkipped(keys[0], len(got.values), span))
+            continue
         values = {t for t in got.values if all(v is not None for v in t)}
         bound = _bind_tuples(values, [types[s.big_col] for s in sources])
         if bound is None:
@@ -264,7 +273,8 @@ def _decide(i: int, scan: TableScan, scans: Sequence[TableScan],
                 continue
             if len(column_values) <= _LB_VALUES_MAX:
                 lb_values.append(In(s.big_col, column_values))
-            span = _span_percent(column_values, got.domain.get(s.small_col))
+            span = _span_percent(len(column_values), (column_values[0], column_values[-1])
+                                 if column_values else None, got.domain.get(s.small_col))
             if span is not None:
                 facts.append(RowFilterSkipped(keys[j], len(column_values), span))
             else:
@@ -296,18 +306,34 @@ def _sorted(values: set[Any]) -> tuple[Any, ...]:
         return tuple(sorted(values, key=repr))
 
 
-def _span_percent(values: tuple[Any, ...], domain: tuple[Any, Any] | None) -> float | None:
-    """How much of the small table's key range a reader filter on ``values`` would span,
-    when that makes it skip nothing (None when worth pushing). A set of more than 10 values
+def _skipped_span(sources: Sequence[RuntimeSource], got: RuntimeValues) -> float | None:
+    """The span of a reader filter :func:`_span_percent` would skip, known before the values
+    are read: one key, not a partition key, more values than choose list-bucketing
+    directories, all non-NULL (as collected in-process), their range and the small table's
+    known. None otherwise (the values decide)."""
+    if len(sources) != 1 or sources[0].big_is_partition_key or len(got.values) <= _LB_VALUES_MAX:
+        return None
+    col = sources[0].small_col
+    rng, domain = got.ranges.get(col), got.domain.get(col)
+    if rng is None or domain is None:
+        return None
+    return _span_percent(len(got.values), rng, domain)
+
+
+def _span_percent(count: int, values_range: tuple[Any, Any] | None,
+                  domain: tuple[Any, Any] | None) -> float | None:
+    """How much of the small table's key range a reader filter on ``count`` values in
+    ``values_range`` would span, when that makes it skip nothing (None when worth pushing).
+    A set of more than 10 values
     reaches the Parquet reader as its min/max range (Spark's
     ``parquet.pushdown.inFilterThreshold``; beyond IN_LIST_MAX hivepark sends the range
     itself), and when that range covers most of the small table's own key range, every row
     group of the big table overlaps it, while the scan still pays to test each one and
     each row."""
-    if len(values) <= _EXACT_PUSHDOWN or domain is None:
+    if count <= _EXACT_PUSHDOWN or domain is None or values_range is None:
         return None
     low, high = domain
-    span, full = values[-1] - values[0], high - low
+    span, full = values_range[1] - values_range[0], high - low
     if full <= 0 or span * 2 <= full:
         return None
     return 100 * span / full
