@@ -65,6 +65,13 @@ that read only d_ columns, applied through the join), their files' sizes summed 
 listing of the table directory; also printed, how many partitions hold a row of the whole
 query's result (the query's FROM and WHERE with ``SELECT DISTINCT lo_orderdate``), which
 partition pruning cannot know without reading.
+
+Planning. ``before collect``: the median time of ``wh.sql(q)`` (hivepark, no-runtime) and
+of ``spark.sql(q)`` (spark-warm), the work done before the first Spark job. ``hivepark's
+own``: the difference between hivepark's and spark-warm's, which is hivepark's own work
+(parsing, the metastore, runtime values collected in-process, building the scans), Spark's
+analysis of the final query being common to both. The last lines give it per query and
+each query's hivepark/spark-warm ratio.
 """
 
 from __future__ import annotations
@@ -479,6 +486,7 @@ class Runner:
         sql = self.sql_for(name, "warm_")
         t = time.perf_counter()
         df = self.spark.sql(sql)
+        self.plan_seconds = time.perf_counter() - t
         rows = df.collect()
         return time.perf_counter() - t, rows, df
 
@@ -540,9 +548,10 @@ def main() -> None:
         runner.run(variant, "Q1.1")
 
     medians: dict[str, dict[str, float]] = {v: {} for v in VARIANTS}
+    own: dict[str, float] = {}  # ms: hivepark's wh.sql() minus spark-warm's spark.sql()
     for name in names:
         times: dict[str, list[float]] = {v: [] for v in VARIANTS}
-        plans: dict[str, list[float]] = {"hivepark": [], "no-runtime": []}
+        plans: dict[str, list[float]] = {"hivepark": [], "no-runtime": [], "spark-warm": []}
         read: dict[str, int | None] = {}
         expected: list[tuple] | None = None
         for i in range(args.repeat):
@@ -566,9 +575,11 @@ def main() -> None:
         k_n, hp_bytes = hivepark_partitions(wh, runner.sql_for(name), by_location)
         q_count, q_bytes, result_parts = qualifying_bytes(spark, runner.sql_for(name, "warm_"),
                                                           sizes)
+        plan_ms = {v: statistics.median(p) * 1000 for v, p in plans.items()}
+        own[name] = plan_ms["hivepark"] - plan_ms["spark-warm"]
         print(f"{name}  " + "  ".join(f"{v} {medians[v][name]:.2f}s" for v in VARIANTS)
-              + "  (wh.sql() before collect: " + " ".join(
-                  f"{v} {statistics.median(p):.2f}s" for v, p in plans.items()) + ")"
+              + "  (before collect: " + " ".join(f"{v} {ms:.0f}ms" for v, ms in plan_ms.items())
+              + f"; hivepark's own {own[name]:.0f}ms)"
               + f"  partitions {k_n}  hp-bytes {human(hp_bytes)}"
               + f"  qualifying-bytes {human(q_bytes)} ({q_count} partitions; "
               + f"{result_parts} hold result rows)"
@@ -577,6 +588,12 @@ def main() -> None:
 
     total = {v: sum(medians[v].values()) for v in VARIANTS}
     print(f"load average at the end: {os.getloadavg()[0]:.1f}")
+    print("hivepark's own work before the first Spark job (wh.sql() minus spark-warm's spark.sql(), "
+          "median ms): " + "  ".join(f"{q} {ms:.0f}" for q, ms in own.items())
+          + f"  max {max(own.values()):.0f}")
+    print("per query hivepark/spark-warm: " + "  ".join(
+        f"{q} {medians['hivepark'][q] / medians['spark-warm'][q]:.2f}" for q in names)
+        + f"  max {max(medians['hivepark'][q] / medians['spark-warm'][q] for q in names):.2f}")
     print("total  " + "  ".join(f"{v} {total[v]:.2f}s" for v in VARIANTS))
     hp = total["hivepark"]
     print(f"ratios (all {len(names)} queries): hivepark/spark-new {hp / total['spark-new']:.2f}  "

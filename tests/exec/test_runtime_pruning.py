@@ -284,3 +284,29 @@ def test_runtime_pruning_never_loses_a_row(star, spark, days, with_null, join, e
     theirs = sorted(map(tuple, spark.sql(sql.replace("sales s", "plain_sales s")
                                          .replace("keyset k", "plain_keyset k")).collect()))
     assert ours == theirs
+
+
+def test_a_small_side_changed_by_a_commit_is_read_again(star, spark):
+    """The small side's rows read in-process are reused by later queries only while its
+    files are the same: a commit to it (a new file) changes what prunes the big table."""
+    star.sql("DROP TABLE IF EXISTS hol")
+    star.sql("CREATE TABLE hol (ds STRING, on_sale BOOLEAN) STORED AS PARQUET")
+    star.sql("INSERT INTO hol VALUES ('2024-01-02', true), ('2024-01-03', false)")
+    sql = ("SELECT s.ds, count(*) FROM sales s JOIN hol h ON s.ds = h.ds "
+           "WHERE h.on_sale GROUP BY s.ds")
+
+    def check(expected_days: list[str]) -> str:
+        t = star.catalog.get_table("default", "hol")
+        spark.read.schema("ds string, on_sale boolean").parquet(t.location) \
+            .createOrReplaceTempView("plain_hol")
+        ours = sorted(map(tuple, star.sql(sql).collect()))
+        theirs = sorted(map(tuple, spark.sql(sql.replace(" hol ", " plain_hol ")
+                                             .replace("sales s", "plain_sales s")).collect()))
+        assert ours == theirs and [r[0] for r in ours] == expected_days
+        return "\n".join(r[0] for r in star.sql("EXPLAIN ANALYZE " + sql).collect())
+
+    assert "1 distinct values" in check(["2024-01-02"])
+    star.sql("INSERT INTO hol VALUES ('2024-01-05', true)")
+    assert "2 distinct values" in check(["2024-01-02", "2024-01-05"])
+    star.sql("INSERT OVERWRITE TABLE hol VALUES ('2024-01-07', true)")
+    assert "1 distinct values" in check(["2024-01-07"])

@@ -19,6 +19,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from sqlalchemy import (
@@ -193,6 +194,7 @@ def _fetch_all(s: Session, stmt: Any) -> list[Any]:
 
 _new = object.__new__
 _set = object.__setattr__
+_proxy = MappingProxyType
 
 
 def _partitions_of(rows: Sequence[Any]) -> list[Partition]:
@@ -202,13 +204,16 @@ def _partitions_of(rows: Sequence[Any]) -> list[Partition]:
         return [_partition_of(r) for r in rows]
     with _gc_paused():
         all_values = _decode("[" + ",".join([r[0] for r in rows]) + "]")
+        # parameters and file lists likewise, each in one parse (a committed partition has both)
+        all_params = _decode("[" + ",".join([r[2] for r in rows]) + "]")
+        all_files = _decode("[" + ",".join(["null" if r[3] is None else r[3] for r in rows]) + "]")
         out: list[Partition] = []
         append = out.append
-        for r, v in zip(rows, all_values):
+        for r, v, params, files in zip(rows, all_values, all_params, all_files):
             p = _new(Partition)
             _set(p, "__dict__", {"values": tuple(v), "location": r[1],
-                                 "parameters": _EMPTY_MAP if r[2] == "{}" else _props_of(r[2]),
-                                 "files": None if r[3] is None else tuple(_decode(r[3])),
+                                 "parameters": _proxy(params) if params else _EMPTY_MAP,
+                                 "files": None if files is None else tuple(files),
                                  "create_time": r[4]})
             append(p)
         return out

@@ -3,7 +3,7 @@ rest of the query (joins, aggregates, windows) unchanged."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pyspark.errors import PySparkException
@@ -14,12 +14,12 @@ from hivepark.catalog.models import Table
 from hivepark.exec.context import Context
 from hivepark.exec.failures import spark_error
 from hivepark.exec.runtime import resolve_runtime
-from hivepark.exec.scan import pushed_filter, scan_dataframe, scan_size
+from hivepark.exec.scan import Relation, pushed_filter, scan_dataframe, scan_relation, scan_size
 from hivepark.plan import planner
 from hivepark.plan.nodes import FilterShape, HandlerScan, QueryPlan, RowFilter, TableScan
 from hivepark.plan.runtime_pruning import RuntimeSettings
 from hivepark.sql.analyzer import QueryAnalysis
-from hivepark.sql.rewrite import analyze, check_strict, spark_sql
+from hivepark.sql.rewrite import analyze, check_strict, filters_inline, spark_sql
 from hivepark.storage.formats import spark_literal
 from hivepark.storage.handlers import handler_for
 
@@ -96,6 +96,12 @@ def _settings(ctx: Context) -> RuntimeSettings:
 def resolve(ctx: Context, planned: PlannedQuery) -> tuple[QueryPlan, list[DataFrame]]:
     """Runs the small sides that runtime pruning needs, prunes, and returns every scan's
     DataFrame (a small side Spark had to run is cached, so the join reuses it)."""
+    plan, relations = resolve_relations(ctx, planned)
+    return plan, [r.dataframe() for r in relations]
+
+
+def resolve_relations(ctx: Context, planned: PlannedQuery) -> tuple[QueryPlan, list[Relation]]:
+    """:func:`resolve`, each scan's rows as a :class:`~hivepark.exec.scan.Relation`."""
     ctx.release_cached()
     plan = planned.plan
     frames: dict[int, DataFrame] = {}
@@ -111,49 +117,61 @@ def resolve(ctx: Context, planned: PlannedQuery) -> tuple[QueryPlan, list[DataFr
                                    planned.settings)
         except PySparkException as e:
             raise spark_error(e) from None
-    dfs = []
+    out = []
     for i, scan in enumerate(plan.scans):
         if scan.pushdown is not None:
-            df = handler_dataframe(ctx, scan)
-            for rf in scan.row_filters:  # the handler chose files with them; rows are filtered here
-                df = df.where(in_filter(rf, scan.table))
-            dfs.append(df)
-            continue
-        df = frames[i] if i in frames else scan_dataframe(ctx.spark, scan, ctx.table_frames())
-        for rf in scan.row_filters:
-            df = df.where(in_filter(rf, scan.table))
-        dfs.append(df)
-    return plan, dfs
+            rel = Relation(handler_dataframe(ctx, scan))
+        elif i in frames:
+            rel = Relation(frames[i])
+        else:
+            rel = scan_relation(ctx.spark, scan, ctx.table_frames())
+        # a handler chose files with the row filters too; rows are filtered here
+        conds = [c for c in (rel.where, *(in_filter_sql(rf, scan.table) for rf in scan.row_filters))
+                 if c is not None]
+        out.append(replace(rel, where=" AND ".join(f"({c})" for c in conds)) if len(conds) > 1
+                   else replace(rel, where=conds[0]) if conds else rel)
+    return plan, out
 
 
 def in_filter(rf: RowFilter, table: Table) -> Column:
+    """:func:`in_filter_sql` as a Column."""
+    return F.expr(in_filter_sql(rf, table))
+
+
+def in_filter_sql(rf: RowFilter, table: Table) -> str:
     """The reader filter for a runtime value set, in the shape the plan chose:
     ``col IN (values)``, or ``col BETWEEN min AND max`` for a large set (what Parquet and
     ORC skip row groups by; Spark itself turns an IN of over 10 values into that range for
     Parquet, and Iceberg drops IN lists over 200 values altogether). The join keeps only
-    matching rows either way; the range costs nothing to parse at 100,000 values. Built as
-    SQL text: one call into Spark."""
+    matching rows either way; the range costs nothing to parse at 100,000 values. Spark SQL
+    text: one call into Spark, or none (a part of the query's text)."""
     col, values = rf.column, rf.values
     typ = next(c.type for c in table.all_columns if c.name == col)
     if not values:
-        return F.lit(False)
+        return "false"
     if rf.shape is FilterShape.RANGE:
         lo, hi = min(values), max(values)
-        return F.expr(f"`{col}` BETWEEN {spark_literal(lo, typ)} AND {spark_literal(hi, typ)}")
-    return F.expr(f"`{col}` IN ({', '.join(spark_literal(v, typ) for v in values)})")
+        return f"`{col}` BETWEEN {spark_literal(lo, typ)} AND {spark_literal(hi, typ)}"
+    return f"`{col}` IN ({', '.join(spark_literal(v, typ) for v in values)})"
 
 
 def run_query(ctx: Context, tree: Any) -> tuple[DataFrame, QueryPlan]:
     """The query's rows as a DataFrame, and the plan that chose what it reads."""
     planned = plan_query(ctx, tree)
-    plan, dfs = resolve(ctx, planned)
-    views = []
-    for df in dfs:
+    plan, relations = resolve_relations(ctx, planned)
+    views: list[str] = []
+    wheres: list[str | None] = []
+    for rel, site in zip(relations, planned.analysis.sites):
+        if rel.view is not None and (rel.where is None or filters_inline(site)):
+            views.append(rel.view)  # kept across queries (TableFrames): nothing to register
+            wheres.append(rel.where)
+            continue
         view = ctx.new_view_name()
-        df.createOrReplaceTempView(view)
+        rel.dataframe().createOrReplaceTempView(view)
         views.append(view)
+        wheres.append(None)
     text = spark_sql(planned.analysis, views, [scan.broadcast for scan in plan.scans],
-                     [scan.source_applied for scan in plan.scans])
+                     [scan.source_applied for scan in plan.scans], wheres)
     try:
         df = ctx.spark.sql(text)
     except PySparkException as e:

@@ -10,6 +10,8 @@ once (``plan.planner.list_runtime``). The cached small side then feeds the join 
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from functools import partial
@@ -35,6 +37,7 @@ from hivepark.plan.runtime_pruning import (
 from hivepark.sql.analyzer import ScanSite
 from hivepark.storage.arrow import arrow_type, to_arrow
 from hivepark.storage.formats import read_arrow
+from hivepark.storage.fs import FileEntry
 
 SmallFrames = Callable[[int], DataFrame]
 
@@ -108,15 +111,11 @@ def _collect_arrow(small: TableScan, site: ScanSite, cols: list[str], limit: int
     if where is None or files is None:
         return None
     schema = pa.schema([(c, arrow_type(types[c])) for c in needed])
-    every = read_arrow(table, files, schema)
-    if every is None:
+    read = _read_cached(table.format, files, schema, lambda: read_arrow(table, [f.path for f in files], schema))
+    if read is None:
         return None
-    domain = {}
-    for c in cols:
-        if pa.types.is_integer(schema.field(c).type) and every.num_rows:
-            low, high = pc.min_max(every.column(c)).values()
-            if low.is_valid:
-                domain[c] = (low.as_py(), high.as_py())
+    every, whole = read
+    domain = {c: whole[c] for c in cols if c in whole}
     keys = every.filter(where).select(cols).drop_null().group_by(cols).aggregate([])
     ranges = {}
     for c in domain:
@@ -125,6 +124,41 @@ def _collect_arrow(small: TableScan, site: ScanSite, cols: list[str], limit: int
             ranges[c] = (low.as_py(), high.as_py())
     # distinct non-NULL key tuples
     return RuntimeValues(ArrowTuples(keys, cols), ValueSource.PYARROW, domain, ranges)
+
+
+# The small sides' columns as last read, by (format, files with their sizes, schema): the
+# dimensions of a star schema are read by every query, and their files do not change in
+# place (a commit writes new, uniquely named files). Bounded: at most _CACHE_BYTES in all.
+_CACHE_BYTES = 256 << 20
+_read_cache: OrderedDict[tuple[Any, ...], tuple[pa.Table, dict[str, tuple[Any, Any]]]] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def _read_cached(fmt: str, files: Sequence[FileEntry], schema: pa.Schema,
+                 read: Callable[[], pa.Table | None]
+                 ) -> tuple[pa.Table, dict[str, tuple[Any, Any]]] | None:
+    """The rows ``read`` returns, and each integer column's (min, max), reused while the
+    files are the same (see above)."""
+    key = (fmt, tuple((f.path, f.size) for f in files), schema)
+    with _cache_lock:
+        hit = _read_cache.get(key)
+        if hit is not None:
+            _read_cache.move_to_end(key)
+            return hit
+    every = read()
+    if every is None:
+        return None
+    domain = {}
+    for field_ in schema:
+        if pa.types.is_integer(field_.type) and every.num_rows:
+            low, high = pc.min_max(every.column(field_.name)).values()
+            if low.is_valid:
+                domain[field_.name] = (low.as_py(), high.as_py())
+    with _cache_lock:
+        _read_cache[key] = (every, domain)
+        while sum(t.nbytes for t, _ in _read_cache.values()) > _CACHE_BYTES and len(_read_cache) > 1:
+            _read_cache.popitem(last=False)
+    return every, domain
 
 
 def _collect(frame: DataFrame, site: ScanSite, cols: list[str], cap: int) -> set[tuple[Any, ...]]:

@@ -10,6 +10,7 @@ type reads as NULL, as in Hive).
 
 from __future__ import annotations
 
+import itertools
 import json
 import posixpath
 from collections.abc import Mapping, Sequence
@@ -43,38 +44,64 @@ def pushed_filter(scan: TableScan) -> PushedFilter | None:
     return PushedFilter(and_all(*parts)) if parts else None
 
 
+@dataclass(frozen=True)
+class Relation:
+    """A scan's rows: ``df`` filtered by ``where`` (Spark SQL, on partition columns). When
+    ``view`` is set, ``df`` is a whole-table DataFrame kept by :class:`TableFrames`, registered
+    once as that temporary view and reused by every query: a query reads it as
+    ``(SELECT * FROM view WHERE ...)`` and registers nothing (a temporary view costs a few
+    milliseconds to create and drop, per scan and query)."""
+
+    df: DataFrame
+    view: str | None = None
+    where: str | None = None
+
+    def dataframe(self) -> DataFrame:
+        return self.df.where(F.expr(self.where)) if self.where is not None else self.df
+
+
 def scan_dataframe(spark: SparkSession, scan: TableScan,
                    warm: TableFrames | None = None, settings: Any = None) -> DataFrame:
     """The rows of ``scan``: data columns then partition columns, typed as in the metastore.
     With ``warm``, a scan of many partitions may reuse a whole-table DataFrame (see
     :class:`TableFrames`). A handler table's rows are its handler's read, given the pushed
     filter of the scan's decision (``settings``: the session's, passed to the handler)."""
+    return scan_relation(spark, scan, warm, settings).dataframe()
+
+
+def scan_relation(spark: SparkSession, scan: TableScan,
+                  warm: TableFrames | None = None, settings: Any = None) -> Relation:
+    """The rows of ``scan`` (:func:`scan_dataframe`) as a :class:`Relation`."""
     table = scan.table
     handler = handler_for(table)
     if handler is not None:
-        return handler.read(spark, table, scan.read_columns, pushed_filter(scan), settings or {})
+        return Relation(handler.read(spark, table, scan.read_columns, pushed_filter(scan), settings or {}))
     if AS_OF_VERSION in table.properties or AS_OF_TIME in table.properties:
         raise SemanticError(f"Table {table.qualified_name} has no snapshots to travel to: FOR SYSTEM_VERSION / "
                             "SYSTEM_TIME AS OF reads Iceberg tables (STORED BY ICEBERG). Remove the clause.")
     if not table.is_partitioned:
         paths, listed = _table_paths(scan)
         if not paths or not listed:
-            return spark.createDataFrame([], schema_of(table.columns))
+            return Relation(spark.createDataFrame([], schema_of(table.columns)))
         if warm is not None and FILES_PARAM in table.properties \
                 and partition_layout(table.properties) is None:
             return warm.whole(spark, table, paths)
-        return load(spark, table, [fs.to_spark_path(p) for p in paths])
+        return Relation(load(spark, table, [fs.to_spark_path(p) for p in paths]))
+    if warm is not None and scan.partitions:
+        # first, as it checks each chosen partition's files against the whole-table frame's,
+        # which holds only flat Hive-layout directories: per-partition checks of 2,406
+        # partitions on every query would cost more than the rest of its planning
+        rel = warm.pruned(spark, scan)
+        if rel is not None:
+            return rel
     per_part = _partition_paths(scan.partitions or (), scan)
     paths = [path for _, ps, _ in per_part for path in ps]
     if not paths:
-        return spark.createDataFrame([], schema_of(table.all_columns))
+        return Relation(spark.createDataFrame([], schema_of(table.all_columns)))
     if all(not nested for _, _, nested in per_part) and \
             _all_in_hive_layout(table, [p for p, _, _ in per_part]):
-        df = warm.pruned(spark, scan) if warm is not None else None
-        if df is not None:
-            return df
-        return load(spark, table, [fs.to_spark_path(p) for p in paths],
-                    base_path=fs.to_spark_path(table.location))
+        return Relation(load(spark, table, [fs.to_spark_path(p) for p in paths],
+                             base_path=fs.to_spark_path(table.location)))
     dirs: dict[str, tuple[str | None, ...]] = {}
     for p, ps, nested in per_part:
         if nested:
@@ -82,14 +109,25 @@ def scan_dataframe(spark: SparkSession, scan: TableScan,
                 dirs.setdefault(_spark_dir(posixpath.dirname(path)), p.values)
         else:
             dirs.setdefault(_spark_dir(p.location), p.values)
-    return _mapped_scan(spark, table, list(dirs.items()), paths)
+    return Relation(_mapped_scan(spark, table, list(dirs.items()), paths))
+
+
+_frame_ids = itertools.count(1)
+
+
+def _register(df: DataFrame) -> str:
+    """A new temporary view of ``df`` (hivepark's, ignored as a table name by queries)."""
+    name = f"__hivepark_frame_{next(_frame_ids)}"
+    df.createOrReplaceTempView(name)
+    return name
 
 
 @dataclass(frozen=True)
 class _Frame:
-    """A whole-table DataFrame and exactly what it was built from."""
+    """A whole-table DataFrame, its temporary view, and exactly what it was built from."""
 
     df: DataFrame
+    view: str
     files: Mapping[str, frozenset[str]]  # partition directory -> its files in the index
     values: frozenset[str | None]  # the partition key values in the index
 
@@ -108,15 +146,26 @@ class TableFrames:
     Hive layout with recorded file lists; built only when a scan reads at least half of the
     table's partitions, so a query of a few partitions never pays for all of them, and then
     reused by every scan it matches. An unpartitioned table's DataFrame is kept by its file
-    list the same way.
+    list the same way. Each DataFrame is registered once as a temporary view, dropped when
+    the DataFrame is replaced (see :class:`Relation`).
     """
 
     def __init__(self, catalog: Catalog) -> None:
         self.catalog = catalog
         self._frames: dict[str, _Frame] = {}
-        self._whole: dict[str, tuple[tuple[str, ...], DataFrame]] = {}
+        self._whole: dict[str, tuple[tuple[str, ...], DataFrame, str]] = {}
+        # tables (at a version) with a partition no frame can hold (outside the Hive layout,
+        # listed rather than recorded, list-bucketed): not tried again until they change
+        self._unframeable: dict[str, tuple[int, int]] = {}
 
-    def pruned(self, spark: SparkSession, scan: TableScan) -> DataFrame | None:
+    def _replace_frame(self, spark: SparkSession, name: str, frame: _Frame | None) -> None:
+        old = self._frames.pop(name, None)
+        if old is not None:
+            spark.catalog.dropTempView(old.view)
+        if frame is not None:
+            self._frames[name] = frame
+
+    def pruned(self, spark: SparkSession, scan: TableScan) -> Relation | None:
         """The scan's rows from the whole-table DataFrame, or None (load the files)."""
         table = scan.table
         keys = table.partition_keys
@@ -127,27 +176,33 @@ class TableFrames:
         if frame is None or not _holds(frame, chosen):
             if 2 * len(chosen) < scan.total_partitions:
                 return None  # building it would cost more than loading the chosen files
+            if self._unframeable.get(table.qualified_name) == (table.version, table.create_time):
+                return None  # this version of the table already failed to build
             built = self._build(spark, table,
                                 chosen if len(chosen) == scan.total_partitions else None)
+            self._replace_frame(spark, table.qualified_name, built)
             if built is None:
-                self._frames.pop(table.qualified_name, None)
+                self._unframeable[table.qualified_name] = (table.version, table.create_time)
                 return None
-            self._frames[table.qualified_name] = frame = built
+            frame = built
             if not _holds(frame, chosen):
                 return None  # the table changed between the two metastore reads
         want = {p.values[0] for p in chosen}
         if want == frame.values:
-            return frame.df
+            return Relation(frame.df, frame.view)
         cond = _partition_predicate(keys[0], want, frame.values)
-        return frame.df.where(F.expr(cond)) if cond is not None else None
+        return Relation(frame.df, frame.view, cond) if cond is not None else None
 
-    def whole(self, spark: SparkSession, table: Table, paths: list[str]) -> DataFrame:
-        """An unpartitioned table's DataFrame over ``paths`` (its recorded files)."""
+    def whole(self, spark: SparkSession, table: Table, paths: list[str]) -> Relation:
+        """An unpartitioned table's rows over ``paths`` (its recorded files)."""
         cached = self._whole.get(table.qualified_name)
         if cached is None or cached[0] != tuple(paths):
-            cached = (tuple(paths), load(spark, table, [fs.to_spark_path(p) for p in paths]))
+            if cached is not None:
+                spark.catalog.dropTempView(cached[2])
+            df = load(spark, table, [fs.to_spark_path(p) for p in paths])
+            cached = (tuple(paths), df, _register(df))
             self._whole[table.qualified_name] = cached
-        return cached[1]
+        return Relation(cached[1], cached[2])
 
     def _build(self, spark: SparkSession, table: Table,
                every: Sequence[Partition] | None) -> _Frame | None:
@@ -161,7 +216,7 @@ class TableFrames:
         paths = [path for p in parts for path in sorted(files[p.location])]
         df = load(spark, table, [fs.to_spark_path(p) for p in paths],
                   base_path=fs.to_spark_path(table.location))
-        return _Frame(df, files, frozenset(p.values[0] for p in parts))
+        return _Frame(df, _register(df), files, frozenset(p.values[0] for p in parts))
 
 
 def _holds(frame: _Frame, chosen: Sequence[Partition]) -> bool:
@@ -201,10 +256,10 @@ def _literals(values: Sequence[str], hive_type: str) -> str | None:
     return ", ".join(spark_literal(b, hive_type) for b in bound)
 
 
-def scan_files(scan: TableScan) -> list[str] | None:
-    """Every data file ``scan`` reads (directories without a recorded file list are
-    listed), for in-process readers; None when a directory to read holds subdirectories,
-    whose meaning (partition discovery) only Spark's reader knows."""
+def scan_files(scan: TableScan) -> list[fs.FileEntry] | None:
+    """Every data file ``scan`` reads, with its size (directories without a recorded file
+    list are listed), for in-process readers; None when a directory to read holds
+    subdirectories, whose meaning (partition discovery) only Spark's reader knows."""
     if scan.table.is_partitioned:
         paths = [path for _, ps, _ in _partition_paths(scan.partitions or (), scan)
                  for path in ps]
@@ -212,12 +267,12 @@ def scan_files(scan: TableScan) -> list[str] | None:
         paths, listed = _table_paths(scan)
         if not listed:
             return []
-    files: list[str] = []
+    files: list[fs.FileEntry] = []
     for path in paths:
         entries = fs.list_files(path)
         if any(e.is_dir for e in entries):
             return None
-        files += [e.path for e in entries]
+        files += entries
     return files
 
 

@@ -8,6 +8,7 @@ view, and runs the text :func:`spark_sql` returns. Spark SQL runs the rest of th
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from typing import Any
 
@@ -48,26 +49,49 @@ def hoist_table_joins(tree: exp.Expression) -> exp.Expression:
     return tree
 
 
+_KEPT = ("sample", "joins", "laterals", "pivots")
+
+
+def filters_inline(site: ScanSite) -> bool:
+    """Whether :func:`spark_sql` can read ``site`` as a filtered view (a subquery): not when
+    the reference carries TABLESAMPLE, joins, LATERAL VIEW or PIVOT of its own."""
+    return not any(site.node.args.get(k) for k in _KEPT)
+
+
 def spark_sql(analysis: QueryAnalysis, views: Sequence[str], broadcast: Sequence[bool],
-              applied: Sequence[Sequence[int]] = ()) -> str:
+              applied: Sequence[Sequence[int]] = (), wheres: Sequence[str | None] = ()) -> str:
     """The analyzed query as Spark SQL, the i-th site read from temp view ``views[i]``
-    under its own alias, with a BROADCAST hint for each site whose ``broadcast`` is set.
-    ``applied[i]`` lists the conjuncts of ``sites[i].filters`` its source has already
-    applied (a storage handler's exact pushed part): they become TRUE, so Spark does not
-    filter those rows again. Rewrites the analyzed copy: call once per analysis."""
+    under its own alias (as ``(SELECT * FROM view WHERE wheres[i])`` when that condition,
+    Spark SQL text, is given; only where :func:`filters_inline`), with a BROADCAST hint for
+    each site whose ``broadcast`` is set. ``applied[i]`` lists the conjuncts of
+    ``sites[i].filters`` its source has already applied (a storage handler's exact pushed
+    part): they become TRUE, so Spark does not filter those rows again. Rewrites the
+    analyzed copy: call once per analysis."""
     assert analysis.query is not None
     for site, done in zip(analysis.sites, applied):
         for i in done:
             site.filters[i].replace(exp.true())
-    for site, view, hint in zip(analysis.sites, views, broadcast):
-        # the view keeps what the reference asked of the rows (TABLESAMPLE, joins, LATERAL VIEW)
-        kept = {k: site.node.args[k] for k in ("sample", "joins", "laterals", "pivots")
-                if site.node.args.get(k)}
-        site.node.replace(exp.Table(this=exp.to_identifier(view),
-                                    alias=exp.TableAlias(this=exp.to_identifier(site.alias)), **kept))
+    conds = list(wheres) + [None] * (len(views) - len(wheres))
+    raw: dict[str, str] = {}  # placeholder -> condition text, put in after rendering (never parsed)
+    for site, view, hint, where in zip(analysis.sites, views, broadcast, conds):
+        alias = exp.TableAlias(this=exp.to_identifier(site.alias))
+        if where is not None:
+            assert filters_inline(site)
+            mark = f"__hivepark_where_{len(raw)}_{uuid.uuid4().hex}"
+            raw[mark] = where
+            rows = exp.select("*").from_(exp.to_identifier(view)).where(exp.column(mark))
+            site.node.replace(exp.Subquery(this=rows, alias=alias))
+        else:
+            # the view keeps what the reference asked of the rows (TABLESAMPLE, joins, LATERAL VIEW)
+            kept = {k: site.node.args[k] for k in _KEPT if site.node.args.get(k)}
+            site.node.replace(exp.Table(this=exp.to_identifier(view), alias=alias, **kept))
         if hint:
             _add_broadcast_hint(site)
-    return analysis.query.sql(dialect="spark")
+    text = analysis.query.sql(dialect="spark")
+    for mark, where in raw.items():
+        assert text.count(mark) == 1
+        text = text.replace(f"`{mark}`", mark).replace(mark, f"({where})")
+    return text
 
 
 def _add_broadcast_hint(site: ScanSite) -> None:
