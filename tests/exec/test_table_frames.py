@@ -81,7 +81,7 @@ def test_a_recreated_table_is_never_read_from_the_old_index(wide, spark):
     assert [x[0] for x in wide.sql("SELECT v FROM u").collect()] == [2]
 
 
-def test_a_few_partitions_never_build_the_whole_table(tmp_path, spark):
+def test_a_one_off_scan_of_a_few_partitions_never_builds_the_whole_table(tmp_path, spark):
     import hivepark
 
     wh = hivepark.connect(str(tmp_path / "wh"), spark=spark,
@@ -89,14 +89,46 @@ def test_a_few_partitions_never_build_the_whole_table(tmp_path, spark):
     try:
         wh.sql("CREATE TABLE f (v INT) PARTITIONED BY (d STRING) STORED AS PARQUET")
         wh.sql("INSERT INTO f PARTITION (d) SELECT id, CAST(id % 10 AS STRING) FROM range(100)")
-        assert sorted(r[0] for r in wh.sql("SELECT v FROM f WHERE d = '3'").collect()) == \
-            list(range(3, 100, 10))
         assert index_files(wh, "SELECT v FROM f WHERE d = '3'") == 1  # its own file only
-        wh.sql("SELECT count(*) FROM f").collect()  # all partitions: built
-        assert index_files(wh, "SELECT v FROM f") == 10
+        # the same table version read again: the whole-table index is built once, and kept
         assert sorted(r[0] for r in wh.sql("SELECT v FROM f WHERE d = '3'").collect()) == \
             list(range(3, 100, 10))
-        assert index_files(wh, "SELECT v FROM f WHERE d = '3'") == 10  # a few now reuse it
+        assert index_files(wh, "SELECT v FROM f WHERE d = '4'") == 10
+        # after a commit, a one-off scan of the new partition loads its own file again
+        wh.sql("INSERT INTO f PARTITION (d='11') VALUES (1000)")
+        assert index_files(wh, "SELECT v FROM f WHERE d = '11'") == 1
+        assert [r[0] for r in wh.sql("SELECT v FROM f WHERE d = '11'").collect()] == [1000]
+        assert index_files(wh, "SELECT v FROM f WHERE d = '11'") == 11  # rebuilt, read again
+        wh.sql("SELECT count(*) FROM f").collect()
+        assert index_files(wh, "SELECT v FROM f") == 11
+    finally:
+        wh.close()
+
+
+def test_a_two_key_table_reuses_its_frame_with_exact_partition_pairs(tmp_path, spark):
+    import hivepark
+
+    wh = hivepark.connect(str(tmp_path / "wh"), spark=spark,
+                          conf={"hive.exec.dynamic.partition.mode": "nonstrict"})
+    try:
+        wh.sql("CREATE TABLE g (v BIGINT) PARTITIONED BY (d INT, s STRING) STORED AS PARQUET")
+        wh.sql("INSERT INTO g PARTITION (d, s) SELECT id, id % 7, CASE WHEN id % 11 = 0 THEN NULL "
+               "ELSE CAST(id % 3 AS STRING) END FROM range(500)")
+        t = wh.catalog.get_table("default", "g")
+        total = len(wh.catalog.list_partitions(t))
+        spark.read.schema("v bigint, d int, s string").parquet(t.location) \
+            .createOrReplaceTempView("plain_g")
+        wh.sql("SELECT count(*) FROM g").collect()  # every partition: the frame is built
+        for where in ["(d = 1 AND s = '2') OR (d = 3 AND s IS NULL)",   # pairs, the default one
+                      "NOT (d = 1 AND s = '2')",                          # all but one: NOT ...
+                      "s IS NULL", "d IN (2, 4) AND s <> '0'", "d > 100"]:
+            for _ in range(2):
+                ours = sorted(map(tuple, wh.sql(f"SELECT v, d, s FROM g WHERE {where}").collect()),
+                              key=repr)
+                plain = sorted(map(tuple, spark.sql(f"SELECT v, d, s FROM plain_g WHERE {where}")
+                                   .collect()), key=repr)
+                assert ours == plain, where
+        assert index_files(wh, "SELECT v FROM g WHERE d = 1 AND s = '2'") == total
     finally:
         wh.close()
 

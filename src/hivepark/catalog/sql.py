@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import itertools
 import json
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -205,8 +206,11 @@ def _partitions_of(rows: Sequence[Any]) -> list[Partition]:
     with _gc_paused():
         all_values = _decode("[" + ",".join([r[0] for r in rows]) + "]")
         # parameters and file lists likewise, each in one parse (a committed partition has both)
-        all_params = _decode("[" + ",".join([r[2] for r in rows]) + "]")
-        all_files = _decode("[" + ",".join(["null" if r[3] is None else r[3] for r in rows]) + "]")
+        params_text, files_text = [r[2] for r in rows], [r[3] for r in rows]
+        all_params = _decode("[" + ",".join(params_text) + "]") \
+            if any(t != "{}" for t in params_text) else itertools.repeat({})
+        all_files = _decode("[" + ",".join(["null" if t is None else t for t in files_text]) + "]") \
+            if any(t is not None for t in files_text) else itertools.repeat(None)
         out: list[Partition] = []
         append = out.append
         for r, v, params, files in zip(rows, all_values, all_params, all_files):

@@ -129,7 +129,7 @@ class _Frame:
     df: DataFrame
     view: str
     files: Mapping[str, frozenset[str]]  # partition directory -> its files in the index
-    values: frozenset[str | None]  # the partition key values in the index
+    values: frozenset[tuple[str | None, ...]]  # the partitions' key values in the index
 
 
 class TableFrames:
@@ -142,10 +142,12 @@ class TableFrames:
     call (what a warm ``spark.read`` DataFrame does). A scan uses it only when each chosen
     partition's files, as the metastore records them now, are exactly the files the index
     holds for that directory, so a commit (or a dropped and re-created table) is never read
-    from a stale index: the index is rebuilt instead. Used for single-key tables in the
-    Hive layout with recorded file lists; built only when a scan reads at least half of the
-    table's partitions, so a query of a few partitions never pays for all of them, and then
-    reused by every scan it matches. An unpartitioned table's DataFrame is kept by its file
+    from a stale index: the index is rebuilt instead. Used for tables in the Hive layout with
+    recorded file lists and integer, string or date keys; built when a scan reads at least
+    half of the table's partitions, or at the second scan of a few partitions of the same
+    table version (at most FRAME_MAX_PARTITIONS partitions): a one-off query of a few
+    partitions, or one after each commit, never pays for all of them; a table queried again
+    and again does so once. Then reused by every scan it matches. An unpartitioned table's DataFrame is kept by its file
     list the same way. Each DataFrame is registered once as a temporary view, dropped when
     the DataFrame is replaced (see :class:`Relation`).
     """
@@ -157,6 +159,8 @@ class TableFrames:
         # tables (at a version) with a partition no frame can hold (outside the Hive layout,
         # listed rather than recorded, list-bucketed): not tried again until they change
         self._unframeable: dict[str, tuple[int, int]] = {}
+        # scans of a few partitions seen, per table: (version, how many)
+        self._small_scans: dict[str, tuple[tuple[int, int], int]] = {}
 
     def _replace_frame(self, spark: SparkSession, name: str, frame: _Frame | None) -> None:
         old = self._frames.pop(name, None)
@@ -169,14 +173,21 @@ class TableFrames:
         """The scan's rows from the whole-table DataFrame, or None (load the files)."""
         table = scan.table
         keys = table.partition_keys
-        if len(keys) != 1 or keys[0].type.lower().split("(")[0].strip() not in _WARM_KEY_TYPES:
+        if any(k.type.lower().split("(")[0].strip() not in _WARM_KEY_TYPES for k in keys):
             return None
         chosen = scan.partitions or ()
         frame = self._frames.get(table.qualified_name)
         if frame is None or not _holds(frame, chosen):
+            version = (table.version, table.create_time)
             if 2 * len(chosen) < scan.total_partitions:
-                return None  # building it would cost more than loading the chosen files
-            if self._unframeable.get(table.qualified_name) == (table.version, table.create_time):
+                # a few partitions: building the whole index would cost more than loading
+                # their files, unless this version of the table is read again and again
+                seen = self._small_scans.get(table.qualified_name)
+                count = seen[1] + 1 if seen is not None and seen[0] == version else 1
+                self._small_scans[table.qualified_name] = (version, count)
+                if count < 2 or scan.total_partitions > FRAME_MAX_PARTITIONS:
+                    return None
+            if self._unframeable.get(table.qualified_name) == version:
                 return None  # this version of the table already failed to build
             built = self._build(spark, table,
                                 chosen if len(chosen) == scan.total_partitions else None)
@@ -187,10 +198,14 @@ class TableFrames:
             frame = built
             if not _holds(frame, chosen):
                 return None  # the table changed between the two metastore reads
-        want = {p.values[0] for p in chosen}
+        want = {p.values for p in chosen}
         if want == frame.values:
             return Relation(frame.df, frame.view)
-        cond = _partition_predicate(keys[0], want, frame.values)
+        if len(keys) == 1:
+            cond = _partition_predicate(keys[0], {v[0] for v in want},
+                                        frozenset(v[0] for v in frame.values))
+        else:
+            cond = _tuples_predicate(keys, want, frame.values)
         return Relation(frame.df, frame.view, cond) if cond is not None else None
 
     def whole(self, spark: SparkSession, table: Table, paths: list[str]) -> Relation:
@@ -216,7 +231,7 @@ class TableFrames:
         paths = [path for p in parts for path in sorted(files[p.location])]
         df = load(spark, table, [fs.to_spark_path(p) for p in paths],
                   base_path=fs.to_spark_path(table.location))
-        return _Frame(df, _register(df), files, frozenset(p.values[0] for p in parts))
+        return _Frame(df, _register(df), files, frozenset(p.values for p in parts))
 
 
 def _holds(frame: _Frame, chosen: Sequence[Partition]) -> bool:
@@ -225,6 +240,9 @@ def _holds(frame: _Frame, chosen: Sequence[Partition]) -> bool:
                frame.files.get(p.location) == frozenset(current_files(p.location, p.files))
                for p in chosen)
 
+
+#: A table with more partitions gets a whole-table frame only from a scan of half of them.
+FRAME_MAX_PARTITIONS = 20_000
 
 _WARM_KEY_TYPES = {"tinyint", "smallint", "int", "integer", "bigint", "string", "varchar",
                    "date"}
@@ -247,6 +265,28 @@ def _partition_predicate(key: Column, want: set[str | None],
         return f"({name} IS NULL OR {cond})" if null_wanted else f"({name} IS NOT NULL AND {cond})"
     cond = f"{name} IN ({text})" if text else "false"
     return f"({name} IS NULL OR {cond})" if null_wanted else cond
+
+
+def _tuples_predicate(keys: Sequence[Column], want: set[tuple[str | None, ...]],
+                      every: frozenset[tuple[str | None, ...]]) -> str | None:
+    """The wanted partitions of a table with several keys: an OR of null-safe equalities
+    per partition (``k1 <=> v1 AND k2 <=> v2``), or ``NOT`` of the others' when they are
+    fewer (``<=>`` is never NULL, so the default partition needs no case of its own); None
+    if a value does not bind."""
+    negate = len(every - want) < len(want)
+    terms = []
+    for values in sorted(every - want if negate else want, key=repr):
+        conj = []
+        for key, value in zip(keys, values):
+            text = "NULL" if value is None else _literals([value], key.type)
+            if text is None:
+                return None
+            conj.append(f"`{key.name}` <=> {text}")
+        terms.append("(" + " AND ".join(conj) + ")")
+    if not terms:
+        return "true" if negate else "false"
+    any_of = " OR ".join(terms)
+    return f"NOT ({any_of})" if negate else any_of
 
 
 def _literals(values: Sequence[str], hive_type: str) -> str | None:
