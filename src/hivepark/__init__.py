@@ -139,6 +139,7 @@ class Warehouse:
         from hivepark.exec.spark_views import drop_all
 
         drop_all(self._ctx)
+        self._ctx.close_table_frames()
         self._ctx.catalog.close()
 
     def __enter__(self) -> Warehouse:

@@ -152,3 +152,22 @@ def test_kept_views_read_as_filtered_subqueries_match_plain_spark(wide, spark, q
     for _ in range(2):  # the second time, every scan comes from a kept view
         got = wide.sql(query).collect()
         assert sorted(map(tuple, got), key=repr) == sorted(map(tuple, expected), key=repr)
+
+
+def test_closing_the_warehouse_drops_its_kept_views(tmp_path, spark):
+    import hivepark
+
+    def frames() -> set[str]:
+        return {t.name for t in spark.catalog.listTables() if t.name.startswith("__hivepark_frame_")}
+
+    before = frames()
+    wh = hivepark.connect(str(tmp_path / "wh"), spark=spark,
+                          conf={"hive.exec.dynamic.partition.mode": "nonstrict"})
+    wh.sql("CREATE TABLE p (v INT) PARTITIONED BY (d INT) STORED AS PARQUET")
+    wh.sql("INSERT INTO p PARTITION (d) SELECT id, id % 4 FROM range(40)")
+    wh.sql("CREATE TABLE u (v INT) STORED AS PARQUET")
+    wh.sql("INSERT INTO u VALUES (1)")
+    assert wh.sql("SELECT count(*) FROM p JOIN u ON p.v = u.v").collect()[0][0] == 1
+    assert len(frames() - before) == 2  # one whole-table frame, one unpartitioned table's
+    wh.close()
+    assert frames() == before

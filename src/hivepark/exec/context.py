@@ -107,6 +107,12 @@ class Context:
         return handler.metadata_table(table, kind.lower()) if handler is not None else None
 
 
+    def close_table_frames(self) -> None:
+        """Drops the whole-table DataFrames and their temp views (``Warehouse.close``)."""
+        if self._table_frames is not None:
+            self._table_frames.close(self.spark)
+            self._table_frames = None
+
     def new_view_name(self) -> str:
         name = f"__hivepark_scan_{next(_view_ids)}"
         self._temp_views.append(name)

@@ -162,6 +162,14 @@ class TableFrames:
         # scans of a few partitions seen, per table: (version, how many)
         self._small_scans: dict[str, tuple[tuple[int, int], int]] = {}
 
+    def close(self, spark: SparkSession) -> None:
+        """Drops every kept DataFrame's temp view (the session outlives this warehouse)."""
+        views = [f.view for f in self._frames.values()] + [w[2] for w in self._whole.values()]
+        self._frames.clear()
+        self._whole.clear()
+        for view in views:
+            spark.catalog.dropTempView(view)
+
     def _replace_frame(self, spark: SparkSession, name: str, frame: _Frame | None) -> None:
         old = self._frames.pop(name, None)
         if old is not None:
