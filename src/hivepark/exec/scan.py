@@ -250,7 +250,7 @@ def _holds(frame: _Frame, chosen: Sequence[Partition]) -> bool:
 
 
 #: A table with more partitions gets a whole-table frame only from a scan of half of them.
-FRAME_MAX_PARTITIONS = 20_000
+FRAME_MAX_PARTITIONS = 10_000
 
 _WARM_KEY_TYPES = {"tinyint", "smallint", "int", "integer", "bigint", "string", "varchar",
                    "date"}
