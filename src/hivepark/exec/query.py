@@ -7,8 +7,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from pyspark.errors import PySparkException
-from pyspark.sql import Column, DataFrame
-from pyspark.sql import functions as F
+from pyspark.sql import DataFrame
 
 from hivepark.catalog.models import Table
 from hivepark.exec.context import Context
@@ -125,17 +124,15 @@ def resolve_relations(ctx: Context, planned: PlannedQuery) -> tuple[QueryPlan, l
             rel = Relation(frames[i])
         else:
             rel = scan_relation(ctx.spark, scan, ctx.table_frames())
-        # a handler chose files with the row filters too; rows are filtered here
+        # the reader filters (a handler chose files with them too; rows are filtered here)
         conds = [c for c in (rel.where, *(in_filter_sql(rf, scan.table) for rf in scan.row_filters))
                  if c is not None]
-        out.append(replace(rel, where=" AND ".join(f"({c})" for c in conds)) if len(conds) > 1
-                   else replace(rel, where=conds[0]) if conds else rel)
+        if len(conds) > 1:
+            rel = replace(rel, where=" AND ".join(f"({c})" for c in conds))
+        elif conds:
+            rel = replace(rel, where=conds[0])
+        out.append(rel)
     return plan, out
-
-
-def in_filter(rf: RowFilter, table: Table) -> Column:
-    """:func:`in_filter_sql` as a Column."""
-    return F.expr(in_filter_sql(rf, table))
 
 
 def in_filter_sql(rf: RowFilter, table: Table) -> str:
