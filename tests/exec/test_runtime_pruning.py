@@ -310,3 +310,41 @@ def test_a_small_side_changed_by_a_commit_is_read_again(star, spark):
     assert "2 distinct values" in check(["2024-01-02", "2024-01-05"])
     star.sql("INSERT OVERWRITE TABLE hol VALUES ('2024-01-07', true)")
     assert "1 distinct values" in check(["2024-01-07"])
+
+
+def test_runtime_listing_from_a_kept_frame_sees_every_commit(tmp_path, spark):
+    """Once a fact table's whole-table frame is kept, runtime pruning lists its partitions
+    in memory, but only while the table is at the frame's version: a commit to the fact
+    table (a new partition, an overwritten one) is in the next query's result."""
+    import hivepark
+
+    wh = hivepark.connect(str(tmp_path / "wh"), spark=spark,
+                          conf={"hive.exec.dynamic.partition.mode": "nonstrict"})
+    try:
+        wh.sql("CREATE TABLE f (v BIGINT) PARTITIONED BY (d INT, r STRING) STORED AS PARQUET")
+        wh.sql("INSERT INTO f PARTITION (d, r) SELECT id, id % 10, CAST(id % 3 AS STRING) FROM range(300)")
+        wh.sql("CREATE TABLE dd (d INT, hot BOOLEAN) STORED AS PARQUET")
+        wh.sql("INSERT INTO dd VALUES (1, true), (2, false), (3, true), (11, true)")
+        sql = "SELECT f.d, f.r, count(*), sum(v) FROM f JOIN dd ON f.d = dd.d WHERE dd.hot GROUP BY f.d, f.r"
+
+        def check() -> str:
+            t, d = (wh.catalog.get_table("default", n) for n in ("f", "dd"))
+            spark.read.schema("v bigint, d int, r string").parquet(t.location).createOrReplaceTempView("plain_f")
+            spark.read.parquet(d.location).createOrReplaceTempView("plain_dd")
+            ours = sorted(map(tuple, wh.sql(sql).collect()), key=repr)
+            plain = sql.replace("FROM f JOIN dd", "FROM plain_f f JOIN plain_dd dd")
+            theirs = sorted(map(tuple, spark.sql(plain).collect()), key=repr)
+            assert ours == theirs
+            return "\n".join(r[0] for r in wh.sql("EXPLAIN ANALYZE " + sql).collect())
+
+        wh.sql("SELECT count(*) FROM f").collect()  # every partition: the frame is built and kept
+        assert "partitions=6/30" in check()
+        assert "partitions=6/30" in check()  # listed from the frame: the same answer
+        wh.sql("INSERT INTO f PARTITION (d=11, r='x') VALUES (7)")  # a new partition
+        assert "partitions=7/31" in check()
+        wh.sql("INSERT OVERWRITE TABLE f PARTITION (d=3, r='0') VALUES (1000)")
+        check()
+        wh.sql("SELECT count(*) FROM f").collect()  # rebuilt at the new version
+        assert "partitions=7/31" in check()
+    finally:
+        wh.close()

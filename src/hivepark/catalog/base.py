@@ -8,9 +8,17 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from typing import Protocol
 
 from hivepark.catalog.models import Database, Partition, Table
 from hivepark.expr import Expr
+
+
+class PartitionLister(Protocol):
+    """What partition pruning needs of a catalog: its partitions that ``filter`` may keep,
+    in partition-name order (a :class:`Catalog`, or a cache in front of one)."""
+
+    def list_partitions(self, table: Table, filter: Expr | None = None) -> Sequence[Partition]: ...
 
 
 class Catalog(ABC):

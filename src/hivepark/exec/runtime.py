@@ -24,7 +24,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from hivepark.exec.context import Context
-from hivepark.exec.scan import scan_files, scan_size
+from hivepark.exec.scan import FramedPartitions, scan_files, scan_size
 from hivepark.expr.bind import bind
 from hivepark.plan.nodes import QueryPlan, TableScan, ValueSource
 from hivepark.plan.planner import list_runtime
@@ -56,7 +56,7 @@ def resolve_runtime(ctx: Context, plan: QueryPlan, sites: Sequence[ScanSite],
         collected[(req.big, req.small)] = _collect_values(
             small, sites[req.small], partial(frames, req.small), list(req.columns), cap, limit)
     plan = apply_runtime_values(plan, collected, settings)
-    return list_runtime(plan, ctx.catalog)
+    return list_runtime(plan, FramedPartitions(ctx.catalog, ctx.table_frames()))
 
 
 def _collect_values(small: TableScan, site: ScanSite, frame: Callable[[], DataFrame],

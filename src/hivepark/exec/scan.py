@@ -14,7 +14,7 @@ import itertools
 import json
 import posixpath
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
@@ -22,10 +22,11 @@ from pyspark.sql import functions as F
 
 from hivepark import layout
 from hivepark.catalog.base import Catalog
+from hivepark.catalog.filters import KeyCodec, Undecidable, codecs_for, compile_filter, key_values
 from hivepark.catalog.models import AS_OF_TIME, AS_OF_VERSION, Column, Partition, Table
 from hivepark.catalog.skew import SkewLayout, partition_layout
 from hivepark.errors import SemanticError
-from hivepark.expr import and_all
+from hivepark.expr import Expr, and_all
 from hivepark.expr.bind import bind_literal
 from hivepark.expr.visitors import render_literal
 from hivepark.plan.nodes import TableScan
@@ -130,6 +131,9 @@ class _Frame:
     view: str
     files: Mapping[str, frozenset[str]]  # partition directory -> its files in the index
     values: frozenset[tuple[str | None, ...]]  # the partitions' key values in the index
+    version: tuple[int, int]  # the table's (version, create_time) it was built at
+    parts: tuple[Partition, ...]  # every partition it was built from
+    rows: Sequence[Mapping[str, Any]] | None = None  # their typed key values, when computed
 
 
 class TableFrames:
@@ -239,7 +243,50 @@ class TableFrames:
         paths = [path for p in parts for path in sorted(files[p.location])]
         df = load(spark, table, [fs.to_spark_path(p) for p in paths],
                   base_path=fs.to_spark_path(table.location))
-        return _Frame(df, _register(df), files, frozenset(p.values for p in parts))
+        return _Frame(df, _register(df), files, frozenset(p.values for p in parts),
+                      (table.version, table.create_time), tuple(parts))
+
+    def partitions(self, table: Table) -> tuple[Partition, ...] | None:
+        """Every partition of ``table`` as its frame was built from, when the table is still
+        at that version (a commit, an added or dropped partition changes it); else None."""
+        frame = self._frames.get(table.qualified_name)
+        if frame is None or frame.version != (table.version, table.create_time):
+            return None
+        return frame.parts
+
+    def partition_rows(self, table: Table, codecs: Mapping[str, KeyCodec]) -> Sequence[Mapping[str, Any]]:
+        """:meth:`partitions`' typed key values (``key_values``), computed once per frame."""
+        frame = self._frames[table.qualified_name]
+        if frame.rows is None:
+            names = table.partition_key_names()
+            rows = [key_values(dict(zip(names, p.values)), codecs) for p in frame.parts]
+            self._frames[table.qualified_name] = frame = replace(frame, rows=rows)
+        assert frame.rows is not None
+        return frame.rows
+
+
+class FramedPartitions:
+    """``list_partitions`` for runtime pruning's listing: answered in memory from a
+    whole-table frame's partitions when the table is still at the frame's version (each
+    runtime IN a hash lookup per partition), else by the metastore. The metastore's answer
+    is a sound superset; this one is exact (:func:`~hivepark.catalog.filters.compile_filter`)."""
+
+    def __init__(self, catalog: Catalog, frames: TableFrames) -> None:
+        self.catalog, self.frames = catalog, frames
+
+    def list_partitions(self, table: Table, filter: Expr | None = None) -> list[Partition]:
+        parts = self.frames.partitions(table)
+        if parts is None:
+            return self.catalog.list_partitions(table, filter)
+        if filter is None:
+            return list(parts)
+        codecs = codecs_for(table)
+        try:
+            keep = compile_filter(filter, codecs)
+        except Undecidable:
+            return self.catalog.list_partitions(table, filter)
+        rows = self.frames.partition_rows(table, codecs)
+        return [p for p, row in zip(parts, rows) if keep(row) is True]
 
 
 def _holds(frame: _Frame, chosen: Sequence[Partition]) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from hivepark.catalog.base import Catalog
+from hivepark.catalog.base import Catalog, PartitionLister
 from hivepark.catalog.models import Partition
 from hivepark.expr import Expr, and_all
 from hivepark.expr.bind import bind
@@ -49,7 +49,7 @@ def prune_partitions(scan: TableScan, catalog: Catalog, defer: bool = False) -> 
     return scan.evolve(partitions=tuple(parts), total_partitions=total)
 
 
-def list_pruned(scan: TableScan, catalog: Catalog, runtime: Expr | None = None,
+def list_pruned(scan: TableScan, catalog: PartitionLister, runtime: Expr | None = None,
                 keep: Callable[[Partition], bool] | None = None) -> TableScan:
     """The scan's partitions after runtime pruning: the static filter AND ``runtime``
     (bound) in one metastore query, then ``keep`` (exact multi-column tuples), with

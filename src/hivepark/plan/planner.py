@@ -22,7 +22,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hivepark.catalog.base import Catalog
+from hivepark.catalog.base import Catalog, PartitionLister
 from hivepark.catalog.models import Partition, Table
 from hivepark.errors import SemanticError
 from hivepark.expr import and_all
@@ -207,7 +207,7 @@ def plan_scans(scans: Sequence[TableScan], catalog: Catalog,
     return optimize(plan, Planning(catalog), rules)
 
 
-def list_runtime(plan: QueryPlan, catalog: Catalog) -> QueryPlan:
+def list_runtime(plan: QueryPlan, catalog: PartitionLister) -> QueryPlan:
     """After :func:`~hivepark.plan.runtime_pruning.apply_runtime_values`: each scan with
     runtime sources gets its partitions, listed once with the static and runtime filters
     together (then the exact key tuples), and its list-bucketing directories, chosen with
@@ -215,7 +215,7 @@ def list_runtime(plan: QueryPlan, catalog: Catalog) -> QueryPlan:
     return _each(plan, lambda s: _list_one(s, catalog) if s.runtime else s)
 
 
-def _list_one(scan: TableScan, catalog: Catalog) -> TableScan:
+def _list_one(scan: TableScan, catalog: PartitionLister) -> TableScan:
     if scan.pushdown is not None:  # a handler table: its runtime filters go to the handler
         return scan
     if scan.runtime_filter is not None:
