@@ -123,7 +123,6 @@ import platform
 import re
 import shutil
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -131,6 +130,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from ssb import _children, git_head, human, sort_rows  # noqa: E402  (the SSB benchmark's helpers)
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 TABLES = ("sales", "web_sales", "dates", "stores", "promotions", "products", "customers")
@@ -411,18 +413,6 @@ def qualifying(spark: Any, q: Query, files: list[DataFile]) -> Qualifying:
 # ---------------------------------------------------------------------------------------
 # Spark's metrics of the fact table's scan.
 
-def _children(node: Any) -> list[Any]:
-    name = node.getClass().getSimpleName()
-    if name == "AdaptiveSparkPlanExec":
-        return [node.executedPlan()]
-    if name.endswith("QueryStageExec"):
-        return [node.plan()]
-    if name == "ReusedExchangeExec":
-        return [node.child()]
-    kids = node.children()
-    return [kids.apply(i) for i in range(kids.size())]
-
-
 def _norm(path: str) -> str:
     return re.sub(r"^file:/+", "/", path).rstrip("/")
 
@@ -468,29 +458,6 @@ def hivepark_scan_lines(wh: Any, sql: str, fact: str) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------------
-
-def human(n: int | None) -> str:
-    if n is None:
-        return "n/m"
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n:.0f}{unit}" if unit == "B" else f"{n:.1f}{unit}"
-        n /= 1024  # type: ignore[assignment]
-    return str(n)
-
-
-def git_head() -> str:
-    src = os.path.dirname(os.path.abspath(__file__))
-    try:
-        return subprocess.run(["git", "-C", src, "describe", "--always", "--dirty"],
-                              capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "not a git checkout"
-
-
-def sort_rows(rows: list[Any]) -> list[tuple]:
-    return sorted((tuple(r) for r in rows), key=repr)
-
 
 class Runner:
     """The four ways to run a query; each returns (seconds, rows, fact files bytes, fact rows)."""
