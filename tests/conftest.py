@@ -9,6 +9,13 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 
+import jvm_start  # noqa: E402
+
+# Every JVM the suite starts (the shared session's, each CLI or writer process's) starts
+# faster: tests/jvm_start.py. A run with Spark tests also shares the classes' data.
+_OWN_JVM_OPTIONS = "HIVEPARK_DRIVER_JAVA_OPTIONS" in os.environ
+os.environ.setdefault("HIVEPARK_DRIVER_JAVA_OPTIONS", jvm_start.FAST_START)
+
 
 @pytest.fixture(scope="session")
 def spark():
@@ -34,6 +41,10 @@ def wh(tmp_path, spark):
 def pytest_collection_modifyitems(config, items):
     """Tests that use the shared SparkSession (directly or through ``wh``) are marked
     ``spark``, so ``pytest -m "not spark"`` runs the pure core alone, without a JVM."""
+    spark_tests = False
     for item in items:
         if "spark" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.spark)
+            spark_tests = True
+    if spark_tests and not _OWN_JVM_OPTIONS:
+        os.environ["HIVEPARK_DRIVER_JAVA_OPTIONS"] = jvm_start.java_options()

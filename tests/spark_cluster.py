@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from jvm_start import FAST_START
+
 
 class ClusterUnavailable(RuntimeError):
     """The master or the worker did not come up."""
@@ -53,7 +55,8 @@ def spark_cluster(cores: int = 2, memory: str = "2g", worker: bool = True) -> It
     spark_class, home = _spark_class()
     port = _free_port()
     url = f"spark://127.0.0.1:{port}"
-    env = dict(os.environ, SPARK_HOME=home, SPARK_LOCAL_IP="127.0.0.1", SPARK_NO_DAEMONIZE="1")
+    env = dict(os.environ, SPARK_HOME=home, SPARK_LOCAL_IP="127.0.0.1", SPARK_NO_DAEMONIZE="1",
+               SPARK_DAEMON_JAVA_OPTS=FAST_START)
     with tempfile.TemporaryDirectory(prefix="hivepark-cluster-") as tmp:
         work = Path(tmp)
         env["SPARK_LOG_DIR"] = str(work)

@@ -14,6 +14,7 @@ import textwrap
 
 import pytest
 
+from jvm_start import FAST_START
 from spark_cluster import ClusterUnavailable, spark_cluster
 
 pytestmark = pytest.mark.skipif(bool(os.environ.get("HIVEPARK_TEST_MASTER")),
@@ -38,7 +39,9 @@ def _env(url: str) -> dict[str, str]:
     # Each application (the test driver, each CLI process) takes one core of the worker's
     # two, so that a CLI run by a test finds an executor while the test's own holds one.
     return dict(os.environ, HIVEPARK_TEST_MASTER=url, HIVEPARK_MASTER=url,
-                PYSPARK_SUBMIT_ARGS="--conf spark.cores.max=1 --conf spark.executor.memory=768m pyspark-shell")
+                PYSPARK_SUBMIT_ARGS="--conf spark.cores.max=1 --conf spark.executor.memory=768m "
+                f"--conf 'spark.executor.extraJavaOptions={FAST_START}' "
+                "pyspark-shell")
 
 
 def test_the_core_suite_passes_on_the_cluster(cluster):

@@ -3,13 +3,13 @@ and concurrent writers from several processes neither lose nor duplicate rows.""
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
 import random
 import signal
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 
 import pytest
@@ -118,21 +118,18 @@ def _kill_in(root: str, proc: subprocess.Popen, phase: str) -> None:
 def random_kills(tmp_path_factory, spark):
     """KILLS warehouses, each with a writer killed with -9 at a random moment of a random
     phase of its statement; returns (root, phase, whether the writer finished first)."""
-    out = []
-    for start in range(0, KILLS, BATCH):
-        batch = []
-        for i in range(start, min(start + BATCH, KILLS)):
-            root = _make_table(str(tmp_path_factory.mktemp(f"kill{i}") / "warehouse"), spark)
-            batch.append((root, _run_writer(root, OVERWRITE, pause=PAUSE), random.choice(list(PHASES))))
-        killers = [threading.Thread(target=_kill_in, args=b) for b in batch]
-        for k in killers:
-            k.start()
-        for k in killers:
-            k.join()
-        for root, proc, phase in batch:
-            stdout = proc.communicate(timeout=300)[0]
-            out.append((root, phase, "DONE" in stdout))
-    return out
+    roots = [_make_table(str(tmp_path_factory.mktemp(f"kill{i}") / "warehouse"), spark) for i in range(KILLS)]
+
+    def one(root: str) -> tuple[str, str, bool]:
+        phase = random.choice(list(PHASES))
+        proc = _run_writer(root, OVERWRITE, pause=PAUSE)
+        _kill_in(root, proc, phase)
+        stdout = proc.communicate(timeout=300)[0]
+        return root, phase, "DONE" in stdout
+
+    # BATCH writers in flight at any time: a new one starts as soon as one is killed
+    with concurrent.futures.ThreadPoolExecutor(max_workers=BATCH) as pool:
+        return list(pool.map(one, roots))
 
 
 @pytest.fixture(scope="module")
