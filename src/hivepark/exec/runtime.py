@@ -37,7 +37,6 @@ from hivepark.plan.runtime_pruning import (
 from hivepark.sql.analyzer import ScanSite
 from hivepark.storage.arrow import arrow_type, to_arrow
 from hivepark.storage.formats import read_arrow
-from hivepark.storage.fs import FileEntry
 
 SmallFrames = Callable[[int], DataFrame]
 
@@ -111,7 +110,11 @@ def _collect_arrow(small: TableScan, site: ScanSite, cols: list[str], limit: int
     if where is None or files is None:
         return None
     schema = pa.schema([(c, arrow_type(types[c])) for c in needed])
-    read = _read_cached(table.format, files, schema, lambda: read_arrow(table, [f.path for f in files], schema))
+    key = (table.format, tuple((f.path, f.size) for f in files), schema)
+    found = _keys_cache.get((key, site.own, tuple(cols)))
+    if found is not None:  # the same filter over the same files: the same keys
+        return found
+    read = _read_cached(key, lambda: read_arrow(table, [f.path for f in files], schema))
     if read is None:
         return None
     every, whole = read
@@ -123,7 +126,9 @@ def _collect_arrow(small: TableScan, site: ScanSite, cols: list[str], limit: int
             low, high = pc.min_max(keys.column(c)).values()
             ranges[c] = (low.as_py(), high.as_py())
     # distinct non-NULL key tuples
-    return RuntimeValues(ArrowTuples(keys, cols), ValueSource.PYARROW, domain, ranges)
+    values = RuntimeValues(ArrowTuples(keys, cols), ValueSource.PYARROW, domain, ranges)
+    _keys_cache.put((key, site.own, tuple(cols)), values)
+    return values
 
 
 # The small sides' columns as last read, by (format, files with their sizes, schema): the
@@ -134,12 +139,39 @@ _read_cache: OrderedDict[tuple[Any, ...], tuple[pa.Table, dict[str, tuple[Any, A
 _cache_lock = threading.Lock()
 
 
-def _read_cached(fmt: str, files: Sequence[FileEntry], schema: pa.Schema,
-                 read: Callable[[], pa.Table | None]
+class _KeysCache:
+    """A small side's distinct key tuples, by (its read key, its own filter, the key
+    columns): a star join run again (a dashboard's query) neither filters nor groups its
+    dimensions again while their files are the same. At most _KEYS_ENTRIES, least recently
+    used out first."""
+
+    def __init__(self, entries: int) -> None:
+        self._entries = entries
+        self._map: OrderedDict[tuple[Any, ...], RuntimeValues] = OrderedDict()
+
+    def get(self, key: tuple[Any, ...]) -> RuntimeValues | None:
+        with _cache_lock:
+            hit = self._map.get(key)
+            if hit is not None:
+                self._map.move_to_end(key)
+            return hit
+
+    def put(self, key: tuple[Any, ...], values: RuntimeValues) -> None:
+        with _cache_lock:
+            self._map[key] = values
+            while len(self._map) > self._entries:
+                self._map.popitem(last=False)
+
+
+_KEYS_ENTRIES = 256
+_keys_cache = _KeysCache(_KEYS_ENTRIES)
+
+
+def _read_cached(key: tuple[Any, ...], read: Callable[[], pa.Table | None]
                  ) -> tuple[pa.Table, dict[str, tuple[Any, Any]]] | None:
     """The rows ``read`` returns, and each integer column's (min, max), reused while the
-    files are the same (see above)."""
-    key = (fmt, tuple((f.path, f.size) for f in files), schema)
+    files are the same (see above); ``key`` is (format, files with their sizes, schema)."""
+    schema = key[2]
     with _cache_lock:
         hit = _read_cache.get(key)
         if hit is not None:
