@@ -48,6 +48,10 @@ def ours(wh, where: str) -> list[tuple]:
     "k <> 7",                 # NOT IN, the default partition (NULL) left out
     "k < 250",                # IN 250 values
     "k IN (3, 4) OR k IS NULL",
+    # runs of consecutive partitions as ranges (in numeric order, not the values' text order)
+    "k < 250 AND k % 7 <> 0",
+    "k BETWEEN 10 AND 20 OR k BETWEEN 100 AND 104 OR k = 200 OR k = 9 OR k IS NULL",
+    "(k >= 2 AND k <= 9) OR k > 280",
 ])
 def test_rows_match_plain_spark(wide, spark, where):
     wide.sql("SELECT count(*) FROM w").collect()  # builds the whole-table DataFrame
@@ -171,3 +175,48 @@ def test_closing_the_warehouse_drops_its_kept_views(tmp_path, spark):
     assert len(frames() - before) == 2  # one whole-table frame, one unpartitioned table's
     wh.close()
     assert frames() == before
+
+
+def test_partition_ranges_follow_the_key_types_order():
+    """Wanted partitions consecutive among the index's become ranges, in the key type's
+    order (numbers as numbers, strings by code point); a value between two wanted ones
+    that the index does not hold cannot be read, so a range is exact."""
+    from hivepark.catalog.models import Column
+    from hivepark.exec.scan import _partition_predicate
+
+    every = frozenset(str(i) for i in range(1, 30)) | {None}
+    cond = _partition_predicate(Column("k", "int"), {str(i) for i in range(2, 12)} | {"20"}, every)
+    assert cond == "(`k` BETWEEN 2 AND 11 OR `k` IN (20))"
+    text = frozenset(["1", "10", "100", "101", "102", "2", "9", "é", "z", "zz", "zzz"])
+    cond = _partition_predicate(Column("k", "string"), {"10", "100", "101", "102", "2", "z"}, text)
+    assert cond == "(`k` BETWEEN '10' AND '2' OR `k` IN ('z'))"
+    cond = _partition_predicate(Column("k", "int"), {"3", "5", None}, every)
+    assert cond == "(`k` IS NULL OR `k` IN (3, 5))"
+
+
+@pytest.fixture(scope="module")
+def texts(tmp_path_factory, spark):
+    import hivepark
+
+    root = tmp_path_factory.mktemp("frames_text")
+    wh = hivepark.connect(str(root / "warehouse"), spark=spark,
+                          conf={"hive.exec.dynamic.partition.mode": "nonstrict"})
+    wh.sql("CREATE TABLE s (v BIGINT) PARTITIONED BY (k STRING) STORED AS PARQUET")
+    wh.sql("INSERT INTO s PARTITION (k) SELECT id, CASE WHEN id % 50 = 49 THEN NULL WHEN id % 50 = 48 "
+           "THEN 'é' WHEN id % 50 = 47 THEN 'Z' ELSE CAST(id % 50 AS STRING) END FROM range(0, 500)")
+    yield wh
+    wh.close()
+
+
+@pytest.mark.parametrize("where", [
+    "k >= '2' AND k < '4'",
+    "k < '3' OR k = 'é'",
+    "(k >= '10' AND k <= '19') OR k IN ('30', '31', '4', 'Z') OR k IS NULL",
+])
+def test_string_partition_ranges_match_plain_spark(texts, spark, where):
+    texts.sql("SELECT count(*) FROM s").collect()  # builds the whole-table DataFrame
+    t = texts.catalog.get_table("default", "s")
+    spark.read.schema("v bigint, k string").parquet(t.location).createOrReplaceTempView("plain_s")
+    theirs = sorted(map(tuple, spark.sql(f"SELECT v, k FROM plain_s WHERE {where}").collect()), key=repr)
+    mine = sorted(map(tuple, texts.sql(f"SELECT v, k FROM s WHERE {where}").collect()), key=repr)
+    assert mine == theirs and mine

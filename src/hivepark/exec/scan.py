@@ -305,21 +305,56 @@ _WARM_KEY_TYPES = {"tinyint", "smallint", "int", "integer", "bigint", "string", 
 
 def _partition_predicate(key: Column, want: set[str | None],
                          every: frozenset[str | None]) -> str | None:
-    """``key IN (wanted values)``, or ``NOT IN`` the index's other values when that list is
-    shorter, with the default partition (NULL) explicit; None if a value does not bind."""
+    """The wanted values of ``key`` among the index's (``every``): as ranges of values that
+    are consecutive among the index's (``key BETWEEN a AND b``: the index holds no other
+    value inside one) when that is shorter, else ``key IN (wanted values)``, or ``NOT IN``
+    the index's other values when that list is shorter; the default partition (NULL)
+    explicit; None if a value does not bind."""
     name = f"`{key.name}`"
     null_wanted = None in want
     values = sorted(v for v in want if v is not None)
     others = sorted(v for v in every - want if v is not None)
     negate = len(others) < len(values)
-    text = _literals(others if negate else values, key.type)
-    if text is None:
-        return None
-    if negate:
-        cond = f"NOT {name} IN ({text})" if text else "true"
-        return f"({name} IS NULL OR {cond})" if null_wanted else f"({name} IS NOT NULL AND {cond})"
-    cond = f"{name} IN ({text})" if text else "false"
+    cond = _ranges(name, key.type, want, every, min(len(values), len(others)))
+    if cond is None:
+        text = _literals(others if negate else values, key.type)
+        if text is None:
+            return None
+        if negate:
+            cond = f"NOT {name} IN ({text})" if text else "true"
+            return f"({name} IS NULL OR {cond})" if null_wanted else f"({name} IS NOT NULL AND {cond})"
+        cond = f"{name} IN ({text})" if text else "false"
     return f"({name} IS NULL OR {cond})" if null_wanted else cond
+
+
+#: Shortest run of consecutive wanted values written as a range rather than listed.
+_RUN = 3
+
+
+def _ranges(name: str, hive_type: str, want: set[str | None], every: frozenset[str | None],
+            listed: int) -> str | None:
+    """``want``'s non-NULL values as ranges of runs consecutive in the type's order among
+    ``every``'s (Spark compares these key types as Python does their bound values: numbers,
+    dates, strings by code point), single values in one IN; None when that takes no fewer
+    literals than ``listed``, or a value does not bind."""
+    bound: dict[str, Any] = {v: bind_literal(v, hive_type) for v in every if v is not None}
+    if any(b is None for b in bound.values()) or len({type(b) for b in bound.values()}) > 1:
+        return None
+    runs: list[list[str]] = [[]]
+    for v in sorted(bound, key=bound.__getitem__):
+        if v in want:
+            runs[-1].append(v)
+        elif runs[-1]:
+            runs.append([])
+    ranges = [r for r in runs if len(r) >= _RUN]
+    singles = [v for r in runs if 0 < len(r) < _RUN for v in r]
+    if not ranges or 2 * len(ranges) + len(singles) >= listed:
+        return None
+    terms = [f"{name} BETWEEN {spark_literal(bound[r[0]], hive_type)} AND "
+             f"{spark_literal(bound[r[-1]], hive_type)}" for r in ranges]
+    if singles:
+        terms.append(f"{name} IN ({', '.join(spark_literal(bound[v], hive_type) for v in singles)})")
+    return "(" + " OR ".join(terms) + ")"
 
 
 def _tuples_predicate(keys: Sequence[Column], want: set[tuple[str | None, ...]],
