@@ -10,6 +10,7 @@ type reads as NULL, as in Hive).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import posixpath
@@ -331,17 +332,28 @@ def _partition_predicate(key: Column, want: set[str | None],
 _RUN = 3
 
 
+@functools.lru_cache(maxsize=64)
+def _in_type_order(every: frozenset[str | None], hive_type: str) -> tuple[tuple[str, Any], ...] | None:
+    """``every``'s non-NULL values with their bound values, in the type's order (once per
+    frame: a frame's values do not change); None if one does not bind."""
+    bound: dict[str, Any] = {v: bind_literal(v, hive_type) for v in every if v is not None}
+    if any(b is None for b in bound.values()) or len({type(b) for b in bound.values()}) > 1:
+        return None
+    return tuple(sorted(bound.items(), key=lambda kv: kv[1]))
+
+
 def _ranges(name: str, hive_type: str, want: set[str | None], every: frozenset[str | None],
             listed: int) -> str | None:
     """``want``'s non-NULL values as ranges of runs consecutive in the type's order among
     ``every``'s (Spark compares these key types as Python does their bound values: numbers,
     dates, strings by code point), single values in one IN; None when that takes no fewer
     literals than ``listed``, or a value does not bind."""
-    bound: dict[str, Any] = {v: bind_literal(v, hive_type) for v in every if v is not None}
-    if any(b is None for b in bound.values()) or len({type(b) for b in bound.values()}) > 1:
+    ordered = _in_type_order(every, hive_type)
+    if ordered is None:
         return None
+    bound = dict(ordered)
     runs: list[list[str]] = [[]]
-    for v in sorted(bound, key=bound.__getitem__):
+    for v, _ in ordered:
         if v in want:
             runs[-1].append(v)
         elif runs[-1]:
