@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import functools
-import operator
 import os
 import platform
 import shutil
@@ -44,21 +43,14 @@ from hivepark.catalog.models import Column, Database, Partition, Table
 from hivepark.catalog.sql import SqlCatalog, make_part_name
 from hivepark.expr.nodes import (
     And,
-    Comparison,
     EqualTo,
     Expr,
     GreaterThan,
     GreaterThanOrEqual,
     In,
-    IsNull,
-    LessThan,
     LessThanOrEqual,
-    Not,
-    NotEqualTo,
-    NotNull,
-    Or,
 )
-from hivepark.expr.visitors import evaluate
+from hivepark.expr.visitors import compile_predicate
 from hivepark.layout import unescape_path_name
 
 HOURS = 24
@@ -92,47 +84,6 @@ def build(root: Path, n: int, url: str | None = None
         os.makedirs(table_dir / name)
     mkdirs = time.perf_counter() - t0
     return cat, table, table_dir, register, mkdirs
-
-
-_OPS: dict[type, Callable[[Any, Any], bool]] = {
-    EqualTo: operator.eq, NotEqualTo: operator.ne, LessThan: operator.lt,
-    LessThanOrEqual: operator.le, GreaterThan: operator.gt, GreaterThanOrEqual: operator.ge,
-}
-
-
-def compile_predicate(e: Expr) -> Callable[[dict[str, Any]], bool | None]:
-    """The filter as a Python closure, IN as a hash set (Spark's InSet), 3-valued logic."""
-    if isinstance(e, (And, Or)):
-        left, right = compile_predicate(e.left), compile_predicate(e.right)
-        if isinstance(e, And):
-            def both(row: dict[str, Any]) -> bool | None:
-                a = left(row)
-                if a is False:
-                    return False
-                b = right(row)
-                return False if b is False else None if a is None or b is None else True
-            return both
-
-        def either(row: dict[str, Any]) -> bool | None:
-            a = left(row)
-            if a is True:
-                return True
-            b = right(row)
-            return True if b is True else None if a is None or b is None else False
-        return either
-    if isinstance(e, Not):
-        child = compile_predicate(e.child)
-        return lambda row: None if (v := child(row)) is None else not v
-    if isinstance(e, In):
-        values, term = frozenset(e.values), e.term
-        return lambda row: None if row[term] is None else row[term] in values
-    if isinstance(e, (IsNull, NotNull)):
-        term, want = e.term, isinstance(e, IsNull)
-        return lambda row: (row[term] is None) == want
-    if isinstance(e, Comparison):
-        op, term, value = _OPS[type(e)], e.term, e.value
-        return lambda row: None if row[term] is None else op(row[term], value)
-    return lambda row: evaluate(e, row)
 
 
 def list_directories(table_dir: Path, keys: tuple[str, ...], types: dict[str, Callable[[str],

@@ -35,6 +35,7 @@ from hivepark.expr import (
     to_nnf,
 )
 from hivepark.expr.from_sqlglot import parse_filter_string
+from hivepark.expr.visitors import compile_predicate
 from hivepark.layout import (
     DEFAULT_PARTITION_NAME,
     escape_path_name,
@@ -206,6 +207,14 @@ def test_nnf_and_simplify_preserve_meaning(expr: Expr, row: dict[str, int | None
     assert evaluate(nnf, row) is evaluate(expr, row)
     assert evaluate(simplify(expr), row) is evaluate(expr, row)
     assert _nots_only_above_atoms(nnf)
+
+
+@settings(max_examples=300, deadline=None)
+@given(SMALL_TREES, ROWS)
+def test_compiled_predicate_gives_the_three_valued_result(expr: Expr, row: dict[str, int | None]) -> None:
+    """The compiled form (IN as a hash lookup, AND/OR short-circuit) gives SQL's three-valued
+    result: TRUE, FALSE or NULL exactly where the tree's evaluator does."""
+    assert compile_predicate(expr)(row) is evaluate(expr, row)
 
 
 def _nots_only_above_atoms(expr: Expr) -> bool:

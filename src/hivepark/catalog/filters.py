@@ -62,7 +62,7 @@ from hivepark.expr.nodes import (
     Unary,
     or_all,
 )
-from hivepark.expr.visitors import BooleanExpressionVisitor, like_regex, visit
+from hivepark.expr.visitors import BooleanExpressionVisitor, compile_predicate, like_regex, visit
 from hivepark.expr.visitors import evaluate as evaluate_tree
 from hivepark.types import HiveType
 
@@ -542,64 +542,15 @@ def key_values(raw: Mapping[str, str | None], codecs: Mapping[str, KeyCodec]) ->
     return row
 
 
-Row = Mapping[str, Any]
-
-
-def compile_filter(e: Expr, codecs: Mapping[str, KeyCodec]) -> Callable[[Row], bool | None]:
+def compile_filter(e: Expr, codecs: Mapping[str, KeyCodec]) -> Callable[[Mapping[str, Any]], bool | None]:
     """``e`` as a function of a partition's :func:`key_values` row, with the three-valued
-    result of :func:`evaluate`; each IN is one hash lookup instead of a comparison per value
-    (2,000 partitions against a 2,000-value IN: 4,000,000 comparisons otherwise).
+    result of :func:`evaluate` (:func:`~hivepark.expr.visitors.compile_predicate`: each IN
+    one hash lookup).
 
     Raises:
         Undecidable: as :func:`bind_to_keys`.
     """
-    return _compiled(bind_to_keys(e, codecs))
-
-
-def _compiled(e: Expr) -> Callable[[Row], bool | None]:
-    if isinstance(e, (And, Or)):
-        left, right = _compiled(e.left), _compiled(e.right)
-        if isinstance(e, And):
-            def both(row: Row) -> bool | None:
-                a = left(row)
-                if a is False:
-                    return False
-                b = right(row)
-                return False if b is False else None if a is None or b is None else True
-            return both
-
-        def either(row: Row) -> bool | None:
-            a = left(row)
-            if a is True:
-                return True
-            b = right(row)
-            return True if b is True else None if a is None or b is None else False
-        return either
-    if isinstance(e, Not):
-        child = _compiled(e.child)
-
-        def negated(row: Row) -> bool | None:
-            v = child(row)
-            return None if v is None else not v
-        return negated
-    if isinstance(e, In):
-        present = [v for v in e.values if v is not None]
-        with_null = len(present) < len(e.values)
-        try:
-            members = frozenset(present)
-        except TypeError:  # an unhashable value: the tree's own evaluator
-            return lambda row: evaluate_tree(e, row)
-        term = e.term
-
-        def within(row: Row) -> bool | None:
-            value = row[term]
-            if value is None:
-                return None
-            if value in members:
-                return True
-            return None if with_null else False
-        return within
-    return lambda row: evaluate_tree(e, row)
+    return compile_predicate(bind_to_keys(e, codecs))
 
 
 def evaluate(e: Expr, raw: dict[str, str | None], codecs: dict[str, KeyCodec]) -> bool | None:

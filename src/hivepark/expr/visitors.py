@@ -20,7 +20,7 @@ import datetime
 import math
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from decimal import Decimal
 from functools import lru_cache, singledispatch
 from typing import Any, Generic, TypeVar
@@ -371,6 +371,66 @@ def evaluate(expr: Expr, row: Mapping[str, Any]) -> bool | None:
         True
     """
     return visit(expr, _Evaluator(row))
+
+
+Row = Mapping[str, Any]
+
+
+def compile_predicate(expr: Expr) -> Callable[[Row], TriBool]:
+    """``expr`` as a function of one row, with :func:`evaluate`'s result: the tree is walked
+    once, and each IN is one hash lookup instead of a comparison per value (2,000 rows
+    against a 2,000-value IN: 4,000,000 comparisons otherwise). Atoms other than IN, NOT,
+    AND and OR are evaluated by :func:`evaluate`.
+
+    Example:
+        >>> from hivepark.expr.nodes import EqualTo, In, Or
+        >>> f = compile_predicate(Or(EqualTo("a", 1), In("b", (2, None))))
+        >>> f({"a": 0, "b": 3}) is None, f({"a": 0, "b": 2})
+        (True, True)
+    """
+    if isinstance(expr, (And, Or)):
+        left, right = compile_predicate(expr.left), compile_predicate(expr.right)
+        # OR is AND with the roles of TRUE and FALSE swapped (Kleene logic)
+        stop = not isinstance(expr, And)
+
+        def junction(row: Row) -> TriBool:
+            a = left(row)
+            if a is stop:
+                return stop
+            b = right(row)
+            return stop if b is stop else None if a is None or b is None else not stop
+        return junction
+    if isinstance(expr, Not):
+        child = compile_predicate(expr.child)
+
+        def negated(row: Row) -> TriBool:
+            v = child(row)
+            return None if v is None else not v
+        return negated
+    if isinstance(expr, In):
+        return _compiled_in(expr)
+    return lambda row: evaluate(expr, row)
+
+
+def _compiled_in(node: In) -> Callable[[Row], TriBool]:
+    present = [v for v in node.values if v is not None]
+    with_null = len(present) < len(node.values)
+    try:
+        members = frozenset(present)
+    except TypeError:  # an unhashable value: the tree's own evaluator
+        return lambda row: evaluate(node, row)
+    term = node.term
+
+    def within(row: Row) -> TriBool:
+        value = row[term]
+        if value is None:
+            return None
+        if value != value:  # NaN: equal to nothing, as evaluate compares (a set checks identity first)
+            return evaluate(node, row)
+        if value in members:
+            return True
+        return None if with_null else False
+    return within
 
 
 # ---------------------------------------------------------------- rewrites
