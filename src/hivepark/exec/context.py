@@ -106,7 +106,6 @@ class Context:
         handler = handler_for(table)
         return handler.metadata_table(table, kind.lower()) if handler is not None else None
 
-
     def close_table_frames(self) -> None:
         """Drops the whole-table DataFrames and their temp views (``Warehouse.close``)."""
         if self._table_frames is not None:

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from functools import partial
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -39,6 +39,7 @@ from hivepark.storage.arrow import arrow_type, to_arrow
 from hivepark.storage.formats import read_arrow
 
 SmallFrames = Callable[[int], DataFrame]
+V = TypeVar("V")
 
 
 def resolve_runtime(ctx: Context, plan: QueryPlan, sites: Sequence[ScanSite],
@@ -111,7 +112,8 @@ def _collect_arrow(small: TableScan, site: ScanSite, cols: list[str], limit: int
         return None
     schema = pa.schema([(c, arrow_type(types[c])) for c in needed])
     key = (table.format, tuple((f.path, f.size) for f in files), schema)
-    found = _keys_cache.get((key, site.own, tuple(cols)))
+    keys_key = (key, site.own, tuple(cols))
+    found = _keys_cache.get(keys_key)
     if found is not None:  # the same filter over the same files: the same keys
         return found
     read = _read_cached(key, lambda: read_arrow(table, [f.path for f in files], schema))
@@ -127,69 +129,60 @@ def _collect_arrow(small: TableScan, site: ScanSite, cols: list[str], limit: int
             ranges[c] = (low.as_py(), high.as_py())
     # distinct non-NULL key tuples
     values = RuntimeValues(ArrowTuples(keys, cols), ValueSource.PYARROW, domain, ranges)
-    _keys_cache.put((key, site.own, tuple(cols)), values)
+    _keys_cache.put(keys_key, values)
     return values
 
 
-# The small sides' columns as last read, by (format, files with their sizes, schema): the
-# dimensions of a star schema are read by every query, and their files do not change in
-# place (a commit writes new, uniquely named files). Bounded: at most _CACHE_BYTES in all.
-_CACHE_BYTES = 256 << 20
-_read_cache: OrderedDict[tuple[Any, ...], tuple[pa.Table, dict[str, tuple[Any, Any]]]] = OrderedDict()
-_cache_lock = threading.Lock()
+class _Lru(Generic[V]):
+    """Values by key, least recently used out first once their weights pass ``limit``
+    (the one left is kept whatever its weight)."""
 
+    def __init__(self, limit: int, weight: Callable[[V], int]) -> None:
+        self._limit, self._weight = limit, weight
+        self._map: OrderedDict[Hashable, V] = OrderedDict()
+        self._lock = threading.Lock()
 
-class _KeysCache:
-    """A small side's distinct key tuples, by (its read key, its own filter, the key
-    columns): a star join run again (a dashboard's query) neither filters nor groups its
-    dimensions again while their files are the same. At most _KEYS_ENTRIES, least recently
-    used out first."""
-
-    def __init__(self, entries: int) -> None:
-        self._entries = entries
-        self._map: OrderedDict[tuple[Any, ...], RuntimeValues] = OrderedDict()
-
-    def get(self, key: tuple[Any, ...]) -> RuntimeValues | None:
-        with _cache_lock:
+    def get(self, key: Hashable) -> V | None:
+        with self._lock:
             hit = self._map.get(key)
             if hit is not None:
                 self._map.move_to_end(key)
             return hit
 
-    def put(self, key: tuple[Any, ...], values: RuntimeValues) -> None:
-        with _cache_lock:
-            self._map[key] = values
-            while len(self._map) > self._entries:
+    def put(self, key: Hashable, value: V) -> None:
+        with self._lock:
+            self._map[key] = value
+            while len(self._map) > 1 and sum(map(self._weight, self._map.values())) > self._limit:
                 self._map.popitem(last=False)
 
 
-_KEYS_ENTRIES = 256
-_keys_cache = _KeysCache(_KEYS_ENTRIES)
+# The small sides' columns as last read, by (format, files with their sizes, schema): the
+# dimensions of a star schema are read by every query, and their files do not change in
+# place (a commit writes new, uniquely named files). At most 256 MB in all.
+_read_cache: _Lru[tuple[pa.Table, dict[str, tuple[Any, Any]]]] = _Lru(256 << 20, lambda r: r[0].nbytes)
+# Each small side's distinct key tuples, by (its read key, its own filter, the key columns):
+# a star join run again (a dashboard's query) neither filters nor groups its dimensions
+# again while their files are the same. At most 256 entries.
+_keys_cache: _Lru[RuntimeValues] = _Lru(256, lambda _: 1)
 
 
 def _read_cached(key: tuple[Any, ...], read: Callable[[], pa.Table | None]
                  ) -> tuple[pa.Table, dict[str, tuple[Any, Any]]] | None:
     """The rows ``read`` returns, and each integer column's (min, max), reused while the
     files are the same (see above); ``key`` is (format, files with their sizes, schema)."""
-    schema = key[2]
-    with _cache_lock:
-        hit = _read_cache.get(key)
-        if hit is not None:
-            _read_cache.move_to_end(key)
-            return hit
+    hit = _read_cache.get(key)
+    if hit is not None:
+        return hit
     every = read()
     if every is None:
         return None
     domain = {}
-    for field_ in schema:
+    for field_ in key[2]:
         if pa.types.is_integer(field_.type) and every.num_rows:
             low, high = pc.min_max(every.column(field_.name)).values()
             if low.is_valid:
                 domain[field_.name] = (low.as_py(), high.as_py())
-    with _cache_lock:
-        _read_cache[key] = (every, domain)
-        while sum(t.nbytes for t, _ in _read_cache.values()) > _CACHE_BYTES and len(_read_cache) > 1:
-            _read_cache.popitem(last=False)
+    _read_cache.put(key, (every, domain))
     return every, domain
 
 

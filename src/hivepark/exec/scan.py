@@ -351,21 +351,20 @@ def _ranges(name: str, hive_type: str, want: set[str | None], every: frozenset[s
     ordered = _in_type_order(every, hive_type)
     if ordered is None:
         return None
-    bound = dict(ordered)
-    runs: list[list[str]] = [[]]
-    for v, _ in ordered:
+    runs: list[list[Any]] = [[]]  # the bound values of each run
+    for v, b in ordered:
         if v in want:
-            runs[-1].append(v)
+            runs[-1].append(b)
         elif runs[-1]:
             runs.append([])
     ranges = [r for r in runs if len(r) >= _RUN]
-    singles = [v for r in runs if 0 < len(r) < _RUN for v in r]
+    singles = [b for r in runs if 0 < len(r) < _RUN for b in r]
     if not ranges or 2 * len(ranges) + len(singles) >= listed:
         return None
-    terms = [f"{name} BETWEEN {spark_literal(bound[r[0]], hive_type)} AND "
-             f"{spark_literal(bound[r[-1]], hive_type)}" for r in ranges]
+    terms = [f"{name} BETWEEN {spark_literal(r[0], hive_type)} AND {spark_literal(r[-1], hive_type)}"
+             for r in ranges]
     if singles:
-        terms.append(f"{name} IN ({', '.join(spark_literal(bound[v], hive_type) for v in singles)})")
+        terms.append(f"{name} IN ({', '.join(spark_literal(b, hive_type) for b in singles)})")
     return "(" + " OR ".join(terms) + ")"
 
 
