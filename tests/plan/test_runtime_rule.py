@@ -65,6 +65,19 @@ def test_partition_key_values_become_the_runtime_filter():
                           "default.dates (pyarrow)"]
 
 
+def test_a_value_set_is_bound_once_and_another_set_gets_its_own_values():
+    """The bound, sorted keys are kept per collected set (exec/ hands the same set out again
+    while a small side is unchanged); a new set, even after the first is gone, is its own."""
+    plan = plan_of(source("ds"))
+    kept = values(("2024-01-02",), ("2024-01-01",))
+    first = apply_runtime_values(plan, {(0, 1): kept}).scans[0].runtime_filter
+    assert apply_runtime_values(plan, {(0, 1): kept}).scans[0].runtime_filter == first
+    assert first == In("ds", ("2024-01-01", "2024-01-02"))
+    for day in range(3, 20):  # sets made and dropped in turn: ids may repeat, answers may not
+        got = apply_runtime_values(plan, {(0, 1): values((f"2024-01-{day:02d}",))})
+        assert got.scans[0].runtime_filter == In("ds", (f"2024-01-{day:02d}",))
+
+
 def test_two_partition_keys_keep_the_exact_tuples():
     plan = plan_of(source("ds"), source("region"))
     out = apply_runtime_values(plan, {(0, 1): values(("2024-01-02", "us"), ("2024-01-05", "eu"))})

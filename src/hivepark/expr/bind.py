@@ -85,6 +85,8 @@ def _bind_atom(atom: Expr, hive_type: str) -> Expr:
         value = bind_literal(atom.value, hive_type)
         return _opaque(atom) if value is None else type(atom)(atom.term, value)
     if isinstance(atom, In):
+        if binds_unchanged(atom.values, hive_type):  # thousands of runtime keys: no per-value work
+            return atom
         values = tuple(bind_literal(v, hive_type) for v in atom.values)
         if any(v is None for v in values):
             return _opaque(atom)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from hivepark.catalog.base import Catalog, PartitionLister
 from hivepark.catalog.models import Partition
-from hivepark.expr import Expr, and_all
+from hivepark.expr import AlwaysTrue, Expr, and_all
 from hivepark.expr.bind import bind
 from hivepark.expr.visitors import project
 from hivepark.plan.nodes import TableScan
@@ -39,13 +39,16 @@ def prune_partitions(scan: TableScan, catalog: Catalog, defer: bool = False) -> 
     (runtime pruning will narrow them at execution) only counts them."""
     if not scan.table.is_partitioned:
         return scan
-    total = catalog.count_partitions(scan.table)
+    # no filter: the partitions chosen are all of them, so they are also the table's count
+    unfiltered = isinstance(scan.partition_filter, AlwaysTrue)
     if defer:
         static, size = catalog.partition_stats(scan.table, scan.partition_filter)
         if size is not None:  # else listed now: the map-join choice needs the size
+            total = static if unfiltered else catalog.count_partitions(scan.table)
             return scan.evolve(deferred=True, static_partitions=static, deferred_size=size,
                                total_partitions=total)
     parts = catalog.list_partitions(scan.table, scan.partition_filter)
+    total = len(parts) if unfiltered else catalog.count_partitions(scan.table)
     return scan.evolve(partitions=tuple(parts), total_partitions=total)
 
 
