@@ -14,7 +14,7 @@ import functools
 import itertools
 import json
 import posixpath
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -135,6 +135,12 @@ class _Frame:
     version: tuple[int, int]  # the table's (version, create_time) it was built at
     parts: tuple[Partition, ...]  # every partition it was built from
     rows: Sequence[Mapping[str, Any]] | None = None  # their typed key values, when computed
+
+    @functools.cached_property
+    def part_ids(self) -> frozenset[int]:
+        """The identities of ``parts`` (held by the frame, so never reused while it lives):
+        a partition the frame itself handed out holds by construction."""
+        return frozenset(map(id, self.parts))
 
 
 class TableFrames:
@@ -283,18 +289,29 @@ class FramedPartitions:
             return list(parts)
         codecs = codecs_for(table)
         try:
-            keep = compile_filter(filter, codecs)
+            keep = _compiled(filter, tuple(codecs.items()))
         except Undecidable:
             return self.catalog.list_partitions(table, filter)
         rows = self.frames.partition_rows(table, codecs)
         return [p for p, row in zip(parts, rows) if keep(row) is True]
 
 
+@functools.lru_cache(maxsize=64)
+def _compiled(filter: Expr, codecs: tuple[tuple[str, KeyCodec], ...]
+              ) -> Callable[[Mapping[str, Any]], bool | None]:
+    """:func:`compile_filter`, once per filter: a query repeated over unchanged small sides
+    asks for the same runtime IN (thousands of values bound per query otherwise)."""
+    return compile_filter(filter, dict(codecs))
+
+
 def _holds(frame: _Frame, chosen: Sequence[Partition]) -> bool:
-    """Each chosen partition's recorded files are exactly the index's files for it."""
-    return all(p.files is not None and
-               frame.files.get(p.location) == frozenset(current_files(p.location, p.files))
-               for p in chosen)
+    """Each chosen partition's recorded files are exactly the index's files for it (at once
+    for the frame's own partitions, which runtime pruning's listing hands out)."""
+    own = frame.part_ids
+    return all(id(p) in own or (
+        p.files is not None and
+        frame.files.get(p.location) == frozenset(current_files(p.location, p.files)))
+        for p in chosen)
 
 
 #: A table with more partitions gets a whole-table frame only from a scan of half of them.
