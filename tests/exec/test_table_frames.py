@@ -125,7 +125,12 @@ def test_a_two_key_table_reuses_its_frame_with_exact_partition_pairs(tmp_path, s
         wh.sql("SELECT count(*) FROM g").collect()  # every partition: the frame is built
         for where in ["(d = 1 AND s = '2') OR (d = 3 AND s IS NULL)",   # pairs, the default one
                       "NOT (d = 1 AND s = '2')",                          # all but one: NOT ...
-                      "s IS NULL", "d IN (2, 4) AND s <> '0'", "d > 100"]:
+                      "s IS NULL", "d IN (2, 4) AND s <> '0'", "d > 100",
+                      # cross products: a condition per key (ranges, IN, the default partition)
+                      "d BETWEEN 1 AND 5 AND s IN ('0', '1')", "d IN (2, 4) AND (s = '1' OR s IS NULL)",
+                      "d <> 3 AND s = '2'",
+                      # two pairs that are not a product of their keys' values
+                      "(d = 1 AND s = '2') OR (d = 2 AND s = '1')"]:
             for _ in range(2):
                 ours = sorted(map(tuple, wh.sql(f"SELECT v, d, s FROM g WHERE {where}").collect()),
                               key=repr)
@@ -192,6 +197,24 @@ def test_partition_ranges_follow_the_key_types_order():
     assert cond == "(`k` BETWEEN '10' AND '2' OR `k` IN ('z'))"
     cond = _partition_predicate(Column("k", "int"), {"3", "5", None}, every)
     assert cond == "(`k` IS NULL OR `k` IN (3, 5))"
+
+
+def test_a_cross_product_of_partitions_is_a_condition_per_key():
+    """Wanted partitions that are every partition whose values are each wanted for its key
+    (what two filtered dimensions give) are written as one condition per key, not a term
+    per partition; wanted pairs that are not such a product stay pairs."""
+    from hivepark.catalog.models import Column
+    from hivepark.exec.scan import _product_predicate
+
+    keys = [Column("day", "int"), Column("store", "int")]
+    every = frozenset((str(d), str(s)) for d in range(1, 31) for s in range(1, 13)) | {("7", None)}
+    want = {(str(d), str(s)) for d in range(10, 20) for s in (4, 8, 12)}
+    assert _product_predicate(keys, want, every) == \
+        "(`day` BETWEEN 10 AND 19) AND `store` IN (12, 4, 8)"
+    with_null = {(str(d), s) for d in (6, 7) for s in ("4", None) if (str(d), s) in every}
+    assert _product_predicate(keys, with_null, every) == \
+        "`day` IN (6, 7) AND (`store` IS NULL OR `store` IN (4))"
+    assert _product_predicate(keys, {("1", "4"), ("2", "8")}, every) is None
 
 
 @pytest.fixture(scope="module")

@@ -224,7 +224,9 @@ class TableFrames:
             cond = _partition_predicate(keys[0], {v[0] for v in want},
                                         frozenset(v[0] for v in frame.values))
         else:
-            cond = _tuples_predicate(keys, want, frame.values)
+            cond = _product_predicate(keys, want, frame.values)
+            if cond is None:
+                cond = _tuples_predicate(keys, want, frame.values)
         return Relation(frame.df, frame.view, cond) if cond is not None else None
 
     def whole(self, spark: SparkSession, table: Table, paths: list[str]) -> Relation:
@@ -383,6 +385,35 @@ def _ranges(name: str, hive_type: str, want: set[str | None], every: frozenset[s
     if singles:
         terms.append(f"{name} IN ({', '.join(spark_literal(b, hive_type) for b in singles)})")
     return "(" + " OR ".join(terms) + ")"
+
+
+@functools.lru_cache(maxsize=64)
+def _key_values(every: frozenset[tuple[str | None, ...]], j: int) -> frozenset[str | None]:
+    """The values of key ``j`` among the index's partitions (once per frame)."""
+    return frozenset(t[j] for t in every)
+
+
+def _product_predicate(keys: Sequence[Column], want: set[tuple[str | None, ...]],
+                       every: frozenset[tuple[str | None, ...]]) -> str | None:
+    """The wanted partitions of a table with several keys when they are exactly the index's
+    partitions whose every key value is among that key's wanted values (a cross product, as
+    two filtered dimensions give: 29 days x 3 stores): one condition per key (ranges, IN),
+    ANDed, instead of a term per partition; None when they are not, or a value does not
+    bind."""
+    wanted = [{t[j] for t in want} for j in range(len(keys))]
+    if {t for t in every if all(t[j] in w for j, w in enumerate(wanted))} != want:
+        return None
+    conds = []
+    for j, key in enumerate(keys):
+        values = _key_values(every, j)
+        if wanted[j] >= values:
+            continue  # every value of this key: no condition on it
+        cond = _partition_predicate(key, wanted[j], values)
+        if cond is None:
+            return None
+        conds.append(cond)
+    # each condition is a parenthesized OR or a single IN / BETWEEN: no parentheses needed
+    return " AND ".join(conds) if conds else "true"
 
 
 def _tuples_predicate(keys: Sequence[Column], want: set[tuple[str | None, ...]],
