@@ -11,8 +11,8 @@ import pytest
 import hivepark.expr
 import hivepark.plan
 
-MODULES = ["hivepark.errors", "hivepark.config", "hivepark.layout", "hivepark.types", "hivepark.catalog.models",
-           "hivepark.catalog.skew"] + [
+MODULES = ["hivepark.errors", "hivepark.config", "hivepark.lru", "hivepark.layout", "hivepark.types",
+           "hivepark.catalog.models", "hivepark.catalog.skew"] + [
     f"{pkg.__name__}.{m.name}" for pkg in (hivepark.expr, hivepark.plan)
     for m in pkgutil.iter_modules(pkg.__path__)]
 

@@ -26,17 +26,18 @@ HEAVY = ("pyspark", "sqlglot", "sqlalchemy", "pyiceberg")
 # only reaches down. See docs/architecture.md, "Layers".
 LAYERS: dict[str, set[str]] = {
     "errors": set(),
+    "lru": set(),
     "types": set(),
     "layout": {"errors"},
     "config": {"errors"},
     "expr": {"errors", "types"},
     "catalog": {"errors", "types", "layout", "expr"},
-    "plan": {"errors", "types", "layout", "config", "expr", "catalog"},
-    "sql": {"errors", "types", "layout", "config", "expr", "catalog", "plan"},
-    "storage": {"errors", "types", "layout", "config", "expr", "catalog", "plan"},
-    "exec": {"errors", "types", "layout", "config", "expr", "catalog", "plan", "sql",
+    "plan": {"errors", "lru", "types", "layout", "config", "expr", "catalog"},
+    "sql": {"errors", "lru", "types", "layout", "config", "expr", "catalog", "plan"},
+    "storage": {"errors", "lru", "types", "layout", "config", "expr", "catalog", "plan"},
+    "exec": {"errors", "lru", "types", "layout", "config", "expr", "catalog", "plan", "sql",
              "storage"},
-    "__init__": {"errors", "types", "layout", "config", "expr", "catalog", "plan", "sql",
+    "__init__": {"errors", "lru", "types", "layout", "config", "expr", "catalog", "plan", "sql",
                  "storage", "exec"},
     "cli": {"errors", "config", "sql", "exec", "__init__", "storage"},
 }

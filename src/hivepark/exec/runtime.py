@@ -10,12 +10,10 @@ once (``plan.planner.list_runtime``). The cached small side then feeds the join 
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from functools import partial
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -26,6 +24,7 @@ from pyspark.sql import functions as F
 from hivepark.exec.context import Context
 from hivepark.exec.scan import FramedPartitions, scan_files, scan_size
 from hivepark.expr.bind import bind
+from hivepark.lru import Lru
 from hivepark.plan.nodes import QueryPlan, TableScan, ValueSource
 from hivepark.plan.planner import list_runtime
 from hivepark.plan.runtime_pruning import (
@@ -39,7 +38,6 @@ from hivepark.storage.arrow import arrow_type, to_arrow
 from hivepark.storage.formats import read_arrow
 
 SmallFrames = Callable[[int], DataFrame]
-V = TypeVar("V")
 
 
 def resolve_runtime(ctx: Context, plan: QueryPlan, sites: Sequence[ScanSite],
@@ -133,37 +131,14 @@ def _collect_arrow(small: TableScan, site: ScanSite, cols: list[str], limit: int
     return values
 
 
-class _Lru(Generic[V]):
-    """Values by key, least recently used out first once their weights pass ``limit``
-    (the one left is kept whatever its weight)."""
-
-    def __init__(self, limit: int, weight: Callable[[V], int]) -> None:
-        self._limit, self._weight = limit, weight
-        self._map: OrderedDict[Hashable, V] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: Hashable) -> V | None:
-        with self._lock:
-            hit = self._map.get(key)
-            if hit is not None:
-                self._map.move_to_end(key)
-            return hit
-
-    def put(self, key: Hashable, value: V) -> None:
-        with self._lock:
-            self._map[key] = value
-            while len(self._map) > 1 and sum(map(self._weight, self._map.values())) > self._limit:
-                self._map.popitem(last=False)
-
-
 # The small sides' columns as last read, by (format, files with their sizes, schema): the
 # dimensions of a star schema are read by every query, and their files do not change in
 # place (a commit writes new, uniquely named files). At most 256 MB in all.
-_read_cache: _Lru[tuple[pa.Table, dict[str, tuple[Any, Any]]]] = _Lru(256 << 20, lambda r: r[0].nbytes)
+_read_cache: Lru[tuple[pa.Table, dict[str, tuple[Any, Any]]]] = Lru(256 << 20, lambda r: r[0].nbytes)
 # Each small side's distinct key tuples, by (its read key, its own filter, the key columns):
 # a star join run again (a dashboard's query) neither filters nor groups its dimensions
 # again while their files are the same. At most 256 entries.
-_keys_cache: _Lru[RuntimeValues] = _Lru(256, lambda _: 1)
+_keys_cache: Lru[RuntimeValues] = Lru(256, lambda _: 1)
 
 
 def _read_cached(key: tuple[Any, ...], read: Callable[[], pa.Table | None]

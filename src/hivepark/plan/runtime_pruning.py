@@ -18,13 +18,13 @@ so no row of it can satisfy the equality (NULL equals nothing: the default parti
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from hivepark.expr import In, and_all
 from hivepark.expr.bind import bind, bind_literal, binds_unchanged
+from hivepark.lru import Lru
 from hivepark.plan.nodes import (
     KeyPair,
     QueryPlan,
@@ -260,7 +260,7 @@ def _decide(i: int, scan: TableScan, scans: Sequence[TableScan],
                                         got.source))
             facts.append(RowFilterSkipped(keys[0], len(got.values), span))
             continue
-        prepared = _prepared(_Same(got.values), tuple(types[s.big_col] for s in sources))
+        prepared = _prepared(got.values, tuple(types[s.big_col] for s in sources))
         if prepared is None:
             facts.append(RuntimeSkipped(keys, SkipReason.NOT_COMPARABLE))
             continue
@@ -340,35 +340,30 @@ def _span_percent(count: int, values_range: tuple[Any, Any] | None,
     return 100 * span / full
 
 
-class _Same:
-    """A cache key equal only to a key for the very same object (a small side's collected
-    values, which ``exec/`` keeps and hands out again while that side's files and filter
-    are unchanged); it holds the object, so its id is not reused while cached."""
+Prepared = tuple[frozenset[tuple[Any, ...]], tuple[tuple[Any, ...], ...]]
 
-    __slots__ = ("obj",)
-
-    def __init__(self, obj: object) -> None:
-        self.obj = obj
-
-    def __hash__(self) -> int:
-        return id(self.obj)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Same) and other.obj is self.obj
+# A collected set's tuples as bound and sorted, by (the set's identity, the big side's key
+# types): at most 1,000,000 tuples in all (about 125 MB at the most).
+_prepared_cache: Lru[tuple[Collection[tuple[Any, ...]], Prepared | None]] = Lru(
+    1_000_000, lambda entry: len(entry[0]))
 
 
-@functools.lru_cache(maxsize=64)
-def _prepared(same: _Same, types: tuple[str, ...]
-              ) -> tuple[frozenset[tuple[Any, ...]], tuple[tuple[Any, ...], ...]] | None:
+def _prepared(values: Collection[tuple[Any, ...]], types: tuple[str, ...]) -> Prepared | None:
     """A small side's non-NULL key tuples bound to the big side's key ``types``, and each
     key's sorted distinct values; None if a value cannot be compared. Computed once per
-    collected value set: a query repeated over unchanged small sides binds nothing again
-    (binding 8,000 SSB keys had cost about 5 ms per query)."""
-    values: Collection[tuple[Any, ...]] = same.obj  # type: ignore[assignment]
+    collected set (``exec/`` hands the same set out again while that side's files and filter
+    are unchanged): a query repeated over unchanged small sides binds nothing again
+    (binding 8,000 SSB keys had cost about 5 ms per query). The entry holds the set itself,
+    so its id is not reused while it is cached."""
+    key = (id(values), types)
+    hit = _prepared_cache.get(key)
+    if hit is not None and hit[0] is values:
+        return hit[1]
     bound = _bind_tuples({t for t in values if None not in t}, list(types))
-    if bound is None:
-        return None
-    return frozenset(bound), tuple(_sorted({t[j] for t in bound}) for j in range(len(types)))
+    prepared = None if bound is None else (
+        frozenset(bound), tuple(_sorted({t[j] for t in bound}) for j in range(len(types))))
+    _prepared_cache.put(key, (values, prepared))
+    return prepared
 
 
 def _bind_tuples(values: set[tuple[Any, ...]], types: list[str]) -> set[tuple[Any, ...]] | None:
