@@ -27,9 +27,10 @@ from hivepark.catalog.filters import KeyCodec, Undecidable, codecs_for, compile_
 from hivepark.catalog.models import AS_OF_TIME, AS_OF_VERSION, Column, Partition, Table
 from hivepark.catalog.skew import SkewLayout, partition_layout
 from hivepark.errors import SemanticError
-from hivepark.expr import Expr, and_all
+from hivepark.expr import And, Expr, In, Not, Or, and_all
 from hivepark.expr.bind import bind_literal
 from hivepark.expr.visitors import render_literal
+from hivepark.lru import Lru
 from hivepark.plan.nodes import TableScan
 from hivepark.storage import fs
 from hivepark.storage.commit import FILES_PARAM, current_files
@@ -298,12 +299,30 @@ class FramedPartitions:
         return [p for p, row in zip(parts, rows) if keep(row) is True]
 
 
-@functools.lru_cache(maxsize=64)
-def _compiled(filter: Expr, codecs: tuple[tuple[str, KeyCodec], ...]
-              ) -> Callable[[Mapping[str, Any]], bool | None]:
+Compiled = Callable[[Mapping[str, Any]], "bool | None"]
+
+# Runtime pruning's partition filters as compiled, by (filter, the table's key codecs): at
+# most 1,000,000 literals in all.
+_compiled_cache: Lru[tuple[int, Compiled]] = Lru(1_000_000, lambda entry: entry[0])
+
+
+def _literal_count(e: Expr) -> int:
+    if isinstance(e, (And, Or)):
+        return _literal_count(e.left) + _literal_count(e.right)
+    if isinstance(e, Not):
+        return _literal_count(e.child)
+    return len(e.values) if isinstance(e, In) else 1
+
+
+def _compiled(filter: Expr, codecs: tuple[tuple[str, KeyCodec], ...]) -> Compiled:
     """:func:`compile_filter`, once per filter: a query repeated over unchanged small sides
     asks for the same runtime IN (thousands of values bound per query otherwise)."""
-    return compile_filter(filter, dict(codecs))
+    key = (filter, codecs)
+    hit = _compiled_cache.get(key)
+    if hit is None:
+        hit = (_literal_count(filter), compile_filter(filter, dict(codecs)))
+        _compiled_cache.put(key, hit)
+    return hit[1]
 
 
 def _holds(frame: _Frame, chosen: Sequence[Partition]) -> bool:
