@@ -519,3 +519,34 @@ def test_hostile_partition_values_read_right_from_list_bucketing_directories(wh,
     assert sorted((r.x, r.y) for r in plain.collect()) == sorted((x, y) for _, x, y in got)
     literal = values[4].replace("\\", "\\\\").replace("'", "\\'")
     assert [r[0] for r in wh.sql(f"SELECT y FROM hv WHERE p = '{literal}' AND x = 1").collect()] == ["skewed4"]
+
+
+def test_a_repeated_list_bucketing_scan_reuses_its_dataframe_until_a_commit(tmp_path, spark):
+    """The same directories read again come from the DataFrame kept for them (no new view);
+    a commit's rows are read at once; closing the warehouse drops the kept views."""
+    import hivepark
+
+    def frames() -> set[str]:
+        return {t.name for t in spark.catalog.listTables() if t.name.startswith("__hivepark_frame_")}
+
+    before = frames()
+    wh = hivepark.connect(str(tmp_path / "wh"), spark=spark,
+                          conf={"hive.exec.dynamic.partition.mode": "nonstrict"})
+    wh.sql("CREATE TABLE k (a INT, x INT) PARTITIONED BY (ds STRING) "
+           "SKEWED BY (x) ON (6, 20) STORED AS DIRECTORIES STORED AS PARQUET")
+    wh.sql("INSERT INTO k PARTITION (ds) SELECT a, x, ds FROM lb_src")
+    spark.sql("SELECT a, x, ds FROM lb_src").createOrReplaceTempView("plain_k")
+    for where in ("x = 20", "x IN (6, 21)", "x = 20"):
+        for _ in range(2):
+            assert rows(wh.sql(f"SELECT * FROM k WHERE {where}")) == \
+                rows(spark.sql(f"SELECT * FROM plain_k WHERE {where}"))
+    assert len(frames() - before) == 2  # one per set of directories read, not one per query
+    wh.sql("INSERT INTO k PARTITION (ds) VALUES (1000, 20, '2012-04-15'), (1001, 21, '2012-04-20')")
+    spark.sql("SELECT a, x, ds FROM lb_src UNION ALL VALUES (1000, 20, '2012-04-15'), "
+              "(1001, 21, '2012-04-20')").createOrReplaceTempView("plain_k")
+    for where in ("x = 20", "x IN (6, 21)"):
+        got = rows(wh.sql(f"SELECT * FROM k WHERE {where}"))
+        assert got == rows(spark.sql(f"SELECT * FROM plain_k WHERE {where}"))
+        assert any(r[0] in (1000, 1001) for r in got)
+    wh.close()
+    assert frames() == before
