@@ -162,32 +162,31 @@ class TableFrames:
     half of the table's partitions, or at the second scan of a few partitions of the same
     table version (at most FRAME_MAX_PARTITIONS partitions): a one-off query of a few
     partitions, or one after each commit, never pays for all of them; a table queried again
-    and again does so once. Then reused by every scan it matches. An unpartitioned table's DataFrame is kept by its file
-    list the same way, and so is a scan read by its files' directories (list bucketing), the
-    last few per table (:meth:`mapped`). Each DataFrame is registered once as a temporary view, dropped when
-    the DataFrame is replaced (see :class:`Relation`).
+    and again does so once. Then reused by every scan it matches. An unpartitioned table's DataFrame is kept by its
+    table version and file list, and so is a scan read by its files' directories (list
+    bucketing), the last few per table (:meth:`_keep`). Each DataFrame is registered once as a
+    temporary view, dropped when the DataFrame is replaced (see :class:`Relation`).
     """
 
     def __init__(self, catalog: Catalog) -> None:
         self.catalog = catalog
         self._frames: dict[str, _Frame] = {}
-        self._whole: dict[str, tuple[tuple[str, ...], DataFrame, str]] = {}
         # tables (at a version) with a partition no frame can hold (outside the Hive layout,
         # listed rather than recorded, list-bucketed): not tried again until they change
         self._unframeable: dict[str, tuple[int, int]] = {}
         # scans of a few partitions seen, per table: (version, how many)
         self._small_scans: dict[str, tuple[tuple[int, int], int]] = {}
-        # scans read by their files' directories (list bucketing), per table: the last few
-        # by (table version, files, directories) -> (DataFrame, view)
-        self._mapped: dict[str, OrderedDict[Hashable, tuple[DataFrame, str]]] = {}
+        # DataFrames over exact file sets, per table, by (table version, files, ...) ->
+        # (DataFrame, view): an unpartitioned table's (the last one), scans read by their
+        # files' directories (list bucketing; the last MAPPED_PER_TABLE)
+        self._kept: dict[str, OrderedDict[Hashable, tuple[DataFrame, str]]] = {}
 
     def close(self, spark: SparkSession) -> None:
         """Drops every kept DataFrame's temp view (the session outlives this warehouse)."""
-        views = [f.view for f in self._frames.values()] + [w[2] for w in self._whole.values()]
-        views += [view for kept in self._mapped.values() for _, view in kept.values()]
+        views = [f.view for f in self._frames.values()]
+        views += [view for kept in self._kept.values() for _, view in kept.values()]
         self._frames.clear()
-        self._whole.clear()
-        self._mapped.clear()
+        self._kept.clear()
         for view in views:
             spark.catalog.dropTempView(view)
 
@@ -241,29 +240,30 @@ class TableFrames:
 
     def whole(self, spark: SparkSession, table: Table, paths: list[str]) -> Relation:
         """An unpartitioned table's rows over ``paths`` (its recorded files)."""
-        cached = self._whole.get(table.qualified_name)
-        if cached is None or cached[0] != tuple(paths):
-            if cached is not None:
-                spark.catalog.dropTempView(cached[2])
-            df = load(spark, table, [fs.to_spark_path(p) for p in paths])
-            cached = (tuple(paths), df, _register(df))
-            self._whole[table.qualified_name] = cached
-        return Relation(cached[1], cached[2])
+        return self._keep(spark, table, (tuple(paths),), 1,
+                          lambda: load(spark, table, [fs.to_spark_path(p) for p in paths]))
 
     def mapped(self, spark: SparkSession, table: Table,
                dirs: list[tuple[str, tuple[str | None, ...]]], paths: list[str]) -> Relation:
         """Partitions read by their files' directories (list-bucketing subdirectories, or
-        directories outside the Hive layout): the DataFrame over exactly these files, kept
-        with its view for the next scan of the same files at the same table version (a
-        commit writes new files and a new version), the last MAPPED_PER_TABLE per table.
-        Building it costs Spark a file index and a directory map (50-100 ms for 120 files)."""
-        kept = self._mapped.setdefault(table.qualified_name, OrderedDict())
-        key = (table.version, table.create_time, tuple(paths), tuple(dirs))
+        directories outside the Hive layout), the last MAPPED_PER_TABLE file sets per table:
+        building one costs Spark a file index and a directory map (50-100 ms for 120 files)."""
+        return self._keep(spark, table, (tuple(paths), tuple(dirs)), MAPPED_PER_TABLE,
+                          lambda: _mapped_scan(spark, table, dirs, paths))
+
+    def _keep(self, spark: SparkSession, table: Table, files: tuple[Any, ...], limit: int,
+              build: Callable[[], DataFrame]) -> Relation:
+        """The DataFrame ``build`` makes over exactly ``files``, kept with its view for the
+        next scan of the same files at the same table version (a commit writes new files and
+        a new version; any change of the definition a new version too), the last ``limit``
+        per table; an older one's view is dropped."""
+        kept = self._kept.setdefault(table.qualified_name, OrderedDict())
+        key = (table.version, table.create_time, *files)
         hit = kept.get(key)
         if hit is None:
-            df = _mapped_scan(spark, table, dirs, paths)
+            df = build()
             hit = kept[key] = (df, _register(df))
-            while len(kept) > MAPPED_PER_TABLE:
+            while len(kept) > limit:
                 spark.catalog.dropTempView(kept.popitem(last=False)[1][1])
         kept.move_to_end(key)
         return Relation(hit[0], hit[1])
