@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
 from hivepark.types import HiveType
 from hivepark.types import type_family as type_family  # re-exported: HiveType's family
@@ -24,6 +24,10 @@ AS_OF_TIME = "hivepark.as-of.timestamp"
 
 def frozen_map(items: Mapping[str, str] | None = None) -> Mapping[str, str]:
     return MappingProxyType(dict(items or {}))
+
+
+#: The one empty frozen map (a partition without parameters shares it)
+EMPTY_MAP: Mapping[str, str] = frozen_map()
 
 
 @dataclass(frozen=True)
@@ -95,18 +99,21 @@ class Table:
         return replace(self, **changes)
 
 
-@dataclass(frozen=True)
-class Partition:
+class Partition(NamedTuple):
     """One partition: its values in partition-key order, where it lives, and its stats.
 
     ``files`` lists the data files (relative to ``location``) a commit wrote, so that a read
     needs no listing; ``None`` means "list the directory" (partitions added by
     ``ALTER TABLE ADD PARTITION`` or found by ``MSCK REPAIR TABLE``).
+
+    Immutable like the other models, but a named tuple rather than a frozen dataclass: a
+    lookup may return tens of thousands of partitions, and a tuple is made in one step
+    (about half the cost of a dataclass with its ``__dict__``).
     """
 
     values: tuple[str | None, ...]
     location: str
-    parameters: Mapping[str, str] = field(default_factory=frozen_map)
+    parameters: Mapping[str, str] = EMPTY_MAP
     files: tuple[str, ...] | None = None
     create_time: int = 0
 
@@ -114,4 +121,4 @@ class Partition:
         return dict(zip(table.partition_key_names(), self.values))
 
     def evolve(self, **changes: Any) -> Partition:
-        return replace(self, **changes)
+        return self._replace(**changes)

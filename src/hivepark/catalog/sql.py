@@ -17,7 +17,7 @@ import gc
 import itertools
 import json
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import MappingProxyType
@@ -54,7 +54,7 @@ from hivepark.catalog.filters import (
     key_values,
     opaque_atoms,
 )
-from hivepark.catalog.models import Column, Database, Partition, Table, frozen_map
+from hivepark.catalog.models import EMPTY_MAP, Column, Database, Partition, Table, frozen_map
 from hivepark.catalog.schema import DatabaseRow, PartitionKeyValRow, PartitionRow, TableRow
 from hivepark.errors import (
     AlreadyExistsError,
@@ -127,11 +127,8 @@ def _columns_of(text: str) -> tuple[Column, ...]:
     return tuple(Column(d["name"], d["type"], d.get("comment")) for d in json.loads(text))
 
 
-_EMPTY_MAP = frozen_map()
-
-
 def _props_of(text: str) -> Any:
-    return _EMPTY_MAP if text == "{}" else frozen_map(_decode(text))
+    return EMPTY_MAP if text == "{}" else frozen_map(_decode(text))
 
 
 def _table_of(row: TableRow, db: str) -> Table:
@@ -159,9 +156,7 @@ def _part_name_of(row: Any) -> str:
 
 
 def _partition_of(row: Any) -> Partition:
-    values, location, params, files, create_time = row[:5]
-    return Partition(tuple(_decode(values)), location, _props_of(params),
-                     None if files is None else tuple(_decode(files)), create_time)
+    return _partitions_of([row])[0]
 
 
 @contextmanager
@@ -193,34 +188,27 @@ def _fetch_all(s: Session, stmt: Any) -> list[Any]:
         cursor.close()
 
 
-_new = object.__new__
-_set = object.__setattr__
+_make = tuple.__new__  # a Partition (a named tuple) from its fields, in one step
 _proxy = MappingProxyType
 
 
 def _partitions_of(rows: Sequence[Any]) -> list[Partition]:
-    """Many rows at once: the values of all rows are decoded by one JSON parse, and each
-    (frozen) Partition gets its fields in one step rather than through ``__init__``."""
-    if len(rows) < 16:
-        return [_partition_of(r) for r in rows]
+    """Partitions of ``_PART_COLS`` rows: the values of all rows are decoded by one JSON
+    parse (their parameters and file lists likewise), and each Partition is made from its
+    fields in one step."""
     with _gc_paused():
         all_values = _decode("[" + ",".join([r[0] for r in rows]) + "]")
-        # parameters and file lists likewise, each in one parse (a committed partition has both)
+        # a committed partition has parameters and files; one added by ALTER/MSCK neither
         params_text, files_text = [r[2] for r in rows], [r[3] for r in rows]
-        all_params = _decode("[" + ",".join(params_text) + "]") \
-            if any(t != "{}" for t in params_text) else itertools.repeat({})
-        all_files = _decode("[" + ",".join(["null" if t is None else t for t in files_text]) + "]") \
-            if any(t is not None for t in files_text) else itertools.repeat(None)
-        out: list[Partition] = []
-        append = out.append
-        for r, v, params, files in zip(rows, all_values, all_params, all_files):
-            p = _new(Partition)
-            _set(p, "__dict__", {"values": tuple(v), "location": r[1],
-                                 "parameters": _proxy(params) if params else _EMPTY_MAP,
-                                 "files": None if files is None else tuple(files),
-                                 "create_time": r[4]})
-            append(p)
-        return out
+        all_params: Iterable[Mapping[str, str]] = (
+            [_proxy(d) if d else EMPTY_MAP for d in _decode("[" + ",".join(params_text) + "]")]
+            if any(t != "{}" for t in params_text) else itertools.repeat(EMPTY_MAP))
+        all_files: Iterable[tuple[str, ...] | None] = (
+            [None if f is None else tuple(f) for f in _decode(
+                "[" + ",".join(["null" if t is None else t for t in files_text]) + "]")]
+            if any(t is not None for t in files_text) else itertools.repeat(None))
+        return [_make(Partition, (tuple(v), r[1], params, files, r[4]))
+                for r, v, params, files in zip(rows, all_values, all_params, all_files)]
 
 
 @functools.cache
