@@ -787,3 +787,45 @@ def test_python_partition_values_take_the_canonical_text(catalog: SqlCatalog) ->
     assert catalog.get_partition(t, ("true", "7", "2008-04-08")) is not None
     with pytest.raises(InvalidPartitionSpec, match="partition column hr of db.t: '1.5' is not a valid int"):
         catalog.add_partitions(t, [Partition(("true", 1.5, None), f"{t.location}/q")])  # type: ignore[arg-type]
+
+
+# Values that escaping, name order and the default partition make hard: "/" and "=" are
+# escaped (%2F, %3D), "%" sorts before "/", "0" right after it, "a" is a prefix of "a0",
+# "a/" and "a%2F" once escaped; "" and the default partition's name are the default partition.
+HOSTILE = ["a", "a0", "a/", "a/b", "a=b", "a%2F", "a%", "a.b", "ab", "é", " a", "a b", "0", "",
+           "__HIVE_DEFAULT_PARTITION__"]
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(rows=st.lists(st.tuples(st.one_of(st.none(), st.sampled_from(HOSTILE)),
+                               st.integers(0, 2)), min_size=1, max_size=12),
+       wanted=st.lists(st.sampled_from(HOSTILE), max_size=5),
+       one_key=st.booleans())
+def test_property_first_key_lookups_find_exactly_their_partitions(
+        catalog: SqlCatalog, rows: list[tuple[str | None, int]], wanted: list[str],
+        one_key: bool) -> None:
+    """``s = v`` and ``s IN (...)`` on a STRING first key (on PostgreSQL, ranges of partition
+    names): exactly the partitions whose first value is one of the wanted values, in name
+    order, never the default partition, whether the key is the only one or not; counted and
+    dropped alike."""
+    name = f"k{next(_counter)}"
+    keys = (Column("s", "string"),) if one_key else (Column("s", "string"), Column("n", "int"))
+    t = make_table(catalog, name, keys)
+    parts = [part(t, s) if one_key else part(t, s, str(n)) for s, n in rows]
+    added = catalog.add_partitions(t, parts, if_not_exists=True)
+    named = {v for v in wanted if v and v != "__HIVE_DEFAULT_PARTITION__"}
+    for flt in [In("s", tuple(wanted)), *[EqualTo("s", v) for v in wanted[:2]]]:
+        want = named if isinstance(flt, In) else named & {flt.value}  # type: ignore[attr-defined]
+        expected = sorted((p for p in added if p.values[0] in want),
+                          key=lambda p: make_part_name(t.partition_key_names(), p.values))
+        got = catalog.list_partitions(t, flt)
+        assert [p.values for p in got] == [p.values for p in expected], flt
+        assert [p.location for p in got] == [p.location for p in expected]
+        assert catalog.count_partitions(t, flt) == len(expected)
+        assert catalog.partition_stats(t, flt)[0] == len(expected)
+    dropped = catalog.drop_partitions(t, In("s", tuple(wanted)))
+    assert sorted(p.values for p in dropped) == sorted(p.values for p in added if p.values[0] in named)
+    assert {p.values for p in catalog.list_partitions(t)} == \
+        {p.values for p in added if p.values[0] not in named}
+    catalog.drop_table("db", name)

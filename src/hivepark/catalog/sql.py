@@ -28,6 +28,7 @@ from sqlalchemy import (
     BigInteger,
     Connection,
     Engine,
+    Text,
     bindparam,
     cast,
     create_engine,
@@ -39,6 +40,7 @@ from sqlalchemy import (
     select,
     update,
 )
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session, aliased
@@ -67,7 +69,7 @@ from hivepark.errors import (
     SemanticError,
     UserInputError,
 )
-from hivepark.expr import Expr, evaluate
+from hivepark.expr import EqualTo, Expr, In, evaluate
 from hivepark.layout import make_part_name
 from hivepark.types import DEFAULT_PARTITION_NAME
 
@@ -92,6 +94,11 @@ _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
 def _make_engine(url: str) -> Engine:
     parsed = make_url(url)
+    if parsed.get_backend_name() == "postgresql":
+        # no JIT: metastore queries are short, and compiling one (tens of ms) never pays off
+        # (a 1,000-range partition lookup is estimated at millions of rows and would be)
+        options = " ".join(filter(None, [parsed.query.get("options"), "-c jit=off"]))  # type: ignore[list-item]
+        return create_engine(url, pool_pre_ping=True, connect_args={"options": options})
     if parsed.get_backend_name() != "sqlite":
         return create_engine(url, pool_pre_ping=True)
     if parsed.database and parsed.database != ":memory:" \
@@ -209,6 +216,37 @@ def _partitions_of(rows: Sequence[Any]) -> list[Partition]:
             if any(t is not None for t in files_text) else itertools.repeat(None))
         return [_make(Partition, (tuple(v), r[1], params, files, r[4]))
                 for r, v, params, files in zip(rows, all_values, all_params, all_files)]
+
+
+#: at most this many values become name ranges (:func:`_name_ranges`); more take the
+#: key-value indexes
+_MAX_NAME_RANGES = 10_000
+
+
+def _name_ranges(table: Table, filter: Expr) -> list[tuple[str, str]] | None:
+    """For ``first_key = v`` or ``first_key IN (...)`` on a STRING first partition key, the
+    ranges of partition names that hold exactly the matching partitions, sorted: ``[k=v/,
+    k=v0)`` (``0`` follows ``/``, and an escaped value holds no ``/``), or ``[k=v, k=v\x01)``
+    when ``k`` is the only key (an escaped value holds no control character). None for any
+    other filter. NULL, the empty string and the default partition's name never match (the
+    default partition reads as NULL), as in the key-value filter."""
+    if isinstance(filter, EqualTo):
+        term, raw = filter.term, [filter.value]
+    elif isinstance(filter, In):
+        term, raw = filter.term, list(filter.values)
+    else:
+        return None
+    keys = table.partition_keys
+    if term != keys[0].name or keys[0].hive_type.base != "string" or len(raw) > _MAX_NAME_RANGES:
+        return None
+    texts = [v for v in raw if type(v) is str]
+    if len(texts) != sum(v is not None for v in raw):
+        return None  # not bound to the key's type
+    wanted = sorted({v for v in texts if v and v != DEFAULT_PARTITION_NAME})
+    names = [make_part_name((term,), (v,)) for v in wanted]
+    if len(keys) == 1:
+        return [(n, n + "\x01") for n in names]
+    return [(n + "/", n + "0") for n in names]
 
 
 @functools.cache
@@ -527,6 +565,9 @@ class SqlCatalog(Catalog):
         stmt = select(*cols).where(PartitionRow.tbl_id == tbl_id)
         if filter is None:
             return stmt
+        ranges = _name_ranges(table, filter) if self._is_pg else None
+        if ranges is not None:
+            return self._by_name(cols, tbl_id, ranges)
         cond = filter_sql(filter, codecs_for(table), _key_alias)
         if cond is False:
             return None
@@ -547,6 +588,20 @@ class SqlCatalog(Catalog):
         if self._is_pg:  # an array: the planner looks each id up in the primary key
             return stmt.where(PartitionRow.id == func.any(func.array(ids.scalar_subquery())))
         return stmt.where(PartitionRow.id.in_(ids))
+
+    @staticmethod
+    def _by_name(cols: tuple[Any, ...], tbl_id: int, ranges: list[tuple[str, str]]) -> Any:
+        """The partitions select for name ranges (:func:`_name_ranges`), on PostgreSQL: one
+        range scan of the unique ``(tbl_id, part_name)`` index per range, each reading its
+        partitions in name order. A 1,000-value IN over a million partitions (24,000 of
+        them) takes 1,000 index descents rather than 24,000 primary-key probes: 58 -> 45 ms.
+        (SQLite gains nothing from it: there the rows' transfer dominates.)"""
+        r = func.unnest(bindparam("lo", [lo for lo, _ in ranges], type_=ARRAY(Text)),
+                        bindparam("hi", [hi for _, hi in ranges], type_=ARRAY(Text))
+                        ).table_valued("lo", "hi").render_derived(name="r")
+        on = (PartitionRow.tbl_id == tbl_id) & (PartitionRow.part_name >= r.c.lo.collate("C")) \
+            & (PartitionRow.part_name < r.c.hi.collate("C"))  # byte order, as part_name
+        return select(*cols).select_from(r).join(PartitionRow, on)
 
     def list_partitions(self, table: Table, filter: Expr | None = None,
                         limit: int | None = None) -> list[Partition]:
