@@ -807,24 +807,45 @@ def test_property_first_key_lookups_find_exactly_their_partitions(
         one_key: bool) -> None:
     """``s = v`` and ``s IN (...)`` on a STRING first key (on PostgreSQL, ranges of partition
     names): exactly the partitions whose first value is one of the wanted values, in name
-    order, never the default partition, whether the key is the only one or not; counted and
-    dropped alike."""
+    order, never the default partition, whether the key is the only one or not, alone or with
+    another conjunct; counted and dropped alike."""
     name = f"k{next(_counter)}"
     keys = (Column("s", "string"),) if one_key else (Column("s", "string"), Column("n", "int"))
     t = make_table(catalog, name, keys)
     parts = [part(t, s) if one_key else part(t, s, str(n)) for s, n in rows]
     added = catalog.add_partitions(t, parts, if_not_exists=True)
-    named = {v for v in wanted if v and v != "__HIVE_DEFAULT_PARTITION__"}
-    for flt in [In("s", tuple(wanted)), *[EqualTo("s", v) for v in wanted[:2]]]:
-        want = named if isinstance(flt, In) else named & {flt.value}  # type: ignore[attr-defined]
-        expected = sorted((p for p in added if p.values[0] in want),
+
+    def matchable(values: list[str]) -> set[str]:  # NULL, '' and the default name never match
+        return {v for v in values if v and v != "__HIVE_DEFAULT_PARTITION__"}
+
+    named = matchable(wanted)
+    # also with another conjunct, after or before it: the ranges find the rows, it tests them
+    v0 = wanted[0] if wanted else "a"
+    other: Expr = NotEqualTo("s", v0) if one_key else GreaterThan("n", 0)
+
+    def passes_other(p: Partition) -> bool:
+        return p.values[0] != v0 if one_key else p.values[1] is not None and int(p.values[1]) > 0
+
+    key_filters: list[Expr] = [In("s", tuple(wanted)), *[EqualTo("s", v) for v in wanted[:2]]]
+    cases = [(f, f, False) for f in key_filters] + [
+        (And(key_filters[0], other), key_filters[0], True),
+        (And(other, EqualTo("s", v0)), EqualTo("s", v0), True)]
+    for flt, on_key, with_other in cases:
+        want = named if isinstance(on_key, In) else matchable([on_key.value])  # type: ignore[attr-defined]
+        expected = sorted((p for p in added if p.values[0] in want
+                           and (not with_other or passes_other(p))),
                           key=lambda p: make_part_name(t.partition_key_names(), p.values))
         got = catalog.list_partitions(t, flt)
         assert [p.values for p in got] == [p.values for p in expected], flt
         assert [p.location for p in got] == [p.location for p in expected]
+        assert [p.values for p in catalog.list_partitions(t, flt, limit=1)] == \
+            [p.values for p in expected[:1]]
         assert catalog.count_partitions(t, flt) == len(expected)
         assert catalog.partition_stats(t, flt)[0] == len(expected)
-    dropped = catalog.drop_partitions(t, In("s", tuple(wanted)))
+    dropped = catalog.drop_partitions(t, And(key_filters[0], other))
+    assert sorted(p.values for p in dropped) == \
+        sorted(p.values for p in added if p.values[0] in named and passes_other(p))
+    dropped += catalog.drop_partitions(t, In("s", tuple(wanted)))
     assert sorted(p.values for p in dropped) == sorted(p.values for p in added if p.values[0] in named)
     assert {p.values for p in catalog.list_partitions(t)} == \
         {p.values for p in added if p.values[0] not in named}

@@ -26,6 +26,7 @@ from typing import Any
 from sqlalchemy import (
     JSON,
     BigInteger,
+    ColumnElement,
     Connection,
     Engine,
     Text,
@@ -38,6 +39,7 @@ from sqlalchemy import (
     insert,
     literal,
     select,
+    true,
     update,
 )
 from sqlalchemy.dialects.postgresql import ARRAY
@@ -69,7 +71,7 @@ from hivepark.errors import (
     SemanticError,
     UserInputError,
 )
-from hivepark.expr import EqualTo, Expr, In, evaluate
+from hivepark.expr import EqualTo, Expr, In, and_all, conjuncts, evaluate
 from hivepark.layout import make_part_name
 from hivepark.types import DEFAULT_PARTITION_NAME
 
@@ -248,6 +250,19 @@ def _name_ranges(table: Table, filter: Expr) -> list[tuple[str, str]] | None:
     if len(keys) == 1:
         return [(n, n + "\x01") for n in names]
     return [(n + "/", n + "0") for n in names]
+
+
+def _leading_ranges(table: Table, filter: Expr) -> tuple[list[tuple[str, str]], Expr | None] | None:
+    """The name ranges of the filter's first conjunct that has them (:func:`_name_ranges`),
+    and the rest of the filter (None when nothing is left); None when no conjunct has them.
+    ``s IN (...) AND n > 12`` finds its partitions by name, then tests ``n`` on those rows."""
+    parts = conjuncts(filter)
+    for i, c in enumerate(parts):
+        ranges = _name_ranges(table, c)
+        if ranges is not None:
+            rest = parts[:i] + parts[i + 1:]
+            return ranges, (and_all(*rest) if rest else None)
+    return None
 
 
 @functools.cache
@@ -566,9 +581,13 @@ class SqlCatalog(Catalog):
         stmt = select(*cols).where(PartitionRow.tbl_id == tbl_id)
         if filter is None:
             return stmt
-        ranges = _name_ranges(table, filter) if self._is_pg else None
-        if ranges is not None:
-            return self._by_name(cols, tbl_id, ranges)
+        split = _leading_ranges(table, filter) if self._is_pg else None
+        if split is not None:
+            ranges, others = split
+            test = True if others is None else filter_sql(others, codecs_for(table), _key_alias)
+            if test is False:
+                return None
+            return self._by_name(cols, tbl_id, ranges, None if test is True else test)
         cond = filter_sql(filter, codecs_for(table), _key_alias)
         if cond is False:
             return None
@@ -579,10 +598,10 @@ class SqlCatalog(Catalog):
         # then fetched by primary key. (Joined with the partitions table instead,
         # PostgreSQL hashes a sequential scan of all of them: a 1,000-value IN over a
         # million partitions took 3x as long.)
-        first, *rest = sorted(used)
+        first, *more = sorted(used)
         k = _key_alias(first)
         ids = select(k.part_id).where(k.tbl_id == tbl_id, k.idx == first)
-        for idx in rest:
+        for idx in more:
             a = _key_alias(idx)
             ids = ids.join(a, (a.part_id == k.part_id) & (a.tbl_id == tbl_id) & (a.idx == idx))
         ids = ids.where(clause)
@@ -591,18 +610,40 @@ class SqlCatalog(Catalog):
         return stmt.where(PartitionRow.id.in_(ids))
 
     @staticmethod
-    def _by_name(cols: tuple[Any, ...], tbl_id: int, ranges: list[tuple[str, str]]) -> Any:
+    def _by_name(cols: tuple[Any, ...], tbl_id: int, ranges: list[tuple[str, str]],
+                 rest: tuple[ColumnElement[bool], frozenset[int]] | None = None) -> Any:
         """The partitions select for name ranges (:func:`_name_ranges`), on PostgreSQL: one
         range scan of the unique ``(tbl_id, part_name)`` index per range, each reading its
         partitions in name order. A 1,000-value IN over a million partitions (24,000 of
         them) takes 1,000 index descents rather than 24,000 primary-key probes: 58 -> 36 ms.
-        (SQLite gains nothing from it: there the rows' transfer dominates.)"""
+        (SQLite gains nothing from it: there the rows' transfer dominates.) ``rest`` (a
+        :func:`filter_sql` condition and its keys) is then tested on each partition found,
+        its key values read by the key-value primary key ``(part_id, idx)``.
+
+        Each step is a LATERAL subquery fenced by ``OFFSET 0``, so that PostgreSQL runs them
+        in this order: it estimates the ranges at millions of rows, and left to join freely
+        it hashed every partition (``IN (1,000) AND hr > 12`` at a million: 11.9 s, not
+        54 ms)."""
         r = func.unnest(bindparam("lo", [lo for lo, _ in ranges], type_=ARRAY(Text)),
                         bindparam("hi", [hi for _, hi in ranges], type_=ARRAY(Text))
                         ).table_valued("lo", "hi").render_derived(name="r")
-        on = (PartitionRow.tbl_id == tbl_id) & (PartitionRow.part_name >= r.c.lo.collate("C")) \
-            & (PartitionRow.part_name < r.c.hi.collate("C"))  # byte order, as part_name
-        return select(*cols).select_from(r).join(PartitionRow, on)
+        found = (select(*cols, PartitionRow.id.label("__id"))
+                 .where(PartitionRow.tbl_id == tbl_id,
+                        PartitionRow.part_name >= r.c.lo.collate("C"),  # byte order, as part_name
+                        PartitionRow.part_name < r.c.hi.collate("C"))
+                 .offset(0).lateral("p"))
+        stmt = select(*[found.c[i] for i in range(len(cols))]).select_from(r).join(found, true())
+        if rest is None:
+            return stmt
+        clause, used = rest
+        first, *others = sorted(used)
+        k = _key_alias(first)
+        keys = select(literal(1)).select_from(k)
+        for idx in others:
+            a = _key_alias(idx)
+            keys = keys.join(a, (a.part_id == k.part_id) & (a.idx == idx))
+        test = keys.where(k.part_id == found.c["__id"], k.idx == first, clause).offset(0).lateral("t")
+        return stmt.join(test, true())
 
     def list_partitions(self, table: Table, filter: Expr | None = None,
                         limit: int | None = None) -> list[Partition]:
@@ -612,7 +653,7 @@ class SqlCatalog(Catalog):
             if stmt is None:
                 return []
             if limit is not None:
-                stmt = stmt.order_by(PartitionRow.part_name).limit(limit)
+                stmt = stmt.order_by(stmt.selected_columns[len(_PART_COLS)]).limit(limit)  # part_name
             # sorted here rather than by ORDER BY, which tempts SQLite into scanning the
             # (tbl_id, part_name) index instead of using the key-value indexes
             rows = _fetch_all(s, stmt)
