@@ -411,12 +411,12 @@ def test_processes_share_a_sqlite_file(tmp_path: Path) -> None:
 
 def test_schema_version_recorded_and_reopened(catalog_url: str) -> None:
     cat = SqlCatalog(catalog_url)
-    assert cat.schema_version == schema.latest_version() == 2
+    assert cat.schema_version == schema.latest_version() == 3
     t = make_table(cat)
     cat.add_partitions(t, [part(t, "d", "1")])
     cat.close()
     again = SqlCatalog(catalog_url)
-    assert again.schema_version == 2
+    assert again.schema_version == 3
     assert again.count_partitions(t) == 1
     again.close()
 
@@ -448,25 +448,64 @@ def test_schema_upgrade_in_place(catalog_url: str, monkeypatch: pytest.MonkeyPat
         SqlCatalog(catalog_url)
 
 
-def test_version_1_metastore_gets_the_covering_key_indexes(
-        catalog_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    with monkeypatch.context() as m:  # a metastore written by a hivepark of schema version 1
-        m.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:1])
-        old = SqlCatalog(catalog_url)
-        assert old.schema_version == 1
-        t = make_table(old)
-        old.add_partitions(t, [part(t, d, str(h)) for d in ("a", "b", "c") for h in (1, 2, 30)])
-        old.close()
+def old_metastore(catalog_url: str, version: int, fill: Any) -> None:
+    """A metastore as a hivepark of schema ``version`` left it, holding what ``fill(catalog)``
+    wrote: made by this hivepark, then each newer migration undone by hand (the ORM always
+    describes the newest schema, so an older one cannot be written through it)."""
     cat = SqlCatalog(catalog_url)
-    assert cat.schema_version == 2
+    fill(cat)
+    with cat._engine.begin() as conn:
+        if version < 3:
+            conn.exec_driver_sql("ALTER TABLE hivepark_tables DROP COLUMN uid")
+        if version < 2:
+            for name in ("ix_hivepark_pkv_str_ids", "ix_hivepark_pkv_num_ids"):
+                conn.exec_driver_sql(f"DROP INDEX {name}")
+            conn.exec_driver_sql("CREATE INDEX ix_hivepark_pkv_str ON hivepark_partition_key_vals "
+                                 "(tbl_id, idx, str_value)")
+            conn.exec_driver_sql("CREATE INDEX ix_hivepark_pkv_num ON hivepark_partition_key_vals "
+                                 "(tbl_id, idx, num_value)")
+        conn.exec_driver_sql(f"UPDATE hivepark_schema SET version = {version}")
+    cat.close()
+
+
+def test_version_1_metastore_gets_the_covering_key_indexes(catalog_url: str) -> None:
+    def fill(cat: SqlCatalog) -> None:
+        t = make_table(cat)
+        cat.add_partitions(t, [part(t, d, str(h)) for d in ("a", "b", "c") for h in (1, 2, 30)])
+
+    old_metastore(catalog_url, 1, fill)
+    cat = SqlCatalog(catalog_url)
+    assert cat.schema_version == 3
     with cat._engine.connect() as conn:
         idx = {i["name"]: i["column_names"]
                for i in inspect(conn).get_indexes("hivepark_partition_key_vals")}
     assert idx == {"ix_hivepark_pkv_str_ids": ["tbl_id", "idx", "str_value", "part_id"],
                    "ix_hivepark_pkv_num_ids": ["tbl_id", "idx", "num_value", "num_exact",
                                                "part_id"]}
+    t = cat.get_table("db", "t")
     got = values_of(cat.list_partitions(t, And(In("ds", ("a", "c")), GreaterThan("hr", 2))))
     assert got == [("a", "30"), ("c", "30")]
+    cat.close()
+
+
+def test_version_2_metastore_gives_each_table_a_uid(catalog_url: str) -> None:
+    """Tables made before schema version 3 get a uid each when it is opened; a table created
+    again under a dropped one's name gets a new one."""
+    def fill(cat: SqlCatalog) -> None:
+        make_table(cat, "a")
+        t = make_table(cat, "b")
+        cat.add_partitions(t, [part(t, "d", "1")])
+
+    old_metastore(catalog_url, 2, fill)
+    cat = SqlCatalog(catalog_url)
+    assert cat.schema_version == 3
+    a, b = cat.get_table("db", "a"), cat.get_table("db", "b")
+    assert len({a.uid, b.uid}) == 2 and all(len(u) == 32 for u in (a.uid, b.uid))
+    assert cat.get_table("db", "b").uid == b.uid  # kept, not drawn again on each read
+    assert values_of(cat.list_partitions(b)) == [("d", "1")]
+    cat.drop_table("db", "b")
+    again = make_table(cat, "b")
+    assert again.uid not in (a.uid, b.uid) and again.version == 1 < b.version
     cat.close()
 
 

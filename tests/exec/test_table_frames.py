@@ -6,6 +6,8 @@ from is seen in Spark's plan (EXPLAIN EXTENDED): the number of files its index h
 from __future__ import annotations
 
 import re
+import time
+from types import SimpleNamespace
 
 import pytest
 
@@ -83,6 +85,46 @@ def test_a_recreated_table_is_never_read_from_the_old_index(wide, spark):
     wide.sql("CREATE TABLE u (v INT) STORED AS PARQUET")
     wide.sql("INSERT INTO u VALUES (2)")
     assert [x[0] for x in wide.sql("SELECT v FROM u").collect()] == [2]
+
+
+def test_a_table_created_again_in_the_same_second_is_never_read_from_the_old_frame(
+        tmp_path, spark, monkeypatch):
+    """Dropped and created again within one second, with the same row id (SQLite gives the
+    newest row's id again) and the same version: a runtime-pruned join, answered from the
+    whole-table frame's partitions, read the dropped table's files (FILE_NOT_EXIST) until
+    frames were keyed by the table's uid."""
+    import hivepark
+    import hivepark.exec.tables as tables
+
+    monkeypatch.setattr(tables, "time", SimpleNamespace(time=lambda: 1_700_000_000.0,
+                                                        strftime=time.strftime))
+    wh = hivepark.connect(str(tmp_path / "wh"), spark=spark,
+                          conf={"hive.exec.dynamic.partition.mode": "nonstrict"})
+    query = ("SELECT t.d, sum(v) FROM {t} t JOIN {dim} dim ON t.d = dim.d WHERE dim.flag = 1 "
+             "GROUP BY t.d")
+    try:
+        wh.sql("CREATE TABLE dim (d INT, flag INT) STORED AS PARQUET")
+        wh.sql("INSERT INTO dim VALUES (1, 1), (2, 0), (3, 1)")
+        seen = []
+        for scale in (1, 1000):
+            wh.sql("CREATE TABLE t (v INT) PARTITIONED BY (d INT) STORED AS PARQUET")
+            wh.sql(f"INSERT INTO t PARTITION (d) SELECT id * {scale}, id % 3 + 1 FROM range(30)")
+            assert "runtime pruning" in wh.explain("EXPLAIN " + query.format(t="t", dim="dim"))
+            got = [sorted(map(tuple, wh.sql(query.format(t="t", dim="dim")).collect()))
+                   for _ in range(3)]  # the second scan of the same version builds the frame
+            table = wh.catalog.get_table("default", "t")
+            spark.read.parquet(table.location).createOrReplaceTempView("plain_t")
+            spark.read.parquet(wh.catalog.get_table("default", "dim").location) \
+                .createOrReplaceTempView("plain_dim")
+            expected = sorted(map(tuple, spark.sql(query.format(t="plain_t", dim="plain_dim"))
+                                  .collect()))
+            assert got == [expected] * 3 and expected[0] == (1, 135 * scale)
+            seen.append((table.version, table.create_time, table.uid))
+            wh.sql("DROP TABLE t")
+        (v1, c1, u1), (v2, c2, u2) = seen
+        assert (v1, c1) == (v2, c2) and u1 != u2  # only the uid tells the two tables apart
+    finally:
+        wh.close()
 
 
 def test_a_one_off_scan_of_a_few_partitions_never_builds_the_whole_table(tmp_path, spark):

@@ -57,10 +57,10 @@ class Catalog(ABC):
         """Sorted names. Raises NoSuchDatabase."""
 
     @abstractmethod
-    def table_versions(self, db: str) -> dict[str, tuple[int, int]]:
-        """Each table of ``db`` by name: (its id, its version), in one metastore query. The
+    def table_versions(self, db: str) -> dict[str, tuple[str, int]]:
+        """Each table of ``db`` by name: (its uid, its version), in one metastore query. The
         pair changes whenever the table's definition, partitions or files change (a dropped
-        and re-created table has a new id). Raises NoSuchDatabase."""
+        and re-created table has a new uid). Raises NoSuchDatabase."""
 
     @abstractmethod
     def drop_table(self, db: str, name: str) -> Table:

@@ -65,6 +65,9 @@ class Table:
     properties: Mapping[str, str] = field(default_factory=frozen_map)
     version: int = 0
     create_time: int = 0
+    #: this table's identity in the metastore, new when a table of the same name is created
+    #: again; with ``version``, the key of anything kept of the table (see the catalog schema)
+    uid: str = field(default="", compare=False)
 
     @property
     def qualified_name(self) -> str:

@@ -24,6 +24,7 @@ Tables (all names prefixed ``hivepark_`` so the metastore can share a PostgreSQL
 
 from __future__ import annotations
 
+import secrets
 import time
 from collections.abc import Callable
 
@@ -109,6 +110,7 @@ class TableRow(Base):
     table_type: Mapped[str] = mapped_column(Text)
     version: Mapped[int] = mapped_column(Integer)
     create_time: Mapped[int] = mapped_column(BigInteger)
+    uid: Mapped[str | None] = mapped_column(Text)  # since version 3: see _v3_table_uid
 
 
 class PartitionRow(Base):
@@ -210,8 +212,26 @@ def _v2_covering_key_indexes(conn: Connection) -> None:
         Index(name, *(kv.c[c] for c in cols)).create(conn)
 
 
+def _v3_table_uid(conn: Connection) -> None:
+    """Version 3: ``uid``, a random identity of each table, given when it is created. A table
+    dropped and created again under the same name gets a new one (on SQLite even its row id
+    can come back, and its version counts up from 1 again): what a process keeps of a table
+    (its whole-table DataFrame, its partitions) is keyed by ``(uid, version)``, never by the
+    name and version alone. Tables created before it get one here."""
+    md = MetaData()
+    tables = Table("hivepark_tables", md, Column("id", Integer), Column("uid", Text))
+    conn.exec_driver_sql("ALTER TABLE hivepark_tables ADD COLUMN uid TEXT")
+    for (tbl_id,) in conn.execute(select(tables.c.id)).all():
+        conn.execute(update(tables).where(tables.c.id == tbl_id).values(uid=new_uid()))
+
+
+def new_uid() -> str:
+    """A table's ``uid``: 128 random bits."""
+    return secrets.token_hex(16)
+
+
 #: Migration n (1-based) is ``MIGRATIONS[n - 1]``. Append, never edit or reorder.
-MIGRATIONS: list[Migration] = [_v1_initial, _v2_covering_key_indexes]
+MIGRATIONS: list[Migration] = [_v1_initial, _v2_covering_key_indexes, _v3_table_uid]
 
 
 def latest_version() -> int:

@@ -146,7 +146,7 @@ def _table_of(row: TableRow, db: str) -> Table:
                  partition_keys=_columns_of(row.partition_keys), location=row.location,
                  format=row.format, field_delim=row.field_delim, table_type=row.table_type,
                  properties=_props_of(row.properties), version=row.version,
-                 create_time=row.create_time)
+                 create_time=row.create_time, uid=row.uid or "")
 
 
 def _database_of(row: DatabaseRow) -> Database:
@@ -432,7 +432,7 @@ class SqlCatalog(Catalog):
                            properties=_dumps(dict(table.properties)), location=table.location,
                            format=table.format, field_delim=table.field_delim,
                            table_type=table.table_type, version=1,
-                           create_time=table.create_time or _now())
+                           create_time=table.create_time or _now(), uid=schema.new_uid())
             s.add(row)
             try:
                 s.flush()
@@ -450,12 +450,12 @@ class SqlCatalog(Catalog):
             db_row = self._db_row(s, db)
             return sorted(s.scalars(select(TableRow.name).where(TableRow.db_id == db_row.id)))
 
-    def table_versions(self, db: str) -> dict[str, tuple[int, int]]:
+    def table_versions(self, db: str) -> dict[str, tuple[str, int]]:
         with self._session() as s:
             db_row = self._db_row(s, db)
-            rows = s.execute(select(TableRow.name, TableRow.id, TableRow.version)
+            rows = s.execute(select(TableRow.name, TableRow.uid, TableRow.version)
                              .where(TableRow.db_id == db_row.id))
-            return {name: (tbl_id, version) for name, tbl_id, version in rows}
+            return {name: (uid or "", version) for name, uid, version in rows}
 
     def drop_table(self, db: str, name: str) -> Table:
         with self._session(write=True) as s:

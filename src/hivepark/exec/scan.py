@@ -136,7 +136,7 @@ class _Frame:
     view: str
     files: Mapping[str, frozenset[str]]  # partition directory -> its files in the index
     values: frozenset[tuple[str | None, ...]]  # the partitions' key values in the index
-    version: tuple[int, int]  # the table's (version, create_time) it was built at
+    version: tuple[int, str]  # the table's (version, uid) it was built at
     parts: tuple[Partition, ...]  # every partition it was built from
     rows: Sequence[Mapping[str, Any]] | None = None  # their typed key values, when computed
 
@@ -173,9 +173,9 @@ class TableFrames:
         self._frames: dict[str, _Frame] = {}
         # tables (at a version) with a partition no frame can hold (outside the Hive layout,
         # listed rather than recorded, list-bucketed): not tried again until they change
-        self._unframeable: dict[str, tuple[int, int]] = {}
+        self._unframeable: dict[str, tuple[int, str]] = {}
         # scans of a few partitions seen, per table: (version, how many)
-        self._small_scans: dict[str, tuple[tuple[int, int], int]] = {}
+        self._small_scans: dict[str, tuple[tuple[int, str], int]] = {}
         # DataFrames over exact file sets, per table, by (table version, files, ...) ->
         # (DataFrame, view): an unpartitioned table's (the last one), scans read by their
         # files' directories (list bucketing; the last MAPPED_PER_TABLE)
@@ -206,7 +206,7 @@ class TableFrames:
         chosen = scan.partitions or ()
         frame = self._frames.get(table.qualified_name)
         if frame is None or not _holds(frame, chosen):
-            version = (table.version, table.create_time)
+            version = (table.version, table.uid)
             if 2 * len(chosen) < scan.total_partitions:
                 # a few partitions: building the whole index would cost more than loading
                 # their files, unless this version of the table is read again and again
@@ -221,7 +221,7 @@ class TableFrames:
                                 chosen if len(chosen) == scan.total_partitions else None)
             self._replace_frame(spark, table.qualified_name, built)
             if built is None:
-                self._unframeable[table.qualified_name] = (table.version, table.create_time)
+                self._unframeable[table.qualified_name] = (table.version, table.uid)
                 return None
             frame = built
             if not _holds(frame, chosen):
@@ -258,7 +258,7 @@ class TableFrames:
         a new version; any change of the definition a new version too), the last ``limit``
         per table; an older one's view is dropped."""
         kept = self._kept.setdefault(table.qualified_name, OrderedDict())
-        key = (table.version, table.create_time, *files)
+        key = (table.version, table.uid, *files)
         hit = kept.get(key)
         if hit is None:
             df = build()
@@ -281,13 +281,13 @@ class TableFrames:
         df = load(spark, table, [fs.to_spark_path(p) for p in paths],
                   base_path=fs.to_spark_path(table.location))
         return _Frame(df, _register(df), files, frozenset(p.values for p in parts),
-                      (table.version, table.create_time), tuple(parts))
+                      (table.version, table.uid), tuple(parts))
 
     def partitions(self, table: Table) -> tuple[Partition, ...] | None:
         """Every partition of ``table`` as its frame was built from, when the table is still
         at that version (a commit, an added or dropped partition changes it); else None."""
         frame = self._frames.get(table.qualified_name)
-        if frame is None or frame.version != (table.version, table.create_time):
+        if frame is None or frame.version != (table.version, table.uid):
             return None
         return frame.parts
 

@@ -5,7 +5,7 @@ files its latest commit holds (the same DataFrame as ``Warehouse.table``, so Spa
 partitions from a WHERE on the partition columns in memory). Spark cannot ask hivepark for a
 table while it resolves a name, so the views are kept current instead: after every statement
 that may change a table (and at connect(), after ``Warehouse.insert`` and on
-``Warehouse.refresh_views()``), one metastore query gives each table's (id, version); a view
+``Warehouse.refresh_views()``), one metastore query gives each table's (uid, version); a view
 whose table changed is rebuilt, one whose table is gone is dropped. A storage handler's table
 is rebuilt when its handler's :meth:`~StorageHandler.state` changes too (an Iceberg snapshot).
 
@@ -77,7 +77,7 @@ def drop_all(ctx: Context) -> None:
 
 
 def _refresh(ctx: Context, made: dict[str, tuple[int, object]], name: str,
-             version: tuple[int, int]) -> None:
+             version: tuple[str, int]) -> None:
     from hivepark.exec.scan import scan_dataframe
     from hivepark.plan.nodes import TableScan
     from hivepark.plan.planner import plan_scans
