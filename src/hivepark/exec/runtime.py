@@ -109,7 +109,7 @@ def _collect_arrow(small: TableScan, site: ScanSite, cols: list[str], limit: int
     if where is None or files is None:
         return None
     schema = pa.schema([(c, arrow_type(types[c])) for c in needed])
-    key = (table.format, tuple((f.path, f.size) for f in files), schema)
+    key = (table.format, tuple((f.path, f.size, f.mtime_ns) for f in files), schema)
     keys_key = (key, site.own, tuple(cols))
     found = _keys_cache.get(keys_key)
     if found is not None:  # the same filter over the same files: the same keys
@@ -131,9 +131,10 @@ def _collect_arrow(small: TableScan, site: ScanSite, cols: list[str], limit: int
     return values
 
 
-# The small sides' columns as last read, by (format, files with their sizes, schema): the
-# dimensions of a star schema are read by every query, and their files do not change in
-# place (a commit writes new, uniquely named files). At most 256 MB in all.
+# The small sides' columns as last read, by (format, files with their sizes and modification
+# times, schema): the dimensions of a star schema are read by every query. A commit writes
+# new, uniquely named files; a file of an external table rewritten in place under the same
+# name has a new modification time, even at the same size. At most 256 MB in all.
 _read_cache: Lru[tuple[pa.Table, dict[str, tuple[Any, Any]]]] = Lru(256 << 20, lambda r: r[0].nbytes)
 # Each small side's distinct key tuples, by (its read key, its own filter, the key columns):
 # a star join run again (a dashboard's query) neither filters nor groups its dimensions
@@ -144,7 +145,8 @@ _keys_cache: Lru[RuntimeValues] = Lru(256, lambda _: 1)
 def _read_cached(key: tuple[Any, ...], read: Callable[[], pa.Table | None]
                  ) -> tuple[pa.Table, dict[str, tuple[Any, Any]]] | None:
     """The rows ``read`` returns, and each integer column's (min, max), reused while the
-    files are the same (see above); ``key`` is (format, files with their sizes, schema)."""
+    files are the same (see above); ``key`` is (format, files with their sizes and
+    modification times, schema)."""
     hit = _read_cache.get(key)
     if hit is not None:
         return hit

@@ -17,6 +17,7 @@ class FileEntry:
     path: str
     size: int
     is_dir: bool
+    mtime_ns: int | None = None  # when the file system gives it
 
 
 # Hadoop's names for S3 (what Spark reads and writes) -> pyarrow's (what the driver lists and moves)
@@ -103,7 +104,7 @@ def list_files(path: str, recursive: bool = False) -> list[FileEntry]:
     if info.type == pafs.FileType.NotFound:
         return []
     if info.type == pafs.FileType.File:
-        return [FileEntry(p, info.size or 0, False)]
+        return [FileEntry(p, info.size or 0, False, info.mtime_ns)]
     sel = pafs.FileSelector(p, recursive=False)
     out: list[FileEntry] = []
     for f in fs.get_file_info(sel):
@@ -115,7 +116,7 @@ def list_files(path: str, recursive: bool = False) -> list[FileEntry]:
             else:
                 out.append(FileEntry(f.path, 0, True))
         else:
-            out.append(FileEntry(f.path, f.size or 0, False))
+            out.append(FileEntry(f.path, f.size or 0, False, f.mtime_ns))
     return out
 
 
