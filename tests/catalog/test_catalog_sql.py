@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import inspect
 from sqlalchemy.exc import IntegrityError
@@ -841,6 +841,9 @@ HOSTILE = ["a", "a0", "a/", "a/b", "a=b", "a%2F", "a%", "a.b", "ab", "é", " a",
                                st.integers(0, 2)), min_size=1, max_size=12),
        wanted=st.lists(st.sampled_from(HOSTILE), max_size=5),
        one_key=st.booleans())
+# several wanted values, and partitions the other conjunct rejects among them
+@example(rows=[("a/", 0), ("a/", 1), ("a=b", 0), ("a=b", 2)], wanted=["a/", "a=b"], one_key=False)
+@example(rows=[("a/", 0), ("a=b", 0), ("é", 0)], wanted=["a/", "a=b", "é"], one_key=True)
 def test_property_first_key_lookups_find_exactly_their_partitions(
         catalog: SqlCatalog, rows: list[tuple[str | None, int]], wanted: list[str],
         one_key: bool) -> None:

@@ -255,12 +255,15 @@ def _name_ranges(table: Table, filter: Expr) -> list[tuple[str, str]] | None:
 def _leading_ranges(table: Table, filter: Expr) -> tuple[list[tuple[str, str]], Expr | None] | None:
     """The name ranges of the filter's first conjunct that has them (:func:`_name_ranges`),
     and the rest of the filter (None when nothing is left); None when no conjunct has them.
-    ``s IN (...) AND n > 12`` finds its partitions by name, then tests ``n`` on those rows."""
+    ``s IN (...) AND n > 12`` finds its partitions by name, then tests ``n`` on those rows.
+    With other conjuncts, only for several values: one value's partitions the key-value
+    indexes find as fast, in a query that costs less to build (``s = v AND n > 12``: 1.8 ms
+    that way, 2.7-3.7 ms by name)."""
     parts = conjuncts(filter)
     for i, c in enumerate(parts):
         ranges = _name_ranges(table, c)
-        if ranges is not None:
-            rest = parts[:i] + parts[i + 1:]
+        rest = parts[:i] + parts[i + 1:]
+        if ranges is not None and (len(ranges) > 1 or not rest):
             return ranges, (and_all(*rest) if rest else None)
     return None
 
