@@ -353,6 +353,48 @@ def test_a_small_side_file_rewritten_in_place_is_read_again(star, spark, tmp_pat
     star.sql("DROP TABLE ext_hol")
 
 
+def test_static_counts_of_a_deferred_scan_follow_every_change(tmp_path, spark, monkeypatch):
+    """The planner keeps a table's static count and size by (uid, version, filter): an added
+    or dropped partition, and a table created again within the same second at the same
+    version (new uid), each show in the next plan's ``partitions=S/N``."""
+    import time
+    from types import SimpleNamespace
+
+    import hivepark
+    import hivepark.exec.tables as tables
+
+    monkeypatch.setattr(tables, "time", SimpleNamespace(time=lambda: 1_700_000_000.0,
+                                                        strftime=time.strftime))
+    wh = hivepark.connect(str(tmp_path / "wh"), spark=spark,
+                          conf={"hive.exec.dynamic.partition.mode": "nonstrict"})
+    sql = "EXPLAIN SELECT f.v FROM f JOIN k ON f.ds = k.ds WHERE k.keep AND f.ds > '1'"
+
+    def counts() -> str:
+        text = wh.explain(sql)
+        return re.search(r"partitions=(\d+/\d+) after static pruning", text).group(1)
+
+    try:
+        wh.sql("CREATE TABLE k (ds STRING, keep BOOLEAN) STORED AS PARQUET")
+        wh.sql("INSERT INTO k VALUES ('2', true), ('3', true)")
+        wh.sql("CREATE TABLE f (v INT) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+        wh.sql("INSERT INTO f PARTITION (ds) SELECT id, CAST(id % 2 + 1 AS STRING) FROM range(20000)")
+        assert counts() == "1/2" and counts() == "1/2"
+        wh.sql("INSERT INTO f PARTITION (ds='3') SELECT id FROM range(20000)")
+        assert counts() == "2/3"
+        wh.sql("ALTER TABLE f DROP PARTITION (ds='2')")
+        assert counts() == "1/2"
+        version = wh.catalog.get_table("default", "f").version
+        wh.sql("DROP TABLE f")  # the same name and version again, in the same second
+        wh.sql("CREATE TABLE f (v INT) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+        wh.sql("INSERT INTO f PARTITION (ds) SELECT id, CAST(id % 3 + 2 AS STRING) FROM range(20000)")
+        while wh.catalog.get_table("default", "f").version < version:
+            wh.sql("INSERT INTO f PARTITION (ds='5') SELECT id FROM range(20000)")
+        assert wh.catalog.get_table("default", "f").version == version
+        assert counts() == "4/4"
+    finally:
+        wh.close()
+
+
 def test_small_side_keys_are_reused_only_for_the_same_filter_and_columns(star, spark):
     """A small side's key set is kept by (its files, its own filter, the key columns): the
     same dimension filtered two ways, queried alternately, prunes each query by its own
