@@ -237,18 +237,35 @@ def _atom(node: exp.Expression, resolve: Resolver) -> Expr | None:
     return None
 
 
-def _opaque(node: exp.Expression, resolve: Resolver) -> Opaque:
+#: Spark SQL texts by ``id(node)``, each with its node (held, so that its id is not reused)
+Texts = dict[int, tuple[exp.Expression, str]]
+
+
+def spark_text(node: exp.Expression, texts: Texts | None = None) -> str:
+    """``node`` as Spark SQL; with ``texts``, rendered once and reused for the same node."""
+    if texts is None:
+        return node.sql(dialect="spark")
+    hit = texts.get(id(node))
+    if hit is None:
+        hit = texts[id(node)] = (node, node.sql(dialect="spark"))
+    return hit[1]
+
+
+def _opaque(node: exp.Expression, resolve: Resolver, texts: Texts | None) -> Opaque:
     refs = (resolve(c) for c in node.find_all(exp.Column))
-    return Opaque(sql=node.sql(dialect="spark"), refs=frozenset(r for r in refs if r))
+    return Opaque(sql=spark_text(node, texts), refs=frozenset(r for r in refs if r))
 
 
-def from_sqlglot(node: exp.Expression, resolve: Resolver) -> Expr:
+def from_sqlglot(node: exp.Expression, resolve: Resolver, texts: Texts | None = None) -> Expr:
     """Translate a sqlglot boolean expression into the predicate tree.
 
     Args:
         node: A condition, e.g. a WHERE clause's ``this``.
         resolve: Returns the lower-case column name for a column of the scan of
             interest, else None (such columns are not modelled).
+        texts: Spark SQL texts of opaque sub-expressions (:func:`spark_text`), filled and
+            reused when given: the same condition translated for each table of a query
+            (with another ``resolve``) is rendered once, while the nodes are unchanged.
 
     Returns:
         The tree: comparisons, IN, BETWEEN (as ``>= and <=``), LIKE, IS [NOT] NULL,
@@ -264,27 +281,27 @@ def from_sqlglot(node: exp.Expression, resolve: Resolver) -> Expr:
            right=Opaque(sql="UPPER(ds) = 'X'", refs=frozenset({'ds'})))
     """
     if isinstance(node, exp.Paren):
-        return from_sqlglot(node.this, resolve)
+        return from_sqlglot(node.this, resolve, texts)
     if isinstance(node, exp.And):
-        return And(from_sqlglot(node.this, resolve), from_sqlglot(node.expression, resolve))
+        return And(from_sqlglot(node.this, resolve, texts), from_sqlglot(node.expression, resolve, texts))
     if isinstance(node, exp.Or):
-        return Or(from_sqlglot(node.this, resolve), from_sqlglot(node.expression, resolve))
+        return Or(from_sqlglot(node.this, resolve, texts), from_sqlglot(node.expression, resolve, texts))
     if isinstance(node, exp.Not):
-        return _not(node, resolve)
+        return _not(node, resolve, texts)
     if isinstance(node, exp.Boolean):
         return AlwaysTrue() if node.this else AlwaysFalse()
     atom = _atom(node, resolve)
-    return atom if atom is not None else _opaque(node, resolve)
+    return atom if atom is not None else _opaque(node, resolve, texts)
 
 
-def _not(node: exp.Not, resolve: Resolver) -> Expr:
+def _not(node: exp.Not, resolve: Resolver, texts: Texts | None) -> Expr:
     """``x IS NOT NULL`` (Not directly over Is) is NotNull; ``NOT (x IS NULL)`` stays Not."""
     child = node.this
     if isinstance(child, exp.Is) and not child.args.get("negate"):
         atom = _is_null(child, resolve)
         if isinstance(atom, IsNull):
             return NotNull(atom.term)
-    return Not(from_sqlglot(child, resolve))
+    return Not(from_sqlglot(child, resolve, texts))
 
 
 def parse_filter_string(text: str) -> Expr:

@@ -13,7 +13,7 @@ from sqlglot.optimizer.scope import Scope, traverse_scope
 from hivepark.catalog.models import AS_OF_TIME, AS_OF_VERSION, Table
 from hivepark.errors import SemanticError
 from hivepark.expr import AlwaysTrue, Expr, and_all
-from hivepark.expr.from_sqlglot import from_sqlglot
+from hivepark.expr.from_sqlglot import Texts, from_sqlglot, spark_text
 from hivepark.plan.nodes import JoinKey
 from hivepark.sql.joins import join_keys
 from hivepark.types import HiveType
@@ -94,6 +94,7 @@ def analyze_query(query: exp.Expression, find: TableFind, type_safety: bool = Fa
     sites: list[ScanSite] = []
     joins: list[tuple[int, JoinKey]] = []
     names = _names_used(query)
+    texts: Texts = {}  # conditions' Spark SQL, rendered once for all the query's tables
     for scope_id, scope in enumerate(traverse_scope(query)):
         tables = {alias: src for alias, src in scope.sources.items()
                   if isinstance(src, exp.Table)}
@@ -106,14 +107,14 @@ def analyze_query(query: exp.Expression, find: TableFind, type_safety: bool = Fa
         hinted = _hinted_aliases(scope.expression)
         for alias, table in resolved.items():
             conj = applicable.get(alias, [])
-            trees = [from_sqlglot(c, resolvers[alias]) for c in conj]
+            trees = [from_sqlglot(c, resolvers[alias], texts) for c in conj]
             mine = [_only_references(c, resolvers[alias]) for c in conj]
             pred = and_all(*trees)
             own = tuple(c for c, m in zip(conj, mine) if m)
             own_pred = and_all(*(t for t, m in zip(trees, mine) if m))
             sites.append(ScanSite(tables[alias], table, alias, pred, scope_id, own,
                                   alias.lower() in hinted, own_pred,
-                                  tuple(c.sql(dialect="spark") for c in own),
+                                  tuple(spark_text(c, texts) for c in own),
                                   tuple(t for t, m in zip(trees, mine) if m),
                                   _columns_read(table, names)))
         if isinstance(scope.expression, exp.Select):
