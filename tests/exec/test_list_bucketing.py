@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 
 import pytest
@@ -431,6 +432,43 @@ def test_concatenate_plain_and_unpartitioned_tables(env):
 
 
 # ---------------------------------------------------------------- skew that follows the data
+
+
+def _task_of(file_name: str) -> int:
+    """The write task that made a data file: Spark names it part-<task>-..."""
+    return int(re.search(r"part-(\d+)-", file_name).group(1))
+
+
+def test_a_dynamic_write_spreads_a_partitions_directories_over_tasks_within_the_pernode_limit(env, spark):
+    # rows go to the write's tasks by (partition, directory): one file per directory still,
+    # a partition's directories written by several tasks, and no task writes into more
+    # partitions than hive.exec.max.dynamic.partitions.pernode allows
+    env.sql("CREATE TABLE spread (a INT, x INT) PARTITIONED BY (ds STRING) SKEWED BY (x) ON (1, 2, 3) "
+            "STORED AS DIRECTORIES STORED AS PARQUET")
+    spark.sql("SELECT CAST(id AS INT) AS a, CAST(id % 5 AS INT) AS x, CONCAT('d', id % 6) AS ds "
+              "FROM range(600)").createOrReplaceTempView("spread_src")
+    env.sql("SET hive.exec.max.dynamic.partitions.pernode=2")
+    try:
+        env.sql("INSERT OVERWRITE TABLE spread PARTITION (ds) SELECT a, x, ds FROM spread_src")
+    finally:
+        env.sql("SET hive.exec.max.dynamic.partitions.pernode=100")
+    t = env.catalog.get_table("default", "spread")
+    dirs = data_dirs(t.location)
+    assert dirs == sorted(f"ds=d{i}/{sub}" for i in range(6) for sub in (D, "x=1", "x=2", "x=3"))
+    tasks: dict[int, set[str]] = {}
+    spread = set()
+    for d in dirs:
+        files = [f for f in os.listdir(os.path.join(t.location, d)) if not f.startswith((".", "_"))]
+        assert len(files) == 1, d
+        tasks.setdefault(_task_of(files[0]), set()).add(d.split("/")[0])
+    for part in {d.split("/")[0] for d in dirs}:
+        spread.add(len({n for n, parts in tasks.items() if part in parts}) > 1)
+    assert max(len(parts) for parts in tasks.values()) <= 2, tasks
+    assert True in spread, tasks
+    assert rows(env.sql("SELECT a, x, ds FROM spread")) == rows(spark.sql("SELECT * FROM spread_src"))
+    for where in ("x = 2", "x = 4 AND ds = 'd3'", "x IN (1, 0)"):
+        assert rows(env.sql(f"SELECT a, x, ds FROM spread WHERE {where}")) == \
+            rows(spark.sql(f"SELECT * FROM spread_src WHERE {where}"))
 
 
 def test_auto_topk_follows_the_data_per_partition(env, spark):

@@ -67,6 +67,14 @@ class LBPlan:
     def index(self, values: Values) -> int:
         return self.tuples.index(values) + 1
 
+    def directories(self, part: PartValues) -> list[int]:
+        """The ``__lb`` numbers the rows of partition ``part`` (its key strings) can get from
+        :func:`with_lb_column` (call it after that function, which settles the numbering)."""
+        vals = self.uniform if self.uniform is not None else self.per_partition.get(part)
+        if vals is None:
+            return [PLAIN]
+        return [DEFAULT] + [self.index(v) for v in vals]
+
 
 def _non_empty(p: Partition | None) -> bool:
     return p is not None and (p.files is None or len(p.files) > 0)
@@ -212,6 +220,22 @@ def _dynamic_tops(table: Table, keys: list[str], grouped: DataFrame,
 
 
 # ---------------------------------------------------------------- the __lb column
+
+def directory_hashes(ctx: Context, plan: LBPlan, parts: list[PartValues]) -> list[tuple[PartValues, int]]:
+    """Each (partition, directory) a dynamic write of ``parts`` can fill, with Spark's hash of
+    its (key strings..., ``__lb``) as the write's rows carry them (string keys, an int
+    ``__lb``), the hash Spark's ``repartition`` by those columns sends its rows by: one small
+    Spark job, so that the write can be sized before it runs."""
+    groups = [(part, d) for part in parts for d in plan.directories(part)]
+    if not groups:
+        return []
+    width = len(groups[0][0])
+    schema = StructType([StructField(f"k{i}", StringType()) for i in range(width)]
+                        + [StructField("lb", IntegerType())])
+    df = ctx.spark.createDataFrame([(*part, d) for part, d in groups], schema)
+    hashes = [r[0] for r in df.select(F.hash(*df.columns)).collect()]
+    return [(part, h) for (part, _), h in zip(groups, hashes)]
+
 
 def with_lb_column(ctx: Context, table: Table, df: DataFrame, plan: LBPlan,
                    keys: list[str]) -> DataFrame:

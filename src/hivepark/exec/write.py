@@ -276,10 +276,12 @@ def _write_dynamic(ctx: Context, table: Table, df: DataFrame, static: dict, dyn:
     if tasks == 0:
         return table
     with ctx.begin_commit(table) as commit:
+        by = keys
         if lb is not None:
             out = lb_routing.with_lb_column(ctx, table, out, lb, keys)
-        by = keys + ([lb_routing.LB_COL] if lb is not None else [])
-        w = writer(out.repartition(tasks, *[F.col(k) for k in keys]), table).partitionBy(*by)
+            by = keys + [lb_routing.LB_COL]
+            tasks = _directory_task_count(ctx, keys, rows, lb)
+        w = writer(out.repartition(tasks, *[F.col(k) for k in by]), table).partitionBy(*by)
         per_file = _rows_per_file(ctx)
         if per_file:
             w = w.option("maxRecordsPerFile", per_file)
@@ -385,16 +387,40 @@ def _preflight(ctx: Context, out: DataFrame, keys: list[str],
     return _task_count(ctx, [r["__h"] for r in rows], pernode), rows
 
 
-def _task_count(ctx: Context, hashes: list[int], pernode: int) -> int:
+def _directory_task_count(ctx: Context, keys: list[str], rows: list, plan: lb_routing.LBPlan) -> int:
+    """Write tasks for a list-bucketed write, whose rows go to the tasks by (partition,
+    directory) rather than by partition: a partition's directories are written by several
+    tasks at once (each directory by one, so still one file each), and the skewed values'
+    large directories no longer queue behind each other in one task (10,000,000 rows, 7
+    partitions of 11 directories: 1.39 -> 1.24 times the plain table's write). As many tasks
+    as directories, up to 8 per core (or spark.sql.shuffle.partitions if more), doubled
+    until no task writes into more than hive.exec.max.dynamic.partitions.pernode partitions."""
+    parts = [tuple(r[k] for k in keys) for r in rows]
+    groups = lb_routing.directory_hashes(ctx, plan, parts)
+    base = int(ctx.spark.conf.get("spark.sql.shuffle.partitions") or "1")
+    start = max(base, 8 * ctx.spark.sparkContext.defaultParallelism)
+    return _task_count(ctx, [h for _, h in groups],
+                       ctx.conf.get_int("hive.exec.max.dynamic.partitions.pernode"),
+                       parts=[p for p, _ in groups], start=start)
+
+
+def _task_count(ctx: Context, hashes: list[int], pernode: int, parts: list | None = None,
+                start: int | None = None) -> int:
+    """The number of write tasks when the rows of hash ``h`` go to task ``h mod n`` (Spark's
+    hash partitioning): from ``start`` (default spark.sql.shuffle.partitions; at most one per
+    hash), doubled until no task gets rows of more than ``pernode`` partitions. ``parts[i]`` is
+    the partition of the rows of ``hashes[i]`` (default: each hash is one partition)."""
     if not hashes:
         return 0
-    base = int(ctx.spark.conf.get("spark.sql.shuffle.partitions") or "1")
-    n = max(1, min(len(hashes), base))
+    if start is None:
+        start = int(ctx.spark.conf.get("spark.sql.shuffle.partitions") or "1")
+    owners: list = parts if parts is not None else list(range(len(hashes)))
+    n = max(1, min(len(hashes), start))
     while True:
-        counts: dict[int, int] = {}
-        for h in hashes:
-            counts[h % n] = counts.get(h % n, 0) + 1
-        if max(counts.values()) <= pernode:
+        per_task: dict[int, set] = {}
+        for h, p in zip(hashes, owners):
+            per_task.setdefault(h % n, set()).add(p)
+        if max(len(s) for s in per_task.values()) <= pernode:
             return n
         if n >= 4 * len(hashes):
             raise LimitExceeded(
