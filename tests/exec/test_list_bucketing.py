@@ -471,6 +471,27 @@ def test_a_dynamic_write_spreads_a_partitions_directories_over_tasks_within_the_
             rows(spark.sql(f"SELECT * FROM spread_src WHERE {where}"))
 
 
+def test_a_static_partition_write_fills_its_directories_in_parallel(env, spark):
+    # one partition's directories are written by several tasks, each directory by one (one file)
+    env.sql("CREATE TABLE spread1 (a INT, x INT) PARTITIONED BY (ds STRING) SKEWED BY (x) ON (1, 2, 3, 4) "
+            "STORED AS DIRECTORIES STORED AS PARQUET")
+    spark.sql("SELECT CAST(id AS INT) AS a, CAST(id % 7 AS INT) AS x FROM range(700)") \
+        .createOrReplaceTempView("spread1_src")
+    env.sql("INSERT OVERWRITE TABLE spread1 PARTITION (ds='d') SELECT a, x FROM spread1_src")
+    t = env.catalog.get_table("default", "spread1")
+    dirs = data_dirs(t.location)
+    assert dirs == sorted(f"ds=d/{sub}" for sub in (D, "x=1", "x=2", "x=3", "x=4"))
+    tasks = set()
+    for d in dirs:
+        files = [f for f in os.listdir(os.path.join(t.location, d)) if not f.startswith((".", "_"))]
+        assert len(files) == 1, d
+        tasks.add(_task_of(files[0]))
+    assert len(tasks) > 1, tasks
+    assert rows(env.sql("SELECT a, x FROM spread1")) == rows(spark.sql("SELECT * FROM spread1_src"))
+    assert rows(env.sql("SELECT a, x FROM spread1 WHERE x IN (2, 6)")) == \
+        rows(spark.sql("SELECT * FROM spread1_src WHERE x IN (2, 6)"))
+
+
 def test_auto_topk_follows_the_data_per_partition(env, spark):
     env.sql("CREATE TABLE tk (a INT, x INT) PARTITIONED BY (ds STRING) SKEWED BY (x) ON (0) "
             "STORED AS DIRECTORIES STORED AS PARQUET "

@@ -243,8 +243,10 @@ def _write_static(ctx: Context, table: Table, df: DataFrame, values: tuple, over
             w = PartitionWrite(values, location, files, count_rows(table, files), overwrite)
         else:
             data = lb_routing.with_lb_column(ctx, table, data, lb, [])
-            spark_write(writer(data.repartition(1), table).partitionBy(lb_routing.LB_COL),
-                         commit.staging + "/data")
+            # by directory: each directory one task's one file, the directories in parallel
+            dirs = len(lb.directories(values))
+            spark_write(writer(data.repartition(dirs, F.col(lb_routing.LB_COL)), table)
+                        .partitionBy(lb_routing.LB_COL), commit.staging + "/data")
             w = lb_routing.staged_write(table, commit.staging + "/data", values, location, lb,
                                       overwrite, lb_routing.old_layout(table, existing, overwrite),
                                       count_rows)
