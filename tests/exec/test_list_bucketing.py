@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hivepark.catalog.skew import SKEW_LOCATIONS, partition_layout
-from hivepark.errors import ParseError, SemanticError
+from hivepark.errors import LimitExceeded, ParseError, SemanticError
 
 D = "HIVE_DEFAULT_LIST_BUCKETING_DIR_NAME"
 
@@ -490,6 +490,32 @@ def test_a_static_partition_write_fills_its_directories_in_parallel(env, spark):
     assert rows(env.sql("SELECT a, x FROM spread1")) == rows(spark.sql("SELECT * FROM spread1_src"))
     assert rows(env.sql("SELECT a, x FROM spread1 WHERE x IN (2, 6)")) == \
         rows(spark.sql("SELECT * FROM spread1_src WHERE x IN (2, 6)"))
+
+
+def test_created_files_limit_counts_the_list_bucketing_directories(env, spark):
+    # each directory that gets rows is a file: 2 partitions x 3 directories = 6 files, over a
+    # limit of 5 that the partitions alone (2) would pass; nothing is left on disk or recorded
+    env.sql("CREATE TABLE lim (a INT, x INT) PARTITIONED BY (ds STRING) SKEWED BY (x) ON (1, 2) "
+            "STORED AS DIRECTORIES STORED AS PARQUET")
+    spark.sql("SELECT CAST(id AS INT) AS a, CAST(id % 4 AS INT) AS x, CONCAT('d', (id DIV 4) % 2) AS ds "
+              "FROM range(40)").createOrReplaceTempView("lim_src")
+    t = env.catalog.get_table("default", "lim")
+    env.sql("SET hive.exec.max.created.files=5")
+    try:
+        with pytest.raises(LimitExceeded, match="total number of created files now is 6, which exceeds 5"):
+            env.sql("INSERT OVERWRITE TABLE lim PARTITION (ds) SELECT a, x, ds FROM lim_src")
+        with pytest.raises(LimitExceeded, match="total number of created files now is 3, which exceeds 2"):
+            env.sql("SET hive.exec.max.created.files=2")
+            env.sql("INSERT OVERWRITE TABLE lim PARTITION (ds='s') SELECT a, x FROM lim_src")
+        assert env.catalog.list_partitions(t) == []
+        assert data_dirs(t.location) == []
+        assert [d for d in os.listdir(t.location) if d.startswith(".")] == []
+        env.sql("SET hive.exec.max.created.files=6")
+        env.sql("INSERT OVERWRITE TABLE lim PARTITION (ds) SELECT a, x, ds FROM lim_src")
+    finally:
+        env.sql("SET hive.exec.max.created.files=100000")
+    assert len(data_dirs(t.location)) == 6
+    assert rows(env.sql("SELECT a, x, ds FROM lim")) == rows(spark.sql("SELECT * FROM lim_src"))
 
 
 def test_auto_topk_follows_the_data_per_partition(env, spark):

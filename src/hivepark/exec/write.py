@@ -250,6 +250,7 @@ def _write_static(ctx: Context, table: Table, df: DataFrame, values: tuple, over
             w = lb_routing.staged_write(table, commit.staging + "/data", values, location, lb,
                                       overwrite, lb_routing.old_layout(table, existing, overwrite),
                                       count_rows)
+            _check_staged_files(ctx, [w])
         return commit.finish(ctx.catalog, [w])
 
 
@@ -289,6 +290,8 @@ def _write_dynamic(ctx: Context, table: Table, df: DataFrame, static: dict, dyn:
             w = w.option("maxRecordsPerFile", per_file)
         spark_write(w, commit.staging + "/data")
         writes = _staged_partitions(ctx, table, commit.staging + "/data", overwrite, lb)
+        if lb is not None:
+            _check_staged_files(ctx, writes)
         return commit.finish(ctx.catalog, writes)
 
 
@@ -382,11 +385,26 @@ def _preflight(ctx: Context, out: DataFrame, keys: list[str],
             layout.check_part_value(k, None if r[k] is None else str(r[k]))
     files = sum(-(-r["__rows"] // per_file) if per_file else 1 for r in rows)
     if files > max_files:
-        raise LimitExceeded(
-            f"total number of created files now is {files}, which exceeds {max_files}. To solve "
-            f"this try to set hive.exec.max.created.files to at least {files}, or raise "
-            "hivepark.max.rows.per.file.")
+        raise _too_many_files(files, max_files)
     return _task_count(ctx, [r["__h"] for r in rows], pernode), rows
+
+
+def _too_many_files(files: int, max_files: int) -> LimitExceeded:
+    return LimitExceeded(
+        f"total number of created files now is {files}, which exceeds {max_files}. To solve "
+        f"this try to set hive.exec.max.created.files to at least {files}, or raise "
+        "hivepark.max.rows.per.file.")
+
+
+def _check_staged_files(ctx: Context, writes: list[PartitionWrite]) -> None:
+    """hive.exec.max.created.files for a list-bucketed write, counted on its staged files:
+    which of a partition's directories get rows is known only once they are written (the
+    preflight counts each partition's files as if it had one directory). Over the limit the
+    statement fails here, before anything is visible, and its staging is removed."""
+    max_files = ctx.conf.get_int("hive.exec.max.created.files")
+    files = sum(len(w.files) for w in writes)
+    if files > max_files:
+        raise _too_many_files(files, max_files)
 
 
 def _directory_task_count(ctx: Context, keys: list[str], rows: list, plan: lb_routing.LBPlan) -> int:
