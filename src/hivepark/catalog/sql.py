@@ -279,6 +279,23 @@ def _key_alias(idx: int) -> Any:
     return aliased(PartitionKeyValRow, name=f"k{idx}")
 
 
+def _keys_joined(used: frozenset[int], tbl_id: int | None = None) -> tuple[Any, Any]:
+    """A select of partition ids with the key-value row (:func:`_key_alias`) of each key in
+    ``used`` joined by part id, for a :func:`filter_sql` clause to be applied to; on the
+    table ``tbl_id``'s rows when given (the key-value indexes lead with it). Returns the select
+    and the first key's alias, whose ``part_id`` it selects."""
+    first, *more = sorted(used)
+    k = _key_alias(first)
+    q = select(k.part_id).where(k.idx == first)
+    if tbl_id is not None:
+        q = q.where(k.tbl_id == tbl_id)
+    for idx in more:
+        a = _key_alias(idx)
+        on = (a.part_id == k.part_id) & (a.idx == idx)
+        q = q.join(a, on if tbl_id is None else on & (a.tbl_id == tbl_id))
+    return q, k
+
+
 class SqlCatalog(Catalog):
     """The Catalog on any SQLAlchemy URL; see the module docstring.
 
@@ -616,13 +633,7 @@ class SqlCatalog(Catalog):
         # then fetched by primary key. (Joined with the partitions table instead,
         # PostgreSQL hashes a sequential scan of all of them: a 1,000-value IN over a
         # million partitions took 3x as long.)
-        first, *more = sorted(used)
-        k = _key_alias(first)
-        ids = select(k.part_id).where(k.tbl_id == tbl_id, k.idx == first)
-        for idx in more:
-            a = _key_alias(idx)
-            ids = ids.join(a, (a.part_id == k.part_id) & (a.tbl_id == tbl_id) & (a.idx == idx))
-        ids = ids.where(clause)
+        ids = _keys_joined(used, tbl_id)[0].where(clause)
         if self._is_pg:  # an array: the planner looks each id up in the primary key
             return stmt.where(PartitionRow.id == func.any(func.array(ids.scalar_subquery())))
         return stmt.where(PartitionRow.id.in_(ids))
@@ -654,13 +665,8 @@ class SqlCatalog(Catalog):
         if rest is None:
             return stmt
         clause, used = rest
-        first, *others = sorted(used)
-        k = _key_alias(first)
-        keys = select(literal(1)).select_from(k)
-        for idx in others:
-            a = _key_alias(idx)
-            keys = keys.join(a, (a.part_id == k.part_id) & (a.idx == idx))
-        test = keys.where(k.part_id == found.c["__id"], k.idx == first, clause).offset(0).lateral("t")
+        keys, k = _keys_joined(used)  # by the key-value primary key (part_id, idx)
+        test = keys.where(k.part_id == found.c["__id"], clause).offset(0).lateral("t")
         return stmt.join(test, true())
 
     def list_partitions(self, table: Table, filter: Expr | None = None,

@@ -221,12 +221,13 @@ def _dynamic_tops(table: Table, keys: list[str], grouped: DataFrame,
 
 # ---------------------------------------------------------------- the __lb column
 
-def directory_hashes(ctx: Context, plan: LBPlan, parts: list[PartValues]) -> list[tuple[PartValues, int]]:
-    """Each (partition, directory) a dynamic write of ``parts`` can fill, with Spark's hash of
+def directory_hashes(ctx: Context, plan: LBPlan) -> list[tuple[PartValues, int]]:
+    """Each (partition, directory) a dynamic write (``plan.typed_keys``: its partitions by
+    their key strings) can fill, with Spark's hash of
     its (key strings..., ``__lb``) as the write's rows carry them (string keys, an int
     ``__lb``), the hash Spark's ``repartition`` by those columns sends its rows by: one small
     Spark job, so that the write can be sized before it runs."""
-    groups = [(part, d) for part in parts for d in plan.directories(part)]
+    groups = [(part, d) for part in plan.typed_keys for d in plan.directories(part)]
     if not groups:
         return []
     width = len(groups[0][0])

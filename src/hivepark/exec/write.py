@@ -283,7 +283,7 @@ def _write_dynamic(ctx: Context, table: Table, df: DataFrame, static: dict, dyn:
         if lb is not None:
             out = lb_routing.with_lb_column(ctx, table, out, lb, keys)
             by = keys + [lb_routing.LB_COL]
-            tasks = _directory_task_count(ctx, keys, rows, lb)
+            tasks = _directory_task_count(ctx, lb)
         w = writer(out.repartition(tasks, *[F.col(k) for k in by]), table).partitionBy(*by)
         per_file = _rows_per_file(ctx)
         if per_file:
@@ -407,7 +407,7 @@ def _check_staged_files(ctx: Context, writes: list[PartitionWrite]) -> None:
         raise _too_many_files(files, max_files)
 
 
-def _directory_task_count(ctx: Context, keys: list[str], rows: list, plan: lb_routing.LBPlan) -> int:
+def _directory_task_count(ctx: Context, plan: lb_routing.LBPlan) -> int:
     """Write tasks for a list-bucketed write, whose rows go to the tasks by (partition,
     directory) rather than by partition: a partition's directories are written by several
     tasks at once (each directory by one, so still one file each), and the skewed values'
@@ -415,8 +415,7 @@ def _directory_task_count(ctx: Context, keys: list[str], rows: list, plan: lb_ro
     partitions of 11 directories: 1.39 -> 1.24 times the plain table's write). As many tasks
     as directories, up to 8 per core (or spark.sql.shuffle.partitions if more), doubled
     until no task writes into more than hive.exec.max.dynamic.partitions.pernode partitions."""
-    parts = [tuple(r[k] for k in keys) for r in rows]
-    groups = lb_routing.directory_hashes(ctx, plan, parts)
+    groups = lb_routing.directory_hashes(ctx, plan)
     base = int(ctx.spark.conf.get("spark.sql.shuffle.partitions") or "1")
     start = max(base, 8 * ctx.spark.sparkContext.defaultParallelism)
     return _task_count(ctx, [h for _, h in groups],
