@@ -27,8 +27,10 @@ def table(tmp_path, spark):
 
 
 def _journals(wh) -> list[str]:
+    """The journals recovery reads: a writer's hidden ``.name.json.xxxx.tmp`` (the atomic
+    write's temporary file, empty while it is written) is not one."""
     d = journal_dir(wh.location)
-    return sorted(os.listdir(d)) if os.path.isdir(d) else []
+    return sorted(n for n in os.listdir(d) if n.endswith(".json") and not n.startswith(".")) if os.path.isdir(d) else []
 
 
 def test_a_statement_in_flight_in_this_process_is_not_undone(table):
@@ -129,8 +131,11 @@ def _wait_for_state(wh, proc, state: str) -> dict:
     deadline = time.time() + 240
     while time.time() < deadline and proc.poll() is None:
         for name in _journals(wh):
-            with open(os.path.join(journal_dir(wh.location), name)) as f:
-                j = json.load(f)
+            try:
+                with open(os.path.join(journal_dir(wh.location), name)) as f:
+                    j = json.load(f)
+            except FileNotFoundError:
+                continue  # the statement ended between the listing and the read
             if j.get("state") == state:
                 return j
         time.sleep(0.01)
