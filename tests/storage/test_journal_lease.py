@@ -171,3 +171,21 @@ def test_a_killed_writer_on_another_host_is_undone_once_its_lease_ran_out(table,
     t = table.catalog.get_table("default", "t")
     on_disk = sorted(f for f in os.listdir(t.location) if not f.startswith((".", "_")))
     assert on_disk == sorted(json.loads(t.properties["hivepark.files"]))
+
+
+def test_a_killed_writers_half_written_journal_temporary_is_swept_after_the_lease(table):
+    """A writer killed between writing a journal's temporary file and renaming it leaves the
+    hidden temporary behind: recovery deletes it once it is older than the lease, and leaves
+    a fresh one (a live writer's, in the moment of its write) alone."""
+    d = journal_dir(table.location)
+    os.makedirs(d, exist_ok=True)
+    stale, fresh = os.path.join(d, ".dead.json.0a1b2c3d.tmp"), os.path.join(d, ".live.json.4e5f6a7b.tmp")
+    for path in (stale, fresh):
+        with open(path, "w") as f:
+            f.write('{"pid": 4242, "sta')
+    old = time.time() - commit.LEASE_SECONDS - 60
+    os.utime(stale, (old, old))
+    hivepark.connect(table.location, spark=table.spark).close()
+    assert not os.path.exists(stale) and os.path.exists(fresh)
+    assert [r[0] for r in table.sql("SELECT a FROM t").collect()] == [1]
+    os.remove(fresh)

@@ -474,6 +474,8 @@ def recover(warehouse: str, catalog: Catalog) -> int:
     except OSError as e:
         failed.append(f"staging directories: {e}")
     delete_expired(warehouse)
+    for directory in (journal_dir(warehouse), expiring_dir(warehouse)):  # a killed writer's half-written file
+        fs.delete_stale_temporaries(directory, LEASE_SECONDS)
     if failed:
         raise OSError(f"{len(failed)} crashed statement(s) could not be cleaned up ({'; '.join(failed)}); "
                       f"{cleaned} other(s) were")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -243,6 +244,29 @@ def write_text_atomic(path: str, text: str) -> None:
     with fs.open_output_stream(tmp) as out:
         out.write(text.encode())
     fs.move(tmp, p)
+
+
+def delete_stale_temporaries(directory: str, older_than: float) -> int:
+    """Deletes the temporary files :func:`write_text_atomic` left in ``directory`` when its
+    process died between writing and renaming (``.name.xxxxxxxx.tmp``), those last changed
+    more than ``older_than`` seconds ago: a live writer's exists for the moment of one
+    write. Returns how many it deleted."""
+    fs, p = _split(directory)
+    try:
+        infos = fs.get_file_info(pafs.FileSelector(p, recursive=False))
+    except (FileNotFoundError, NotADirectoryError):
+        return 0
+    cutoff = (time.time() - older_than) * 1e9
+    deleted = 0
+    for f in infos:
+        if (f.type == pafs.FileType.File and f.base_name.startswith(".") and f.base_name.endswith(".tmp")
+                and f.mtime_ns is not None and f.mtime_ns < cutoff):
+            try:
+                fs.delete_file(f.path)
+                deleted += 1
+            except FileNotFoundError:
+                pass  # another process's recovery deleted it first
+    return deleted
 
 
 def read_text(path: str) -> str:
