@@ -51,7 +51,10 @@ end of ``.collect()``, ``spark.catalog.clearCache()`` before every run:
                keeps hivepark's session value (100000: listed on the driver, faster here);
   spark-warm   the same DataFrames created once up front and reused (listing done).
 Rows of all four are sorted and compared on every run; any difference stops the script.
-A warm-up round (Q1.1, every variant, untimed) runs first.
+A warm-up round (Q1.1, every variant, untimed) runs first. Then (``--paired N``, default 6)
+hivepark and spark-warm run N more times per query in alternating pairs, nothing between
+them, for a second per-query hivepark/spark-warm ratio (printed on its own line): in the
+rotation a variant may follow spark-new's listing job, which moves a 0.2 s query by 10-20%.
 
 Bytes. ``hp-bytes``: the partitions hivepark's lineorder scan reads, taken from its
 ``EXPLAIN ANALYZE`` (with ``hivepark.explain.max.directories`` raised so every chosen
@@ -361,7 +364,9 @@ def hivepark_partitions(wh: Any, sql: str, by_location: dict[str, int]) -> tuple
     block = text.split("TableScan default.lineorder")[1].split("TableScan")[0]
     k_n = re.search(r"partitions=(\d+)/(\d+)", block)
     assert k_n, block
-    dirs = re.search(r"directories: (.*)", block).group(1).strip()
+    listed = re.search(r"directories: (.*)", block)
+    assert listed, block
+    dirs = listed.group(1).strip()
     chosen = [] if dirs == "(none)" else [d.strip() for d in dirs.split(", ")]
     if len(chosen) != int(k_n.group(1)):
         raise SystemExit(f"EXPLAIN ANALYZE lists {len(chosen)} directories, "
@@ -506,6 +511,9 @@ def main() -> None:
     ap.add_argument("--spark-new-listing", choices=("stock", "session"), default="stock",
                     help="spark-new lists directories as stock Spark (a listing job over 32 "
                          "paths) or with this session's driver-side listing")
+    ap.add_argument("--paired", type=int, default=6,
+                    help="then run hivepark and spark-warm N more times per query, alternating, "
+                         "for the per-query ratio (0: skip)")
     args = ap.parse_args()
     names = [q.strip().upper() for q in args.queries.split(",") if q.strip()]
     unknown = [q for q in names if q not in QUERIES]
@@ -586,6 +594,17 @@ def main() -> None:
               + "  read: " + " ".join(f"{v}={human(read[v])}" for v in VARIANTS)
               + f"  rows {len(expected or [])}", flush=True)
 
+    # item 1's per-query ratio once more, hivepark and spark-warm back to back (ABBA order,
+    # nothing else between them): in the rotation above, a variant may run right after
+    # spark-new's listing job and its garbage, which moves a 0.2 s query by 10-20%
+    paired: dict[str, float] = {}
+    for name in names if args.paired else ():
+        pair_times: dict[str, list[float]] = {"hivepark": [], "spark-warm": []}
+        for i in range(args.paired):
+            for variant in (("hivepark", "spark-warm") if i % 2 == 0 else ("spark-warm", "hivepark")):
+                pair_times[variant].append(runner.run(variant, name)[0])
+        paired[name] = statistics.median(pair_times["hivepark"]) / statistics.median(pair_times["spark-warm"])
+
     total = {v: sum(medians[v].values()) for v in VARIANTS}
     print(f"load average at the end: {os.getloadavg()[0]:.1f}")
     print("hivepark's own work before the first Spark job (wh.sql() minus spark-warm's spark.sql(), "
@@ -594,6 +613,9 @@ def main() -> None:
     print("per query hivepark/spark-warm: " + "  ".join(
         f"{q} {medians['hivepark'][q] / medians['spark-warm'][q]:.2f}" for q in names)
         + f"  max {max(medians['hivepark'][q] / medians['spark-warm'][q] for q in names):.2f}")
+    if paired:
+        print(f"per query hivepark/spark-warm, {args.paired} alternating pairs: " + "  ".join(
+            f"{q} {r:.2f}" for q, r in paired.items()) + f"  max {max(paired.values()):.2f}")
     print("total  " + "  ".join(f"{v} {total[v]:.2f}s" for v in VARIANTS))
     hp = total["hivepark"]
     print(f"ratios (all {len(names)} queries): hivepark/spark-new {hp / total['spark-new']:.2f}  "
