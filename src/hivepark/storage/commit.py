@@ -475,7 +475,10 @@ def recover(warehouse: str, catalog: Catalog) -> int:
         failed.append(f"staging directories: {e}")
     delete_expired(warehouse)
     for directory in (journal_dir(warehouse), expiring_dir(warehouse)):  # a killed writer's half-written file
-        fs.delete_stale_temporaries(directory, LEASE_SECONDS)
+        try:
+            fs.delete_stale_temporaries(directory, LEASE_SECONDS)
+        except OSError as e:
+            failed.append(f"temporary files in {directory}: {e}")
     if failed:
         raise OSError(f"{len(failed)} crashed statement(s) could not be cleaned up ({'; '.join(failed)}); "
                       f"{cleaned} other(s) were")
