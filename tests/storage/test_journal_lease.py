@@ -173,19 +173,22 @@ def test_a_killed_writer_on_another_host_is_undone_once_its_lease_ran_out(table,
     assert on_disk == sorted(json.loads(t.properties["hivepark.files"]))
 
 
-def test_a_killed_writers_half_written_journal_temporary_is_swept_after_the_lease(table):
-    """A writer killed between writing a journal's temporary file and renaming it leaves the
-    hidden temporary behind: recovery deletes it once it is older than the lease, and leaves
-    a fresh one (a live writer's, in the moment of its write) alone."""
-    d = journal_dir(table.location)
-    os.makedirs(d, exist_ok=True)
-    stale, fresh = os.path.join(d, ".dead.json.0a1b2c3d.tmp"), os.path.join(d, ".live.json.4e5f6a7b.tmp")
-    for path in (stale, fresh):
+def test_a_killed_writers_half_written_temporaries_are_swept_after_the_lease(table):
+    """A writer killed between writing a record's temporary file and renaming it leaves the
+    hidden temporary behind, for a journal, a list of files awaiting deletion or an Iceberg
+    write's marker: recovery deletes each once it is older than the lease, and leaves a fresh
+    one (a live writer's, in the moment of its write) alone."""
+    root = os.path.join(table.location, ".hivepark")
+    stale = [os.path.join(root, kind, ".dead.json.0a1b2c3d.tmp") for kind in ("journal", "expiring", "iceberg")]
+    fresh = os.path.join(root, "journal", ".live.json.4e5f6a7b.tmp")
+    old = time.time() - commit.LEASE_SECONDS - 60
+    for path in (*stale, fresh):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w") as f:
             f.write('{"pid": 4242, "sta')
-    old = time.time() - commit.LEASE_SECONDS - 60
-    os.utime(stale, (old, old))
+        if path != fresh:
+            os.utime(path, (old, old))
     hivepark.connect(table.location, spark=table.spark).close()
-    assert not os.path.exists(stale) and os.path.exists(fresh)
+    assert [p for p in stale if os.path.exists(p)] == [] and os.path.exists(fresh)
     assert [r[0] for r in table.sql("SELECT a FROM t").collect()] == [1]
     os.remove(fresh)

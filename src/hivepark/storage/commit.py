@@ -165,8 +165,14 @@ def fault_point(name: str) -> None:
         time.sleep(float(pause))
 
 
+def state_dir(warehouse: str) -> str:
+    """Where hivepark keeps its own records of statements in flight (journals, files awaiting
+    deletion, Iceberg write markers), each written atomically."""
+    return warehouse.rstrip("/") + "/.hivepark"
+
+
 def journal_dir(warehouse: str) -> str:
-    return warehouse.rstrip("/") + "/.hivepark/journal"
+    return state_dir(warehouse) + "/journal"
 
 
 class Commit:
@@ -397,7 +403,7 @@ def _relative(base: str, path: str) -> str:
 
 
 def expiring_dir(warehouse: str) -> str:
-    return warehouse.rstrip("/") + "/.hivepark/expiring"
+    return state_dir(warehouse) + "/expiring"
 
 
 def schedule_deletion(warehouse: str, qid: str, files: Sequence[str], retention: float) -> None:
@@ -474,11 +480,10 @@ def recover(warehouse: str, catalog: Catalog) -> int:
     except OSError as e:
         failed.append(f"staging directories: {e}")
     delete_expired(warehouse)
-    for directory in (journal_dir(warehouse), expiring_dir(warehouse)):  # a killed writer's half-written file
-        try:
-            fs.delete_stale_temporaries(directory, LEASE_SECONDS)
-        except OSError as e:
-            failed.append(f"temporary files in {directory}: {e}")
+    try:  # a record's temporary that a killed writer left half-written, in every kind of record
+        fs.delete_stale_temporaries(state_dir(warehouse), LEASE_SECONDS)
+    except OSError as e:
+        failed.append(f"temporary files in {state_dir(warehouse)}: {e}")
     if failed:
         raise OSError(f"{len(failed)} crashed statement(s) could not be cleaned up ({'; '.join(failed)}); "
                       f"{cleaned} other(s) were")

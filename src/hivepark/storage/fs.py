@@ -121,15 +121,19 @@ def list_files(path: str, recursive: bool = False) -> list[FileEntry]:
     return out
 
 
+def _entries(path: str, recursive: bool = False) -> tuple[pafs.FileSystem, list[pafs.FileInfo]]:
+    """Everything under ``path``, hidden names included; none when it does not exist."""
+    fs, p = _split(path)
+    try:
+        return fs, fs.get_file_info(pafs.FileSelector(p, recursive=recursive))
+    except (FileNotFoundError, NotADirectoryError):
+        return fs, []
+
+
 def list_dirs_starting(path: str, prefix: str) -> list[str]:
     """The directories directly under ``path`` whose name starts with ``prefix`` (hidden names
     included: staging directories are hidden)."""
-    fs, p = _split(path)
-    try:
-        infos = fs.get_file_info(pafs.FileSelector(p, recursive=False))
-    except (FileNotFoundError, NotADirectoryError):
-        return []
-    return [_join(path, f.base_name) for f in infos
+    return [_join(path, f.base_name) for f in _entries(path)[1]
             if f.type == pafs.FileType.Directory and f.base_name.startswith(prefix)]
 
 
@@ -234,32 +238,31 @@ def write_text(path: str, text: str) -> None:
         out.write(text.encode())
 
 
+_TEMPORARY = ".tmp"  # write_text_atomic's hidden temporary: ".<name>.<8 hex digits>.tmp"
+
+
 def write_text_atomic(path: str, text: str) -> None:
     """``path`` holds either its old content or ``text``, never a part of it: written to a
     hidden temporary file beside it, then renamed over it."""
     fs, p = _split(path)
     directory, name = p.rsplit("/", 1)
     fs.create_dir(directory, recursive=True)
-    tmp = f"{directory}/.{name}.{uuid.uuid4().hex[:8]}.tmp"
+    tmp = f"{directory}/.{name}.{uuid.uuid4().hex[:8]}{_TEMPORARY}"
     with fs.open_output_stream(tmp) as out:
         out.write(text.encode())
     fs.move(tmp, p)
 
 
 def delete_stale_temporaries(directory: str, older_than: float) -> int:
-    """Deletes the temporary files :func:`write_text_atomic` left in ``directory`` when its
-    process died between writing and renaming (``.name.xxxxxxxx.tmp``), those last changed
-    more than ``older_than`` seconds ago: a live writer's exists for the moment of one
-    write. Returns how many it deleted."""
-    fs, p = _split(directory)
-    try:
-        infos = fs.get_file_info(pafs.FileSelector(p, recursive=False))
-    except (FileNotFoundError, NotADirectoryError):
-        return 0
+    """Deletes the temporary files :func:`write_text_atomic` left under ``directory`` (at any
+    depth) when its process died between writing and renaming, those last changed more than
+    ``older_than`` seconds ago: a live writer's exists for the moment of one write. Returns
+    how many it deleted."""
+    fs, infos = _entries(directory, recursive=True)
     cutoff = (time.time() - older_than) * 1e9
     deleted = 0
     for f in infos:
-        if (f.type == pafs.FileType.File and f.base_name.startswith(".") and f.base_name.endswith(".tmp")
+        if (f.type == pafs.FileType.File and f.base_name.startswith(".") and f.base_name.endswith(_TEMPORARY)
                 and f.mtime_ns is not None and f.mtime_ns < cutoff):
             try:
                 fs.delete_file(f.path)

@@ -94,7 +94,7 @@ from hivepark.expr.nodes import Expr, and_all
 from hivepark.expr.visitors import conjuncts
 from hivepark.plan.pushdown import DecomposedPredicate
 from hivepark.storage import fs
-from hivepark.storage.commit import Journal, abandoned_journals, fault_point
+from hivepark.storage.commit import Journal, abandoned_journals, fault_point, state_dir
 from hivepark.storage.handlers.base import (
     PARTITION_SPEC_KEY,
     STORAGE_HANDLER_KEY,
@@ -808,7 +808,7 @@ def _key(record: Any) -> tuple[Any, ...]:
 # ------------------------------------------------------------------ recovery
 
 def marker_dir(warehouse: str) -> str:
-    return f"{fs.normalize(warehouse)}/.hivepark/iceberg"
+    return f"{state_dir(fs.normalize(warehouse))}/iceberg"
 
 
 def _marker_path(warehouse: str, write_id: str) -> str:
