@@ -59,6 +59,7 @@ def main() -> None:
 
     import hivepark
     from hivepark.exec.session import get_or_create_spark
+    from hivepark.layout import LB_DEFAULT_DIR_NAME
 
     root = args.dir or tempfile.mkdtemp(prefix="hivepark-bench-lb-")
     spark = get_or_create_spark()
@@ -102,13 +103,13 @@ def main() -> None:
     # (planning, Spark's job) is most of its time; the payload one reads the rows' 64-byte
     # payload too, as a SELECT * of the matching rows would
     narrow, wide = "count(*), sum(a)", "count(*), sum(a), max(payload)"
-    queries = {"skewed x = 3": ("x = 3", narrow), "skewed x = 3, payload": ("x = 3", wide),
-               f"rare x = {rare}": (f"x = {rare}", narrow),
-               f"IN (2, 7, {rare})": (f"x IN (2, 7, {rare})", narrow)}
+    # (where, select list, the list-bucketing directories that hold the matching rows, by
+    # Hive's layout: a skewed value's own directory, any other value in the default one)
+    queries = {"skewed x = 3": ("x = 3", narrow, ["x=3"]),
+               "skewed x = 3, payload": ("x = 3", wide, ["x=3"]),
+               f"rare x = {rare}": (f"x = {rare}", narrow, [LB_DEFAULT_DIR_NAME]),
+               f"IN (2, 7, {rare})": (f"x IN (2, 7, {rare})", narrow, ["x=2", "x=7", LB_DEFAULT_DIR_NAME])}
     lb_dir = wh.catalog.get_table("default", "lb").location
-    default_dir = "HIVE_DEFAULT_LIST_BUCKETING_DIR_NAME"
-    qualifying = {"skewed x = 3": ["x=3"], "skewed x = 3, payload": ["x=3"],
-                  f"rare x = {rare}": [default_dir], f"IN (2, 7, {rare})": ["x=2", "x=7", default_dir]}
 
     def hp(table: str, where: str, cols: str):
         return lambda: wh.sql(f"SELECT {cols} FROM {table} WHERE {where}").collect()
@@ -123,8 +124,8 @@ def main() -> None:
         return lambda: spark.read.parquet(*paths).where(where).selectExpr(*cols.split(", ")).collect()
 
     results: dict[str, dict[str, tuple[float, int]]] = {}
-    for label, (where, cols) in queries.items():
-        files = sorted(f for d in qualifying[label] for f in glob.glob(f"{lb_dir}/ds=*/{d}/*.parquet"))
+    for label, (where, cols, qualifying) in queries.items():
+        files = sorted(f for d in qualifying for f in glob.glob(f"{lb_dir}/ds=*/{d}/*.parquet"))
         readers = {"lb": hp("lb", where, cols), "plain": hp("plain", where, cols),
                    "spark": sp(where, cols), "files": exact(where, cols, files)}
         answers = {name: fn() for name, fn in readers.items()}  # warm-up, and same answer
