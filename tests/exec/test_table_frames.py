@@ -285,3 +285,49 @@ def test_string_partition_ranges_match_plain_spark(texts, spark, where):
     theirs = sorted(map(tuple, spark.sql(f"SELECT v, k FROM plain_s WHERE {where}").collect()), key=repr)
     mine = sorted(map(tuple, texts.sql(f"SELECT v, k FROM s WHERE {where}").collect()), key=repr)
     assert mine == theirs and mine
+
+
+@pytest.mark.parametrize("key_type", ["int", "string", "date"])
+def test_runtime_listing_by_the_frames_index_is_the_filters_answer(key_type):
+    """Runtime pruning's listing of a framed table finds ``key = v`` / ``key IN (...)`` by
+    the frame's index of the key (no pass over every partition): exactly the partitions,
+    in the frame's order, that the filter evaluated on each one keeps, for values that do
+    not bind to the key type, NULL among the values and the default partition, and other
+    filters still by evaluation."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from hivepark.catalog.filters import codecs_for, compile_filter, key_values
+    from hivepark.catalog.models import Column, Partition, Table
+    from hivepark.exec.scan import FramedPartitions, TableFrames, _Frame
+    from hivepark.expr import EqualTo, GreaterThan, In, Or
+
+    text = {"int": st.integers(-3, 30).map(str), "string": st.sampled_from(["a", "b", "10", "9", "é"]),
+            "date": st.dates().map(lambda d: d.replace(year=2024, month=1, day=min(d.day, 9)).isoformat())}
+    raw = st.one_of(text[key_type], st.sampled_from(["x", "07"]))
+    table = Table("db", "t", (Column("v", "string"),), (Column("k", key_type),), version=3, uid="u")
+    codecs = codecs_for(table)
+
+    @settings(max_examples=60, deadline=None)
+    @given(st.lists(st.one_of(st.none(), raw), min_size=1, max_size=25, unique=True),
+           st.lists(st.one_of(st.none(), raw), max_size=6), st.booleans())
+    def check(values, wanted, equality):
+        parts = tuple(Partition((v,), f"/t/k={v}") for v in values)
+        frames = TableFrames(None)  # type: ignore[arg-type]
+        frames._frames["db.t"] = _Frame(None, "view", {}, frozenset(p.values for p in parts),  # type: ignore[arg-type]
+                                        (3, "u"), parts)
+        listing = FramedPartitions(None, frames)  # type: ignore[arg-type]
+        filters = [In("k", tuple(wanted)), Or(In("k", tuple(wanted)), GreaterThan("k", wanted[0]))
+                   if wanted and wanted[0] is not None else In("k", ())]
+        if equality and wanted:
+            filters.append(EqualTo("k", wanted[0]))
+        for f in filters:
+            try:
+                keep = compile_filter(f, codecs)
+            except Exception as e:  # the catalog cannot decide it: the listing asks the catalog
+                assert type(e).__name__ == "Undecidable"
+                continue
+            expected = [p for p in parts if keep(key_values({"k": p.values[0]}, codecs)) is True]
+            assert listing.list_partitions(table, f) == expected, f
+
+    check()

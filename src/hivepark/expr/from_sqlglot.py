@@ -237,22 +237,45 @@ def _atom(node: exp.Expression, resolve: Resolver) -> Expr | None:
     return None
 
 
-#: Spark SQL texts by ``id(node)``, each with its node (held, so that its id is not reused)
-Texts = dict[int, tuple[exp.Expression, str]]
+class Texts:
+    """What a query's analysis asks of its condition nodes, worked out once per node for
+    all the query's tables (the same conjunct is translated for each table, with another
+    resolver), while the nodes are unchanged: each node's Spark SQL text and the columns it
+    reads. Kept by ``id(node)`` with the node held, so that its id is not reused."""
+
+    def __init__(self) -> None:
+        self._texts: dict[int, tuple[exp.Expression, str]] = {}
+        self._columns: dict[int, tuple[exp.Expression, list[exp.Column], bool]] = {}
+
+    def text(self, node: exp.Expression) -> str:
+        hit = self._texts.get(id(node))
+        if hit is None:
+            hit = self._texts[id(node)] = (node, node.sql(dialect="spark"))
+        return hit[1]
+
+    def columns(self, node: exp.Expression) -> tuple[list[exp.Column], bool]:
+        """The columns in ``node`` (in subqueries too) and whether it holds a subquery."""
+        hit = self._columns.get(id(node))
+        if hit is None:
+            cols: list[exp.Column] = []
+            nested = False
+            for n in node.walk():
+                if isinstance(n, exp.Column):
+                    cols.append(n)
+                elif isinstance(n, (exp.Subquery, exp.Exists, exp.Select)):
+                    nested = True
+            hit = self._columns[id(node)] = (node, cols, nested)
+        return hit[1], hit[2]
 
 
 def spark_text(node: exp.Expression, texts: Texts | None = None) -> str:
     """``node`` as Spark SQL; with ``texts``, rendered once and reused for the same node."""
-    if texts is None:
-        return node.sql(dialect="spark")
-    hit = texts.get(id(node))
-    if hit is None:
-        hit = texts[id(node)] = (node, node.sql(dialect="spark"))
-    return hit[1]
+    return node.sql(dialect="spark") if texts is None else texts.text(node)
 
 
 def _opaque(node: exp.Expression, resolve: Resolver, texts: Texts | None) -> Opaque:
-    refs = (resolve(c) for c in node.find_all(exp.Column))
+    cols = texts.columns(node)[0] if texts is not None else node.find_all(exp.Column)
+    refs = (resolve(c) for c in cols)
     return Opaque(sql=spark_text(node, texts), refs=frozenset(r for r in refs if r))
 
 
@@ -263,9 +286,10 @@ def from_sqlglot(node: exp.Expression, resolve: Resolver, texts: Texts | None = 
         node: A condition, e.g. a WHERE clause's ``this``.
         resolve: Returns the lower-case column name for a column of the scan of
             interest, else None (such columns are not modelled).
-        texts: Spark SQL texts of opaque sub-expressions (:func:`spark_text`), filled and
-            reused when given: the same condition translated for each table of a query
-            (with another ``resolve``) is rendered once, while the nodes are unchanged.
+        texts: opaque sub-expressions' Spark SQL texts and columns (:class:`Texts`),
+            filled and reused when given: the same condition translated for each table
+            of a query (with another ``resolve``) is rendered once, while the nodes are
+            unchanged.
 
     Returns:
         The tree: comparisons, IN, BETWEEN (as ``>= and <=``), LIKE, IS [NOT] NULL,

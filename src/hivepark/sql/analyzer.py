@@ -94,7 +94,7 @@ def analyze_query(query: exp.Expression, find: TableFind, type_safety: bool = Fa
     sites: list[ScanSite] = []
     joins: list[tuple[int, JoinKey]] = []
     names = _names_used(query)
-    texts: Texts = {}  # conditions' Spark SQL, rendered once for all the query's tables
+    texts = Texts()  # conditions' Spark SQL and columns, once for all the query's tables
     for scope_id, scope in enumerate(traverse_scope(query)):
         tables = {alias: src for alias, src in scope.sources.items()
                   if isinstance(src, exp.Table)}
@@ -108,7 +108,7 @@ def analyze_query(query: exp.Expression, find: TableFind, type_safety: bool = Fa
         for alias, table in resolved.items():
             conj = applicable.get(alias, [])
             trees = [from_sqlglot(c, resolvers[alias], texts) for c in conj]
-            mine = [_only_references(c, resolvers[alias]) for c in conj]
+            mine = [_only_references(c, resolvers[alias], texts) for c in conj]
             pred = and_all(*trees)
             own = tuple(c for c, m in zip(conj, mine) if m)
             own_pred = and_all(*(t for t, m in zip(trees, mine) if m))
@@ -230,12 +230,11 @@ def _columns_read(table: Table, names: set[str] | None) -> tuple[str, ...] | Non
     return cols or tuple(c.name for c in table.columns[:1])
 
 
-def _only_references(cond: exp.Expression, resolve: Callable[[exp.Column], str | None]) -> bool:
+def _only_references(cond: exp.Expression, resolve: Callable[[exp.Column], str | None],
+                     texts: Texts) -> bool:
     """True when every column of ``cond`` belongs to this scan and it holds no subquery."""
-    if any(isinstance(n, (exp.Subquery, exp.Exists, exp.Select)) for n in cond.walk()):
-        return False
-    cols = list(cond.find_all(exp.Column))
-    return bool(cols) and all(resolve(c) is not None for c in cols)
+    cols, nested = texts.columns(cond)
+    return not nested and bool(cols) and all(resolve(c) is not None for c in cols)
 
 
 def _hinted_aliases(select: exp.Expression) -> set[str]:

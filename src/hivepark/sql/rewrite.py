@@ -66,7 +66,8 @@ def spark_sql(analysis: QueryAnalysis, views: Sequence[str], broadcast: Sequence
     each site whose ``broadcast`` is set. ``applied[i]`` lists the conjuncts of
     ``sites[i].filters`` its source has already applied (a storage handler's exact pushed
     part): they become TRUE, so Spark does not filter those rows again. Rewrites the
-    analyzed copy: call once per analysis."""
+    analyzed copy (and renders it in place, without copying it again): call once per
+    analysis."""
     assert analysis.query is not None
     for site, done in zip(analysis.sites, applied):
         for i in done:
@@ -87,7 +88,7 @@ def spark_sql(analysis: QueryAnalysis, views: Sequence[str], broadcast: Sequence
             site.node.replace(exp.Table(this=exp.to_identifier(view), alias=alias, **kept))
         if hint:
             _add_broadcast_hint(site)
-    text = analysis.query.sql(dialect="spark")
+    text = analysis.query.sql(dialect="spark", copy=False)  # the analysis's own copy
     for mark, where in raw.items():
         assert text.count(mark) == 1
         text = text.replace(f"`{mark}`", mark).replace(mark, f"({where})")
