@@ -161,6 +161,7 @@ def connect(warehouse: str = "./warehouse", metastore: str | None = None,
             and Spark's (``spark.*``), given to Spark when this call starts it, set on a
             running session otherwise (one Spark reads only at start is then an error).
     """
+    import hivepark.sql.dialect  # noqa: F401 - refuses sqlglot's compiled build before anything is opened
     from hivepark.catalog.models import Database
     from hivepark.catalog.sql import SqlCatalog
     from hivepark.config import Config

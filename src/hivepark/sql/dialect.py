@@ -9,9 +9,19 @@ from __future__ import annotations
 
 import typing as t
 
-from sqlglot import exp
+from sqlglot import exp, tokens
 from sqlglot.dialects.hive import Hive
 from sqlglot.tokens import TokenType
+
+if tokens.SQLGLOTC_INSTALLED:
+    # sqlglot loads its compiled build whenever the package is present (another tool may
+    # have pulled it in), and compiled classes cannot be subclassed from Python: every
+    # statement would fail with "interpreted classes cannot inherit from compiled"
+    raise ImportError(
+        "hivepark cannot run with sqlglot's compiled build installed (the sqlglotc package, "
+        "from sqlglot[c]): hivepark extends sqlglot's Hive dialect by subclassing its parser, "
+        "generator and expressions, which compiled classes refuse. Uninstall it from this "
+        "environment (pip uninstall sqlglotc) or install hivepark in an environment of its own.")
 
 
 class Show(exp.Expression):
