@@ -16,6 +16,7 @@ import functools
 import gc
 import itertools
 import json
+import operator
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -205,20 +206,24 @@ _proxy = MappingProxyType
 def _partitions_of(rows: Sequence[Any]) -> list[Partition]:
     """Partitions of ``_PART_COLS`` rows: the values of all rows are decoded by one JSON
     parse (their parameters and file lists likewise), and each Partition is made from its
-    fields in one step."""
+    fields in one step, by ``map`` and ``zip`` (no Python-level loop per partition)."""
     with _gc_paused():
         all_values = _decode("[" + ",".join([r[0] for r in rows]) + "]")
         # a committed partition has parameters and files; one added by ALTER/MSCK neither
         params_text, files_text = [r[2] for r in rows], [r[3] for r in rows]
         all_params: Iterable[Mapping[str, str]] = (
-            [_proxy(d) if d else EMPTY_MAP for d in _decode("[" + ",".join(params_text) + "]")]
-            if any(t != "{}" for t in params_text) else itertools.repeat(EMPTY_MAP))
+            itertools.repeat(EMPTY_MAP) if params_text.count("{}") == len(params_text) else
+            [_proxy(d) if d else EMPTY_MAP for d in _decode("[" + ",".join(params_text) + "]")])
         all_files: Iterable[tuple[str, ...] | None] = (
+            itertools.repeat(None) if files_text.count(None) == len(files_text) else
             [None if f is None else tuple(f) for f in _decode(
-                "[" + ",".join(["null" if t is None else t for t in files_text]) + "]")]
-            if any(t is not None for t in files_text) else itertools.repeat(None))
-        return [_make(Partition, (tuple(v), r[1], params, files, r[4]))
-                for r, v, params, files in zip(rows, all_values, all_params, all_files)]
+                "[" + ",".join(["null" if t is None else t for t in files_text]) + "]")])
+        fields = zip(map(tuple, all_values), map(_second, rows), all_params, all_files,
+                     map(_fifth, rows))
+        return list(map(_make, itertools.repeat(Partition), fields))
+
+
+_second, _fifth = operator.itemgetter(1), operator.itemgetter(4)
 
 
 #: at most this many values become name ranges (:func:`_name_ranges`); more take the
