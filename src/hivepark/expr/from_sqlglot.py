@@ -237,7 +237,7 @@ def _atom(node: exp.Expression, resolve: Resolver) -> Expr | None:
     return None
 
 
-class Texts:
+class ConditionFacts:
     """What a query's analysis asks of its condition nodes, worked out once per node for
     all the query's tables (the same conjunct is translated for each table, with another
     resolver), while the nodes are unchanged: each node's Spark SQL text and the columns it
@@ -268,25 +268,25 @@ class Texts:
         return hit[1], hit[2]
 
 
-def spark_text(node: exp.Expression, texts: Texts | None = None) -> str:
+def spark_text(node: exp.Expression, texts: ConditionFacts | None = None) -> str:
     """``node`` as Spark SQL; with ``texts``, rendered once and reused for the same node."""
     return node.sql(dialect="spark") if texts is None else texts.text(node)
 
 
-def _opaque(node: exp.Expression, resolve: Resolver, texts: Texts | None) -> Opaque:
+def _opaque(node: exp.Expression, resolve: Resolver, texts: ConditionFacts | None) -> Opaque:
     cols = texts.columns(node)[0] if texts is not None else node.find_all(exp.Column)
     refs = (resolve(c) for c in cols)
     return Opaque(sql=spark_text(node, texts), refs=frozenset(r for r in refs if r))
 
 
-def from_sqlglot(node: exp.Expression, resolve: Resolver, texts: Texts | None = None) -> Expr:
+def from_sqlglot(node: exp.Expression, resolve: Resolver, texts: ConditionFacts | None = None) -> Expr:
     """Translate a sqlglot boolean expression into the predicate tree.
 
     Args:
         node: A condition, e.g. a WHERE clause's ``this``.
         resolve: Returns the lower-case column name for a column of the scan of
             interest, else None (such columns are not modelled).
-        texts: opaque sub-expressions' Spark SQL texts and columns (:class:`Texts`),
+        texts: opaque sub-expressions' Spark SQL texts and columns (:class:`ConditionFacts`),
             filled and reused when given: the same condition translated for each table
             of a query (with another ``resolve``) is rendered once, while the nodes are
             unchanged.
@@ -318,7 +318,7 @@ def from_sqlglot(node: exp.Expression, resolve: Resolver, texts: Texts | None = 
     return atom if atom is not None else _opaque(node, resolve, texts)
 
 
-def _not(node: exp.Not, resolve: Resolver, texts: Texts | None) -> Expr:
+def _not(node: exp.Not, resolve: Resolver, texts: ConditionFacts | None) -> Expr:
     """``x IS NOT NULL`` (Not directly over Is) is NotNull; ``NOT (x IS NULL)`` stays Not."""
     child = node.this
     if isinstance(child, exp.Is) and not child.args.get("negate"):

@@ -13,7 +13,7 @@ from sqlglot.optimizer.scope import Scope, traverse_scope
 from hivepark.catalog.models import AS_OF_TIME, AS_OF_VERSION, Table
 from hivepark.errors import SemanticError
 from hivepark.expr import AlwaysTrue, Expr, and_all
-from hivepark.expr.from_sqlglot import Texts, from_sqlglot, spark_text
+from hivepark.expr.from_sqlglot import ConditionFacts, from_sqlglot, spark_text
 from hivepark.plan.nodes import JoinKey
 from hivepark.sql.joins import join_keys
 from hivepark.types import HiveType
@@ -94,7 +94,7 @@ def analyze_query(query: exp.Expression, find: TableFind, type_safety: bool = Fa
     sites: list[ScanSite] = []
     joins: list[tuple[int, JoinKey]] = []
     names = _names_used(query)
-    texts = Texts()  # conditions' Spark SQL and columns, once for all the query's tables
+    texts = ConditionFacts()  # conditions' Spark SQL and columns, once for all the query's tables
     for scope_id, scope in enumerate(traverse_scope(query)):
         tables = {alias: src for alias, src in scope.sources.items()
                   if isinstance(src, exp.Table)}
@@ -231,7 +231,7 @@ def _columns_read(table: Table, names: set[str] | None) -> tuple[str, ...] | Non
 
 
 def _only_references(cond: exp.Expression, resolve: Callable[[exp.Column], str | None],
-                     texts: Texts) -> bool:
+                     texts: ConditionFacts) -> bool:
     """True when every column of ``cond`` belongs to this scan and it holds no subquery."""
     cols, nested = texts.columns(cond)
     return not nested and bool(cols) and all(resolve(c) is not None for c in cols)
