@@ -290,17 +290,18 @@ def test_string_partition_ranges_match_plain_spark(texts, spark, where):
 @pytest.mark.parametrize("key_type", ["int", "string", "date"])
 def test_runtime_listing_by_the_frames_index_is_the_filters_answer(key_type):
     """Runtime pruning's listing of a framed table finds ``key = v`` / ``key IN (...)`` by
-    the frame's index of the key (no pass over every partition): exactly the partitions,
-    in the frame's order, that the filter evaluated on each one keeps, for values that do
-    not bind to the key type, NULL among the values and the default partition, and other
-    filters still by evaluation."""
+    the frame's index of the key (no pass over every partition), also when ANDed with other
+    conditions (evaluated on the partitions found): exactly the partitions, in the frame's
+    order, that the filter evaluated on each one keeps, for values that do not bind to the
+    key type, NULL among the values and the default partition, and other filters still by
+    evaluation."""
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
     from hivepark.catalog.filters import codecs_for, compile_filter, key_values
     from hivepark.catalog.models import Column, Partition, Table
     from hivepark.exec.scan import FramedPartitions, TableFrames, _Frame
-    from hivepark.expr import EqualTo, GreaterThan, In, Or
+    from hivepark.expr import And, EqualTo, GreaterThan, In, Not, Or
 
     text = {"int": st.integers(-3, 30).map(str), "string": st.sampled_from(["a", "b", "10", "9", "é"]),
             "date": st.dates().map(lambda d: d.replace(year=2024, month=1, day=min(d.day, 9)).isoformat())}
@@ -319,6 +320,9 @@ def test_runtime_listing_by_the_frames_index_is_the_filters_answer(key_type):
         listing = FramedPartitions(None, frames)  # type: ignore[arg-type]
         filters = [In("k", tuple(wanted)), Or(In("k", tuple(wanted)), GreaterThan("k", wanted[0]))
                    if wanted and wanted[0] is not None else In("k", ())]
+        if wanted and wanted[-1] is not None:  # the IN ANDed: the rest evaluated on what it finds
+            filters.append(And(GreaterThan("k", wanted[-1]), In("k", tuple(wanted))))
+            filters.append(And(In("k", tuple(wanted)), Not(EqualTo("k", wanted[-1]))))
         if equality and wanted:
             filters.append(EqualTo("k", wanted[0]))
         for f in filters:

@@ -35,7 +35,7 @@ from hivepark.catalog.filters import (
 from hivepark.catalog.models import AS_OF_TIME, AS_OF_VERSION, Column, Partition, Table
 from hivepark.catalog.skew import SkewLayout, partition_layout
 from hivepark.errors import SemanticError
-from hivepark.expr import And, EqualTo, Expr, In, Not, Or, and_all
+from hivepark.expr import And, EqualTo, Expr, In, Not, Or, and_all, conjuncts
 from hivepark.expr.bind import bind_literal
 from hivepark.expr.visitors import render_literal
 from hivepark.lru import Lru
@@ -346,17 +346,19 @@ class FramedPartitions:
             keep, lookup = _compiled(filter, tuple(codecs.items()))
         except Undecidable:
             return self.catalog.list_partitions(table, filter)
-        if lookup is not None:  # key = v, key IN (...): the frame's index of that key
-            term, values = lookup
-            index = self.frames.partition_index(table, codecs, term)
-            return [parts[i] for i in sorted(i for v in values for i in index.get(v, ()))]
         rows = self.frames.partition_rows(table, codecs)
+        if lookup is not None:  # key = v, key IN (...) (alone or ANDed): the key's index
+            term, values, exact = lookup
+            index = self.frames.partition_index(table, codecs, term)
+            found = sorted(i for v in values for i in index.get(v, ()))
+            return [parts[i] for i in found if exact or keep(rows[i]) is True]
         return [p for p, row in zip(parts, rows) if keep(row) is True]
 
 
 Compiled = Callable[[Mapping[str, Any]], "bool | None"]
-#: a filter that is one equality or IN on a key term: the term and its non-NULL values
-Lookup = tuple[str, frozenset[Any]]
+#: a filter that is, or ANDs, an equality or IN on a key term: the term, its non-NULL values,
+#: and whether that is the whole filter (else the rest is evaluated on the partitions found)
+Lookup = tuple[str, frozenset[Any], bool]
 
 # Runtime pruning's partition filters as compiled, by (filter, the table's key codecs): at
 # most 1,000,000 literals in all.
@@ -387,8 +389,16 @@ def _compiled(filter: Expr, codecs: tuple[tuple[str, KeyCodec], ...]
 
 
 def _lookup(bound: Expr) -> Lookup | None:
-    """``bound`` (:func:`bind_to_keys`' tree) as a :data:`Lookup`, or None: values that are
-    not hashable, or NaN (equal to nothing), keep the compiled filter."""
+    """``bound`` (:func:`bind_to_keys`' tree) as a :data:`Lookup`: itself an equality or IN,
+    or an AND with one among its conjuncts (the AND is TRUE only where that conjunct is);
+    None otherwise. Values that are not hashable, or NaN (equal to nothing), keep the
+    compiled filter."""
+    if isinstance(bound, And):
+        for part in conjuncts(bound):
+            found = _lookup(part)
+            if found is not None:
+                return found[0], found[1], False
+        return None
     if isinstance(bound, In):
         term, values = bound.term, [v for v in bound.values if v is not None]
     elif isinstance(bound, EqualTo) and bound.value is not None:
@@ -399,7 +409,7 @@ def _lookup(bound: Expr) -> Lookup | None:
         members = frozenset(values)
     except TypeError:
         return None
-    return None if any(v != v for v in members) else (term, members)
+    return None if any(v != v for v in members) else (term, members, True)
 
 
 def _holds(frame: _Frame, chosen: Sequence[Partition]) -> bool:
