@@ -54,9 +54,3 @@ def test_hivepark_names_the_compiled_sqlglot_build_and_the_fix(tmp_path):
     assert FIX in lines[0]
     assert not warehouse.exists()  # nothing was started or written
 
-
-def test_the_pure_python_sqlglot_runs_hivepark():
-    """The guard does not fire on the build the project pins (the rest of the suite runs on it)."""
-    import sqlglot.tokens
-
-    assert sqlglot.tokens.SQLGLOTC_INSTALLED is False

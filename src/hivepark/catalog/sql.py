@@ -200,6 +200,7 @@ def _fetch_all(s: Session, stmt: Any) -> list[Any]:
 
 
 _make = tuple.__new__  # a Partition (a named tuple) from its fields, in one step
+_second, _fifth = operator.itemgetter(1), operator.itemgetter(4)  # a row's location, create_time
 _proxy = MappingProxyType
 
 
@@ -221,9 +222,6 @@ def _partitions_of(rows: Sequence[Any]) -> list[Partition]:
         fields = zip(map(tuple, all_values), map(_second, rows), all_params, all_files,
                      map(_fifth, rows))
         return list(map(_make, itertools.repeat(Partition), fields))
-
-
-_second, _fifth = operator.itemgetter(1), operator.itemgetter(4)
 
 
 #: at most this many values become name ranges (:func:`_name_ranges`); more take the

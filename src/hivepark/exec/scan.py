@@ -29,7 +29,6 @@ from hivepark.catalog.filters import (
     Undecidable,
     bind_to_keys,
     codecs_for,
-    compile_filter,
     key_values,
 )
 from hivepark.catalog.models import AS_OF_TIME, AS_OF_VERSION, Column, Partition, Table
@@ -37,7 +36,7 @@ from hivepark.catalog.skew import SkewLayout, partition_layout
 from hivepark.errors import SemanticError
 from hivepark.expr import And, EqualTo, Expr, In, Not, Or, and_all, conjuncts
 from hivepark.expr.bind import bind_literal
-from hivepark.expr.visitors import render_literal
+from hivepark.expr.visitors import compile_predicate, in_members, render_literal
 from hivepark.lru import Lru
 from hivepark.plan.nodes import TableScan
 from hivepark.storage import fs
@@ -378,12 +377,12 @@ def _compiled(filter: Expr, codecs: tuple[tuple[str, KeyCodec], ...]
     """:func:`compile_filter`, once per filter (a query repeated over unchanged small sides
     asks for the same runtime IN: thousands of values bound per query otherwise), and the
     filter as a :data:`Lookup` when it is one (the partitions it is TRUE for are exactly
-    those whose bound key value is one of the values)."""
+    those whose bound key value is one of the values); both from one binding."""
     key = (filter, codecs)
     hit = _compiled_cache.get(key)
     if hit is None:
-        hit = (_literal_count(filter), compile_filter(filter, dict(codecs)),
-               _lookup(bind_to_keys(filter, dict(codecs))))
+        bound = bind_to_keys(filter, dict(codecs))  # what compile_filter compiles
+        hit = (_literal_count(filter), compile_predicate(bound), _lookup(bound))
         _compiled_cache.put(key, hit)
     return hit[1], hit[2]
 
@@ -400,16 +399,14 @@ def _lookup(bound: Expr) -> Lookup | None:
                 return found[0], found[1], False
         return None
     if isinstance(bound, In):
-        term, values = bound.term, [v for v in bound.values if v is not None]
+        term, members = bound.term, in_members(bound.values)
     elif isinstance(bound, EqualTo) and bound.value is not None:
-        term, values = bound.term, [bound.value]
+        term, members = bound.term, in_members((bound.value,))
     else:
         return None
-    try:
-        members = frozenset(values)
-    except TypeError:
+    if members is None or any(v != v for v in members):
         return None
-    return None if any(v != v for v in members) else (term, members, True)
+    return term, members, True
 
 
 def _holds(frame: _Frame, chosen: Sequence[Partition]) -> bool:

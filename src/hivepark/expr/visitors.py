@@ -412,13 +412,21 @@ def compile_predicate(expr: Expr) -> Callable[[Row], TriBool]:
     return lambda row: evaluate(expr, row)
 
 
-def _compiled_in(node: In) -> Callable[[Row], TriBool]:
-    present = [v for v in node.values if v is not None]
-    with_null = len(present) < len(node.values)
+def in_members(values: Collection[Any]) -> frozenset[Any] | None:
+    """The non-NULL ``values`` as the set an IN tests membership in (a row value, non-NULL
+    and not NaN, is in the IN exactly when it is in this set); None when one is not
+    hashable."""
     try:
-        members = frozenset(present)
-    except TypeError:  # an unhashable value: the tree's own evaluator
+        return frozenset(v for v in values if v is not None)
+    except TypeError:
+        return None
+
+
+def _compiled_in(node: In) -> Callable[[Row], TriBool]:
+    members = in_members(node.values)
+    if members is None:  # an unhashable value: the tree's own evaluator
         return lambda row: evaluate(node, row)
+    with_null = None in node.values
     term = node.term
 
     def within(row: Row) -> TriBool:
