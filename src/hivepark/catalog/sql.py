@@ -636,13 +636,20 @@ class SqlCatalog(Catalog):
             return stmt
         clause, used = cond
         # The matching ids come from the key-value indexes alone; the partition rows are
-        # then fetched by primary key. (Joined with the partitions table instead,
-        # PostgreSQL hashes a sequential scan of all of them: a 1,000-value IN over a
-        # million partitions took 3x as long.)
-        ids = _keys_joined(used, tbl_id)[0].where(clause)
+        # then fetched by primary key.
+        ids, k = _keys_joined(used, tbl_id)
         if self._is_pg:  # an array: the planner looks each id up in the primary key
+            # (joined with the partitions table instead, PostgreSQL hashes a sequential
+            # scan of all of them: a 1,000-value IN over a million partitions took 3x as long)
+            ids = ids.where(clause)
             return stmt.where(PartitionRow.id == func.any(func.array(ids.scalar_subquery())))
-        return stmt.where(PartitionRow.id.in_(ids))
+        # SQLite: joined, each key-value row found looks its partition up by rowid. As
+        # ``id IN (subquery)``, SQLite first copied the 24,000 ids of a 1,000-value IN into
+        # a temporary b-tree (13.2 -> 7.4 ms of SQL). The partitions table has no condition
+        # of its own here (the key-value rows are the table's), so the planner has nothing
+        # to start from but the key-value indexes.
+        found = ids.with_only_columns(*cols, maintain_column_froms=True)
+        return found.join(PartitionRow, PartitionRow.id == k.part_id).where(clause)
 
     @staticmethod
     def _by_name(cols: tuple[Any, ...], tbl_id: int, ranges: list[tuple[str, str]],
