@@ -583,6 +583,50 @@ def test_filter_in_large_lists(catalog: SqlCatalog, hours: Table) -> None:
     assert pruned(catalog, hours, In("hr", ())) == []
 
 
+def test_filter_finds_only_its_tables_partitions(catalog: SqlCatalog, hours: Table) -> None:
+    """Another table with the same keys and values: a filter on one finds none of the other's
+    partitions, nor counts or drops them."""
+    other = make_table(catalog, "other")
+    catalog.add_partitions(other, [part(other, D8, "9"), part(other, D9, "10")])
+    assert pruned(catalog, other, In("ds", (D8, D9))) == [(D8, "9"), (D9, "10")]
+    assert [p.location for p in catalog.list_partitions(other, EqualTo("hr", 9))] == \
+        [f"{other.location}/ds={D8}/hr=9"]
+    assert catalog.count_partitions(other, In("hr", (8, 9, 10))) == 2
+    assert pruned(catalog, hours, And(In("ds", (D8,)), GreaterThan("hr", 9))) == \
+        [(D8, "10"), (D8, "11")]
+    assert len(catalog.drop_partitions(other, EqualTo("ds", D8))) == 1
+    assert len(pruned(catalog, hours, EqualTo("ds", D8))) == 5
+
+
+def test_sqlite_filter_starts_from_the_key_value_index(tmp_path: Path) -> None:
+    """On SQLite a filter's partitions are reached from the key-value index and looked up by
+    rowid: no scan of the partitions table (at a million partitions, seconds per lookup),
+    with the planner's statistics (taken after many partitions are added) and without."""
+    cat = SqlCatalog(f"sqlite:///{tmp_path}/m.db")
+    try:
+        small = make_table(cat, "small")
+        cat.add_partitions(small, [part(small, D8, "1")])
+        big = make_table(cat, "big")
+        cat.add_partitions(big, [part(big, f"2024-{m:02d}-{d:02d}", str(h)) for m in (1, 2)
+                                 for d in range(1, 29) for h in range(24)])  # 1,344: analyzed
+        for t, days in ((small, (D8,)), (big, tuple(f"2024-01-{d:02d}" for d in range(1, 29)))):
+            for e in (In("ds", days), And(In("ds", days), GreaterThan("hr", 12)),
+                      EqualTo("hr", 1)):
+                with cat._session() as s:
+                    stmt = cat._filtered(cat._table_row(s, t.db, t.name).id, t, e)
+                    compiled = stmt.compile(dialect=s.connection().dialect,
+                                            compile_kwargs={"render_postcompile": True})
+                    args = tuple(compiled.params[k] for k in compiled.positiontup or ())
+                    plan = [r[-1] for r in s.connection().exec_driver_sql(
+                        "EXPLAIN QUERY PLAN " + compiled.string, args)]
+                assert re.match(r"SEARCH k\d USING COVERING INDEX", plan[0]), (t.name, e, plan)
+                assert not any(step.startswith("SCAN") for step in plan), (t.name, e, plan)
+                assert "SEARCH hivepark_partitions USING INTEGER PRIMARY KEY (rowid=?)" in plan
+        assert len(cat.list_partitions(big, In("ds", days))) == 28 * 24
+    finally:
+        cat.close()
+
+
 def test_filter_like(catalog: SqlCatalog) -> None:
     t = make_table(catalog, keys=(Column("s", "string"),))
     catalog.add_partitions(t, [part(t, v) for v in ("abc", "ABC", "a_c", "a%c", "a\\c",
