@@ -10,11 +10,10 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError as SqlglotParseError
 from sqlglot.errors import TokenError
-from sqlglot.tokens import TokenType
+from sqlglot.tokens import Token, TokenType
 
 from hivepark.errors import HiveParkError, ParseError
 from hivepark.sql import statements as s
@@ -141,14 +140,10 @@ def _token_error(e: TokenError, text: str, first_line: int) -> ParseError:
                       f"the closing {delim}", line, column)
 
 
-def _check_quoted_names(text: str, first_line: int) -> None:
+def _check_quoted_names(text: str, tokens: list[Token], first_line: int) -> None:
     """A quoted name holding a backtick (```a``b```, the name ``a`b``) is refused where it is
     written: hivepark passes names to Spark, to the metastore and into directory names, and a
     backtick inside one would break each of them later, far from the statement."""
-    try:
-        tokens = HiveQL().tokenize(text)
-    except TokenError as e:
-        raise _token_error(e, text, first_line) from None
     for tok in tokens:
         if tok.token_type == TokenType.IDENTIFIER and "`" in tok.text:
             offset = tok.start
@@ -200,9 +195,14 @@ def parse_one(text: str, line: int = 1) -> ParsedStatement:
     if m and not re.match(r"^\s*SET\s+\w+\s*=\s*\(", body, re.IGNORECASE):
         value = m.group("value")
         return ParsedStatement(text, line, s.Set(m.group("key"), value.strip() if value is not None else None))
-    _check_quoted_names(text, line)
+    dialect = HiveQL()
     try:
-        trees = sqlglot.parse(text, read=HiveQL)
+        tokens = dialect.tokenize(text)
+    except TokenError as e:
+        raise _token_error(e, text, line) from None
+    _check_quoted_names(text, tokens, line)
+    try:  # the tokens of the check, not a second tokenization (sqlglot.parse's)
+        trees = dialect.parser().parse(tokens, text)
     except SqlglotParseError as e:
         err = e.errors[0] if e.errors else {}
         raise _hive_parse_error(text, line, err.get("line") or 1, err.get("col") or 1) from None
