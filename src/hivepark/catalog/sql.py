@@ -186,17 +186,24 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+def _driver_sql(conn: Connection, stmt: Any) -> tuple[str, Any]:
+    """``stmt`` as the connection's driver takes it: its SQL text (expanding IN lists) and
+    its parameters."""
+    compiled = stmt.compile(dialect=conn.dialect, compile_kwargs={"render_postcompile": True})
+    params = compiled.params
+    args: Any = tuple(params[k] for k in compiled.positiontup or ()) if compiled.positional else params
+    return compiled.string, args
+
+
 def _fetch_all(s: Session, stmt: Any) -> list[Any]:
     """The rows of ``stmt`` as plain tuples, straight from the DB-API cursor: a filter that
     matches 24,000 partitions spends no time on SQLAlchemy's row objects."""
     conn = s.connection()
-    compiled = stmt.compile(dialect=conn.dialect, compile_kwargs={"render_postcompile": True})
-    params = compiled.params
-    args: Any = tuple(params[k] for k in compiled.positiontup or ()) if compiled.positional else params
+    text, args = _driver_sql(conn, stmt)
     cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
     try:
         with _gc_paused():
-            cursor.execute(compiled.string, args)
+            cursor.execute(text, args)
             return list(cursor.fetchall())
     finally:
         cursor.close()

@@ -206,8 +206,6 @@ def parse_one(text: str, line: int = 1) -> ParsedStatement:
     except SqlglotParseError as e:
         err = e.errors[0] if e.errors else {}
         raise _hive_parse_error(text, line, err.get("line") or 1, err.get("col") or 1) from None
-    except TokenError as e:
-        raise _token_error(e, text, line) from None
     trees = [t for t in trees if t is not None]
     if len(trees) != 1:
         raise ParseError("expected exactly one statement", line, 1)
