@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import itertools
 import re
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -15,14 +16,20 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import inspect
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import event, inspect
+from sqlalchemy.exc import DataError, IntegrityError
 
 from hivepark.catalog import schema
 from hivepark.catalog.filters import Undecidable, codecs_for, compile_filter, evaluate, key_values
 from hivepark.catalog.models import EXTERNAL, Column, Database, Partition, Table
 from hivepark.catalog.schema import PartitionRow
-from hivepark.catalog.sql import SqlCatalog, _bulk_insert, _driver_sql, make_part_name
+from hivepark.catalog.sql import (
+    SqlCatalog,
+    _bulk_insert,
+    _driver_sql,
+    _packed_columns,
+    make_part_name,
+)
 from hivepark.errors import (
     AlreadyExistsError,
     CommitConflict,
@@ -614,13 +621,58 @@ def test_sqlite_filter_starts_from_the_key_value_index(tmp_path: Path) -> None:
                       EqualTo("hr", 1)):
                 with cat._session() as s:
                     stmt = cat._filtered(cat._table_row(s, t.db, t.name).id, t, e)
-                    sql, args = _driver_sql(s.connection(), stmt)
-                    plan = [r[-1] for r in s.connection().exec_driver_sql(
-                        "EXPLAIN QUERY PLAN " + sql, args)]
-                assert re.match(r"SEARCH k\d USING COVERING INDEX", plan[0]), (t.name, e, plan)
-                assert not any(step.startswith("SCAN") for step in plan), (t.name, e, plan)
-                assert "SEARCH hivepark_partitions USING INTEGER PRIMARY KEY (rowid=?)" in plan
+                    # as rows, and packed in one row (what list_partitions fetches)
+                    for form in (stmt, stmt.with_only_columns(_packed_columns(),
+                                                              maintain_column_froms=True)):
+                        sql, args = _driver_sql(s.connection(), form)
+                        plan = [r[-1] for r in s.connection().exec_driver_sql(
+                            "EXPLAIN QUERY PLAN " + sql, args)]
+                        assert re.match(r"SEARCH k\d USING COVERING INDEX", plan[0]), \
+                            (t.name, e, plan)
+                        assert not any(step.startswith("SCAN") for step in plan), \
+                            (t.name, e, plan)
+                        assert "SEARCH hivepark_partitions USING INTEGER PRIMARY KEY (rowid=?)" \
+                            in plan
         assert len(cat.list_partitions(big, In("ds", days))) == 28 * 24
+    finally:
+        cat.close()
+
+
+def test_sqlite_lookup_beyond_the_length_limit_or_with_a_nul_takes_rows(tmp_path: Path) -> None:
+    """On SQLite a lookup hands its partitions over packed in one row of long strings; where a
+    string would pass SQLite's length limit, or a location holds the NUL that separates them,
+    the same partitions come as rows, in the same order with every field."""
+    cat = SqlCatalog(f"sqlite:///{tmp_path}/m.db")
+    try:
+        t = make_table(cat)
+        parts = [part(t, "d, \"q\"", str(h), parameters={"numFiles": "1", "k": "{}"},
+                      files=(f"f{h},1.parquet",)) for h in range(40)]
+        parts += [part(t, "é", None), part(t, None, "3", files=())]
+        cat.add_partitions(t, parts)
+        flt = Or(EqualTo("ds", "é"), GreaterThan("hr", 2))
+        want_all, want_some = cat.list_partitions(t), cat.list_partitions(t, flt)
+        assert len(want_all) == 42 and len(want_some) == 39  # hr 3..39, 'é', the default
+        assert [p.values for p in want_all] == sorted(
+            (p.values for p in parts), key=lambda v: make_part_name(["ds", "hr"], v))
+        assert {p.values: (p.location, dict(p.parameters), p.files) for p in want_all} == \
+            {p.values: (p.location, dict(p.parameters), p.files) for p in parts}
+
+        def limited(conn: sqlite3.Connection, _: Any) -> None:
+            conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, 1000)
+
+        cat._engine.dispose()  # new connections, each with a 1,000-byte limit on a string
+        event.listen(cat._engine, "connect", limited)
+        with cat._engine.connect() as conn, pytest.raises(DataError, match="too big"):
+            conn.exec_driver_sql("SELECT group_concat(location) FROM hivepark_partitions")
+        assert cat.list_partitions(t) == want_all
+        assert cat.list_partitions(t, flt) == want_some
+        event.remove(cat._engine, "connect", limited)
+        cat._engine.dispose()
+        cat.add_partitions(t, [part(t, "n", "1")._replace(location="/wh/a\x00b"),
+                               part(t, "n", "2")])
+        assert [p.location for p in cat.list_partitions(t, EqualTo("ds", "n"))] == \
+            ["/wh/a\x00b", f"{t.location}/ds=n/hr=2"]
+        assert len(cat.list_partitions(t)) == 44
     finally:
         cat.close()
 
