@@ -663,16 +663,22 @@ def test_lookups_return_every_field_in_name_order(catalog: SqlCatalog) -> None:
 
 
 def test_sqlite_lookup_beyond_the_length_limit_takes_rows(tmp_path: Path) -> None:
-    """Where a packed string would pass SQLite's length limit, the same partitions come as
-    rows, in the same order with every field."""
+    """Where a packed string would pass SQLite's length limit, the lookup takes rows: the
+    partitions registered, in name order, with every field."""
     cat = SqlCatalog(f"sqlite:///{tmp_path}/m.db")
     try:
         t = make_table(cat)
-        cat.add_partitions(t, [part(t, "d", str(h), parameters={"numFiles": "1"},
-                                    files=(f"f{h}.parquet",)) for h in range(40)])
+        parts = [part(t, "d", str(h), parameters={"numFiles": "1"}, files=(f"f{h}.parquet",))
+                 for h in range(40)]
+        cat.add_partitions(t, parts)
         flt = GreaterThan("hr", 2)
-        want_all, want_some = cat.list_partitions(t), cat.list_partitions(t, flt)
-        assert len(want_all) == 40 and len(want_some) == 37
+        by_name = sorted(parts, key=lambda p: make_part_name(["ds", "hr"], p.values))
+
+        def fields(ps: list[Partition]) -> list[tuple[Any, ...]]:
+            return [(p.values, p.location, dict(p.parameters), p.files) for p in ps]
+
+        want_all, want_some = by_name, [p for p in by_name if int(p.values[1]) > 2]
+        assert len(want_some) == 37
 
         def limited(conn: sqlite3.Connection, _: Any) -> None:
             conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, 400)
@@ -681,8 +687,8 @@ def test_sqlite_lookup_beyond_the_length_limit_takes_rows(tmp_path: Path) -> Non
         event.listen(cat._engine, "connect", limited)
         with cat._engine.connect() as conn, pytest.raises(DataError, match="too big"):
             conn.exec_driver_sql("SELECT group_concat(location) FROM hivepark_partitions")
-        assert cat.list_partitions(t) == want_all
-        assert cat.list_partitions(t, flt) == want_some
+        assert fields(cat.list_partitions(t)) == fields(want_all)
+        assert fields(cat.list_partitions(t, flt)) == fields(want_some)
     finally:
         cat.close()
 

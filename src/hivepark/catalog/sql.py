@@ -765,7 +765,7 @@ class SqlCatalog(Catalog):
                 return []
             if limit is not None:
                 stmt = stmt.order_by(stmt.selected_columns[len(_PART_COLS)]).limit(limit)  # part_name
-            if limit is None:
+            else:
                 packed = _fetch_packed(s, stmt, self._is_pg)
                 if packed is not None:
                     return packed
