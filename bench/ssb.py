@@ -57,6 +57,9 @@ first query measured carried 10 ms more of planning than the rest). Then (``--pa
 hivepark and spark-warm run N more times per query in alternating pairs, nothing between
 them, for a second per-query hivepark/spark-warm ratio (printed on its own line): in the
 rotation a variant may follow spark-new's listing job, which moves a 0.2 s query by 10-20%.
+The JVM's collection pauses during each paired run are read from its garbage-collector beans
+(outside the timed part) and printed: their total for each side, and the ratio over only the
+pairs in which neither run had a collection, so that a ratio moved by collections shows as such.
 
 Bytes. ``hp-bytes``: the partitions hivepark's lineorder scan reads, taken from its
 ``EXPLAIN ANALYZE`` (with ``hivepark.explain.max.directories`` raised so every chosen
@@ -405,6 +408,13 @@ def qualifying_bytes(spark: Any, sql: str, sizes: dict[int, int]) -> tuple[int, 
 
 # ---------------------------------------------------------------------------------------
 
+def jvm_gc_ms(spark: Any) -> int:
+    """Milliseconds the driver JVM (in local mode, the executors too) has spent in garbage
+    collection pauses since it started, summed over its collectors."""
+    beans = spark._jvm.java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()
+    return sum(int(beans.get(i).getCollectionTime()) for i in range(beans.size()))
+
+
 def human(n: int | None) -> str:
     if n is None:
         return "n/m"
@@ -607,12 +617,21 @@ def main() -> None:
     # nothing else between them): in the rotation above, a variant may run right after
     # spark-new's listing job and its garbage, which moves a 0.2 s query by 10-20%
     paired: dict[str, float] = {}
+    gc_total: dict[str, tuple[int, int]] = {}  # JVM collection ms during hivepark's, spark-warm's runs
+    no_gc: dict[str, tuple[float, int] | None] = {}  # the ratio over pairs with no collection, and their count
     for name in names if args.paired else ():
         pair_times: dict[str, list[float]] = {"hivepark": [], "spark-warm": []}
+        pair_gc: dict[str, list[int]] = {"hivepark": [], "spark-warm": []}
         for i in range(args.paired):
             for variant in (("hivepark", "spark-warm") if i % 2 == 0 else ("spark-warm", "hivepark")):
+                before = jvm_gc_ms(spark)
                 pair_times[variant].append(runner.run(variant, name)[0])
+                pair_gc[variant].append(jvm_gc_ms(spark) - before)
         paired[name] = statistics.median(pair_times["hivepark"]) / statistics.median(pair_times["spark-warm"])
+        gc_total[name] = (sum(pair_gc["hivepark"]), sum(pair_gc["spark-warm"]))
+        calm = [i for i in range(args.paired) if pair_gc["hivepark"][i] == pair_gc["spark-warm"][i] == 0]
+        no_gc[name] = (statistics.median(pair_times["hivepark"][i] for i in calm)
+                       / statistics.median(pair_times["spark-warm"][i] for i in calm), len(calm)) if calm else None
 
     total = {v: sum(medians[v].values()) for v in VARIANTS}
     print(f"load average at the end: {os.getloadavg()[0]:.1f}")
@@ -625,6 +644,10 @@ def main() -> None:
     if paired:
         print(f"per query hivepark/spark-warm, {args.paired} alternating pairs: " + "  ".join(
             f"{q} {r:.2f}" for q, r in paired.items()) + f"  max {max(paired.values()):.2f}")
+        print("JVM collection pauses during the pairs, ms (hivepark/spark-warm): " + "  ".join(
+            f"{q} {h}/{w}" for q, (h, w) in gc_total.items()))
+        print("per query hivepark/spark-warm, pairs with no JVM collection in either run (count): "
+              + "  ".join(f"{q} " + (f"{r[0]:.2f} ({r[1]})" if r else "- (0)") for q, r in no_gc.items()))
     print("total  " + "  ".join(f"{v} {total[v]:.2f}s" for v in VARIANTS))
     hp = total["hivepark"]
     print(f"ratios (all {len(names)} queries): hivepark/spark-new {hp / total['spark-new']:.2f}  "
