@@ -60,6 +60,10 @@ rotation a variant may follow spark-new's listing job, which moves a 0.2 s query
 The JVM's collection pauses during each paired run are read from its garbage-collector beans
 (outside the timed part) and printed: their total for each side, and the ratio over only the
 pairs in which neither run had a collection, so that a ratio moved by collections shows as such.
+A query whose spark-warm median is under 1 s runs in rounds of three instead, hivepark, spark-warm
+and spark-warm again, each in each place in turn: the second spark-warm against the first (an
+A/A control) shows how far such a query's ratio moves with no difference behind it; printed
+with the quartiles of the per-round ratios of both.
 
 Bytes. ``hp-bytes``: the partitions hivepark's lineorder scan reads, taken from its
 ``EXPLAIN ANALYZE`` (with ``hivepark.explain.max.directories`` raised so every chosen
@@ -438,6 +442,17 @@ def sort_rows(rows: list[Any]) -> list[tuple]:
     return sorted((tuple(r) for r in rows), key=repr)
 
 
+#: queries whose spark-warm median is under this many seconds get an A/A control in the pairs
+AA_UNDER_S = 1.0
+AA_ROUND = ("hivepark", "spark-warm", "spark-warm-2")
+
+
+def quartiles(xs: list[float]) -> tuple[float, float]:
+    """The first and third quartiles of ``xs`` (two or more values)."""
+    q = statistics.quantiles(xs, n=4)
+    return q[0], q[2]
+
+
 class Runner:
     """The four ways to run a query; each returns (seconds, rows, lineorder bytes read)."""
 
@@ -614,20 +629,34 @@ def main() -> None:
               + f"  rows {len(expected or [])}", flush=True)
 
     # item 1's per-query ratio once more, hivepark and spark-warm back to back (ABBA order,
-    # nothing else between them): in the rotation above, a variant may run right after
-    # spark-new's listing job and its garbage, which moves a 0.2 s query by 10-20%
+    # nothing else between them; a short query in rounds of three, below): in the rotation
+    # above, a variant may run right after spark-new's listing job and its garbage, which
+    # moves a 0.2 s query by 10-20%
     paired: dict[str, float] = {}
     gc_total: dict[str, tuple[int, int]] = {}  # JVM collection ms during hivepark's, spark-warm's runs
     no_gc: dict[str, tuple[float, int] | None] = {}  # the ratio over pairs with no collection, and their count
+    # A short query's rounds run spark-warm a second time too (an A/A control: the same
+    # variant against itself shows how far a ratio moves with nothing behind it)
+    aa: dict[str, tuple[float, tuple[float, float], tuple[float, float]]] = {}
     for name in names if args.paired else ():
-        pair_times: dict[str, list[float]] = {"hivepark": [], "spark-warm": []}
-        pair_gc: dict[str, list[int]] = {"hivepark": [], "spark-warm": []}
+        short = medians["spark-warm"][name] < AA_UNDER_S
+        pair_times: dict[str, list[float]] = {"hivepark": [], "spark-warm": [], "spark-warm-2": []}
+        pair_gc: dict[str, list[int]] = {"hivepark": [], "spark-warm": [], "spark-warm-2": []}
         for i in range(args.paired):
-            for variant in (("hivepark", "spark-warm") if i % 2 == 0 else ("spark-warm", "hivepark")):
+            if short:  # each of the three in each place in turn
+                rnd: tuple[str, ...] = AA_ROUND[i % 3:] + AA_ROUND[:i % 3]
+            else:
+                rnd = ("hivepark", "spark-warm") if i % 2 == 0 else ("spark-warm", "hivepark")
+            for label in rnd:
                 before = jvm_gc_ms(spark)
-                pair_times[variant].append(runner.run(variant, name)[0])
-                pair_gc[variant].append(jvm_gc_ms(spark) - before)
+                pair_times[label].append(runner.run(label.removesuffix("-2"), name)[0])
+                pair_gc[label].append(jvm_gc_ms(spark) - before)
         paired[name] = statistics.median(pair_times["hivepark"]) / statistics.median(pair_times["spark-warm"])
+        if short and args.paired >= 2:
+            warm = pair_times["spark-warm"]
+            aa[name] = (statistics.median(pair_times["spark-warm-2"]) / statistics.median(warm),
+                        quartiles([h / w for h, w in zip(pair_times["hivepark"], warm)]),
+                        quartiles([a / w for a, w in zip(pair_times["spark-warm-2"], warm)]))
         gc_total[name] = (sum(pair_gc["hivepark"]), sum(pair_gc["spark-warm"]))
         calm = [i for i in range(args.paired) if pair_gc["hivepark"][i] == pair_gc["spark-warm"][i] == 0]
         no_gc[name] = (statistics.median(pair_times["hivepark"][i] for i in calm)
@@ -642,12 +671,20 @@ def main() -> None:
         f"{q} {medians['hivepark'][q] / medians['spark-warm'][q]:.2f}" for q in names)
         + f"  max {max(medians['hivepark'][q] / medians['spark-warm'][q] for q in names):.2f}")
     if paired:
-        print(f"per query hivepark/spark-warm, {args.paired} alternating pairs: " + "  ".join(
+        print(f"per query hivepark/spark-warm, {args.paired} alternating pairs"
+              + (f" (rounds of three for {','.join(aa)})" if aa else "") + ": " + "  ".join(
             f"{q} {r:.2f}" for q, r in paired.items()) + f"  max {max(paired.values()):.2f}")
         print("JVM collection pauses during the pairs, ms (hivepark/spark-warm): " + "  ".join(
             f"{q} {h}/{w}" for q, (h, w) in gc_total.items()))
         print("per query hivepark/spark-warm, pairs with no JVM collection in either run (count): "
               + "  ".join(f"{q} " + (f"{r[0]:.2f} ({r[1]})" if r else "- (0)") for q, r in no_gc.items()))
+    if aa:
+        print(f"A/A control, queries where spark-warm takes under {AA_UNDER_S:g} s (spark-warm run twice in "
+              "the same rounds: the ratio of the second to the first has no difference behind it), "
+              "median ratio and quartiles of the per-round ratios: " + "  ".join(
+                  f"{q} spark-warm/spark-warm {r:.2f} ({a[0]:.2f}-{a[1]:.2f}), "
+                  f"hivepark/spark-warm {paired[q]:.2f} ({h[0]:.2f}-{h[1]:.2f})"
+                  for q, (r, h, a) in aa.items()))
     print("total  " + "  ".join(f"{v} {total[v]:.2f}s" for v in VARIANTS))
     hp = total["hivepark"]
     print(f"ratios (all {len(names)} queries): hivepark/spark-new {hp / total['spark-new']:.2f}  "
