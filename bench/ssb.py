@@ -1,8 +1,9 @@
 """Star Schema Benchmark (O'Neil et al.): hivepark's map-join runtime partition pruning
 against Spark's own dynamic partition pruning, on SSB tables derived from TPC-H.
 
-    .venv/bin/python bench/ssb.py [--sf 1] [--repeat 3] [--dir .bench/ssb-sf1]
+    .venv/bin/python bench/ssb.py [--sf 1] [--repeat 3] [--paired 6] [--dir .bench/ssb-sf1]
                                   [--queries Q1.1,Q3.4] [--rebuild]
+                                  [--spark-new-listing stock|session]
                                   [--spark-conf KEY=VALUE ...]
 
 Data. ``tpchgen-cli parquet -s <sf>`` (the ``test`` extra) writes the TPC-H tables; Spark
