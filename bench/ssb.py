@@ -640,7 +640,7 @@ def main() -> None:
     # variant against itself shows how far a ratio moves with nothing behind it)
     aa: dict[str, tuple[float, tuple[float, float], tuple[float, float]]] = {}
     for name in names if args.paired else ():
-        short = medians["spark-warm"][name] < AA_UNDER_S
+        short = args.paired >= 2 and medians["spark-warm"][name] < AA_UNDER_S  # quartiles need two
         pair_times: dict[str, list[float]] = {"hivepark": [], "spark-warm": [], "spark-warm-2": []}
         pair_gc: dict[str, list[int]] = {"hivepark": [], "spark-warm": [], "spark-warm-2": []}
         for i in range(args.paired):
@@ -653,7 +653,7 @@ def main() -> None:
                 pair_times[label].append(runner.run(label.removesuffix("-2"), name)[0])
                 pair_gc[label].append(jvm_gc_ms(spark) - before)
         paired[name] = statistics.median(pair_times["hivepark"]) / statistics.median(pair_times["spark-warm"])
-        if short and args.paired >= 2:
+        if short:
             warm = pair_times["spark-warm"]
             aa[name] = (statistics.median(pair_times["spark-warm-2"]) / statistics.median(warm),
                         quartiles([h / w for h, w in zip(pair_times["hivepark"], warm)]),
