@@ -22,6 +22,7 @@ partitions written after them.
 from __future__ import annotations
 
 import datetime
+import functools
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -120,8 +121,14 @@ class SkewLayout:
 
 
 def parse_layout(raw: str | None) -> SkewLayout | None:
-    if not raw:
-        return None
+    """The layout a ``hivepark.skew.locations`` text records (None for none). Parsed once
+    per distinct text: a scan reads the layout of every partition it plans, and a table's
+    partitions mostly share one (directories are relative to the partition)."""
+    return _parse_layout(raw) if raw else None
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_layout(raw: str) -> SkewLayout:
     d = json.loads(raw)
     return SkewLayout(tuple(d["columns"]), tuple(tuple(v) for v in d["values"]),
                       tuple((None if k is None else tuple(k), loc) for k, loc in d["locations"]))

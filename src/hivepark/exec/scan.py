@@ -626,11 +626,15 @@ def lb_paths(location: str, recorded: tuple[str, ...] | list[str] | None, lay: S
     has no file list, is listed.
     """
     base = fs.normalize(location)
+    plain = _plain_locations(lay)
     relative: dict[str, str] = {}
-    for _, loc in lay.locations:
-        full = fs.normalize(layout.resolve_location(location, loc))
-        if layout.is_within(base, full) and full != base:
-            relative[loc] = full[len(base):].strip("/")
+    if plain is not None:  # each its own path below the partition
+        relative = {loc: loc for loc in plain}
+    else:
+        for _, loc in lay.locations:
+            full = fs.normalize(layout.resolve_location(location, loc))
+            if layout.is_within(base, full) and full != base:
+                relative[loc] = full[len(base):].strip("/")
     keep = set(loc for _, loc in lay.locations) if chosen is None else set(chosen)
     mapped = set(relative.values())
     chosen_rel = {relative[loc] for loc in keep if loc in relative}
@@ -649,6 +653,18 @@ def lb_paths(location: str, recorded: tuple[str, ...] | list[str] | None, lay: S
             out += [e.path for e in fs.list_files(layout.resolve_location(location, loc))
                     if not e.is_dir]
     return out
+
+
+@functools.lru_cache(maxsize=1024)
+def _plain_locations(lay: SkewLayout) -> tuple[str, ...] | None:
+    """The layout's locations when each is a plain relative path (``x=30``, ``a=1/b=2``: no
+    scheme, no leading ``/``, no empty, ``.`` or ``..`` segment), which lies below any
+    partition directory as itself; None otherwise (then each is resolved and checked)."""
+    locs = tuple(loc for _, loc in lay.locations)
+    for loc in locs:
+        if layout.is_absolute(loc) or any(seg in ("", ".", "..") for seg in loc.split("/")):
+            return None
+    return locs
 
 
 def _all_in_hive_layout(table: Table, parts: Sequence[Partition]) -> bool:

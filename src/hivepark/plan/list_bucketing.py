@@ -164,11 +164,17 @@ def prune_list_bucketing(scan: TableScan) -> TableScan:
         return scan
     types = _types(scan.table)
     choices = []
+    # one choice per distinct layout: partitions written alike share one (their directories
+    # are relative), and the predicate is the scan's
+    memo: dict[SkewLayout, tuple[str, ...]] = {}
     for values, lay in layouts:
-        if any(c not in types for c in lay.columns):
-            chosen = tuple(loc for _, loc in lay.locations)
-        else:
-            chosen = choose_directories(lay, scan.predicate, types)
+        chosen = memo.get(lay)
+        if chosen is None:
+            if any(c not in types for c in lay.columns):
+                chosen = tuple(loc for _, loc in lay.locations)
+            else:
+                chosen = choose_directories(lay, scan.predicate, types)
+            memo[lay] = chosen
         choices.append(LBChoice(values, chosen, len(lay.locations)))
     return scan.evolve(list_bucketing=tuple(choices))
 

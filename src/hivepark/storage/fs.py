@@ -77,10 +77,14 @@ def arrow_filesystem(path: str) -> tuple[pafs.FileSystem, str]:
 
 
 def normalize(path: str) -> str:
-    """Absolute local path, or the URI unchanged for remote file systems."""
+    """Absolute local path, or the URI unchanged for remote file systems (the path
+    :func:`_split` gives, without making a file system: a scan of list-bucketed partitions
+    normalizes each directory of each partition)."""
     if "://" in path and not path.startswith("file://"):
         return path.rstrip("/")
-    return _split(path)[1].rstrip("/") or "/"
+    if path.startswith("file://"):
+        path = path[len("file://"):]
+    return os.path.abspath(path).rstrip("/") or "/"
 
 
 def exists(path: str) -> bool:
