@@ -635,3 +635,31 @@ def test_a_repeated_list_bucketing_scan_reuses_its_dataframe_until_a_commit(tmp_
         assert any(r[0] in (1000, 1001) for r in got)
     wh.close()
     assert frames() == before
+
+
+@pytest.mark.parametrize("chosen", [None, ("x=6",), ("DEFAULT",), ()])
+def test_plain_directories_give_the_files_the_general_resolution_gives(tmp_path, chosen):
+    """A layout of plain relative directories (``x=6``) takes a fast path in the scan; the
+    same directories written so that each must be resolved (``./x=6``, ``x=30/``) give the
+    same files, and so do the files outside every directory (always read)."""
+    from hivepark.catalog.skew import SkewLayout
+    from hivepark.exec.scan import lb_paths
+
+    part = tmp_path / "t" / "ds=1"
+    names = ["x=6/a.parquet", "x=30/b.parquet", "DEFAULT/c.parquet", "stray.parquet"]
+    for n in names:
+        (part / n).parent.mkdir(parents=True, exist_ok=True)
+        (part / n).write_bytes(b"")
+    plain = SkewLayout(("x",), (("6",), ("30",)),
+                       ((("6",), "x=6"), (("30",), "x=30"), (None, "DEFAULT")))
+    spelled = {"x=6": "./x=6", "x=30": "x=30/", "DEFAULT": "x=6/../DEFAULT"}
+    resolved = SkewLayout(plain.columns, plain.values,
+                          tuple((k, spelled[loc]) for k, loc in plain.locations))
+    want = None if chosen is None else tuple(spelled[c] for c in chosen)
+    for recorded in (tuple(names), None):  # the commit's file list, or a listing
+        fast = lb_paths(str(part), recorded, plain, chosen)
+        general = lb_paths(str(part), recorded, resolved, want)
+        assert sorted(fast) == sorted(general)
+        expected = {"x=6/a.parquet", "x=30/b.parquet", "DEFAULT/c.parquet"} if chosen is None \
+            else {n for n in names if n.split("/")[0] in chosen}
+        assert sorted(fast) == sorted(f"{part}/{n}" for n in expected | {"stray.parquet"})

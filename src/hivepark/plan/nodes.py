@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
@@ -194,10 +195,16 @@ class TableScan:
 
     def lb_choice(self, values: tuple[str | None, ...]) -> Any:
         """The list-bucketing choice for the partition with ``values``, or None."""
+        return self._lb_index.get(tuple(values))
+
+    @functools.cached_property
+    def _lb_index(self) -> dict[tuple[str | None, ...], Any]:
+        """``list_bucketing`` by partition values (a scan of thousands of partitions asks
+        for each one's choice: a search each would be quadratic)."""
+        index: dict[tuple[str | None, ...], Any] = {}
         for choice in self.list_bucketing:
-            if choice.values == tuple(values):
-                return choice
-        return None
+            index.setdefault(choice.values, choice)
+        return index
 
     def evolve(self, **changes: Any) -> TableScan:
         return replace(self, **changes)
