@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import time
+import unicodedata
+import urllib.parse
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -287,3 +289,34 @@ def to_spark_path(path: str) -> str:
     if "://" in path:
         return path
     return "file://" + os.path.abspath(path)
+
+
+# Characters java.net.URI leaves as they are in a path (RFC 2396's unreserved and punct, "/"
+# and "@"); every other US-ASCII character is quoted, "%" included
+_URI_PATH_SAFE = "/@!*'();:$&+=,"
+
+
+def _uri_quoted(ch: str) -> str:
+    """One character of a path as java.net.URI's multi-argument constructors write it: other
+    than US-ASCII, it is kept unless it is a control or space character."""
+    if ord(ch) > 0x9F and unicodedata.category(ch) not in ("Zs", "Zl", "Zp", "Cs"):
+        return ch
+    return urllib.parse.quote(ch.encode("utf-8", "surrogatepass"), safe="")
+
+
+def spark_file_uri(path: str) -> str:
+    """A file's path as Spark gives it in ``_metadata.file_path`` (Hadoop's
+    ``Path.toUri().toString()``): ``file:/w/t/ds=a%2520b/x.parquet`` for the local file
+    ``/w/t/ds=a%20b/x.parquet``. Best effort: a path written otherwise (an unusual file system)
+    simply never equals one Spark gives, and a percent-encoding never makes two different paths
+    equal, so a lookup by this form is exact or misses."""
+    if "://" in path and not path.startswith("file://"):
+        scheme, _, rest = path.partition("://")
+        authority, slash, key = rest.partition("/")
+        prefix, tail = f"{scheme}://{authority}", slash + key
+    else:
+        prefix, tail = "file:", normalize(path)
+    if tail.isascii():
+        return prefix + urllib.parse.quote(tail, safe=_URI_PATH_SAFE)
+    return prefix + "".join(urllib.parse.quote(ch, safe=_URI_PATH_SAFE) if ch.isascii()
+                            else _uri_quoted(ch) for ch in tail)
