@@ -12,7 +12,7 @@ import hivepark.expr
 import hivepark.plan
 
 MODULES = ["hivepark.errors", "hivepark.config", "hivepark.lru", "hivepark.layout", "hivepark.types",
-           "hivepark.catalog.models", "hivepark.catalog.skew"] + [
+           "hivepark.catalog.models", "hivepark.catalog.skew", "hivepark.storage.fs"] + [
     f"{pkg.__name__}.{m.name}" for pkg in (hivepark.expr, hivepark.plan)
     for m in pkgutil.iter_modules(pkg.__path__)]
 

@@ -306,10 +306,15 @@ def _uri_quoted(ch: str) -> str:
 
 def spark_file_uri(path: str) -> str:
     """A file's path as Spark gives it in ``_metadata.file_path`` (Hadoop's
-    ``Path.toUri().toString()``): ``file:/w/t/ds=a%2520b/x.parquet`` for the local file
-    ``/w/t/ds=a%20b/x.parquet``. Best effort: a path written otherwise (an unusual file system)
+    ``Path.toUri().toString()``). Best effort: a path written otherwise (an unusual file system)
     simply never equals one Spark gives, and a percent-encoding never makes two different paths
-    equal, so a lookup by this form is exact or misses."""
+    equal, so a lookup by this form is exact or misses.
+
+    >>> spark_file_uri("/w/t/ds=a%20b c/x=1/f.parquet")
+    'file:/w/t/ds=a%2520b%20c/x=1/f.parquet'
+    >>> spark_file_uri("s3a://bucket/t/ds=é/f.parquet")
+    's3a://bucket/t/ds=é/f.parquet'
+    """
     if "://" in path and not path.startswith("file://"):
         scheme, _, rest = path.partition("://")
         authority, slash, key = rest.partition("/")
