@@ -668,16 +668,17 @@ def test_plain_directories_give_the_files_the_general_resolution_gives(tmp_path,
 HOSTILE_DS = ["plain", "a b", "50%", "x/y=z", "é", "tab\tc", "a+b", "h#sh:q?"]
 
 
-@pytest.mark.parametrize("by_path", [True, False])
+@pytest.mark.parametrize("by_path", ["path", "missed", "over the limit"])
 def test_partition_values_of_list_bucketed_rows_by_file_path_and_by_directory(
         env, spark, monkeypatch, by_path):
     """A list-bucketed scan finds each row's partition values by its file's path as Spark
-    gives it (``fs.spark_file_uri``) and, where that misses, by its directory: hostile
-    values (escaped on disk, URI-quoted by Spark) read back the same either way, equal to
-    plain Spark over the rows written."""
+    gives it (``fs.spark_file_uri``) and, where that misses or a scan has more files than
+    the lookup takes, by its directory: hostile values (escaped on disk, URI-quoted by Spark)
+    read back the same every way, equal to plain Spark over the rows written."""
+    from hivepark.exec import scan
     from hivepark.storage import fs
 
-    name = f"hv_{'path' if by_path else 'dir'}"
+    name = f"hv_{by_path.replace(' ', '_')}"
     src = spark.createDataFrame([(i, i // 8 % 4, HOSTILE_DS[i % len(HOSTILE_DS)]) for i in range(160)],
                                 "a int, x int, ds string")
     src.createOrReplaceTempView(f"{name}_src")
@@ -689,10 +690,12 @@ def test_partition_values_of_list_bucketed_rows_by_file_path_and_by_directory(
              if f.endswith(".parquet") and "/." not in d]
     seen = {r[0] for r in spark.read.parquet(*[fs.to_spark_path(f) for f in files])
             .selectExpr("_metadata.file_path").collect()}
-    if by_path:  # every file's path form is the one Spark gives (é included)
+    if by_path == "path":  # every file's path form is the one Spark gives (é included)
         assert {fs.spark_file_uri(f) for f in files} == seen
-    else:  # no file found by its path: every row by its directory
+    elif by_path == "missed":  # no file found by its path: every row by its directory
         monkeypatch.setattr(fs, "spark_file_uri", lambda path: "missing:" + path)
+    else:  # no lookup by path at all
+        monkeypatch.setattr(scan, "BY_FILE_PATH_MAX", 0)
     query = "SELECT ds, x, count(*), sum(a) FROM {} WHERE x IN (1, 3) GROUP BY ds, x"
     assert rows(env.sql(query.format(name))) == rows(spark.sql(query.format(f"{name}_src")))
     assert len(rows(env.sql(query.format(name)))) == 2 * len(HOSTILE_DS)
