@@ -473,7 +473,7 @@ def hivepark_scan_lines(wh: Any, sql: str, fact: str) -> list[str]:
 # ---------------------------------------------------------------------------------------
 
 class Runner:
-    """The four ways to run a query; each returns (seconds, rows, fact files bytes, fact rows)."""
+    """The five ways to run a query; each returns (seconds, rows, fact files bytes, fact rows)."""
 
     def __init__(self, spark: Any, wh: Any, new_listing: str = "stock") -> None:
         self.spark, self.wh = spark, wh
