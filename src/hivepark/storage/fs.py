@@ -28,20 +28,33 @@ _ARROW_SCHEMES = {"s3a": "s3", "s3n": "s3"}
 _REMOTE: dict[str, tuple[pafs.FileSystem, str]] = {}  # "scheme://authority" -> (fs, its root path)
 
 
+def _is_remote(path: str) -> bool:
+    return "://" in path and not path.startswith("file://")
+
+
+def _local_path(path: str) -> str:
+    """A local path or ``file://`` URI as an absolute path."""
+    return os.path.abspath(path[len("file://"):] if path.startswith("file://") else path)
+
+
+def _uri_parts(uri: str) -> tuple[str, str, str]:
+    """``(scheme, authority, key)`` of ``scheme://authority/key``."""
+    scheme, _, rest = uri.partition("://")
+    authority, _, key = rest.partition("/")
+    return scheme, authority, key
+
+
 def _split(path: str) -> tuple[pafs.FileSystem, str]:
-    if "://" in path and not path.startswith("file://"):
+    if _is_remote(path):
         return _remote(path)
-    if path.startswith("file://"):
-        path = path[len("file://"):]
-    return pafs.LocalFileSystem(), os.path.abspath(path)
+    return pafs.LocalFileSystem(), _local_path(path)
 
 
 def _remote(uri: str) -> tuple[pafs.FileSystem, str]:
     """A remote URI's pyarrow file system (made once per scheme and authority: opening one may
     ask the network, S3's region) and the path within it. The URI itself stays as given for
     Spark (``s3a://`` is Hadoop's S3 connector; pyarrow calls it ``s3://``)."""
-    scheme, _, rest = uri.partition("://")
-    authority, _, key = rest.partition("/")
+    scheme, authority, key = _uri_parts(uri)
     root = f"{scheme.lower()}://{authority}"
     if root not in _REMOTE:
         arrow_root = f"{_ARROW_SCHEMES.get(scheme.lower(), scheme.lower())}://{authority}/"
@@ -82,11 +95,9 @@ def normalize(path: str) -> str:
     """Absolute local path, or the URI unchanged for remote file systems (the path
     :func:`_split` gives, without making a file system: a scan of list-bucketed partitions
     normalizes each directory of each partition)."""
-    if "://" in path and not path.startswith("file://"):
+    if _is_remote(path):
         return path.rstrip("/")
-    if path.startswith("file://"):
-        path = path[len("file://"):]
-    return os.path.abspath(path).rstrip("/") or "/"
+    return _local_path(path).rstrip("/") or "/"
 
 
 def exists(path: str) -> bool:
@@ -315,10 +326,9 @@ def spark_file_uri(path: str) -> str:
     >>> spark_file_uri("s3a://bucket/t/ds=é/f.parquet")
     's3a://bucket/t/ds=é/f.parquet'
     """
-    if "://" in path and not path.startswith("file://"):
-        scheme, _, rest = path.partition("://")
-        authority, slash, key = rest.partition("/")
-        prefix, tail = f"{scheme}://{authority}", slash + key
+    if _is_remote(path):
+        scheme, authority, key = _uri_parts(path)
+        prefix, tail = f"{scheme}://{authority}", "/" + key if key else ""
     else:
         prefix, tail = "file:", normalize(path)
     if tail.isascii():
