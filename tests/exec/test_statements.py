@@ -613,11 +613,15 @@ def test_load_data_local_keeps_source_non_local_moves_it(wh, spark, tmp_path):
     moved.write_text("4,d\n")
     wh.sql(f"LOAD DATA INPATH 'file://{moved}' INTO TABLE ld PARTITION (ds='d2')")
     assert not moved.exists()  # non-LOCAL moves
+    hadoop_form = tmp_path / "hadoop.txt"  # file:/x, as Hadoop's Path writes a local file
+    hadoop_form.write_text("5,e\n")
+    wh.sql(f"LOAD DATA INPATH 'file:{hadoop_form}' INTO TABLE ld PARTITION (ds='d2')")
+    assert not hadoop_form.exists()
 
     loc = os.path.join(wh.location, "ld")
     assert _text_lines(os.path.join(loc, "ds=d1")) == ["1,a", "2,\\N", "3,c"]
-    assert _text_lines(os.path.join(loc, "ds=d2")) == ["4,d"]
-    expected = [(1, "a", "d1"), (2, None, "d1"), (3, "c", "d1"), (4, "d", "d2")]
+    assert _text_lines(os.path.join(loc, "ds=d2")) == ["4,d", "5,e"]
+    expected = [(1, "a", "d1"), (2, None, "d1"), (3, "c", "d1"), (4, "d", "d2"), (5, "e", "d2")]
     assert _rows(wh.sql("SELECT * FROM ld")) == sorted(expected, key=repr)
     plain = spark.read.schema("a int, b string, ds string").options(
         sep=",", nullValue="\\N", basePath=_uri(loc)).csv(_uri(loc))
@@ -629,7 +633,7 @@ def test_load_data_local_keeps_source_non_local_moves_it(wh, spark, tmp_path):
     wh.sql(f"LOAD DATA LOCAL INPATH '{over}' OVERWRITE INTO TABLE ld PARTITION (ds='d1')")
     assert over.exists()
     assert _text_lines(os.path.join(loc, "ds=d1")) == ["9,z"]
-    assert _rows(wh.sql("SELECT * FROM ld")) == [(4, "d", "d2"), (9, "z", "d1")]
+    assert _rows(wh.sql("SELECT * FROM ld")) == [(4, "d", "d2"), (5, "e", "d2"), (9, "z", "d1")]
 
     wh.sql("CREATE TABLE ldu (a INT, b STRING) ROW FORMAT DELIMITED FIELDS TERMINATED BY ','")
     wh.sql(f"LOAD DATA LOCAL INPATH '{src_dir / 'f2.txt'}' INTO TABLE ldu")

@@ -105,18 +105,9 @@ def _path_in(text: str) -> str | None:
     for pattern in _PATH_PATTERNS:
         m = re.search(pattern, text)
         if m:
-            path = _local(m.group("p").rstrip(".,:;"))
+            path = fs.strip_file_scheme(m.group("p").rstrip(".,:;"))
             return re.split(r"/\.hive-staging|/_temporary/", path)[0]
     return None
-
-
-def _local(path: str) -> str:
-    """``file:///x`` and ``file:/x`` as ``/x``; other URIs unchanged."""
-    if path.startswith("file://"):
-        return "/" + path[len("file://"):].lstrip("/")
-    if path.startswith("file:"):
-        return path[len("file:"):]
-    return path
 
 
 def _nul_column(text: str) -> str | None:
@@ -258,7 +249,7 @@ def _is_spark_error(e: BaseException) -> bool:
 def table_at(ctx: Any, path: str) -> str | None:
     """The qualified name of the table whose directory holds ``path`` (the deepest one), or None.
     Asks the metastore for every table: only an error's message pays for it."""
-    target = fs.normalize(_local(path))
+    target = fs.normalize(fs.strip_file_scheme(path))
     best: tuple[int, str] | None = None
     catalog = ctx.catalog
     for db in catalog.list_databases():

@@ -32,9 +32,19 @@ def _is_remote(path: str) -> bool:
     return "://" in path and not path.startswith("file://")
 
 
+def strip_file_scheme(path: str) -> str:
+    """A ``file:`` URI as its path (``file:///x`` and ``file:/x``, as Hadoop writes it, are
+    ``/x``); other paths and URIs unchanged.
+
+    >>> strip_file_scheme("file:///w/t"), strip_file_scheme("file:/w/t"), strip_file_scheme("s3a://b/t")
+    ('/w/t', '/w/t', 's3a://b/t')
+    """
+    return "/" + path[len("file:"):].lstrip("/") if path.startswith("file:") else path
+
+
 def _local_path(path: str) -> str:
-    """A local path or ``file://`` URI as an absolute path."""
-    return os.path.abspath(path[len("file://"):] if path.startswith("file://") else path)
+    """A local path or ``file:`` URI as an absolute path."""
+    return os.path.abspath(strip_file_scheme(path))
 
 
 def _uri_parts(uri: str) -> tuple[str, str, str]:
@@ -297,9 +307,7 @@ def read_text(path: str) -> str:
 
 def to_spark_path(path: str) -> str:
     """A path Spark reads unambiguously (``file:`` URI for local paths)."""
-    if "://" in path:
-        return path
-    return "file://" + os.path.abspath(path)
+    return path if _is_remote(path) else "file://" + _local_path(path)
 
 
 # Characters java.net.URI leaves as they are in a path (RFC 2396's unreserved and punct, "/"

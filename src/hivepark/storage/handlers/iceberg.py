@@ -256,8 +256,7 @@ def load(table: Table) -> IcebergTable:
 
 
 def _file_uri(path: str) -> str:
-    path = fs.normalize(path)
-    return path if "://" in path else "file://" + path
+    return fs.to_spark_path(fs.normalize(path))
 
 
 def _with_field_ids(table: Table, ids: Sequence[tuple[str, int]]) -> dict[str, str]:
@@ -484,7 +483,7 @@ class IcebergStorageHandler(StorageHandler):
         read_schema = T.StructType([T.StructField(f.name, _spark_type(f.field_type), True,
                                                   {"parquet.field.id": f.field_id}) for f in wanted])
         spark.conf.set("spark.sql.parquet.fieldId.read.enabled", "true")
-        df = spark.read.schema(read_schema).parquet(*[fs.to_spark_path(_local(p)) for p in planned.files])
+        df = spark.read.schema(read_schema).parquet(*[fs.to_spark_path(fs.strip_file_scheme(p)) for p in planned.files])
         out = []
         for c in columns:
             f = fields.get(c)
@@ -507,7 +506,7 @@ class IcebergStorageHandler(StorageHandler):
         env = current_environment()
         itbl = load(table)
         write_id = uuid.uuid4().hex
-        staging = f"{_local(itbl.location())}/data/hp-{write_id}"
+        staging = f"{fs.strip_file_scheme(itbl.location())}/data/hp-{write_id}"
         journal = Journal(_marker_path(env.warehouse, write_id), {
             "write_id": write_id, "staging": staging, "table": [table.db, table.name],
             "catalog": _props(table).get(CATALOG) or OWN_CATALOG, "identifier": list(identifier(table))})
@@ -535,10 +534,6 @@ class Planned:
 def _translator(fields: Mapping[str, NestedField]) -> Translator:
     """Translates trees over hivepark's column names into expressions over the Iceberg names."""
     return Translator({c: f.field_type for c, f in fields.items()}, {c: f.name for c, f in fields.items()})
-
-
-def _local(path: str) -> str:
-    return path[len("file://"):] if path.startswith("file://") else (path[5:] if path.startswith("file:/") else path)
 
 
 def _schema_at(itbl: Any, snapshot_id: int | None) -> Schema:
@@ -684,7 +679,7 @@ def _data_file(itbl: Any, path: str) -> Any:
     import pyarrow.parquet as pq
 
     schema = itbl.schema()
-    local = _local(path)
+    local = fs.strip_file_scheme(path)
     meta = pq.read_metadata(local)
     stats = data_file_statistics_from_parquet_metadata(
         parquet_metadata=meta, stats_columns=compute_statistics_plan(schema, itbl.metadata.properties),
