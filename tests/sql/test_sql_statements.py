@@ -133,6 +133,11 @@ def test_invalid_statements_fail_when_run_not_when_parsed():
         "Partition value RAND() must be a constant")
     st = stmt("CREATE VIEW v AS SELECT 1")
     assert isinstance(st, s.Failed) and isinstance(st.error, UnsupportedError)
+    assert error("CREATE MATERIALIZED VIEW v AS SELECT 1").startswith(
+        "CREATE MATERIALIZED VIEW is not supported by hivepark: its metastore holds tables, not views.")
+    assert error("CREATE TEMPORARY VIEW v AS SELECT 1").startswith("CREATE TEMPORARY VIEW is not supported")
+    assert error("ALTER VIEW v AS SELECT 1").startswith("ALTER VIEW is not supported")  # not "no table v"
+    assert error("DROP VIEW IF EXISTS db.v").endswith('spark.catalog.dropTempView("v")')
     with pytest.raises(ParseError):
         parse_one("SELEC 1")
 

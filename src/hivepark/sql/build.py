@@ -157,7 +157,24 @@ def _create(node: exp.Create) -> s.Statement:
         return _create_database(node)
     if kind == "TABLE":
         return _create_table(node)
+    if kind == "VIEW":
+        raise UnsupportedError(f"CREATE {_view_kind(node)} is not supported by hivepark: {NO_VIEWS}")
     raise UnsupportedError(f"CREATE {kind} is not supported by hivepark")
+
+
+#: what a user who asks for a view gets told instead (the metastore holds no views)
+NO_VIEWS = ("its metastore holds tables, not views. Keep the query's rows as a table (CREATE TABLE name "
+            "AS SELECT ...), or, from PySpark, register the query as a Spark temporary view, which "
+            "wh.sql() then reads by its name: wh.sql(\"SELECT ...\").createOrReplaceTempView(\"name\")")
+
+
+def _view_kind(node: exp.Expression) -> str:
+    props = node.args.get("properties")
+    temporary = materialized = False
+    for p in props.expressions if props is not None else ():
+        temporary |= isinstance(p, exp.TemporaryProperty)
+        materialized |= isinstance(p, exp.MaterializedProperty)
+    return ("TEMPORARY " if temporary else "") + ("MATERIALIZED " if materialized else "") + "VIEW"
 
 
 def _create_database(node: exp.Create) -> s.CreateDatabase:
@@ -229,6 +246,9 @@ def _drop(node: exp.Drop) -> s.Statement:
                               bool(node.args.get("cascade")))
     if kind == "TABLE":
         return s.DropTable(table_ref(target), bool(node.args.get("exists")))
+    if kind == "VIEW":
+        raise UnsupportedError(f"DROP VIEW is not supported by hivepark: its metastore holds no views. A Spark "
+                               f"temporary view is dropped from PySpark: spark.catalog.dropTempView(\"{target.name}\")")
     raise UnsupportedError(f"DROP {kind} is not supported by hivepark")
 
 
@@ -297,6 +317,8 @@ def _alter_action(action: exp.Expression, if_exists: bool) -> s.AlterAction:
 
 
 def _alter(node: exp.Alter) -> s.AlterTable:
+    if (node.args.get("kind") or "TABLE").upper() == "VIEW":
+        raise UnsupportedError(f"ALTER VIEW is not supported by hivepark: {NO_VIEWS}")
     if_exists = bool(node.args.get("exists"))
     part_node = node.this.args.get("partition")
     return s.AlterTable(
