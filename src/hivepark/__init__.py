@@ -91,15 +91,17 @@ class Warehouse:
         return explain(self._ctx, Explain.of(parse_one(text).statement))
 
     def table(self, name: str) -> DataFrame:
-        """All rows of a table (``db.name`` or a name in the current database)."""
+        """All rows of a table or a view (``db.name`` or a name in the current database)."""
         from hivepark.exec.scan import scan_dataframe
         from hivepark.plan.nodes import TableScan
         from hivepark.plan.planner import plan_scans
 
         with self._ctx.handler_scope(), self._translated():
-            t = self._ctx.table(name)
-            plan = plan_scans([TableScan(t, t.name)], self._ctx.catalog)
-            return scan_dataframe(self.spark, plan.scans[0])
+            t = self._ctx.table(name, view_ok=True)
+            if not t.is_view:
+                plan = plan_scans([TableScan(t, t.name)], self._ctx.catalog)
+                return scan_dataframe(self.spark, plan.scans[0])
+        return self.sql(f"SELECT * FROM `{t.db}`.`{t.name}`")
 
     def insert(self, df: DataFrame, table: str, partition: Mapping[str, object] | None = None,
                overwrite: bool = False, by_position: bool = False) -> None:
@@ -111,7 +113,7 @@ class Warehouse:
         from hivepark.sql.validate import python_spec
 
         with self._ctx.handler_scope(), self._translated():
-            t = self._ctx.table(table)
+            t = self._ctx.target(table)
             spec = python_spec(t, partition)
             write_rows(self._ctx, t, frame_for_insert(t, df, spec, by_position), spec, overwrite)
             self._sync_views()

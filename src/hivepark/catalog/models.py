@@ -16,6 +16,11 @@ from hivepark.types import type_family as type_family  # re-exported: HiveType's
 
 MANAGED = "MANAGED_TABLE"
 EXTERNAL = "EXTERNAL_TABLE"
+VIEW = "VIRTUAL_VIEW"  # a view: a query kept in the metastore, no location and no files
+# A view's query: as the user wrote it (SHOW CREATE TABLE, DESCRIBE) and as it is read
+# (Hive's "expanded text": its tables named with their databases, its columns by name)
+VIEW_ORIGINAL_TEXT = "hivepark.view.original.text"
+VIEW_EXPANDED_TEXT = "hivepark.view.expanded.text"
 # A table as a query's FOR SYSTEM_VERSION / FOR SYSTEM_TIME AS OF names it: transient
 # properties of the Table a scan reads, never stored
 AS_OF_VERSION = "hivepark.as-of.version"
@@ -80,6 +85,10 @@ class Table:
     @property
     def is_external(self) -> bool:
         return self.table_type == EXTERNAL
+
+    @property
+    def is_view(self) -> bool:
+        return self.table_type == VIEW
 
     @property
     def all_columns(self) -> tuple[Column, ...]:

@@ -14,7 +14,7 @@ from pyspark.sql.types import StringType, StructField, StructType
 from hivepark.catalog.base import Catalog
 from hivepark.catalog.models import Table
 from hivepark.config import Config
-from hivepark.errors import NoSuchDatabase, NoSuchTable, UserInputError, mask_credentials
+from hivepark.errors import NoSuchDatabase, NoSuchTable, SemanticError, UserInputError, mask_credentials
 from hivepark.exec.spark_views import made_by_hivepark
 from hivepark.sql.parser import substitute_variables
 from hivepark.sql.statements import TableRef
@@ -69,13 +69,22 @@ class Context:
                 f"(0 deletes replaced files at once).") from None
         return Commit(self.warehouse, table, retention=retention)
 
-    def table(self, ref: TableRef | str) -> Table:
+    def table(self, ref: TableRef | str, view_ok: bool = False, for_view: str | None = None,
+              code: int | None = None) -> Table:
         """The table a statement names (``TableRef`` or ``"db.name"``); NoSuchTable with a
-        hint when it is missing."""
+        hint when it is missing. A view is refused unless ``view_ok`` (it has no files nor
+        partitions): with ``for_view`` (Hive's text, and its ``code``) when given."""
         if isinstance(ref, str):
             db, _, name = ref.rpartition(".")
             ref = TableRef(db or None, name)
-        return self.catalog.get_table(*ref.resolve(self.current_db))
+        table = self.catalog.get_table(*ref.resolve(self.current_db))
+        if table.is_view and not view_ok:
+            name = table.qualified_name
+            raise SemanticError(
+                f"{for_view or 'This statement needs a table'}: {name} is a view, a query kept in the "
+                f"metastore with no files or partitions of its own. Name the table it reads (SHOW CREATE "
+                f"TABLE {name} shows its query).", code=code)
+        return table
 
     def find(self, db: str | None, name: str) -> Table | None:
         """The warehouse table a query's reference names, None for Spark's own views. A
@@ -90,6 +99,18 @@ class Context:
             if db is None and self.spark.catalog.tableExists(name) and not made_by_hivepark(self.spark, name):
                 return None  # a Spark view of the user's (not a view of another warehouse's table)
             raise
+
+    def target(self, ref: TableRef | str) -> Table:
+        """The table an INSERT or LOAD writes (a view is refused, as Hive's 10090)."""
+        return self.table(ref, for_view="A view cannot be used as target table for LOAD or INSERT", code=10090)
+
+    def find_view(self, db: str | None, name: str) -> Table | None:
+        """The view a query's reference names, None for anything else."""
+        try:
+            table = self.catalog.get_table((db or self.current_db).lower(), name.lower())
+        except (NoSuchTable, NoSuchDatabase):
+            return None
+        return table if table.is_view else None
 
     def _metadata_table(self, db: str | None, name: str) -> Table | None:
         if "." in name:  # db.t.snapshots

@@ -9,7 +9,7 @@ import re
 from pyspark.sql import DataFrame
 
 from hivepark import layout
-from hivepark.catalog.models import Partition, Table
+from hivepark.catalog.models import VIEW_EXPANDED_TEXT, VIEW_ORIGINAL_TEXT, Partition, Table
 from hivepark.catalog.skew import RESERVED, SKEW_AUTO_TOPK, partition_layout, table_skew
 from hivepark.errors import MASK, NoSuchPartition, UserInputError
 from hivepark.exec.context import Context
@@ -37,7 +37,11 @@ def show_databases(ctx: Context, stmt: s.ShowDatabases) -> DataFrame:
 
 
 def show_tables(ctx: Context, stmt: s.ShowTables) -> DataFrame:
-    names = _like(ctx.catalog.list_tables(stmt.db or ctx.current_db), stmt.like)
+    """SHOW TABLES (the views too, as Hive) and SHOW VIEWS (the views alone)."""
+    db = stmt.db or ctx.current_db
+    names = _like(ctx.catalog.list_tables(db), stmt.like)
+    if stmt.views:
+        names = [n for n in names if ctx.catalog.get_table(db, n).is_view]
     return ctx.rows(["tab_name"], [(n,) for n in names])
 
 
@@ -94,7 +98,7 @@ def _col_rows(cols) -> list[tuple]:
 
 
 def describe(ctx: Context, stmt: s.Describe) -> DataFrame:
-    table = ctx.table(stmt.table)
+    table = ctx.table(stmt.table, view_ok=not stmt.partition)
     style = stmt.style or ""
     spec = stmt.partition
     part = None
@@ -108,7 +112,12 @@ def describe(ctx: Context, stmt: s.Describe) -> DataFrame:
     if table.is_partitioned:
         rows += [("", "", ""), ("# Partition Information", "", ""),
                  ("# col_name", "data_type", "comment")] + _col_rows(table.partition_keys)
-    if style == "FORMATTED":
+    if style == "FORMATTED" and table.is_view:
+        rows += [("", "", "")] + _table_info(table) + [
+            ("", "", ""), ("# View Information", "", ""),
+            ("View Original Text:", table.properties.get(VIEW_ORIGINAL_TEXT, ""), ""),
+            ("View Expanded Text:", table.properties.get(VIEW_EXPANDED_TEXT, ""), "")]
+    elif style == "FORMATTED":
         rows += [("", "", "")] + (_partition_info(table, part) if part else _table_info(table))
         rows += _storage_info(table, skew_lines(ctx, table, part))
     elif style == "EXTENDED":
@@ -121,9 +130,12 @@ def _time(ts: int) -> str:
     return datetime.datetime.fromtimestamp(ts, datetime.UTC).strftime("%a %b %d %H:%M:%S UTC %Y") if ts else "UNKNOWN"
 
 
+_VIEW_TEXTS = (VIEW_ORIGINAL_TEXT, VIEW_EXPANDED_TEXT)  # shown in lines of their own
+
+
 def _params(params) -> list[tuple]:
     return [("", k, v) for k, v in sorted(params.items()) if k != FILES_PARAM
-            and k not in RESERVED]
+            and k not in RESERVED and k not in _VIEW_TEXTS]
 
 
 def _shown_properties(table: Table) -> dict[str, str]:
@@ -136,7 +148,8 @@ def _table_info(table: Table) -> list[tuple]:
     handler = handler_for(table) is not None
     return [("# Detailed Table Information", "", ""), ("Database:", table.db, ""),
             ("OwnerType:", "USER", ""), ("CreateTime:", _time(table.create_time), ""),
-            *([] if handler else [("Location:", table.location, "")]), ("Table Type:", table.table_type, ""),
+            *([] if handler or table.is_view else [("Location:", table.location, "")]),
+            ("Table Type:", table.table_type, ""),
             ("Table Parameters:", "", "")] + _params(_shown_properties(table))
 
 
@@ -190,7 +203,12 @@ def _extended(table: Table, part: Partition | None) -> str:
     keys = ", ".join(f"FieldSchema(name:{c.name}, type:{c.type}, comment:{c.comment})"
                      for c in table.partition_keys)
     params = ", ".join(f"{k}={v}" for k, v in sorted(_shown_properties(table).items())
-                       if k != FILES_PARAM and k not in RESERVED)
+                       if k != FILES_PARAM and k not in RESERVED and k not in _VIEW_TEXTS)
+    if table.is_view:
+        return (f"Table(tableName:{table.name}, dbName:{table.db}, createTime:{table.create_time}, "
+                f"sd:StorageDescriptor(cols:[{cols}]), partitionKeys:[], parameters:{{{params}}}, "
+                f"viewOriginalText:{table.properties.get(VIEW_ORIGINAL_TEXT)}, "
+                f"viewExpandedText:{table.properties.get(VIEW_EXPANDED_TEXT)}, tableType:{table.table_type})")
     return (f"Table(tableName:{table.name}, dbName:{table.db}, createTime:{table.create_time}, "
             f"sd:StorageDescriptor(cols:[{cols}], location:{table.location}, "
             f"inputFormat:{_SERDE[table.format][1]}), partitionKeys:[{keys}], "
@@ -250,11 +268,26 @@ def _column_lines(cols: tuple) -> list[str]:
     return lines
 
 
+def _view_ddl(table: Table) -> list[str]:
+    """Hive's SHOW CREATE TABLE of a view: ``CREATE VIEW `db`.`v` (cols) [COMMENT] AS query``."""
+    cols = ", ".join(f"`{c.name}`" + (f" COMMENT {_quote(c.comment)}" if c.comment else "")
+                     for c in table.columns)
+    lines = [f"CREATE VIEW `{table.db}`.`{table.name}` ({cols})"]
+    if table.properties.get("comment"):
+        lines.append(f"COMMENT {_quote(table.properties['comment'])}")
+    props = {k: v for k, v in sorted(table.properties.items())
+             if k not in _NOT_DDL and k not in _VIEW_TEXTS and not k.startswith("hivepark.")}
+    if props:
+        items = [f"  {_quote(k)}={_quote(v)}" for k, v in props.items()]
+        lines += ["TBLPROPERTIES ("] + [x + ", " for x in items[:-1]] + [items[-1] + ")"]
+    return lines + [f"AS {table.properties.get(VIEW_ORIGINAL_TEXT, '')}"]
+
+
 def show_tblproperties(ctx: Context, stmt: s.ShowTblProperties) -> DataFrame:
     """Hive's SHOW TBLPROPERTIES t [('key')]: ``prpt_name``, ``prpt_value`` rows, sorted, the
     parameters DESCRIBE FORMATTED shows (a handler's secrets masked). A key the table does not
     have gives Hive's one row ``Table db.t does not have property: key``."""
-    table = ctx.table(stmt.table)
+    table = ctx.table(stmt.table, view_ok=True)
     shown = {k: v for _, k, v in _params(_shown_properties(table))}
     if stmt.key is not None:
         if stmt.key not in shown:
@@ -270,7 +303,9 @@ def show_create_table(ctx: Context, stmt: s.ShowCreateTable) -> DataFrame:
     """Hive's SHOW CREATE TABLE: the DDL that re-creates the table (columns, partitioning,
     skew, ROW FORMAT, STORED AS or STORED BY, LOCATION, TBLPROPERTIES), one row per line in
     the column ``createtab_stmt``. A handler table's secrets are masked, as in DESCRIBE."""
-    table = ctx.table(stmt.table)
+    table = ctx.table(stmt.table, view_ok=True)
+    if table.is_view:
+        return ctx.rows(["createtab_stmt"], [(line,) for line in _view_ddl(table)])
     handler = handler_for(table)
     external = "EXTERNAL " if table.is_external else ""
     lines = [f"CREATE {external}TABLE `{table.db}`.`{table.name}`("]

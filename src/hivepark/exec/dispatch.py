@@ -9,7 +9,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 
 from hivepark.errors import DataFileError
-from hivepark.exec import describe, skew_stats, spark_views, tables, write
+from hivepark.exec import describe, skew_stats, spark_views, tables, views, write
 from hivepark.exec.context import Context
 from hivepark.exec.failures import translated
 from hivepark.exec.query import describe_handler_scans, plan_query, resolve, run_query
@@ -79,6 +79,7 @@ _HANDLERS: dict[type, Callable[[Context, Any], DataFrame]] = {
     s.DropDatabase: tables.drop_database,
     s.Use: tables.use,
     s.CreateTable: tables.create_table_statement,
+    s.CreateView: views.create_view,
     s.DropTable: tables.drop_table,
     s.TruncateTable: tables.truncate_table,
     s.AlterTable: tables.alter_table,

@@ -17,6 +17,7 @@ from hivepark.exec.scan import Relation, pushed_filter, scan_dataframe, scan_rel
 from hivepark.plan import planner
 from hivepark.plan.nodes import FilterShape, HandlerScan, QueryPlan, RowFilter, TableScan
 from hivepark.plan.runtime_pruning import RuntimeSettings
+from hivepark.sql import views
 from hivepark.sql.analyzer import QueryAnalysis
 from hivepark.sql.rewrite import analyze, check_strict, filters_inline, spark_sql
 from hivepark.storage.formats import spark_literal
@@ -45,6 +46,7 @@ def plan_query(ctx: Context, tree: Any) -> PlannedQuery:
     """Finds the scans of ``tree`` (a query; a copy is analyzed) and plans them with the
     planner's rules; runtime (map-join) pruning is only marked here and resolved at
     execution, where a scan it may narrow is listed once."""
+    tree = views.expand(tree, ctx.find_view)
     check_strict(tree, planner.strict_check(ctx.conf, "hive.strict.checks.orderby.no.limit"),
                  planner.strict_check(ctx.conf, "hive.strict.checks.cartesian.product"))
     analysis = analyze(tree, ctx.find, type_safety(ctx.conf))

@@ -21,7 +21,7 @@ def analyze(ctx: Context, stmt: AnalyzeSkew) -> DataFrame:
     """ANALYZE TABLE t [PARTITION (...)] COMPUTE SKEW FOR COLUMNS c[, ...]: per partition,
     the heaviest values of the columns and their share of the partition's rows (the K of
     ``hivepark.skew.auto.topk``, else 10), computed by one Spark aggregation."""
-    table = ctx.table(stmt.table)
+    table = ctx.table(stmt.table, for_view="ANALYZE is not supported for views", code=10091)
     cols = list(stmt.columns)
     check_skew_columns(table, stmt.columns)
     pred = spec_filter(table, stmt.partition) if stmt.partition else None

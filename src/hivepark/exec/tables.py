@@ -174,7 +174,8 @@ def new_table(ctx: Context, stmt: s.CreateTable) -> Table:
         kw["table_type"] = EXTERNAL
     tblprops = dict(stmt.properties)
     if stmt.like is not None:
-        src = ctx.table(stmt.like)
+        src = ctx.table(stmt.like, for_view="CREATE TABLE ... LIKE copies a table's definition; for a view's "
+                        "columns use CREATE TABLE t AS SELECT * FROM the view LIMIT 0")
         columns, part_keys = list(src.columns), list(src.partition_keys)
         kw.setdefault("field_delim", src.field_delim)
         if stmt.format is None:
@@ -369,6 +370,10 @@ def drop_table(ctx: Context, stmt: s.DropTable) -> DataFrame:
         if stmt.if_exists or ctx.conf.get_bool("hive.exec.drop.ignorenonexistent"):
             return ctx.empty()
         raise
+    if table.is_view != stmt.view:
+        if table.is_view:
+            raise SemanticError(f"Cannot drop a view with DROP TABLE: {db}.{name} is a view. Use DROP VIEW {name}")
+        raise SemanticError(f"Cannot drop a base table with DROP VIEW: {db}.{name} is a table. Use DROP TABLE {name}")
     parts = ctx.catalog.list_partitions(table) if table.is_partitioned else []
     ctx.catalog.drop_table(db, name)
     handler = handler_for(table)
@@ -379,7 +384,7 @@ def drop_table(ctx: Context, stmt: s.DropTable) -> DataFrame:
 
 
 def _delete_table_data(ctx: Context, table: Table, partitions: list[Partition] | None) -> None:
-    if table.is_external or is_handler_table(table):  # a handler's source is never touched
+    if table.is_external or table.is_view or is_handler_table(table):  # a handler's source is never touched
         return
     # Only what the metastore records as the table's own goes (issue 13): a file of a
     # statement still in flight, or one put there by hand, keeps its directory.
@@ -439,7 +444,7 @@ def truncate_table(ctx: Context, stmt: s.TruncateTable) -> DataFrame:
 
 
 def alter_table(ctx: Context, stmt: s.AlterTable) -> DataFrame:
-    table = ctx.table(stmt.table)
+    table = ctx.table(stmt.table, for_view="To alter a view you need to use the ALTER VIEW command", code=10131)
     spec = stmt.partition
     for action in stmt.actions:
         if isinstance(action, s.SetSkewedLocation):

@@ -44,7 +44,7 @@ from hivepark.types import HiveType, PartitionValueError
 
 
 def insert(ctx: Context, stmt: Insert) -> DataFrame:
-    table = ctx.table(stmt.table)
+    table = ctx.target(stmt.table)
     listed = listed_columns(table, stmt)
     df, _ = run_query(ctx, stmt.query.tree)
     df = by_column_list(table, df, listed)
@@ -61,7 +61,7 @@ def multi_insert(ctx: Context, stmt: MultiInsert) -> DataFrame:
     src_df.createOrReplaceTempView(stmt.view)
     try:
         for branch in stmt.inserts:
-            table = ctx.table(branch.table)
+            table = ctx.target(branch.table)
             listed = listed_columns(table, branch)
             df, _ = run_query(ctx, branch.query.tree)
             df = by_column_list(table, df, listed)
@@ -516,7 +516,7 @@ def count_rows(table: Table, files: list[fs.FileEntry]) -> int:
 
 def load_data(ctx: Context, stmt: LoadData) -> DataFrame:
     """LOAD DATA [LOCAL] INPATH: the files moved (copied, for LOCAL) into the table."""
-    table = ctx.table(stmt.table)
+    table = ctx.target(stmt.table)
     if handler_for(table) is not None:
         raise SemanticError(f"LOAD DATA cannot load files into {table.qualified_name}: its rows live in the "
                             "source of its storage handler. Load them into a table of files, then INSERT "

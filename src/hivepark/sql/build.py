@@ -158,23 +158,43 @@ def _create(node: exp.Create) -> s.Statement:
     if kind == "TABLE":
         return _create_table(node)
     if kind == "VIEW":
-        raise UnsupportedError(f"CREATE {_view_kind(node)} is not supported by hivepark: {NO_VIEWS}")
+        return _create_view(node)
     raise UnsupportedError(f"CREATE {kind} is not supported by hivepark")
 
 
-#: what a user who asks for a view gets told instead (the metastore holds no views)
-NO_VIEWS = ("its metastore holds tables, not views. Keep the query's rows as a table (CREATE TABLE name "
-            "AS SELECT ...), or, from PySpark, register the query as a Spark temporary view, which "
-            "wh.sql() then reads by its name: wh.sql(\"SELECT ...\").createOrReplaceTempView(\"name\")")
+def _create_view(node: exp.Create) -> s.CreateView:
+    target = node.this.this if isinstance(node.this, exp.Schema) else node.this
+    columns = tuple((c.name.lower(), _column_comment(c)) for c in node.this.expressions) \
+        if isinstance(node.this, exp.Schema) else ()
+    comment, props = None, []
+    for p in node.args["properties"].expressions if node.args.get("properties") else []:
+        if isinstance(p, (exp.TemporaryProperty, exp.MaterializedProperty)):
+            kind = "TEMPORARY" if isinstance(p, exp.TemporaryProperty) else "MATERIALIZED"
+            raise UnsupportedError(
+                f"CREATE {kind} VIEW is not supported by hivepark: CREATE VIEW keeps the query in the "
+                "metastore and runs it at each read; CREATE TABLE name AS SELECT keeps its rows")
+        if isinstance(p, exp.SchemaCommentProperty):
+            comment = p.this.name
+        elif isinstance(p, exp.Property):
+            props.append((p.name, p.args["value"].name))
+        else:
+            raise UnsupportedError(f"CREATE VIEW ... {p.sql(dialect='hive')} is not supported: a view "
+                                   "takes a column list, COMMENT and TBLPROPERTIES")
+    if node.args.get("replace"):
+        raise UnsupportedError("CREATE OR REPLACE VIEW is not HiveQL: use ALTER VIEW v AS SELECT ... to "
+                               "change a view's query")
+    query = node.args.get("expression")
+    if not isinstance(query, exp.Query):
+        raise SemanticError("CREATE VIEW needs a query: CREATE VIEW v AS SELECT ...")
+    return s.CreateView(table_ref(target), s.Query(query), columns, comment, tuple(props),
+                        bool(node.args.get("exists")))
 
 
-def _view_kind(node: exp.Expression) -> str:
-    props = node.args.get("properties")
-    temporary = materialized = False
-    for p in props.expressions if props is not None else ():
-        temporary |= isinstance(p, exp.TemporaryProperty)
-        materialized |= isinstance(p, exp.MaterializedProperty)
-    return ("TEMPORARY " if temporary else "") + ("MATERIALIZED " if materialized else "") + "VIEW"
+def _column_comment(c: exp.Expression) -> str | None:
+    for constraint in c.args.get("constraints") or []:
+        if isinstance(constraint.args.get("kind"), exp.CommentColumnConstraint):
+            return str(constraint.args["kind"].this.name)
+    return None
 
 
 def _create_database(node: exp.Create) -> s.CreateDatabase:
@@ -247,8 +267,7 @@ def _drop(node: exp.Drop) -> s.Statement:
     if kind == "TABLE":
         return s.DropTable(table_ref(target), bool(node.args.get("exists")))
     if kind == "VIEW":
-        raise UnsupportedError(f"DROP VIEW is not supported by hivepark: its metastore holds no views. A Spark "
-                               f"temporary view is dropped from PySpark: spark.catalog.dropTempView(\"{target.name}\")")
+        return s.DropTable(table_ref(target), bool(node.args.get("exists")), view=True)
     raise UnsupportedError(f"DROP {kind} is not supported by hivepark")
 
 
@@ -316,15 +335,23 @@ def _alter_action(action: exp.Expression, if_exists: bool) -> s.AlterAction:
     return s.UnsupportedAlter(action.key.upper())
 
 
-def _alter(node: exp.Alter) -> s.AlterTable:
+def _alter(node: exp.Alter) -> s.AlterTable | s.CreateView:
     if (node.args.get("kind") or "TABLE").upper() == "VIEW":
-        raise UnsupportedError(f"ALTER VIEW is not supported by hivepark: {NO_VIEWS}")
+        return _alter_view(node)
     if_exists = bool(node.args.get("exists"))
     part_node = node.this.args.get("partition")
     return s.AlterTable(
         table_ref(node.this),
         tuple(_alter_action(a, if_exists) for a in node.args.get("actions") or []),
         partition_spec(part_node) if part_node is not None else None, if_exists)
+
+
+def _alter_view(node: exp.Alter) -> s.CreateView:
+    actions = node.args.get("actions") or []
+    if len(actions) != 1 or not isinstance(actions[0], exp.Query):
+        raise UnsupportedError("Only ALTER VIEW v AS SELECT ... is supported for a view: to change its "
+                               "columns, comment or properties, DROP VIEW and CREATE VIEW it again")
+    return s.CreateView(table_ref(node.this), s.Query(actions[0]), alter=True)
 
 
 def _insert_target(target: exp.Expression) -> tuple[exp.Expression, tuple[str, ...] | None]:
@@ -381,9 +408,9 @@ def _show(node: d.Show) -> s.Statement:
     pattern = like.name if like is not None else None
     if kind == "DATABASES":
         return s.ShowDatabases(pattern)
-    if kind == "TABLES":
+    if kind in ("TABLES", "VIEWS"):
         db = node.args.get("db")
-        return s.ShowTables(db.name.lower() if db is not None else None, pattern)
+        return s.ShowTables(db.name.lower() if db is not None else None, pattern, views=kind == "VIEWS")
     if kind == "CREATE TABLE":
         return s.ShowCreateTable(table_ref(node.this))
     if kind == "TBLPROPERTIES":

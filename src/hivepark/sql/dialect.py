@@ -25,7 +25,7 @@ if tokens.SQLGLOTC_INSTALLED:
 
 
 class Show(exp.Expression):
-    """SHOW DATABASES | TABLES [IN db] [LIKE 'p'] | PARTITIONS t [PARTITION (...)]."""
+    """SHOW DATABASES | TABLES | VIEWS [IN db] [LIKE 'p'] | PARTITIONS t [PARTITION (...)]."""
 
     arg_types = {"kind": True, "this": False, "partition": False, "like": False, "db": False}
 
@@ -257,11 +257,12 @@ class HiveQL(Hive):
         def _parse_hp_show(self) -> exp.Expression | None:
             if self._match_texts(("DATABASES", "SCHEMAS")):
                 return self.expression(Show(kind="DATABASES", like=self._parse_hp_like()))
-            if self._match_texts(("TABLES",)):
+            if self._match_texts(("TABLES", "VIEWS")):
+                kind = self._prev.text.upper()
                 db = None
                 if self._match_texts(("IN", "FROM")):
                     db = self._parse_id_var()
-                return self.expression(Show(kind="TABLES", db=db, like=self._parse_hp_like()))
+                return self.expression(Show(kind=kind, db=db, like=self._parse_hp_like()))
             if self._match_texts(("PARTITIONS",)):
                 table = self._parse_table_parts()
                 partition = self._parse_partition() if self._match(
@@ -280,7 +281,7 @@ class HiveQL(Hive):
                     key = self._parse_string()
                     self._match_r_paren()
                 return self.expression(Show(kind="TBLPROPERTIES", this=table, like=key))
-            self.raise_error("Expected SHOW DATABASES, SHOW TABLES, SHOW PARTITIONS, SHOW CREATE TABLE "
+            self.raise_error("Expected SHOW DATABASES, SHOW TABLES, SHOW VIEWS, SHOW PARTITIONS, SHOW CREATE TABLE "
                              "or SHOW TBLPROPERTIES")
             return None
 

@@ -172,9 +172,26 @@ class CreateTable:
 
 
 @dataclass(frozen=True)
+class CreateView:
+    """CREATE VIEW [IF NOT EXISTS] v [(c [COMMENT '...'], ...)] [COMMENT '...']
+    [TBLPROPERTIES (...)] AS SELECT ..., and ALTER VIEW v AS SELECT ... (``alter``: the view
+    must exist and keeps its comment and properties). ``columns``: the names given, each with
+    its comment; empty: the query's own names."""
+
+    table: TableRef
+    query: Query
+    columns: tuple[tuple[str, str | None], ...] = ()
+    comment: str | None = None
+    properties: tuple[tuple[str, str], ...] = ()
+    if_not_exists: bool = False
+    alter: bool = False
+
+
+@dataclass(frozen=True)
 class DropTable:
     table: TableRef
     if_exists: bool = False
+    view: bool = False  # DROP VIEW
 
 
 @dataclass(frozen=True)
@@ -344,6 +361,7 @@ class ShowDatabases:
 class ShowTables:
     db: str | None = None
     like: str | None = None
+    views: bool = False  # SHOW VIEWS: the views alone
 
 
 @dataclass(frozen=True)
@@ -433,7 +451,7 @@ class Failed:
         raise self.error
 
 
-Statement = (CreateDatabase | DropDatabase | Use | CreateTable | DropTable | TruncateTable | AlterTable
+Statement = (CreateDatabase | DropDatabase | Use | CreateTable | CreateView | DropTable | TruncateTable | AlterTable
              | Insert | MultiInsert | LoadData | MsckRepair | ShowDatabases | ShowTables
              | ShowPartitions | ShowCreateTable | ShowTblProperties | Describe | Set | AnalyzeSkew | Explain
              | Query | Failed)

@@ -1,0 +1,201 @@
+"""Views on the syntax tree: a reference to a view replaced by the view's query, the outer
+query's filters on the view's columns pushed into it, and the texts a view keeps.
+
+A view keeps two texts, as Hive's metastore does: the query as written (SHOW CREATE TABLE,
+DESCRIBE FORMATTED) and the "expanded" one that is read: its tables named with their
+databases (a view reads the same tables from any current database) and its columns selected
+by name under the view's column names (a column added to a table later does not change the
+view's columns, as in Hive)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+
+from sqlglot import exp
+
+from hivepark.catalog.models import VIEW_EXPANDED_TEXT, Table
+from hivepark.errors import SemanticError
+from hivepark.sql import statements as s
+from hivepark.sql.dialect import HiveQL
+from hivepark.sql.parser import parse_one
+
+#: views read through views, at most this deep (a loop is refused before this)
+MAX_DEPTH = 32
+_INNER = "__hivepark_view"  # the alias of the view's own query inside its expanded text
+
+ViewFind = Callable[[str | None, str], Table | None]
+"""``find(db, name)``: the view a reference names (``db`` None when the query gives none),
+None for anything else (a table, a Spark view, a missing name)."""
+
+
+def expand(tree: exp.Expression, find: ViewFind) -> exp.Expression:
+    """``tree`` with each reference to a view replaced by the view's query (views within it
+    too), aliased as the reference was; ``tree`` itself when it names no view."""
+    if not any(_view_of(t, find, frozenset()) for t in tree.find_all(exp.Table)):
+        return tree
+    tree = tree.copy()
+    _expand_in(tree, find, ())
+    return tree
+
+
+def _expand_in(tree: exp.Expression, find: ViewFind, stack: tuple[str, ...]) -> None:
+    ctes = _cte_names(tree)
+    for node in list(tree.find_all(exp.Table)):
+        view = _view_of(node, find, ctes)
+        if view is None:
+            continue
+        if view.qualified_name in stack or len(stack) >= MAX_DEPTH:
+            chain = " -> ".join((*stack, view.qualified_name))
+            raise SemanticError(f"View {stack[0]} reads itself through {chain}: ALTER VIEW one of them so "
+                                "that it no longer reads the other")
+        body = _parsed(view.properties[VIEW_EXPANDED_TEXT]).copy()
+        _push_filters(node, body)
+        _expand_in(body, find, (*stack, view.qualified_name))
+        alias = node.args.get("alias")
+        node.replace(exp.Subquery(this=body, alias=alias.copy() if alias is not None else exp.TableAlias(
+            this=exp.to_identifier(node.name))))
+
+
+def _view_of(node: exp.Table, find: ViewFind, ctes: frozenset[str]) -> Table | None:
+    """The view ``node`` names, None for a table, a CTE, a Spark view or a table function."""
+    if not isinstance(node.this, exp.Identifier) or node.args.get("catalog") is not None:
+        return None
+    db = node.args.get("db")
+    if db is None and node.name.lower() in ctes:
+        return None
+    return find(db.name if db is not None else None, node.name)
+
+
+def _cte_names(tree: exp.Expression) -> frozenset[str]:
+    return frozenset(cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE))
+
+
+# What a filter pushed into a view may be made of: columns, literals and the operators static
+# pruning understands (a function call might not be deterministic: it stays outside)
+_PUSHABLE = (exp.Column, exp.Identifier, exp.Literal, exp.Null, exp.Boolean, exp.Paren, exp.And, exp.Or,
+             exp.Not, exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE, exp.In, exp.Between, exp.Is,
+             exp.Like, exp.Tuple)
+
+
+def _push_filters(node: exp.Table, body: exp.Expression) -> None:
+    """The outer query's WHERE conjuncts on the view's columns, ANDed into the view's own
+    query as well, so that they prune its tables' partitions (and strict mode sees them), as
+    Hive's predicate pushdown does. Only where that cannot change a row: the view is read in
+    FROM or an inner join, its query is a plain SELECT (no aggregate, DISTINCT, LIMIT or
+    window), each column the filter reads is a column of the view's query, and the filter
+    holds only columns, literals and comparisons. The outer WHERE keeps the conjunct."""
+    holder = node.parent
+    select = holder.parent if isinstance(holder, (exp.From, exp.Join)) else None
+    if not isinstance(select, exp.Select) or select.args.get("where") is None:
+        return
+    if isinstance(holder, exp.Join) and (holder.side or (holder.kind or "").upper() not in ("", "INNER")):
+        return
+    targets = _view_columns(body)
+    if targets is None:
+        return
+    inner, columns = targets
+    alias = node.alias_or_name.lower()
+    alone = not select.args.get("joins")
+    where = select.args["where"].this
+    for cond in where.flatten() if isinstance(where, exp.And) else [where]:
+        cols = list(cond.find_all(exp.Column))
+        if not cols or not all(isinstance(n, _PUSHABLE) for n in cond.walk()):
+            continue
+        if not all((c.table.lower() == alias or not c.table and alone) and not c.args.get("db")
+                   and c.name.lower() in columns for c in cols):
+            continue
+        pushed = cond.copy()
+        for c in list(pushed.find_all(exp.Column)):
+            c.replace(columns[c.name.lower()].copy())
+        inner.where(pushed, copy=False)
+
+
+def _view_columns(body: exp.Expression) -> tuple[exp.Select, dict[str, exp.Column]] | None:
+    """The view's own query (inside its expanded text) and, for each view column that is a
+    plain column of it, that column as the query reads it; None when no filter may go in."""
+    source = body.args.get("from_") if isinstance(body, exp.Select) else None
+    inner = source.this.this if source is not None and isinstance(source.this, exp.Subquery) else None
+    if not isinstance(inner, exp.Select) or any(inner.args.get(k) for k in (
+            "group", "having", "distinct", "limit", "offset", "qualify", "windows", "laterals")) \
+            or any(isinstance(e, (exp.AggFunc, exp.Window, exp.Explode, exp.Posexplode))
+                   for p in inner.expressions for e in p.walk()):
+        return None
+    star = [p for p in inner.expressions if isinstance(p, exp.Star)]
+    outputs: dict[str, exp.Column] = {}
+    for p in inner.expressions:
+        if isinstance(p, exp.Column) and not isinstance(p.this, exp.Star):
+            outputs[p.name.lower()] = p
+        elif isinstance(p, exp.Alias) and isinstance(p.this, exp.Column):
+            outputs[p.alias.lower()] = p.this
+    columns = {}
+    for p in body.expressions:  # SELECT `o` AS `n`, ...
+        if not isinstance(p, exp.Alias):
+            continue
+        if star and len(inner.expressions) == 1 and not inner.args.get("joins"):
+            columns[p.alias.lower()] = exp.column(p.this.name, quoted=True)  # SELECT * FROM t
+        elif not star and p.this.name.lower() in outputs:
+            columns[p.alias.lower()] = outputs[p.this.name.lower()]
+    return inner, columns
+
+
+def qualified(tree: exp.Expression, db: str, is_table: Callable[[str], bool],
+              is_spark_view: Callable[[str], bool]) -> exp.Expression:
+    """A view's query with each table it reads from the current database ``db`` named with
+    it. A Spark temporary view is refused: it ends with its session, the view would not."""
+    tree = tree.copy()
+    ctes = _cte_names(tree)
+    for node in tree.find_all(exp.Table):
+        if not isinstance(node.this, exp.Identifier) or node.args.get("db") is not None \
+                or node.args.get("catalog") is not None or node.name.lower() in ctes:
+            continue
+        if is_table(node.name.lower()):
+            node.set("db", exp.to_identifier(db))
+        elif is_spark_view(node.name):
+            raise SemanticError(f"A view cannot read the Spark temporary view {node.name}: a temporary view "
+                                "ends with its session and the view would not. Keep its rows in a table "
+                                "(CREATE TABLE ... AS SELECT) and read that.")
+    return tree
+
+
+def check_no_loop(query: exp.Expression, find: ViewFind, name: str) -> None:
+    """Refuses a view ``name`` whose query reads it (ALTER VIEW a AS ... FROM b, b reading a)."""
+    seen: set[str] = set()
+    todo = [query]
+    while todo:
+        tree = todo.pop()
+        ctes = _cte_names(tree)
+        for node in tree.find_all(exp.Table):
+            view = _view_of(node, find, ctes)
+            if view is None or view.qualified_name in seen:
+                continue
+            if view.qualified_name == name:
+                raise SemanticError(f"View {name} would read itself (through {node.sql(dialect='hive')}): a view "
+                                    "reads only tables and views made before it")
+            seen.add(view.qualified_name)
+            todo.append(_parsed(view.properties[VIEW_EXPANDED_TEXT]))
+
+
+def text(tree: exp.Expression) -> str:
+    """A query as HiveQL text (what a view keeps)."""
+    return tree.sql(dialect=HiveQL)
+
+
+def expanded_text(query: exp.Expression, out: Sequence[str], names: Sequence[str]) -> str:
+    """The text a view is read by: its query's columns ``out`` selected by name as ``names``."""
+    select = ", ".join(f"{_quoted(o)} AS {_quoted(n)}" for o, n in zip(out, names))
+    return f"SELECT {select} FROM ({text(query)}) {_INNER}"
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed(stored: str) -> exp.Expression:
+    """A view's expanded text as a tree (shared: callers copy it before changing it)."""
+    statement = parse_one(stored).statement
+    if not isinstance(statement, s.Query):
+        raise SemanticError(f"A view's stored query does not parse as a query: {stored[:200]}")
+    tree: exp.Expression = statement.tree
+    return tree
+
+
+def _quoted(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
