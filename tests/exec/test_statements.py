@@ -10,7 +10,7 @@ import os
 import pytest
 
 import hivepark
-from hivepark.errors import AlreadyExistsError, NoSuchPartition, SemanticError, UnsupportedError
+from hivepark.errors import AlreadyExistsError, NoSuchPartition, SemanticError
 
 SALES_SCHEMA = "id bigint, item string, ds string, hr int"
 
@@ -158,31 +158,6 @@ def test_pruned_query_rows_match_plain_spark(shared, spark):
         theirs = spark.sql(f"SELECT item, ds, hr, count(*) FROM plain_sales_stmt WHERE {where} "
                            "GROUP BY item, ds, hr")
         assert _rows(ours) == _rows(theirs), where
-
-
-def test_a_view_is_refused_with_the_way_that_works(shared, spark):
-    before = sorted(os.listdir(shared.location)), _col(shared.sql("SHOW TABLES"))
-    for text in ("CREATE VIEW hot AS SELECT * FROM sales WHERE hr = 2",
-                 "CREATE VIEW IF NOT EXISTS hot (i, n) AS SELECT id, item FROM sales",
-                 "ALTER VIEW hot AS SELECT * FROM sales"):
-        with pytest.raises(UnsupportedError, match="metastore holds tables, not views") as e:
-            shared.sql(text)
-        assert "CREATE TABLE name AS SELECT" in str(e.value) and "createOrReplaceTempView" in str(e.value)
-    with pytest.raises(UnsupportedError, match=r'dropTempView\("hot"\)'):
-        shared.sql("DROP VIEW hot")
-    assert (sorted(os.listdir(shared.location)), _col(shared.sql("SHOW TABLES"))) == before
-
-    # what the error offers: a Spark temporary view over a pruned query, read by wh.sql()
-    shared.sql("SELECT * FROM sales WHERE hr = 2").createOrReplaceTempView("hot_sales")
-    loc = os.path.join(shared.location, "sales")
-    _plain_parquet(spark, loc, SALES_SCHEMA, base=loc).createOrReplaceTempView("plain_hot_sales")
-    try:
-        ours = shared.sql("SELECT item, ds, count(*) FROM hot_sales GROUP BY item, ds")
-        theirs = spark.sql("SELECT item, ds, count(*) FROM plain_hot_sales WHERE hr = 2 GROUP BY item, ds")
-        assert _rows(ours) == _rows(theirs) and _rows(ours)
-    finally:
-        spark.catalog.dropTempView("hot_sales")
-        spark.catalog.dropTempView("plain_hot_sales")
 
 
 def test_describe_plain_extended_formatted(shared):

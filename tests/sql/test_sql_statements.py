@@ -10,7 +10,7 @@ import pytest
 
 from hivepark.catalog.models import Column, Table
 from hivepark.catalog.skew import SkewLayout
-from hivepark.errors import InvalidPartitionSpec, ParseError, SemanticError, UnsupportedError
+from hivepark.errors import InvalidPartitionSpec, ParseError, SemanticError
 from hivepark.expr import And, EqualTo, IsNull
 from hivepark.sql import statements as s
 from hivepark.sql import validate as v
@@ -131,13 +131,19 @@ def test_invalid_statements_fail_when_run_not_when_parsed():
         "ANALYZE TABLE ... COMPUTE STATISTICS is not supported")
     assert error("INSERT INTO t PARTITION (p=rand()) SELECT 1").startswith(
         "Partition value RAND() must be a constant")
-    st = stmt("CREATE VIEW v AS SELECT 1")
-    assert isinstance(st, s.Failed) and isinstance(st.error, UnsupportedError)
+    view = stmt("CREATE VIEW IF NOT EXISTS db.v (a COMMENT 'first', b) COMMENT 'c' TBLPROPERTIES ('k'='v') "
+                "AS SELECT 1, 2")
+    assert isinstance(view, s.CreateView) and view.table == s.TableRef("db", "v") and view.if_not_exists
+    assert (view.columns, view.comment, view.properties) == ((("a", "first"), ("b", None)), "c", (("k", "v"),))
+    altered = stmt("ALTER VIEW v AS SELECT 1")
+    assert isinstance(altered, s.CreateView) and altered.alter and not altered.columns
+    assert stmt("DROP VIEW IF EXISTS db.v") == s.DropTable(s.TableRef("db", "v"), True, view=True)
+    assert stmt("SHOW VIEWS IN db LIKE 'a*'") == s.ShowTables("db", "a*", views=True)
     assert error("CREATE MATERIALIZED VIEW v AS SELECT 1").startswith(
-        "CREATE MATERIALIZED VIEW is not supported by hivepark: its metastore holds tables, not views.")
+        "CREATE MATERIALIZED VIEW is not supported by hivepark: CREATE VIEW keeps the query")
     assert error("CREATE TEMPORARY VIEW v AS SELECT 1").startswith("CREATE TEMPORARY VIEW is not supported")
-    assert error("ALTER VIEW v AS SELECT 1").startswith("ALTER VIEW is not supported")  # not "no table v"
-    assert error("DROP VIEW IF EXISTS db.v").endswith('spark.catalog.dropTempView("v")')
+    assert error("ALTER VIEW v SET TBLPROPERTIES ('a'='b')").startswith("Only ALTER VIEW v AS SELECT")
+    assert stmt("CREATE OR REPLACE VIEW v AS SELECT 1").replace  # type: ignore[union-attr]
     with pytest.raises(ParseError):
         parse_one("SELEC 1")
 

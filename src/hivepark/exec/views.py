@@ -32,7 +32,10 @@ def create_view(ctx: Context, stmt: s.CreateView) -> DataFrame:
         if not existing.is_view:
             raise SemanticError("To alter a base table you need to use the ALTER TABLE command: "
                                 f"{db}.{name} is a table, not a view", code=10132)
-    elif existing is not None:
+    elif existing is not None and stmt.replace and not existing.is_view:
+        raise SemanticError(f"CREATE OR REPLACE VIEW replaces a view: {db}.{name} is a table. DROP TABLE it "
+                            "first, or give the view another name")
+    elif existing is not None and not stmt.replace:
         if stmt.if_not_exists:
             return ctx.empty()
         raise AlreadyExistsError(f"Table already exists: {db}.{name}. Use CREATE VIEW IF NOT EXISTS, "
@@ -56,13 +59,13 @@ def create_view(ctx: Context, stmt: s.CreateView) -> DataFrame:
     columns = tuple(Column(n, f.dataType.simpleString(), comments.get(n)) for n, f in zip(names, fields))
     texts = {VIEW_ORIGINAL_TEXT: views.text(stmt.query.tree),
              VIEW_EXPANDED_TEXT: views.expanded_text(query, out, names)}
-    if existing is not None:  # ALTER VIEW: its comment and properties stay
-        ctx.catalog.alter_table(existing.evolve(columns=columns, properties={**dict(existing.properties), **texts}),
-                                existing.version)
-        return ctx.empty()
     props = dict(stmt.properties)
     if stmt.comment is not None:
         props["comment"] = stmt.comment
+    if existing is not None:  # ALTER VIEW keeps its comment and properties, OR REPLACE does not
+        kept = dict(existing.properties) if stmt.alter else props
+        ctx.catalog.alter_table(existing.evolve(columns=columns, properties={**kept, **texts}), existing.version)
+        return ctx.empty()
     ctx.catalog.create_table(Table(db, name, columns, location="", format="", table_type=VIEW,
                                    properties={**props, **texts}))
     return ctx.empty()

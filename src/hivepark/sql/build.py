@@ -180,14 +180,11 @@ def _create_view(node: exp.Create) -> s.CreateView:
         else:
             raise UnsupportedError(f"CREATE VIEW ... {p.sql(dialect='hive')} is not supported: a view "
                                    "takes a column list, COMMENT and TBLPROPERTIES")
-    if node.args.get("replace"):
-        raise UnsupportedError("CREATE OR REPLACE VIEW is not HiveQL: use ALTER VIEW v AS SELECT ... to "
-                               "change a view's query")
     query = node.args.get("expression")
     if not isinstance(query, exp.Query):
         raise SemanticError("CREATE VIEW needs a query: CREATE VIEW v AS SELECT ...")
     return s.CreateView(table_ref(target), s.Query(query), columns, comment, tuple(props),
-                        bool(node.args.get("exists")))
+                        bool(node.args.get("exists")), replace=bool(node.args.get("replace")))
 
 
 def _column_comment(c: exp.Expression) -> str | None:

@@ -173,10 +173,11 @@ class CreateTable:
 
 @dataclass(frozen=True)
 class CreateView:
-    """CREATE VIEW [IF NOT EXISTS] v [(c [COMMENT '...'], ...)] [COMMENT '...']
+    """CREATE [OR REPLACE] VIEW [IF NOT EXISTS] v [(c [COMMENT '...'], ...)] [COMMENT '...']
     [TBLPROPERTIES (...)] AS SELECT ..., and ALTER VIEW v AS SELECT ... (``alter``: the view
-    must exist and keeps its comment and properties). ``columns``: the names given, each with
-    its comment; empty: the query's own names."""
+    must exist and keeps its comment and properties; ``replace``: a view of that name is
+    replaced whole). ``columns``: the names given, each with its comment; empty: the query's
+    own names."""
 
     table: TableRef
     query: Query
@@ -185,6 +186,7 @@ class CreateView:
     properties: tuple[tuple[str, str], ...] = ()
     if_not_exists: bool = False
     alter: bool = False
+    replace: bool = False
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,238 @@
+"""Views (CREATE VIEW, ALTER VIEW ... AS, DROP VIEW, SHOW VIEWS): a view gives the rows plain
+Spark SQL gives for the same view over the same files, its filters and the outer query's
+filters on its columns prune its table's partitions, and what needs a table refuses a view
+with Hive's error, changing nothing."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+import hivepark
+from hivepark.errors import AlreadyExistsError, NoSuchTable, SemanticError, UnsupportedError
+
+
+def _rows(df) -> list[tuple]:
+    return sorted((tuple(r) for r in df.collect()), key=repr)
+
+
+def _col(df) -> list:
+    return [r[0] for r in df.collect()]
+
+
+@pytest.fixture(scope="module")
+def views(tmp_path_factory, spark):
+    """A warehouse with a table partitioned by day (three days), a small dimension, and
+    the same files as Spark's own temporary views (``plain_sales``, ``plain_stores``)."""
+    root = str(tmp_path_factory.mktemp("views") / "warehouse")
+    w = hivepark.connect(root, spark=spark, conf={"hive.exec.dynamic.partition.mode": "nonstrict"})
+    w.sql("CREATE TABLE sales (id INT, store INT, amount DOUBLE) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+    w.sql("INSERT INTO sales PARTITION (ds) SELECT CAST(id AS INT), CAST(id % 3 AS INT), id * 1.5, "
+          "concat('2024-01-0', CAST(id % 3 + 1 AS STRING)) FROM range(30)")
+    w.sql("CREATE TABLE stores (store INT, region STRING) STORED AS PARQUET")
+    w.sql("INSERT INTO stores VALUES (0, 'eu'), (1, 'us'), (2, 'eu')")
+    base = os.path.join(root, "sales")
+    spark.read.schema("id int, store int, amount double, ds string").option("basePath", "file://" + base) \
+        .parquet("file://" + base).createOrReplaceTempView("plain_sales")
+    spark.read.parquet("file://" + os.path.join(root, "stores")).createOrReplaceTempView("plain_stores")
+    yield w
+    spark.catalog.dropTempView("plain_sales")
+    spark.catalog.dropTempView("plain_stores")
+    w.close()
+
+
+def _same_view(w, spark, name: str, query: str, columns: str = "") -> None:
+    """``name`` as a hivepark view, and ``plain_<name>`` as Spark's over the plain files."""
+    w.sql(f"CREATE VIEW {name}{columns} AS {query}")
+    plain = query.replace("FROM sales", "FROM plain_sales").replace("JOIN stores", "JOIN plain_stores")
+    spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW plain_{name}{columns} AS {plain}")
+
+
+def _partitions_read(w, query: str) -> str:
+    return next(line.strip() for line in w.explain(query).splitlines() if line.strip().startswith("partitions="))
+
+
+def test_a_view_gives_spark_rows_and_prunes_with_its_own_and_the_outer_filters(views, spark):
+    _same_view(views, spark, "recent", "SELECT id, store, amount, ds FROM sales WHERE ds >= '2024-01-02'")
+    _same_view(views, spark, "every_sale", "SELECT * FROM sales")
+    for query in ("SELECT * FROM {v}",
+                  "SELECT store, count(*), sum(amount) FROM {v} WHERE ds = '2024-01-03' GROUP BY store",
+                  "SELECT r.id FROM {v} r WHERE r.ds IN ('2024-01-01', '2024-01-02') AND r.amount > 10",
+                  "SELECT v.id, s.region FROM {v} v JOIN stores s ON v.store = s.store WHERE v.ds = '2024-01-02'"):
+        for v in ("recent", "every_sale"):
+            ours = views.sql(query.format(v=v))
+            theirs = spark.sql(query.format(v=f"plain_{v}").replace("JOIN stores", "JOIN plain_stores"))
+            assert _rows(ours) == _rows(theirs) and _rows(ours), (query, v)
+    assert _partitions_read(views, "SELECT * FROM recent") == "partitions=2/3"
+    assert _partitions_read(views, "SELECT * FROM every_sale WHERE ds = '2024-01-03'") == "partitions=1/3"
+    assert _partitions_read(views, "SELECT * FROM recent r WHERE r.ds = '2024-01-03'") == "partitions=1/3"
+    assert _partitions_read(views, "SELECT v.id FROM every_sale v JOIN stores s ON v.store = s.store "
+                                   "WHERE v.ds = '2024-01-01' AND s.region = 'eu'") == "partitions=1/3"
+
+
+def test_filters_that_could_change_rows_stay_outside_the_view(views, spark):
+    _same_view(views, spark, "per_day", "SELECT ds, count(*) AS n, max(amount) AS top FROM sales GROUP BY ds")
+    _same_view(views, spark, "first_rows", "SELECT id, ds FROM sales WHERE store = 1 LIMIT 4")
+    for query in ("SELECT * FROM {v} WHERE ds = '2024-01-02'",  # an aggregate: not pushed, still right
+                  "SELECT s.store, v.ds FROM stores s LEFT JOIN {v} v ON s.store = 1 WHERE v.ds IS NULL"):
+        ours = views.sql(query.format(v="per_day"))
+        theirs = spark.sql(query.format(v="plain_per_day").replace("FROM stores", "FROM plain_stores"))
+        assert _rows(ours) == _rows(theirs), query
+    ours = views.sql("SELECT count(*) FROM first_rows WHERE ds = '2024-01-02'")  # after LIMIT: not before
+    assert _rows(ours) == _rows(spark.sql("SELECT count(*) FROM plain_first_rows WHERE ds = '2024-01-02'"))
+    # a function of the column is not pushed (it may not be deterministic), the rows are Spark's
+    _same_view(views, spark, "all_days", "SELECT id, ds FROM sales")
+    q = "SELECT id FROM {v} WHERE upper(ds) = '2024-01-01' AND rand() < 2"
+    assert _rows(views.sql(q.format(v="all_days"))) == _rows(spark.sql(q.format(v="plain_all_days")))
+    assert _partitions_read(views, q.format(v="all_days")) == "partitions=3/3"
+
+
+def test_strict_mode_sees_a_partition_filter_given_through_a_view(tmp_path, spark):
+    w = hivepark.connect(str(tmp_path / "w"), spark=spark, conf={"hive.exec.dynamic.partition.mode": "nonstrict"})
+    try:
+        w.sql("CREATE TABLE t (k INT) PARTITIONED BY (ds STRING)")
+        w.sql("INSERT INTO t PARTITION (ds) VALUES (1, 'a'), (2, 'b')")
+        w.sql("CREATE VIEW every_t AS SELECT * FROM t")
+        w.sql("SET hive.mapred.mode=strict")
+        with pytest.raises(SemanticError) as e:
+            w.sql("SELECT * FROM every_t").collect()
+        assert e.value.code == 10056
+        assert _rows(w.sql("SELECT k FROM every_t WHERE ds = 'b'")) == [(2,)]
+    finally:
+        w.close()
+
+
+def test_columns_comments_describe_show_and_show_create_recreates_it(views, spark):
+    views.sql("CREATE VIEW named (sale COMMENT 'the sale id', day) COMMENT 'sales by day' "
+              "TBLPROPERTIES ('owner'='ops') AS SELECT id, ds FROM sales WHERE store = 2")
+    assert [tuple(r) for r in views.sql("DESCRIBE named").collect()] == [
+        ("sale", "int", "the sale id"), ("day", "string", "")]
+    formatted = {r[0].strip(): r[1] for r in views.sql("DESCRIBE FORMATTED named").collect()}
+    assert formatted["Table Type:"] == "VIRTUAL_VIEW" and "Location:" not in formatted
+    assert "WHERE store = 2" in formatted["View Original Text:"]
+    assert "default.sales" in formatted["View Expanded Text:"]
+    assert ("owner", "ops") in [tuple(r) for r in views.sql("SHOW TBLPROPERTIES named").collect()]
+    assert "named" in _col(views.sql("SHOW TABLES")) and "named" in _col(views.sql("SHOW VIEWS"))
+    assert "sales" not in _col(views.sql("SHOW VIEWS"))
+    before = _rows(views.sql("SELECT * FROM named"))
+    assert before == _rows(spark.sql("SELECT id, ds FROM plain_sales WHERE store = 2"))
+    ddl = "\n".join(_col(views.sql("SHOW CREATE TABLE named")))
+    assert ddl.startswith("CREATE VIEW `default`.`named` (`sale` COMMENT 'the sale id', `day`)")
+    views.sql("DROP VIEW named")
+    assert "named" not in _col(views.sql("SHOW TABLES"))
+    views.sql(ddl)
+    assert _rows(views.sql("SELECT * FROM named")) == before
+    assert [tuple(r) for r in views.sql("DESCRIBE named").collect()][0] == ("sale", "int", "the sale id")
+
+
+def test_views_of_views_other_databases_ctes_and_alter_view(views, spark, monkeypatch):
+    views.sql("CREATE DATABASE IF NOT EXISTS reports")
+    views.sql("CREATE VIEW reports.eu_sales AS SELECT s.id, s.ds, st.region FROM sales s "
+              "JOIN stores st ON s.store = st.store WHERE st.region = 'eu'")
+    views.sql("USE reports")
+    try:
+        views.sql("CREATE VIEW eu_day_one AS SELECT id FROM eu_sales WHERE ds = '2024-01-01'")
+    finally:
+        views.sql("USE default")
+    expected = _rows(spark.sql("SELECT s.id FROM plain_sales s JOIN plain_stores st ON s.store = st.store "
+                               "WHERE st.region = 'eu' AND s.ds = '2024-01-01'"))
+    assert _rows(views.sql("SELECT * FROM reports.eu_day_one")) == expected and expected
+    assert _partitions_read(views, "SELECT * FROM reports.eu_day_one") == "partitions=1/3"
+    # a CTE of the same name is the CTE, not the view
+    assert _rows(views.sql("WITH eu_sales AS (SELECT 42 AS id) SELECT id FROM eu_sales")) == [(42,)]
+    views.sql("CREATE OR REPLACE VIEW reports.eu_sales AS SELECT id, ds, 'all' AS region FROM sales")
+    assert _rows(views.sql("SELECT * FROM reports.eu_day_one")) == _rows(
+        spark.sql("SELECT id FROM plain_sales WHERE ds = '2024-01-01'"))
+    with pytest.raises(SemanticError, match="would read itself"):
+        views.sql("ALTER VIEW reports.eu_sales AS SELECT id, ds, 'x' AS region FROM reports.eu_day_one")
+    assert _rows(views.sql("SELECT count(*) FROM reports.eu_sales")) == [(30,)]  # unchanged
+
+
+def test_what_a_view_cannot_be_is_refused_and_nothing_changes(views, tmp_path):
+    views.sql("CREATE VIEW IF NOT EXISTS small AS SELECT id FROM sales WHERE id < 3")
+    views.sql("CREATE VIEW IF NOT EXISTS small AS SELECT 1 AS other")  # exists: nothing happens
+    on_disk = sorted(os.listdir(views.location))
+    rows = _rows(views.sql("SELECT * FROM sales"))
+    refused = {
+        "INSERT INTO small SELECT 1": 10090,
+        "INSERT OVERWRITE TABLE small SELECT 1": 10090,
+        f"LOAD DATA LOCAL INPATH '{tmp_path}' INTO TABLE small": 10090,
+        "ALTER TABLE small SET TBLPROPERTIES ('a'='b')": 10131,
+        "ANALYZE TABLE small COMPUTE SKEW FOR COLUMNS id": 10091,
+        "ALTER VIEW sales AS SELECT 1": 10132,
+    }
+    with pytest.raises(SemanticError, match="CREATE OR REPLACE VIEW replaces a view: default.sales is a table"):
+        views.sql("CREATE OR REPLACE VIEW sales AS SELECT 1 AS x")
+    for text, code in refused.items():
+        with pytest.raises(SemanticError) as e:
+            views.sql(text)
+        assert e.value.code == code, text
+    for text, message in {"TRUNCATE TABLE small": "is a view", "SHOW PARTITIONS small": "is a view",
+                          "MSCK REPAIR TABLE small": "is a view",
+                          "DROP TABLE small": "Cannot drop a view with DROP TABLE",
+                          "DROP VIEW sales": "Cannot drop a base table with DROP VIEW",
+                          "CREATE TABLE copy LIKE small": "FROM the view LIMIT 0"}.items():
+        with pytest.raises(SemanticError, match=message):
+            views.sql(text)
+    with pytest.raises(AlreadyExistsError):
+        views.sql("CREATE VIEW small AS SELECT 1 AS x")
+    with pytest.raises(UnsupportedError, match="CREATE MATERIALIZED VIEW is not supported"):
+        views.sql("CREATE MATERIALIZED VIEW mv AS SELECT 1")
+    with pytest.raises(SemanticError) as e:
+        views.insert(views.spark.range(1), "small")
+    assert e.value.code == 10090
+    assert sorted(os.listdir(views.location)) == on_disk
+    assert _rows(views.sql("SELECT * FROM sales")) == rows
+    assert _rows(views.sql("SELECT * FROM small")) == [(0,), (1,), (2,)]
+
+
+def test_bad_view_definitions_name_the_problem(views, spark):
+    with pytest.raises(SemanticError) as e:
+        views.sql("CREATE VIEW two_names (a) AS SELECT id, ds FROM sales")
+    assert e.value.code == 10089
+    with pytest.raises(SemanticError, match="Duplicate column name: id") as e:
+        views.sql("CREATE VIEW twice AS SELECT id, id FROM sales")
+    assert e.value.code == 10036
+    with pytest.raises(NoSuchTable, match="missing_table"):
+        views.sql("CREATE VIEW broken AS SELECT * FROM missing_table")
+    spark.range(3).createOrReplaceTempView("session_only")
+    try:
+        with pytest.raises(SemanticError, match="cannot read the Spark temporary view session_only"):
+            views.sql("CREATE VIEW lasting AS SELECT * FROM session_only")
+    finally:
+        spark.catalog.dropTempView("session_only")
+    assert not {"two_names", "twice", "broken", "lasting"} & set(_col(views.sql("SHOW TABLES")))
+
+
+def test_a_view_over_a_dropped_table_names_it(tmp_path, spark):
+    w = hivepark.connect(str(tmp_path / "w"), spark=spark)
+    try:
+        w.sql("CREATE TABLE gone (k INT)")
+        w.sql("CREATE VIEW over_gone AS SELECT k FROM gone")
+        w.sql("DROP TABLE gone")
+        with pytest.raises(NoSuchTable, match="default.gone"):
+            w.sql("SELECT * FROM over_gone")
+    finally:
+        w.close()
+
+
+def test_python_api_reads_a_view_and_drop_database_cascade_deletes_no_file(tmp_path, spark, monkeypatch):
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("mine")
+    monkeypatch.chdir(outside)  # a view has no location: nothing relative to here may go
+    w = hivepark.connect(str(tmp_path / "w"), spark=spark)
+    try:
+        w.sql("CREATE DATABASE d")
+        w.sql("CREATE TABLE d.t (k INT) STORED AS ORC")
+        w.sql("INSERT INTO d.t VALUES (1), (2)")
+        w.sql("CREATE VIEW d.v AS SELECT k * 10 AS k10 FROM d.t")
+        assert _rows(w.table("d.v")) == _rows(w.sql("SELECT k * 10 FROM d.t")) == [(10,), (20,)]
+        # a table with a LOCATION of its own is not refused for a view's (absent) directory
+        w.sql(f"CREATE EXTERNAL TABLE d.ext (k INT) LOCATION '{tmp_path / 'ext'}'")
+        w.sql("DROP DATABASE d CASCADE")
+        assert _col(w.sql("SHOW DATABASES")) == ["default"]
+    finally:
+        w.close()
+    assert os.listdir(outside) == ["keep.txt"]

@@ -1,0 +1,70 @@
+"""Views on the syntax tree (hivepark.sql.views), no JVM: a reference becomes the view's query,
+and only filters that cannot change a row are pushed into it."""
+
+from __future__ import annotations
+
+import pytest
+
+from hivepark.catalog.models import VIEW, VIEW_EXPANDED_TEXT, Column, Table
+from hivepark.errors import SemanticError
+from hivepark.sql import views
+from hivepark.sql.parser import parse_one
+
+
+def _view(name: str, query: str, out: list[str], names: list[str] | None = None) -> Table:
+    tree = parse_one(query).statement.tree  # type: ignore[union-attr]
+    text = views.expanded_text(tree, out, names or out)
+    return Table("default", name, tuple(Column(n, "string") for n in names or out), location="",
+                 table_type=VIEW, properties={VIEW_EXPANDED_TEXT: text})
+
+
+def _finder(*defined: Table) -> views.ViewFind:
+    by_name = {t.name: t for t in defined}
+    return lambda db, name: by_name.get(name.lower()) if db in (None, "default") else None
+
+
+def _expanded(query: str, *defined: Table) -> str:
+    return views.expand(parse_one(query).statement.tree, _finder(*defined)).sql(dialect="hive")  # type: ignore[union-attr]
+
+
+DAYS = _view("days", "SELECT k, ds FROM default.t WHERE k > 0", ["k", "ds"])
+ALL = _view("every", "SELECT * FROM default.t", ["k", "ds"])
+PER_DAY = _view("per_day", "SELECT ds, count(*) AS n FROM default.t GROUP BY ds", ["ds", "n"])
+
+
+def test_a_reference_becomes_the_query_and_a_filter_on_its_column_goes_in():
+    out = _expanded("SELECT * FROM days WHERE ds = 'a'", DAYS)
+    assert "FROM (SELECT k, ds FROM default.t WHERE k > 0 AND ds = 'a') AS __hivepark_view) AS days" in out
+    assert out.endswith("WHERE ds = 'a'")  # the outer query keeps it
+    out = _expanded("SELECT e.k FROM every AS e WHERE e.ds IN ('a', 'b') AND e.k = 1", ALL)
+    assert "FROM default.t WHERE `ds` IN ('a', 'b') AND `k` = 1" in out
+    out = _expanded("SELECT d.k FROM t2 JOIN days AS d ON t2.k = d.k WHERE d.ds = 'a' AND t2.x = 1", DAYS)
+    assert "WHERE k > 0 AND ds = 'a')" in out and "t2.x" not in out.split(") AS d")[0]
+
+
+@pytest.mark.parametrize("query", [
+    "SELECT * FROM t2 LEFT JOIN days AS d ON t2.k = d.k WHERE d.ds IS NULL",  # null-supplying side
+    "SELECT * FROM days WHERE upper(ds) = 'A'",  # a function: may not be deterministic
+    "SELECT * FROM days JOIN t2 ON days.k = t2.k WHERE ds = 'a'",  # unqualified with two sources
+    "SELECT * FROM days WHERE ds = (SELECT max(ds) FROM t2)",  # a subquery
+])
+def test_filters_that_might_change_rows_stay_outside(query):
+    assert "k > 0)" in _expanded(query, DAYS)
+
+
+def test_an_aggregate_view_takes_no_filter_and_a_cte_hides_a_view():
+    assert "GROUP BY ds) AS __hivepark_view" in _expanded("SELECT * FROM per_day WHERE ds = 'a'", PER_DAY)
+    assert _expanded("WITH days AS (SELECT 1 AS k) SELECT k FROM days", DAYS) == \
+        "WITH days AS (SELECT 1 AS k) SELECT k FROM days"
+
+
+def test_views_within_views_and_loops():
+    outer = _view("outer_v", "SELECT k FROM days WHERE ds = 'a'", ["k"])
+    out = _expanded("SELECT * FROM outer_v", outer, DAYS)
+    assert "FROM default.t WHERE k > 0 AND ds = 'a'" in out  # the outer view's filter reaches the table
+    a = _view("a", "SELECT k FROM b", ["k"])
+    b = _view("b", "SELECT k FROM a", ["k"])
+    with pytest.raises(SemanticError, match="reads itself through default.a -> default.b -> default.a"):
+        _expanded("SELECT * FROM a", a, b)
+    with pytest.raises(SemanticError, match="would read itself"):
+        views.check_no_loop(parse_one("SELECT k FROM b").statement.tree, _finder(a, b), "default.a")  # type: ignore[union-attr]
