@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
-from contextlib import AbstractContextManager
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +35,7 @@ class Context:
     _temp_views: list[str] = field(default_factory=list)
     _cached: list[DataFrame] = field(default_factory=list)
     _table_frames: Any = None
+    _planning: threading.local = field(default_factory=threading.local)  # same_tables' lookups
 
     def table_frames(self) -> Any:
         """This warehouse's whole-table DataFrames (exec.scan.TableFrames), made once."""
@@ -86,12 +88,34 @@ class Context:
                 f"TABLE {name} shows its query).", code=code)
         return table
 
+    @contextmanager
+    def same_tables(self) -> Iterator[None]:
+        """Within it, this thread reads each table from the metastore once (a query's planning:
+        the view expansion and the analysis look up the same names)."""
+        outer = getattr(self._planning, "tables", None)
+        if outer is None:
+            self._planning.tables = {}
+        try:
+            yield
+        finally:
+            if outer is None:
+                self._planning.tables = None
+
+    def _get_table(self, db: str, name: str) -> Table:
+        memo: dict[tuple[str, str], Table] | None = getattr(self._planning, "tables", None)
+        if memo is None:
+            return self.catalog.get_table(db, name)
+        hit = memo.get((db, name))
+        if hit is None:
+            hit = memo[(db, name)] = self.catalog.get_table(db, name)
+        return hit
+
     def find(self, db: str | None, name: str) -> Table | None:
         """The warehouse table a query's reference names, None for Spark's own views. A
         name ``t.snapshots`` (``db`` being the table's database, or None) or a reference
         ``t.snapshots`` (``db`` being the table) names an Iceberg table's metadata table."""
         try:
-            return self.catalog.get_table((db or self.current_db).lower(), name.lower())
+            return self._get_table((db or self.current_db).lower(), name.lower())
         except (NoSuchTable, NoSuchDatabase):
             meta = self._metadata_table(db, name)
             if meta is not None:
@@ -107,7 +131,7 @@ class Context:
     def find_view(self, db: str | None, name: str) -> Table | None:
         """The view a query's reference names, None for anything else."""
         try:
-            table = self.catalog.get_table((db or self.current_db).lower(), name.lower())
+            table = self._get_table((db or self.current_db).lower(), name.lower())
         except (NoSuchTable, NoSuchDatabase):
             return None
         return table if table.is_view else None

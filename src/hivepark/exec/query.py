@@ -46,10 +46,11 @@ def plan_query(ctx: Context, tree: Any) -> PlannedQuery:
     """Finds the scans of ``tree`` (a query; a copy is analyzed) and plans them with the
     planner's rules; runtime (map-join) pruning is only marked here and resolved at
     execution, where a scan it may narrow is listed once."""
-    tree = views.expand(tree, ctx.find_view)
-    check_strict(tree, planner.strict_check(ctx.conf, "hive.strict.checks.orderby.no.limit"),
-                 planner.strict_check(ctx.conf, "hive.strict.checks.cartesian.product"))
-    analysis = analyze(tree, ctx.find, type_safety(ctx.conf))
+    with ctx.same_tables():
+        tree = views.expand(tree, ctx.find_view)
+        check_strict(tree, planner.strict_check(ctx.conf, "hive.strict.checks.orderby.no.limit"),
+                     planner.strict_check(ctx.conf, "hive.strict.checks.cartesian.product"))
+        analysis = analyze(tree, ctx.find, type_safety(ctx.conf))
     scans = [TableScan(s.table, s.alias, s.predicate, scope=s.scope, hinted=s.hinted, columns=s.columns,
                        filter_parts=s.own_trees)
              for s in analysis.sites]
