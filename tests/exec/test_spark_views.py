@@ -106,6 +106,26 @@ def test_another_connections_commit_is_seen_after_refresh_views(tmp_path, spark)
     assert not spark.catalog.tableExists("shared_t")  # close() removes its views
 
 
+def test_a_hivepark_view_has_no_spark_view_and_removes_the_table_view_it_replaced(tmp_path, spark):
+    path = str(tmp_path / "warehouse")
+    first = hivepark.connect(path, spark=spark)
+    try:
+        _sales(first)
+        first.sql("CREATE VIEW big_sales AS SELECT id FROM sales WHERE amount > 2")
+        assert _rows(first.sql("SELECT * FROM big_sales")) == [(2,), (3,)]
+        assert not spark.catalog.tableExists("big_sales")  # wh.sql and wh.table read it, spark.sql not
+        assert _rows(spark.sql("SELECT id FROM sales WHERE ds = 'c'")) == [(4,)]
+        second = hivepark.connect(path, spark=spark, conf={"hivepark.spark.views": "false"})
+        second.sql("DROP TABLE sales")
+        second.sql("CREATE TABLE other (id INT)")
+        second.sql("CREATE VIEW sales AS SELECT id FROM other")
+        second.close()
+        first.refresh_views()
+        assert not spark.catalog.tableExists("sales")  # not the dropped table's files
+    finally:
+        first.close()
+
+
 def test_a_table_of_another_warehouse_is_not_read_as_a_spark_view(tmp_path, spark):
     a = hivepark.connect(str(tmp_path / "a"), spark=spark)
     b = hivepark.connect(str(tmp_path / "b"), spark=spark)

@@ -91,7 +91,9 @@ def _refresh(ctx: Context, made: dict[str, tuple[int, object]], name: str,
         table = ctx.catalog.get_table(ctx.current_db, name)
     except NoSuchTable:  # dropped since the versions were read: the next sync drops the view
         return
-    if table.is_view:  # read through hivepark (wh.sql, wh.table): no Spark view of its own
+    if table.is_view:  # read through hivepark (wh.sql, wh.table): no Spark view of its own, and
+        if known is not None and known[0] == id(ctx):  # none left of a table of that name
+            _drop(ctx.spark, made, {name})
         return
     handler = handler_for(table)
     token = (ctx.current_db, version, handler.state(table) if handler is not None else None)
