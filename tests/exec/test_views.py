@@ -205,14 +205,18 @@ def test_bad_view_definitions_name_the_problem(views, spark):
     assert not {"two_names", "twice", "broken", "lasting"} & set(_col(views.sql("SHOW TABLES")))
 
 
-def test_a_view_over_a_dropped_table_names_it(tmp_path, spark):
+def test_a_view_over_a_dropped_table_names_it_and_keeps_its_columns(tmp_path, spark):
     w = hivepark.connect(str(tmp_path / "w"), spark=spark)
     try:
         w.sql("CREATE TABLE gone (k INT)")
-        w.sql("CREATE VIEW over_gone AS SELECT k FROM gone")
+        w.sql("CREATE VIEW over_gone AS SELECT * FROM gone")
         w.sql("DROP TABLE gone")
         with pytest.raises(NoSuchTable, match="default.gone"):
             w.sql("SELECT * FROM over_gone")
+        w.sql("CREATE TABLE gone (extra STRING, k INT)")  # again, with a column more, first
+        w.sql("INSERT INTO gone VALUES ('e', 7)")
+        assert _rows(w.sql("SELECT * FROM over_gone")) == [(7,)]  # the view's columns, as created
+        assert [r[0] for r in w.sql("DESCRIBE over_gone").collect()] == ["k"]
     finally:
         w.close()
 
