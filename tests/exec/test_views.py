@@ -113,6 +113,9 @@ def test_columns_comments_describe_show_and_show_create_recreates_it(views, spar
     assert "WHERE store = 2" in formatted["View Original Text:"]
     assert "default.sales" in formatted["View Expanded Text:"]
     assert ("owner", "ops") in [tuple(r) for r in views.sql("SHOW TBLPROPERTIES named").collect()]
+    extended = [r[1] for r in views.sql("DESCRIBE EXTENDED named").collect() if r[0] == "Detailed Table Information"]
+    assert "viewOriginalText:SELECT id, ds FROM sales WHERE store = 2" in extended[0]
+    assert "tableType:VIRTUAL_VIEW" in extended[0]
     assert "named" in _col(views.sql("SHOW TABLES")) and "named" in _col(views.sql("SHOW VIEWS"))
     assert "sales" not in _col(views.sql("SHOW VIEWS"))
     before = _rows(views.sql("SELECT * FROM named"))
