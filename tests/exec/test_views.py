@@ -86,6 +86,10 @@ def test_filters_that_could_change_rows_stay_outside_the_view(views, spark):
     q = "SELECT id FROM {v} WHERE upper(ds) = '2024-01-01' AND rand() < 2"
     assert _rows(views.sql(q.format(v="all_days"))) == _rows(spark.sql(q.format(v="plain_all_days")))
     assert _partitions_read(views, q.format(v="all_days")) == "partitions=3/3"
+    # a FULL join may fill the view's side with NULLs: a filter that keeps NULLs stays outside
+    q = "SELECT s.store, v.id FROM {v} v FULL JOIN {s} s ON v.id = s.store WHERE v.ds IS NULL OR v.ds = '2024-01-02'"
+    ours = _rows(views.sql(q.format(v="all_days", s="stores")))
+    assert ours == _rows(spark.sql(q.format(v="plain_all_days", s="plain_stores"))) and (1, 1) in ours
 
 
 def test_strict_mode_sees_a_partition_filter_given_through_a_view(tmp_path, spark):

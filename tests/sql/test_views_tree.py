@@ -44,6 +44,8 @@ def test_a_reference_becomes_the_query_and_a_filter_on_its_column_goes_in():
 
 @pytest.mark.parametrize("query", [
     "SELECT * FROM t2 LEFT JOIN days AS d ON t2.k = d.k WHERE d.ds IS NULL",  # null-supplying side
+    "SELECT * FROM days AS d FULL JOIN t2 ON d.k = t2.k WHERE d.ds IS NULL OR d.ds = 'a'",  # so is FULL's
+    "SELECT * FROM days AS d JOIN t2 ON d.k = t2.k RIGHT JOIN t3 ON t3.k = t2.k WHERE d.ds IS NULL",
     "SELECT * FROM days WHERE upper(ds) = 'A'",  # a function: may not be deterministic
     "SELECT * FROM days JOIN t2 ON days.k = t2.k WHERE ds = 'a'",  # unqualified with two sources
     "SELECT * FROM days WHERE ds = (SELECT max(ds) FROM t2)",  # a subquery

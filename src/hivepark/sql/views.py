@@ -82,15 +82,18 @@ def _push_filters(node: exp.Table, body: exp.Expression) -> None:
     """The outer query's WHERE conjuncts on the view's columns, ANDed into the view's own
     query as well, so that they prune its tables' partitions (and strict mode sees them), as
     Hive's predicate pushdown does. Only where that cannot change a row: the view is read in
-    FROM or an inner join, its query is a plain SELECT (no aggregate, DISTINCT, LIMIT or
-    window), each column the filter reads is a column of the view's query, and the filter
-    holds only columns, literals and comparisons. The outer WHERE keeps the conjunct."""
+    FROM or an inner join and no RIGHT or FULL join may fill it with NULLs, its query is a
+    plain SELECT (no aggregate, DISTINCT, LIMIT or window), each column the filter reads is a
+    column of the view's query, and the filter holds only columns, literals and comparisons.
+    The outer WHERE keeps the conjunct."""
     holder = node.parent
     select = holder.parent if isinstance(holder, (exp.From, exp.Join)) else None
     if not isinstance(select, exp.Select) or select.args.get("where") is None:
         return
     if isinstance(holder, exp.Join) and (holder.side or (holder.kind or "").upper() not in ("", "INNER")):
         return
+    if any(j.side.upper() in ("RIGHT", "FULL") for j in select.args.get("joins") or []):
+        return  # the view may be on a side an outer join fills with NULLs
     targets = _view_columns(body)
     if targets is None:
         return
