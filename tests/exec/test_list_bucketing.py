@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from hivepark.catalog.skew import SKEW_LOCATIONS, partition_layout
 from hivepark.errors import LimitExceeded, ParseError, SemanticError
+from spark_cluster import PROPERTY_EXAMPLES
 
 D = "HIVE_DEFAULT_LIST_BUCKETING_DIR_NAME"
 
@@ -580,7 +581,7 @@ PREDS = st.recursive(PRED_ATOMS, lambda sub: st.one_of(
     st.builds(lambda a: f"NOT ({a})", sub)), max_leaves=5)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=PROPERTY_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 @given(PREDS)
 def test_list_bucketing_pruning_never_loses_a_row(env, fact, where):
     assert rows(env.sql(f"SELECT * FROM fact WHERE {where}")) == \

@@ -10,6 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from spark_cluster import PROPERTY_EXAMPLES
+
 
 @pytest.fixture(scope="module")
 def star(tmp_path_factory, spark):
@@ -266,7 +268,7 @@ def test_broadcast_join_in_spark_plan(star):
     assert "BroadcastHashJoin" in text
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=PROPERTY_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 @given(days=st.sets(st.integers(1, 14), max_size=5), with_null=st.booleans(),
        join=st.sampled_from(["JOIN", "LEFT SEMI JOIN"]),
        extra=st.sampled_from(["", " AND s.region = 'eu'", " AND s.amount > 100"]))
