@@ -48,3 +48,24 @@ def pytest_collection_modifyitems(config, items):
             spark_tests = True
     if spark_tests and not _OWN_JVM_OPTIONS:
         os.environ["HIVEPARK_DRIVER_JAVA_OPTIONS"] = jvm_start.java_options()
+    if os.environ.get("HIVEPARK_TEST_MASTER"):
+        _cases_on_the_cluster(config, items)
+
+
+#: cases of a parametrized test run again on the cluster (tests/test_cluster.py): the first ones
+CLUSTER_CASES = 2
+
+
+def _cases_on_the_cluster(config, items) -> None:
+    """On the cluster, every test runs, a parametrized one with its first CLUSTER_CASES cases:
+    what the cluster adds is executors in their own JVMs, which each test's first cases
+    exercise as its others do; every case runs in local mode."""
+    seen: dict[str, int] = {}
+    kept, dropped = [], []
+    for item in items:
+        name = item.nodeid.split("[", 1)[0]
+        seen[name] = seen.get(name, 0) + 1
+        (kept if seen[name] <= CLUSTER_CASES or not hasattr(item, "callspec") else dropped).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept

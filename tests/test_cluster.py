@@ -1,8 +1,9 @@
 """hivepark on a Spark standalone cluster (issue 14, item 7): a master and one worker on
 127.0.0.1 (tests/spark_cluster.py), the executors in their own JVMs. The core of the suite
 (partition pruning, dynamic partitions, list bucketing, map-join pruning, the CLI) runs again
-with the cluster as its master (its property tests with fewer examples: spark_cluster.PROPERTY_EXAMPLES),
-and a set of queries gives the same rows on the cluster as in local mode over the same warehouse."""
+with the cluster as its master (a parametrized test with its first cases, conftest.CLUSTER_CASES, and
+the property tests with fewer examples, spark_cluster.PROPERTY_EXAMPLES), and a set of queries gives the
+same rows on the cluster as in local mode over the same warehouse."""
 
 from __future__ import annotations
 
