@@ -272,15 +272,24 @@ def _view_ddl(table: Table) -> list[str]:
     """Hive's SHOW CREATE TABLE of a view: ``CREATE VIEW `db`.`v` (cols) [COMMENT] AS query``."""
     cols = ", ".join(f"`{c.name}`" + (f" COMMENT {_quote(c.comment)}" if c.comment else "")
                      for c in table.columns)
-    lines = [f"CREATE VIEW `{table.db}`.`{table.name}` ({cols})"]
-    if table.properties.get("comment"):
-        lines.append(f"COMMENT {_quote(table.properties['comment'])}")
-    props = {k: v for k, v in sorted(table.properties.items())
-             if k not in _NOT_DDL and k not in _VIEW_TEXTS and not k.startswith("hivepark.")}
-    if props:
-        items = [f"  {_quote(k)}={_quote(v)}" for k, v in props.items()]
-        lines += ["TBLPROPERTIES ("] + [x + ", " for x in items[:-1]] + [items[-1] + ")"]
-    return lines + [f"AS {table.properties.get(VIEW_ORIGINAL_TEXT, '')}"]
+    return [f"CREATE VIEW `{table.db}`.`{table.name}` ({cols})", *_comment_line(table), *_tblproperties_lines(table),
+            f"AS {table.properties.get(VIEW_ORIGINAL_TEXT, '')}"]
+
+
+def _comment_line(table: Table) -> list[str]:
+    comment = table.properties.get("comment")
+    return [f"COMMENT {_quote(comment)}"] if comment else []
+
+
+def _tblproperties_lines(table: Table) -> list[str]:
+    """The TBLPROPERTIES clause of SHOW CREATE TABLE: the properties a user set (a handler's
+    secrets masked), not those hivepark keeps for itself."""
+    props = {k: v for k, v in sorted(_shown_properties(table).items())
+             if k not in _NOT_DDL and not k.startswith("hivepark.") or k == SKEW_AUTO_TOPK}
+    if not props:
+        return []
+    items = [f"  {_quote(k)}={_quote(v)}" for k, v in props.items()]
+    return ["TBLPROPERTIES ("] + [x + ", " for x in items[:-1]] + [items[-1] + ")"]
 
 
 def show_tblproperties(ctx: Context, stmt: s.ShowTblProperties) -> DataFrame:
@@ -309,9 +318,7 @@ def show_create_table(ctx: Context, stmt: s.ShowCreateTable) -> DataFrame:
     handler = handler_for(table)
     external = "EXTERNAL " if table.is_external else ""
     lines = [f"CREATE {external}TABLE `{table.db}`.`{table.name}`("]
-    lines += _column_lines(table.columns)
-    if table.properties.get("comment"):
-        lines.append(f"COMMENT {_quote(table.properties['comment'])}")
+    lines += _column_lines(table.columns) + _comment_line(table)
     if table.partition_keys:
         lines += ["PARTITIONED BY ( "] + _column_lines(table.partition_keys)
     skew = table_skew(table)
@@ -335,9 +342,5 @@ def show_create_table(ctx: Context, stmt: s.ShowCreateTable) -> DataFrame:
             lines.append(f"ROW FORMAT DELIMITED FIELDS TERMINATED BY {_quote(table.field_delim)}")
         lines.append(f"STORED AS {_STORED_AS.get(table.format, table.format.upper())}")
         lines += ["LOCATION", f"  {_quote(table.location)}"]
-    props = {k: v for k, v in sorted(_shown_properties(table).items())
-             if k not in _NOT_DDL and not k.startswith("hivepark.") or k == SKEW_AUTO_TOPK}
-    if props:
-        items = [f"  {_quote(k)}={_quote(v)}" for k, v in props.items()]
-        lines += ["TBLPROPERTIES ("] + [x + ", " for x in items[:-1]] + [items[-1] + ")"]
+    lines += _tblproperties_lines(table)
     return ctx.rows(["createtab_stmt"], [(line,) for line in lines])

@@ -68,11 +68,7 @@ def column_defs(schema: exp.Schema | None) -> list[Column]:
     for cd in schema.expressions:
         if not isinstance(cd, exp.ColumnDef):
             continue
-        comment = None
-        for c in cd.args.get("constraints") or []:
-            kind = c.args.get("kind")
-            if isinstance(kind, exp.CommentColumnConstraint):
-                comment = kind.this.name if kind.this is not None else None
+        comment = _column_comment(cd)
         kind = cd.args.get("kind")
         if kind is None:
             raise SemanticError(f"Column {cd.name} has no type: give it one, e.g. {cd.name} STRING")
@@ -188,10 +184,13 @@ def _create_view(node: exp.Create) -> s.CreateView:
 
 
 def _column_comment(c: exp.Expression) -> str | None:
+    """The COMMENT of a column in a column list (of a table or a view), None without one."""
+    comment = None
     for constraint in c.args.get("constraints") or []:
-        if isinstance(constraint.args.get("kind"), exp.CommentColumnConstraint):
-            return str(constraint.args["kind"].this.name)
-    return None
+        kind = constraint.args.get("kind")
+        if isinstance(kind, exp.CommentColumnConstraint):
+            comment = kind.this.name if kind.this is not None else None
+    return comment
 
 
 def _create_database(node: exp.Create) -> s.CreateDatabase:
