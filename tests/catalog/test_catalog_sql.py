@@ -21,7 +21,7 @@ from sqlalchemy.exc import DataError, IntegrityError
 
 from hivepark.catalog import schema
 from hivepark.catalog.filters import Undecidable, codecs_for, compile_filter, evaluate, key_values
-from hivepark.catalog.models import EXTERNAL, Column, Database, Partition, Table
+from hivepark.catalog.models import EXTERNAL, VIEW, Column, Database, Partition, Table
 from hivepark.catalog.schema import PartitionRow
 from hivepark.catalog.sql import (
     SqlCatalog,
@@ -137,6 +137,9 @@ def test_tables(catalog: SqlCatalog) -> None:
         ("textfile", ",", EXTERNAL, {"a": "1"})
     make_table(catalog, "a")
     assert catalog.list_tables("db") == ["a", "events"]
+    catalog.create_table(Table("db", "v", (Column("k", "int"),), table_type=VIEW))
+    assert catalog.list_tables("db") == ["a", "events", "v"]
+    assert catalog.list_tables("db", VIEW) == ["v"] and catalog.list_tables("db", EXTERNAL) == ["events"]
     with pytest.raises(AlreadyExistsError, match=r"Table already exists: db\.events") as err:
         catalog.create_table(t)
     assert err.value.code == 10073

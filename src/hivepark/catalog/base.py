@@ -53,8 +53,9 @@ class Catalog(ABC):
         """Raises NoSuchTable (and NoSuchDatabase when the database is missing)."""
 
     @abstractmethod
-    def list_tables(self, db: str) -> list[str]:
-        """Sorted names. Raises NoSuchDatabase."""
+    def list_tables(self, db: str, table_type: str | None = None) -> list[str]:
+        """Sorted names (of that type only, given one: ``VIEW`` lists the views). Raises
+        NoSuchDatabase."""
 
     @abstractmethod
     def table_versions(self, db: str) -> dict[str, tuple[str, int]]:

@@ -560,10 +560,13 @@ class SqlCatalog(Catalog):
         with self._session() as s:
             return _table_of(self._table_row(s, db, name), db.lower())
 
-    def list_tables(self, db: str) -> list[str]:
+    def list_tables(self, db: str, table_type: str | None = None) -> list[str]:
         with self._session() as s:
             db_row = self._db_row(s, db)
-            return sorted(s.scalars(select(TableRow.name).where(TableRow.db_id == db_row.id)))
+            query = select(TableRow.name).where(TableRow.db_id == db_row.id)
+            if table_type is not None:
+                query = query.where(TableRow.table_type == table_type)
+            return sorted(s.scalars(query))
 
     def table_versions(self, db: str) -> dict[str, tuple[str, int]]:
         with self._session() as s:

@@ -9,7 +9,7 @@ import re
 from pyspark.sql import DataFrame
 
 from hivepark import layout
-from hivepark.catalog.models import VIEW_EXPANDED_TEXT, VIEW_ORIGINAL_TEXT, Partition, Table
+from hivepark.catalog.models import VIEW, VIEW_EXPANDED_TEXT, VIEW_ORIGINAL_TEXT, Partition, Table
 from hivepark.catalog.skew import RESERVED, SKEW_AUTO_TOPK, partition_layout, table_skew
 from hivepark.errors import MASK, NoSuchPartition, UserInputError
 from hivepark.exec.context import Context
@@ -38,10 +38,7 @@ def show_databases(ctx: Context, stmt: s.ShowDatabases) -> DataFrame:
 
 def show_tables(ctx: Context, stmt: s.ShowTables) -> DataFrame:
     """SHOW TABLES (the views too, as Hive) and SHOW VIEWS (the views alone)."""
-    db = stmt.db or ctx.current_db
-    names = _like(ctx.catalog.list_tables(db), stmt.like)
-    if stmt.views:
-        names = [n for n in names if ctx.catalog.get_table(db, n).is_view]
+    names = _like(ctx.catalog.list_tables(stmt.db or ctx.current_db, VIEW if stmt.views else None), stmt.like)
     return ctx.rows(["tab_name"], [(n,) for n in names])
 
 
