@@ -66,8 +66,6 @@ def check_location(ctx: Context, location: str, what: str, own: Table | None = N
                 other = ctx.catalog.get_table(db_name, name)
             except NoSuchTable:
                 continue
-            if other.is_view:  # no directory
-                continue
             if layout.is_within(other.location, loc) or layout.is_within(loc, other.location):
                 raise SemanticError(f"{what} '{location}' overlaps the directory of table {other.qualified_name} "
                                     f"({other.location}): a write or DROP of one would delete the other's files. "
