@@ -15,8 +15,9 @@ import textwrap
 
 import pytest
 
+from background import Background
 from jvm_start import FAST_START
-from spark_cluster import ClusterUnavailable, spark_cluster
+from spark_cluster import spark_cluster
 
 pytestmark = pytest.mark.skipif(bool(os.environ.get("HIVEPARK_TEST_MASTER")),
                                 reason="already running on the cluster")
@@ -27,27 +28,51 @@ SUBSET = ["tests/exec/test_differential.py", "tests/exec/test_dynamic_partitions
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    try:
-        with spark_cluster() as url:
-            yield url
-    except ClusterUnavailable as e:
-        pytest.fail(f"the Spark standalone cluster did not start: {e}")
-
-
-def _env(url: str) -> dict[str, str]:
-    # Each application (the test driver, each CLI process) takes one core of the worker's
-    # two, so that a CLI run by a test finds an executor while the test's own holds one.
+def env(url: str) -> dict[str, str]:
+    # Each application (the test driver, each CLI process) takes one core of the worker's,
+    # so that a CLI run by a test finds an executor while the test's own holds one.
     return dict(os.environ, HIVEPARK_TEST_MASTER=url, HIVEPARK_MASTER=url,
                 PYSPARK_SUBMIT_ARGS="--conf spark.cores.max=1 --conf spark.executor.memory=768m "
                 f"--conf 'spark.executor.extraJavaOptions={FAST_START}' "
                 "pyspark-shell")
 
 
+#: tests/background.py: the run on the cluster starts as the suite starts and overlaps it
+BACKGROUND_TESTS = {"test_the_core_suite_passes_on_the_cluster"}
+_STARTED: Background | None = None
+
+
+def _core_suite_on_a_cluster(bg: Background) -> None:
+    # three cores: the run's driver and a CLI it starts take one each, the reader of
+    # test_queries_give_the_same_rows_on_the_cluster_as_locally the third
+    with spark_cluster(cores=3) as url:
+        bg.put("url", url)
+        proc = bg.popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                         "--basetemp", os.path.join(bg.tmp, "pytest"), *SUBSET],
+                        cwd=ROOT, env=env(url), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        out, err = proc.communicate(timeout=2400)
+        bg.put("run", subprocess.CompletedProcess(proc.args, proc.returncode, out, err))
+        bg.stopping.wait()  # the cluster stays up for the other test of this module
+
+
+def start_in_background() -> Background:
+    global _STARTED
+    _STARTED = Background("core-suite-on-a-cluster", _core_suite_on_a_cluster).start()
+    return _STARTED
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    bg = _STARTED or start_in_background()
+    try:
+        return bg.get("url")
+    except RuntimeError as e:
+        pytest.fail(f"the Spark standalone cluster did not start: {e}")
+
+
 def test_the_core_suite_passes_on_the_cluster(cluster):
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *SUBSET],
-                         cwd=ROOT, env=_env(cluster), capture_output=True, text=True, timeout=2400)
+    assert _STARTED is not None
+    run = _STARTED.get("run")
     summary = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else run.stderr[-2000:]
     print(f"on {cluster}: {summary}")
     assert run.returncode == 0, run.stdout[-6000:]
@@ -80,7 +105,7 @@ def test_queries_give_the_same_rows_on_the_cluster_as_locally(cluster, wh):
     wh.sql("INSERT INTO s PARTITION (ds='2024-01-01') SELECT CAST(id % 10 AS INT), 'v' FROM range(100)")
     local = [sorted([list(r) for r in wh.sql(q).collect()], key=repr) for q in QUERIES]
     run = subprocess.run([sys.executable, "-c", CLUSTER_READER, wh.location, json.dumps(QUERIES)],
-                         cwd=ROOT, env=_env(cluster), capture_output=True, text=True, timeout=600)
+                         cwd=ROOT, env=env(cluster), capture_output=True, text=True, timeout=600)
     line = next((x for x in run.stdout.splitlines() if x.startswith("ROWS ")), None)
     assert line is not None, run.stderr[-3000:]
     assert json.loads(line[5:]) == json.loads(json.dumps(local))

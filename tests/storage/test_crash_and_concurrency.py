@@ -4,6 +4,7 @@ and concurrent writers from several processes neither lose nor duplicate rows.""
 from __future__ import annotations
 
 import concurrent.futures
+import json
 import os
 import random
 import signal
@@ -11,8 +12,11 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 
 import pytest
+
+from background import Background
 
 WRITER = textwrap.dedent("""
     import sys, hivepark
@@ -22,8 +26,7 @@ WRITER = textwrap.dedent("""
 """)
 
 
-def _run_writer(warehouse: str, sql: str, fault: str | None = None,
-                pause: float = 0.0) -> subprocess.Popen:
+def _writer_env(fault: str | None = None, pause: float = 0.0) -> dict[str, str]:
     env = dict(os.environ, HIVEPARK_DRIVER_MEMORY="1g", HIVEPARK_MASTER="local[1]")
     env.pop("HIVEPARK_FAULT", None)
     env.pop("HIVEPARK_FAULT_PAUSE", None)
@@ -31,8 +34,13 @@ def _run_writer(warehouse: str, sql: str, fault: str | None = None,
         env["HIVEPARK_FAULT"] = fault
     if pause:
         env["HIVEPARK_FAULT_PAUSE"] = str(pause)
-    return subprocess.Popen([sys.executable, "-c", WRITER, warehouse, sql], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    return env
+
+
+def _run_writer(warehouse: str, sql: str, fault: str | None = None, pause: float = 0.0,
+                popen: Callable[..., subprocess.Popen] = subprocess.Popen) -> subprocess.Popen:
+    return popen([sys.executable, "-c", WRITER, warehouse, sql], env=_writer_env(fault, pause),
+                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
 
 
 def _data_files(root: str) -> set[str]:
@@ -50,13 +58,27 @@ def _state(wh, table: str = "t"):
     return rows, parts
 
 
+TABLE = ["CREATE TABLE t (k INT, v STRING) PARTITIONED BY (ds STRING) STORED AS PARQUET",
+         "INSERT INTO t PARTITION (ds='a') VALUES (1, 'old-a'), (2, 'old-a')",
+         "INSERT INTO t PARTITION (ds='b') VALUES (3, 'old-b')"]
+
+# The same table in many warehouses, made by one process (of the background work below)
+MAKE_TABLES = textwrap.dedent("""
+    import json, sys, hivepark
+    for root in sys.argv[2:]:
+        wh = hivepark.connect(root)
+        for sql in json.loads(sys.argv[1]):
+            wh.sql(sql)
+        wh.close()
+""")
+
+
 def _make_table(root: str, spark) -> str:
     import hivepark
 
-    wh = hivepark.connect(root, spark=spark, conf={"hive.exec.dynamic.partition.mode": "nonstrict"})
-    wh.sql("CREATE TABLE t (k INT, v STRING) PARTITIONED BY (ds STRING) STORED AS PARQUET")
-    wh.sql("INSERT INTO t PARTITION (ds='a') VALUES (1, 'old-a'), (2, 'old-a')")
-    wh.sql("INSERT INTO t PARTITION (ds='b') VALUES (3, 'old-b')")
+    wh = hivepark.connect(root, spark=spark)
+    for sql in TABLE:
+        wh.sql(sql)
     wh.close()
     return root
 
@@ -76,9 +98,10 @@ FAULTS = {"before_move": BEFORE, "during_move": BEFORE, "before_commit": BEFORE,
 
 
 # kill -9 at random moments of a multi-partition INSERT OVERWRITE (issue 13 asks for 40 at
-# least): HIVEPARK_CRASH_KILLS sets how many, run BATCH writers (one JVM each) at a time.
+# least): HIVEPARK_CRASH_KILLS sets how many, run BATCH writers (one JVM each) at a time,
+# in the background while the rest of the suite runs.
 KILLS = int(os.environ.get("HIVEPARK_CRASH_KILLS", "40"))
-BATCH = 6
+BATCH = 4
 
 
 PAUSE = 0.3  # at each step of a commit (and each journal update): see commit.fault_point
@@ -114,22 +137,41 @@ def _kill_in(root: str, proc: subprocess.Popen, phase: str) -> None:
     proc.send_signal(signal.SIGKILL)
 
 
-@pytest.fixture(scope="module")
-def random_kills(tmp_path_factory, spark):
+def _kill_writers(bg: Background) -> None:
     """KILLS warehouses, each with a writer killed with -9 at a random moment of a random
-    phase of its statement; returns (root, phase, whether the writer finished first)."""
-    roots = [_make_table(str(tmp_path_factory.mktemp(f"kill{i}") / "warehouse"), spark) for i in range(KILLS)]
+    phase of its statement; puts "kills": (root, phase, whether the writer finished first)."""
+    roots = [os.path.join(bg.tmp, f"kill{i}", "warehouse") for i in range(KILLS)]
+    maker = bg.popen([sys.executable, "-c", MAKE_TABLES, json.dumps(TABLE), *roots], env=_writer_env(),
+                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    err = maker.communicate(timeout=900)[1]
+    assert maker.returncode == 0, err[-3000:]
 
     def one(root: str) -> tuple[str, str, bool]:
         phase = random.choice(list(PHASES))
-        proc = _run_writer(root, OVERWRITE, pause=PAUSE)
+        proc = _run_writer(root, OVERWRITE, pause=PAUSE, popen=bg.popen)
         _kill_in(root, proc, phase)
         stdout = proc.communicate(timeout=300)[0]
         return root, phase, "DONE" in stdout
 
     # BATCH writers in flight at any time: a new one starts as soon as one is killed
     with concurrent.futures.ThreadPoolExecutor(max_workers=BATCH) as pool:
-        return list(pool.map(one, roots))
+        bg.put("kills", list(pool.map(one, roots)))
+
+
+#: tests/background.py: the kills start as the suite starts and overlap it
+BACKGROUND_TESTS = {"test_kills_at_random_moments_are_all_or_nothing"}
+_STARTED: Background | None = None
+
+
+def start_in_background() -> Background:
+    global _STARTED
+    _STARTED = Background("kill-writers", _kill_writers).start()
+    return _STARTED
+
+
+@pytest.fixture(scope="module")
+def random_kills():
+    return (_STARTED or start_in_background()).get("kills")
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,77 @@
+"""Work of a test that runs in processes of its own (the writers killed with -9, the core
+suite on a Spark cluster), started in a thread as the run starts (conftest.py) rather than
+when the test's turn comes: the suite's own Python process keeps about one of this machine's
+two cores busy, and the work overlaps the rest of the suite on the other.
+
+A module offers such work by a function ``start_in_background()`` returning a ``Background``
+and the names of the tests that use it in ``BACKGROUND_TESTS``; a test takes what the work
+made with ``get(key)``, which waits for it. Without conftest.py's start (the module run in
+another way) a test starts the work itself and waits as before.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+import threading
+from collections.abc import Callable
+from typing import Any
+
+
+class Background:
+    def __init__(self, name: str, work: Callable[[Background], None]) -> None:
+        self.name = name
+        self._work = work
+        self._values: dict[str, Any] = {}
+        self._error: BaseException | None = None
+        self._ended = False
+        self._changed = threading.Condition()
+        self._procs: list[subprocess.Popen] = []
+        self.stopping = threading.Event()
+        self.tmp = tempfile.mkdtemp(prefix=f"hivepark-{name}-")
+        self._thread = threading.Thread(target=self._main, name=name, daemon=True)
+
+    def start(self) -> Background:
+        self._thread.start()
+        return self
+
+    def _main(self) -> None:
+        try:
+            self._work(self)
+        except BaseException as e:  # reported to the test by get()
+            self._error = e
+        finally:
+            with self._changed:
+                self._ended = True
+                self._changed.notify_all()
+
+    def put(self, key: str, value: Any) -> None:
+        with self._changed:
+            self._values[key] = value
+            self._changed.notify_all()
+
+    def get(self, key: str) -> Any:
+        """What the work put under ``key``, once it has; its error if it ended without."""
+        with self._changed:
+            self._changed.wait_for(lambda: key in self._values or self._ended)
+            if key in self._values:
+                return self._values[key]
+        raise RuntimeError(f"the background work {self.name} ended without {key}: {self._error!r}") from self._error
+
+    def popen(self, *args: Any, **kwargs: Any) -> subprocess.Popen:
+        """A process of the work: stop() ends it if it still runs."""
+        if self.stopping.is_set():
+            raise RuntimeError(f"the background work {self.name} is stopping")
+        proc = subprocess.Popen(*args, **kwargs)
+        self._procs.append(proc)
+        return proc
+
+    def stop(self) -> None:
+        """At the end of the run (or on an interrupt): the work's processes ended, its files gone."""
+        self.stopping.set()
+        for proc in self._procs:
+            if proc.poll() is None:
+                proc.kill()
+        self._thread.join(timeout=120)
+        shutil.rmtree(self.tmp, ignore_errors=True)
