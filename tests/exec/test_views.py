@@ -156,6 +156,41 @@ def test_views_of_views_other_databases_ctes_and_alter_view(views, spark, monkey
     assert _rows(views.sql("SELECT count(*) FROM reports.eu_sales")) == [(30,)]  # unchanged
 
 
+def test_alter_view_sets_and_unsets_properties_and_renames(views, spark):
+    _same_view(views, spark, "day_two", "SELECT id, amount, ds FROM sales WHERE ds = '2024-01-02'")
+    views.sql("ALTER VIEW day_two SET TBLPROPERTIES ('owner'='ana', 'comment'='the second day')")
+    props = dict(_rows(views.sql("SHOW TBLPROPERTIES day_two")))
+    assert props["owner"] == "ana" and props["comment"] == "the second day"
+    views.sql("ALTER VIEW day_two UNSET TBLPROPERTIES ('owner')")
+    views.sql("ALTER VIEW day_two UNSET TBLPROPERTIES IF EXISTS ('owner', 'never_set')")
+    assert "owner" not in dict(_rows(views.sql("SHOW TBLPROPERTIES day_two")))
+    with pytest.raises(SemanticError) as e:
+        views.sql("ALTER VIEW day_two UNSET TBLPROPERTIES ('never_set')")
+    assert e.value.code == 10215
+    with pytest.raises(UnsupportedError, match="reserved for hivepark"):
+        views.sql("ALTER VIEW day_two SET TBLPROPERTIES ('hivepark.view.expanded.text'='SELECT 1')")
+    with pytest.raises(SemanticError, match="is a view, with no data"):
+        views.sql("ALTER VIEW day_two SET TBLPROPERTIES ('EXTERNAL'='TRUE')")
+    with pytest.raises(UnsupportedError, match="ALTER VIEW v takes AS SELECT"):
+        views.sql("ALTER VIEW day_two SET SERDEPROPERTIES ('a'='b')")
+
+    views.sql("ALTER VIEW day_two RENAME TO second_day")
+    assert "second_day" in _col(views.sql("SHOW VIEWS")) and "day_two" not in _col(views.sql("SHOW VIEWS"))
+    expected = _rows(spark.sql("SELECT * FROM plain_day_two WHERE amount > 10"))
+    assert _rows(views.sql("SELECT * FROM second_day WHERE amount > 10")) == expected and expected
+    assert _partitions_read(views, "SELECT * FROM second_day") == "partitions=1/3"
+    assert dict(_rows(views.sql("SHOW TBLPROPERTIES second_day")))["comment"] == "the second day"
+    with pytest.raises(NoSuchTable):
+        views.sql("SELECT * FROM day_two")
+    with pytest.raises(AlreadyExistsError):
+        views.sql("ALTER VIEW second_day RENAME TO stores")
+    with pytest.raises(SemanticError) as e:
+        views.sql("ALTER VIEW sales RENAME TO sales_view")
+    assert e.value.code == 10132
+    assert _rows(views.sql("SELECT count(*) FROM sales")) == [(30,)]  # the table is untouched
+    views.sql("DROP VIEW second_day")
+
+
 def test_what_a_view_cannot_be_is_refused_and_nothing_changes(views, tmp_path):
     views.sql("CREATE VIEW IF NOT EXISTS small AS SELECT id FROM sales WHERE id < 3")
     views.sql("CREATE VIEW IF NOT EXISTS small AS SELECT 1 AS other")  # exists: nothing happens

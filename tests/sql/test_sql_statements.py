@@ -142,7 +142,11 @@ def test_invalid_statements_fail_when_run_not_when_parsed():
     assert error("CREATE MATERIALIZED VIEW v AS SELECT 1").startswith(
         "CREATE MATERIALIZED VIEW is not supported by hivepark: CREATE VIEW keeps the query")
     assert error("CREATE TEMPORARY VIEW v AS SELECT 1").startswith("CREATE TEMPORARY VIEW is not supported")
-    assert error("ALTER VIEW v SET TBLPROPERTIES ('a'='b')").startswith("Only ALTER VIEW v AS SELECT")
+    assert stmt("ALTER VIEW v SET TBLPROPERTIES ('a'='b')") == s.AlterTable(
+        s.TableRef(None, "v"), (s.SetTableProperties((("a", "b"),)),), view=True)
+    assert stmt("ALTER VIEW db.v RENAME TO w") == s.AlterTable(
+        s.TableRef("db", "v"), (s.RenameTable(s.TableRef(None, "w")),), view=True)
+    assert error("ALTER VIEW v SET SERDEPROPERTIES ('a'='b')").startswith("ALTER VIEW v takes AS SELECT ...")
     assert stmt("CREATE OR REPLACE VIEW v AS SELECT 1").replace  # type: ignore[union-attr]
     with pytest.raises(ParseError):
         parse_one("SELEC 1")

@@ -82,7 +82,7 @@ _HANDLERS: dict[type, Callable[[Context, Any], DataFrame]] = {
     s.CreateView: views.create_view,
     s.DropTable: tables.drop_table,
     s.TruncateTable: tables.truncate_table,
-    s.AlterTable: tables.alter_table,
+    s.AlterTable: lambda ctx, stmt: (views.alter_view if stmt.view else tables.alter_table)(ctx, stmt),
     s.MsckRepair: tables.msck_repair,
     s.Insert: write.insert,
     s.MultiInsert: write.multi_insert,

@@ -12,6 +12,7 @@ from hivepark.catalog.models import VIEW, VIEW_EXPANDED_TEXT, VIEW_ORIGINAL_TEXT
 from hivepark.errors import AlreadyExistsError, NoSuchTable, SemanticError
 from hivepark.exec.context import Context
 from hivepark.exec.query import run_query
+from hivepark.exec.tables import alter_properties
 from hivepark.sql import statements as s
 from hivepark.sql import views
 
@@ -77,3 +78,25 @@ def _exists(ctx: Context, name: str) -> bool:
     except NoSuchTable:
         return False
     return True
+
+
+def alter_view(ctx: Context, stmt: s.AlterTable) -> DataFrame:
+    """ALTER VIEW v SET / UNSET TBLPROPERTIES (...) and RENAME TO w: the view's metastore row
+    alone (a view has no files). A view that names the renamed one then reports it missing at
+    its next read, as in Hive: ALTER VIEW it AS SELECT ... with the new name."""
+    view = ctx.table(stmt.table, view_ok=True)
+    if not view.is_view:
+        raise SemanticError("To alter a base table you need to use the ALTER TABLE command: "
+                            f"{view.qualified_name} is a table, not a view", code=10132)
+    for action in stmt.actions:
+        if isinstance(action, s.RenameTable):
+            db, name = action.target.resolve(view.db)
+            view = ctx.catalog.rename_table(view.db, view.name, db, name, None)
+            continue
+        assert isinstance(action, (s.SetTableProperties, s.UnsetTableProperties))
+        keys = [k for k, _ in action.properties] if isinstance(action, s.SetTableProperties) else action.keys
+        if any(k.upper() == "EXTERNAL" for k in keys):
+            raise SemanticError(f"Table property 'EXTERNAL' makes a table's data outlive it: {view.qualified_name} "
+                                "is a view, with no data. Set another property.")
+        view = alter_properties(ctx, view, action)
+    return ctx.empty()

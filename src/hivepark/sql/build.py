@@ -342,12 +342,20 @@ def _alter(node: exp.Alter) -> s.AlterTable | s.CreateView:
         partition_spec(part_node) if part_node is not None else None, if_exists)
 
 
-def _alter_view(node: exp.Alter) -> s.CreateView:
+_VIEW_ALTERS = (s.SetTableProperties, s.UnsetTableProperties, s.RenameTable)
+
+
+def _alter_view(node: exp.Alter) -> s.CreateView | s.AlterTable:
+    """ALTER VIEW v AS SELECT ..., or SET / UNSET TBLPROPERTIES and RENAME TO (Hive's three)."""
     actions = node.args.get("actions") or []
-    if len(actions) != 1 or not isinstance(actions[0], exp.Query):
-        raise UnsupportedError("Only ALTER VIEW v AS SELECT ... is supported for a view: to change its "
-                               "columns, comment or properties, DROP VIEW and CREATE VIEW it again")
-    return s.CreateView(table_ref(node.this), s.Query(actions[0]), alter=True)
+    if len(actions) == 1 and isinstance(actions[0], exp.Query):
+        return s.CreateView(table_ref(node.this), s.Query(actions[0]), alter=True)
+    built = tuple(_alter_action(a, False) for a in actions if not isinstance(a, exp.Query))
+    if not built or len(built) != len(actions) or not all(isinstance(a, _VIEW_ALTERS) for a in built):
+        raise UnsupportedError("ALTER VIEW v takes AS SELECT ..., SET TBLPROPERTIES (...), UNSET TBLPROPERTIES "
+                               "(...) or RENAME TO w: to change a view's columns or comment, CREATE OR REPLACE "
+                               "VIEW it")
+    return s.AlterTable(table_ref(node.this), built, view=True)
 
 
 def _insert_target(target: exp.Expression) -> tuple[exp.Expression, tuple[str, ...] | None]:

@@ -312,6 +312,7 @@ class AlterTable:
     actions: tuple[AlterAction, ...]
     partition: PartitionSpec | None = None  # ALTER TABLE t PARTITION (...) <action>
     if_exists: bool = False
+    view: bool = False  # ALTER VIEW v SET/UNSET TBLPROPERTIES or RENAME TO
 
 
 @dataclass(frozen=True)
