@@ -65,6 +65,22 @@ def test_a_view_gives_spark_rows_and_prunes_with_its_own_and_the_outer_filters(v
             theirs = spark.sql(query.format(v=f"plain_{v}").replace("JOIN stores", "JOIN plain_stores"))
             assert _rows(ours) == _rows(theirs) and _rows(ours), (query, v)
     assert _partitions_read(views, "SELECT * FROM recent") == "partitions=2/3"
+    # a grouped view takes a filter on its grouping columns: whole groups kept or dropped
+    _same_view(views, spark, "per_store_day", "SELECT s.ds AS day, s.store, count(*) AS n, sum(amount) AS total "
+               "FROM sales s GROUP BY s.ds, s.store HAVING count(*) > 1")
+    q = "SELECT * FROM {v} WHERE day = '2024-01-02' AND store IN (1, 2) AND total > 1"
+    assert _rows(views.sql(q.format(v="per_store_day"))) == _rows(spark.sql(q.format(v="plain_per_store_day")))
+    assert _rows(views.sql(q.format(v="per_store_day")))
+    assert _partitions_read(views, q.format(v="per_store_day")) == "partitions=1/3"
+    # each branch of a UNION ALL takes the filter
+    _same_view(views, spark, "two_stores", "SELECT id, ds FROM sales WHERE store <> 0 UNION ALL "
+               "SELECT id + 100, ds FROM sales WHERE store <> 1")
+    q = "SELECT * FROM {v} WHERE ds = '2024-01-03' AND id > 4"
+    assert _rows(views.sql(q.format(v="two_stores"))) == _rows(spark.sql(q.format(v="plain_two_stores")))
+    assert _rows(views.sql(q.format(v="two_stores")))
+    read = [line.strip() for line in views.explain(q.format(v="two_stores")).splitlines()
+            if line.strip().startswith("partitions=")]
+    assert read == ["partitions=1/3", "partitions=1/3"]
     assert _partitions_read(views, "SELECT * FROM every_sale WHERE ds = '2024-01-03'") == "partitions=1/3"
     assert _partitions_read(views, "SELECT * FROM recent r WHERE r.ds = '2024-01-03'") == "partitions=1/3"
     assert _partitions_read(views, "SELECT v.id FROM every_sale v JOIN stores s ON v.store = s.store "
@@ -73,12 +89,16 @@ def test_a_view_gives_spark_rows_and_prunes_with_its_own_and_the_outer_filters(v
 
 def test_filters_that_could_change_rows_stay_outside_the_view(views, spark):
     _same_view(views, spark, "per_day", "SELECT ds, count(*) AS n, max(amount) AS top FROM sales GROUP BY ds")
+    _same_view(views, spark, "rolled_up", "SELECT ds, count(*) AS n FROM sales GROUP BY ds WITH ROLLUP")
     _same_view(views, spark, "first_rows", "SELECT id, ds FROM sales WHERE store = 1 LIMIT 4")
-    for query in ("SELECT * FROM {v} WHERE ds = '2024-01-02'",  # an aggregate: not pushed, still right
-                  "SELECT s.store, v.ds FROM stores s LEFT JOIN {v} v ON s.store = 1 WHERE v.ds IS NULL"):
-        ours = views.sql(query.format(v="per_day"))
-        theirs = spark.sql(query.format(v="plain_per_day").replace("FROM stores", "FROM plain_stores"))
-        assert _rows(ours) == _rows(theirs), query
+    for query, v in (("SELECT * FROM {v} WHERE n > 9 AND top > 40", "per_day"),  # aggregates: after grouping
+                     ("SELECT s.store, v.ds FROM stores s LEFT JOIN {v} v ON s.store = 1 WHERE v.ds IS NULL",
+                      "per_day"),
+                     ("SELECT * FROM {v} WHERE ds IS NULL OR ds = '2024-01-01'", "rolled_up")):  # NULL: all days
+        ours = views.sql(query.format(v=v))
+        theirs = spark.sql(query.format(v=f"plain_{v}").replace("FROM stores", "FROM plain_stores"))
+        assert _rows(ours) == _rows(theirs) and _rows(ours), query
+        assert _partitions_read(views, query.format(v=v)) == "partitions=3/3"
     ours = views.sql("SELECT count(*) FROM first_rows WHERE ds = '2024-01-02'")  # after LIMIT: not before
     assert _rows(ours) == _rows(spark.sql("SELECT count(*) FROM plain_first_rows WHERE ds = '2024-01-02'"))
     # a function of the column is not pushed (it may not be deterministic), the rows are Spark's

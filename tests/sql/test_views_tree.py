@@ -54,8 +54,24 @@ def test_filters_that_might_change_rows_stay_outside(query):
     assert "k > 0)" in _expanded(query, DAYS)
 
 
-def test_an_aggregate_view_takes_no_filter_and_a_cte_hides_a_view():
-    assert "GROUP BY ds) AS __hivepark_view" in _expanded("SELECT * FROM per_day WHERE ds = 'a'", PER_DAY)
+def test_a_grouped_view_takes_filters_on_its_grouping_columns_alone_and_a_cte_hides_a_view():
+    assert "FROM default.t WHERE ds = 'a' GROUP BY ds) AS __hivepark_view" in _expanded(
+        "SELECT * FROM per_day WHERE ds = 'a' AND n > 2", PER_DAY)  # n is an aggregate: it stays out
+    per_key = _view("per_key", "SELECT t.ds AS day, k, max(v) AS top FROM default.t GROUP BY ds, k HAVING "
+                    "count(*) > 1", ["day", "k", "top"])
+    out = _expanded("SELECT * FROM per_key WHERE day IN ('a', 'b') AND k < 3 AND top = 'x'", per_key)
+    assert "WHERE t.ds IN ('a', 'b') AND k < 3 GROUP BY ds, k HAVING" in out
+    distinct = _view("kinds", "SELECT DISTINCT ds, k FROM default.t", ["ds", "k"])
+    assert "SELECT DISTINCT ds, k FROM default.t WHERE ds = 'a'" in _expanded(
+        "SELECT * FROM kinds WHERE ds = 'a'", distinct)
+    for query in ("SELECT ds, count(*) AS n FROM default.t GROUP BY ds WITH ROLLUP",
+                  "SELECT ds, count(*) AS n FROM default.t GROUP BY GROUPING SETS ((ds), ())",
+                  "SELECT ds, count(*) AS n FROM default.t GROUP BY CUBE (ds)",
+                  "SELECT ds, count(*) AS n FROM default.t GROUP BY 1",
+                  "SELECT max(ds) AS ds, count(*) AS n FROM default.t"):
+        # rows standing for all values, a grouping not by a column, or one row of all rows
+        rolled = _view("rolled", query, ["ds", "n"])
+        assert "ds = 'a'" not in _expanded("SELECT * FROM rolled WHERE ds = 'a'", rolled).split("AS rolled")[0]
     assert _expanded("WITH days AS (SELECT 1 AS k) SELECT k FROM days", DAYS) == \
         "WITH days AS (SELECT 1 AS k) SELECT k FROM days"
 
@@ -70,3 +86,16 @@ def test_views_within_views_and_loops():
         _expanded("SELECT * FROM a", a, b)
     with pytest.raises(SemanticError, match="would read itself"):
         views.check_no_loop(parse_one("SELECT k FROM b").statement.tree, _finder(a, b), "default.a")  # type: ignore[union-attr]
+
+
+def test_each_branch_of_a_union_takes_the_filters_it_can():
+    years = _view("years", "SELECT k, ds FROM default.t UNION ALL SELECT id, day FROM default.u "
+                  "UNION ALL SELECT max(id), day FROM default.w GROUP BY day", ["k", "ds"])
+    out = _expanded("SELECT * FROM years WHERE ds = 'a' AND k > 1", years)
+    assert "FROM default.t WHERE ds = 'a' AND k > 1 UNION ALL SELECT id, day FROM default.u WHERE day = 'a' " \
+           "AND id > 1 UNION ALL SELECT MAX(id), day FROM default.w WHERE day = 'a' GROUP BY day" in out
+    distinct = _view("kinds", "SELECT k, ds FROM default.t UNION SELECT id, day FROM default.u", ["k", "ds"])
+    assert "WHERE day = 'a')" in _expanded("SELECT * FROM kinds WHERE ds = 'a'", distinct)
+    limited = _view("limited", "SELECT k, ds FROM default.t UNION ALL SELECT id, day FROM default.u LIMIT 3",
+                    ["k", "ds"])
+    assert "= 'a'" not in _expanded("SELECT * FROM limited WHERE ds = 'a'", limited).split("AS limited")[0]

@@ -82,9 +82,10 @@ def _push_filters(node: exp.Table, body: exp.Expression) -> None:
     """The outer query's WHERE conjuncts on the view's columns, ANDed into the view's own
     query as well, so that they prune its tables' partitions (and strict mode sees them), as
     Hive's predicate pushdown does. Only where that cannot change a row: the view is read in
-    FROM or an inner join and no RIGHT or FULL join may fill it with NULLs, its query is a
-    plain SELECT (no aggregate, DISTINCT, LIMIT or window), each column the filter reads is a
-    column of the view's query, and the filter holds only columns, literals and comparisons.
+    FROM or an inner join and no RIGHT or FULL join may fill it with NULLs, its query has no
+    LIMIT or window, each column the filter reads is a column of the view's query (a grouping
+    column of a grouped one: :func:`_view_columns`), and the filter holds only columns,
+    literals and comparisons.
     The outer WHERE keeps the conjunct."""
     holder = node.parent
     select = holder.parent if isinstance(holder, (exp.From, exp.Join)) else None
@@ -95,9 +96,8 @@ def _push_filters(node: exp.Table, body: exp.Expression) -> None:
     if any(j.side.upper() in ("RIGHT", "FULL") for j in select.args.get("joins") or []):
         return  # the view may be on a side an outer join fills with NULLs
     targets = _view_columns(body)
-    if targets is None:
+    if not targets:
         return
-    inner, columns = targets
     alias = node.alias_or_name.lower()
     alone = not select.args.get("joins")
     where = select.args["where"].this
@@ -105,41 +105,97 @@ def _push_filters(node: exp.Table, body: exp.Expression) -> None:
         cols = list(cond.find_all(exp.Column))
         if not cols or not all(isinstance(n, _PUSHABLE) for n in cond.walk()):
             continue
-        if not all((c.table.lower() == alias or not c.table and alone) and not c.args.get("db")
-                   and c.name.lower() in columns for c in cols):
+        if not all((c.table.lower() == alias or not c.table and alone) and not c.args.get("db") for c in cols):
             continue
-        pushed = cond.copy()
-        for c in list(pushed.find_all(exp.Column)):
-            c.replace(columns[c.name.lower()].copy())
-        inner.where(pushed, copy=False)
+        for inner, columns in targets:  # a UNION's branches each take what they can
+            if all(c.name.lower() in columns for c in cols):
+                pushed = cond.copy()
+                for c in list(pushed.find_all(exp.Column)):
+                    c.replace(columns[c.name.lower()].copy())
+                inner.where(pushed, copy=False)
 
 
-def _view_columns(body: exp.Expression) -> tuple[exp.Select, dict[str, exp.Column]] | None:
-    """The view's own query (inside its expanded text) and, for each view column that is a
-    plain column of it, that column as the query reads it; None when no filter may go in."""
+def _view_columns(body: exp.Expression) -> list[tuple[exp.Select, dict[str, exp.Column]]]:
+    """Where the outer filters may go: each SELECT of the view's own query (inside its
+    expanded text; each branch of a UNION [ALL], whose rows are the union of theirs) with, for
+    each view column that is a plain column of it, that column as it reads it. A grouped
+    query (GROUP BY, without ROLLUP, CUBE or GROUPING SETS) takes filters on its grouping
+    columns alone: such a filter keeps or drops whole groups, so it gives the same groups and
+    aggregates before the grouping as after it (Hive's predicate pushdown does the same).
+    DISTINCT keeps whole rows of the view's columns, so a filter on them goes in too."""
     source = body.args.get("from_") if isinstance(body, exp.Select) else None
     inner = source.this.this if source is not None and isinstance(source.this, exp.Subquery) else None
-    if not isinstance(inner, exp.Select) or any(inner.args.get(k) for k in (
-            "group", "having", "distinct", "limit", "offset", "qualify", "windows", "laterals")) \
-            or any(isinstance(e, (exp.AggFunc, exp.Window, exp.Explode, exp.Posexplode))
-                   for p in inner.expressions for e in p.walk()):
+    wanted = {p.this.name.lower(): p.alias.lower() for p in body.expressions if isinstance(p, exp.Alias)}
+    if isinstance(inner, exp.Select):
+        outputs = _plain_outputs(inner)
+        if outputs is None:
+            return []
+        if any(isinstance(p, exp.Star) for p in inner.expressions):  # SELECT * FROM t
+            alone = len(inner.expressions) == 1 and not inner.args.get("joins") and not inner.args.get("group")
+            return [(inner, {n: exp.column(o, quoted=True) for o, n in wanted.items()})] if alone else []
+        return [(inner, {wanted[o]: c for o, c in zip(_output_names(inner), outputs)
+                         if c is not None and o in wanted})]
+    if not isinstance(inner, exp.Union) or any(inner.args.get(k) for k in ("limit", "offset", "order")):
+        return []
+    branches = _branches(inner)
+    if not all(isinstance(b, exp.Select) for b in branches):
+        return []
+    names = _output_names(branches[0])  # a union's columns are named by its first branch
+    targets = []
+    for branch in branches:
+        outputs = _plain_outputs(branch)
+        if outputs is not None and len(outputs) == len(names):
+            targets.append((branch, {wanted[o]: c for o, c in zip(names, outputs) if c is not None and o in wanted}))
+    return targets
+
+
+def _branches(node: exp.Expression) -> list[exp.Expression]:
+    if isinstance(node, exp.Union) and not any(node.args.get(k) for k in ("limit", "offset", "order")):
+        return [*_branches(node.this), *_branches(node.expression)]
+    return [node]
+
+
+def _output_names(select: exp.Select) -> list[str]:
+    return [p.alias_or_name.lower() for p in select.expressions]
+
+
+def _plain_outputs(select: exp.Select) -> list[exp.Column | None] | None:
+    """For each output of ``select``, the column it is when a filter on it may go into the
+    select's WHERE (a plain column; a grouping column of a grouped select), else None; None
+    for all when nothing may go in (LIMIT, a window, an aggregate of all rows...)."""
+    if any(select.args.get(k) for k in ("limit", "offset", "qualify", "windows", "laterals")) or any(
+            isinstance(e, (exp.Window, exp.Explode, exp.Posexplode)) for p in select.expressions for e in p.walk()):
         return None
-    star = [p for p in inner.expressions if isinstance(p, exp.Star)]
-    outputs: dict[str, exp.Column] = {}
-    for p in inner.expressions:
-        if isinstance(p, exp.Column) and not isinstance(p.this, exp.Star):
-            outputs[p.name.lower()] = p
-        elif isinstance(p, exp.Alias) and isinstance(p.this, exp.Column):
-            outputs[p.alias.lower()] = p.this
-    columns = {}
-    for p in body.expressions:  # SELECT `o` AS `n`, ...
-        if not isinstance(p, exp.Alias):
-            continue
-        if star and len(inner.expressions) == 1 and not inner.args.get("joins"):
-            columns[p.alias.lower()] = exp.column(p.this.name, quoted=True)  # SELECT * FROM t
-        elif not star and p.this.name.lower() in outputs:
-            columns[p.alias.lower()] = outputs[p.this.name.lower()]
-    return inner, columns
+    keys = _grouping_columns(select)
+    if keys is None:
+        return None
+    grouped = select.args.get("group") is not None
+    outputs: list[exp.Column | None] = []
+    for p in select.expressions:
+        col = p.this if isinstance(p, exp.Alias) else p
+        plain = isinstance(col, exp.Column) and not isinstance(col.this, exp.Star)
+        # a column that is not a grouping column has no single value within a group
+        outputs.append(col if plain and (not grouped or any(_same_column(col, k) for k in keys)) else None)
+    return outputs
+
+
+def _grouping_columns(select: exp.Select) -> list[exp.Column] | None:
+    """The plain columns a query groups by ([] when it does not group), None when a filter
+    may not go in whatever it reads: an aggregate without GROUP BY (one row from all of
+    them), ROLLUP, CUBE or GROUPING SETS (rows whose grouping column is NULL stand for all
+    values)."""
+    group = select.args.get("group")
+    if group is None:
+        aggregated = any(isinstance(e, exp.AggFunc) for p in select.expressions for e in p.walk())
+        return None if aggregated or select.args.get("having") else []
+    if any(group.args.get(k) for k in ("rollup", "cube", "grouping_sets", "totals")) or any(
+            isinstance(e, (exp.Rollup, exp.Cube, exp.GroupingSets)) for g in group.expressions for e in g.walk()):
+        return None
+    return [g for g in group.expressions if isinstance(g, exp.Column)]
+
+
+def _same_column(a: exp.Column, b: exp.Column) -> bool:
+    return a.name.lower() == b.name.lower() and (not a.table or not b.table or a.table.lower() == b.table.lower())
 
 
 def qualified(tree: exp.Expression, db: str, is_table: Callable[[str], bool],
