@@ -99,3 +99,12 @@ def test_each_branch_of_a_union_takes_the_filters_it_can():
     limited = _view("limited", "SELECT k, ds FROM default.t UNION ALL SELECT id, day FROM default.u LIMIT 3",
                     ["k", "ds"])
     assert "= 'a'" not in _expanded("SELECT * FROM limited WHERE ds = 'a'", limited).split("AS limited")[0]
+
+
+def test_columns_named_alike_are_named_by_position():
+    query = parse_one("SELECT a.k, b.k AS k FROM a JOIN b ON a.x = b.x UNION ALL SELECT 1, 2").statement.tree  # type: ignore[union-attr]
+    assert views.named_by_position(query, ["k1", "k2"]).sql(dialect="hive") == \
+        "SELECT a.k AS `k1`, b.k AS `k2` FROM a JOIN b ON a.x = b.x UNION ALL SELECT 1, 2"
+    starred = parse_one("SELECT *, a.k FROM a JOIN b ON a.x = b.x").statement.tree  # type: ignore[union-attr]
+    with pytest.raises(SemanticError, match="distinct alias"):
+        views.named_by_position(starred, ["x", "k", "x2", "k2"])

@@ -56,6 +56,8 @@ def create_view(ctx: Context, stmt: s.CreateView) -> DataFrame:
         raise SemanticError(f"Duplicate column name: {dup} in view {db}.{name}. Give the SELECT's columns "
                             "distinct aliases (... AS other_name), or name them in CREATE VIEW v (a, b, ...)",
                             code=10036)
+    if len({o.lower() for o in out}) < len(out):  # SELECT a.k, b.k: named by position
+        query, out = views.named_by_position(query, names), names
     comments = dict(stmt.columns)
     columns = tuple(Column(n, f.dataType.simpleString(), comments.get(n)) for n, f in zip(names, fields))
     texts = {VIEW_ORIGINAL_TEXT: views.text(stmt.query.tree),

@@ -240,6 +240,24 @@ def text(tree: exp.Expression) -> str:
     return tree.sql(dialect=HiveQL)
 
 
+def named_by_position(query: exp.Expression, names: Sequence[str]) -> exp.Expression:
+    """``query`` with its columns named ``names`` (its first SELECT's, for a UNION): for a
+    query whose columns share a name (``SELECT a.k, b.k``), which the expanded text could not
+    select by name. A ``*`` there is refused: its columns are not known from the text."""
+    query = query.copy()
+    first = query
+    while isinstance(first, exp.Union):
+        first = first.this
+    if not isinstance(first, exp.Select) or len(first.expressions) != len(names) or any(
+            isinstance(p, exp.Star) or isinstance(p, exp.Column) and isinstance(p.this, exp.Star)
+            for p in first.expressions):
+        raise SemanticError("The view's query gives two columns the same name: give each of its columns a "
+                            "distinct alias (SELECT a.k AS a_k, b.k AS b_k ...) rather than a *", code=10036)
+    first.set("expressions", [exp.alias_(p.this if isinstance(p, exp.Alias) else p, n, quoted=True)
+                              for p, n in zip(first.expressions, names)])
+    return query
+
+
 def expanded_text(query: exp.Expression, out: Sequence[str], names: Sequence[str]) -> str:
     """The text a view is read by: its query's columns ``out`` selected by name as ``names``."""
     select = ", ".join(f"{_quoted(o)} AS {_quoted(n)}" for o, n in zip(out, names))
