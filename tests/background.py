@@ -18,6 +18,9 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+#: the background's processes yield the CPU to the suite's own, and use what it leaves
+NICE = 10
+
 
 class Background:
     def __init__(self, name: str, work: Callable[[Background], None]) -> None:
@@ -59,11 +62,12 @@ class Background:
                 return self._values[key]
         raise RuntimeError(f"the background work {self.name} ended without {key}: {self._error!r}") from self._error
 
-    def popen(self, *args: Any, **kwargs: Any) -> subprocess.Popen:
-        """A process of the work: stop() ends it if it still runs."""
+    def popen(self, args: list[str], **kwargs: Any) -> subprocess.Popen:
+        """A process of the work, at a lower priority than the suite's own (NICE), with the
+        processes it starts: stop() ends it if it still runs."""
         if self.stopping.is_set():
             raise RuntimeError(f"the background work {self.name} is stopping")
-        proc = subprocess.Popen(*args, **kwargs)
+        proc = subprocess.Popen(["nice", "-n", str(NICE), *args], **kwargs)
         self._procs.append(proc)
         return proc
 

@@ -56,7 +56,7 @@ def _wait_for(log: Path, text: str, proc: subprocess.Popen, seconds: float) -> N
 
 
 @contextmanager
-def spark_cluster(cores: int = 2, memory: str = "2g", worker: bool = True) -> Iterator[str]:
+def spark_cluster(cores: int = 2, memory: str = "2g", worker: bool = True, nice: int = 0) -> Iterator[str]:
     spark_class, home = _spark_class()
     port = _free_port()
     url = f"spark://127.0.0.1:{port}"
@@ -80,7 +80,8 @@ def spark_cluster(cores: int = 2, memory: str = "2g", worker: bool = True) -> It
             worker_log = work / "worker.log"
             with open(worker_log, "w") as out:
                 procs.append(subprocess.Popen(
-                    [spark_class, "org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1",
+                    ["nice", "-n", str(nice), spark_class, "org.apache.spark.deploy.worker.Worker", url,
+                     "--host", "127.0.0.1",
                      "--cores", str(cores), "--memory", memory, "--webui-port", str(_free_port()),
                      "--work-dir", str(work / "work")],
                     env=env, stdout=out, stderr=subprocess.STDOUT))

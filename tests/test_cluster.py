@@ -15,7 +15,7 @@ import textwrap
 
 import pytest
 
-from background import Background
+from background import NICE, Background
 from jvm_start import FAST_START
 from spark_cluster import spark_cluster
 
@@ -45,7 +45,7 @@ _STARTED: Background | None = None
 def _core_suite_on_a_cluster(bg: Background) -> None:
     # three cores: the run's driver and a CLI it starts take one each, the reader of
     # test_queries_give_the_same_rows_on_the_cluster_as_locally the third
-    with spark_cluster(cores=3) as url:
+    with spark_cluster(cores=3, nice=NICE) as url:
         bg.put("url", url)
         proc = bg.popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                          "--basetemp", os.path.join(bg.tmp, "pytest"), *SUBSET],
