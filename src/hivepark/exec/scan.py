@@ -144,6 +144,7 @@ class _Frame:
     values: frozenset[tuple[str | None, ...]]  # the partitions' key values in the index
     version: tuple[int, str]  # the table's (version, uid) it was built at
     parts: tuple[Partition, ...]  # every partition it was built from
+    definition: tuple[Any, ...]  # how it reads the files: _definition(table)
     rows: Sequence[Mapping[str, Any]] | None = None  # their typed key values, when computed
     #: by a key term of ``rows``: each non-NULL value -> the places in ``parts`` holding it
     indexes: dict[str, dict[Any, list[int]]] = field(default_factory=dict)
@@ -213,7 +214,7 @@ class TableFrames:
             return None
         chosen = scan.partitions or ()
         frame = self._frames.get(table.qualified_name)
-        if frame is None or not _holds(frame, chosen):
+        if frame is None or frame.definition != _definition(table) or not _holds(frame, chosen):
             version = (table.version, table.uid)
             if 2 * len(chosen) < scan.total_partitions:
                 # a few partitions: building the whole index would cost more than loading
@@ -289,7 +290,7 @@ class TableFrames:
         df = load(spark, table, [fs.to_spark_path(p) for p in paths],
                   base_path=fs.to_spark_path(table.location))
         return _Frame(df, _register(df), files, frozenset(p.values for p in parts),
-                      (table.version, table.uid), tuple(parts))
+                      (table.version, table.uid), tuple(parts), _definition(table))
 
     def partitions(self, table: Table) -> tuple[Partition, ...] | None:
         """Every partition of ``table`` as its frame was built from, when the table is still
@@ -407,6 +408,12 @@ def _lookup(bound: Expr) -> Lookup | None:
     if members is None or any(v != v for v in members):
         return None
     return term, members, True
+
+
+def _definition(table: Table) -> tuple[Any, ...]:
+    """What a frame's reading of the files depends on besides them: an ALTER TABLE of the
+    columns changes it with the files unchanged."""
+    return table.columns, table.partition_keys, table.format, table.field_delim
 
 
 def _holds(frame: _Frame, chosen: Sequence[Partition]) -> bool:

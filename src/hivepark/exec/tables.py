@@ -472,7 +472,9 @@ def alter_table(ctx: Context, stmt: s.AlterTable) -> DataFrame:
         if isinstance(action, (s.SetTableProperties, s.UnsetTableProperties)):
             table = alter_properties(ctx, table, action)
             continue
-        check_column_change(table, action)
+        if isinstance(action, (s.AddColumns, s.ChangeColumn)):
+            table = change_columns(ctx, table, action)
+            continue
         if isinstance(action, s.AddPartitions):
             add_partitions(ctx, table, action)
         elif isinstance(action, s.DropPartitions):
@@ -667,6 +669,59 @@ def rename_table(ctx: Context, table: Table, target: s.TableRef) -> None:
         except Exception:
             ctx.catalog.rename_table(new_db, new_name, table.db, table.name, table.location)
             raise
+
+
+def change_columns(ctx: Context, table: Table, action: s.AddColumns | s.ChangeColumn) -> Table:
+    """ALTER TABLE ADD COLUMNS, REPLACE COLUMNS and CHANGE COLUMN: the table's columns in the
+    metastore; no file is rewritten. Files are read by column name (Parquet, ORC) or by
+    position (TEXTFILE), so a column added reads NULL from the files written before it, and a
+    column REPLACE COLUMNS leaves out is no longer read. What would make a Parquet or ORC
+    table's existing files read wrong is refused, where Hive reads NULL or fails later:
+    renaming a column or changing its type while files hold it under the old name and type."""
+    name = table.qualified_name
+    if is_handler_table(table):
+        raise UnsupportedError(f"The columns of {name} are its storage handler's source's: change them there "
+                               "(the handler reads them from it)")
+    check_column_change(table, action)
+    old = list(table.columns)
+    if isinstance(action, s.AddColumns):
+        new = list(action.columns) if action.replace else [*old, *action.columns]
+    else:
+        at = next((i for i, c in enumerate(old) if c.name == action.column), None)
+        if at is None:
+            raise SemanticError(f"Invalid column reference {action.column}: {name} has no such column. "
+                                f"DESCRIBE {name} lists its columns.", code=10002)
+        col = old[at]
+        new = [*old[:at], Column(action.new_name or col.name, action.new_type or col.type, col.comment),
+               *old[at + 1:]]
+    names = [c.name for c in new] + [k.name for k in table.partition_keys]
+    dup = next((n for i, n in enumerate(names) if n in names[:i]), None)
+    if dup is not None:
+        raise SemanticError(f"Duplicate column name: {dup} in table {name}: a column (or partition column) of "
+                            "that name exists. Choose another name.", code=10036)
+    skew = table_skew(table)
+    kept = {c.name for c in new}
+    if skew is not None and any(c not in kept for c in skew.columns):
+        raise SemanticError(f"A skewed column of {name} cannot be dropped: ALTER TABLE {table.name} NOT SKEWED "
+                            "first.", code=10207)
+    if table.format in ("parquet", "orc"):
+        before = {c.name: c.type for c in old}
+        renamed = isinstance(action, s.ChangeColumn) and action.new_name not in (None, action.column)
+        retyped = [c.name for c in new if c.name in before and before[c.name] != c.type]
+        if (renamed or retyped) and _has_files(ctx, table):
+            change = (f"renaming column {action.column}" if isinstance(action, s.ChangeColumn) and renamed
+                      else f"changing the type of column {retyped[0]}")
+            raise UnsupportedError(
+                f"{name} is stored as {table.format.upper()}, whose files name and type each column: after "
+                f"{change} its existing files would read NULL or fail. Make a new table with the new columns "
+                "(CREATE TABLE ... AS SELECT ..., CAST(c AS type) AS new_name), or ADD COLUMNS for a new one.")
+    return ctx.catalog.alter_table(table.evolve(columns=tuple(new)), table.version)
+
+
+def _has_files(ctx: Context, table: Table) -> bool:
+    if not table.is_partitioned:
+        return bool(table_files(table))
+    return any(p.files is None or p.files for p in ctx.catalog.list_partitions(table))
 
 
 def alter_not(ctx: Context, table: Table, action: s.NotSkewed | s.NotStoredAsDirectories) -> Table:

@@ -322,6 +322,10 @@ def _alter_action(action: exp.Expression, if_exists: bool) -> s.AlterAction:
                                 if_exists or bool(action.args.get("exists")))
     if isinstance(action, exp.AlterRename):
         return s.RenameTable(table_ref(action.this))
+    if isinstance(action, exp.Schema):  # ADD COLUMNS (...)
+        return s.AddColumns(tuple(column_defs(action)))
+    if isinstance(action, exp.ReplaceColumns):
+        return s.AddColumns(tuple(column_defs(exp.Schema(expressions=action.expressions))), replace=True)
     if isinstance(action, exp.AlterColumn):
         new_name = action.args.get("rename_to")
         dtype = action.args.get("dtype")

@@ -260,6 +260,19 @@ class Concatenate:
 
 
 @dataclass(frozen=True)
+class AddColumns:
+    """ALTER TABLE t ADD COLUMNS (c type [COMMENT '...'], ...) [CASCADE | RESTRICT], or
+    REPLACE COLUMNS (...) when ``replace``: the table's data columns."""
+
+    columns: tuple[Column, ...]
+    replace: bool = False
+
+    @property
+    def keyword(self) -> str:
+        return "REPLACECOLS" if self.replace else "ADDCOLS"
+
+
+@dataclass(frozen=True)
 class ChangeColumn:
     """ALTER TABLE t CHANGE/ALTER COLUMN (not supported; checked for skewed columns)."""
 
@@ -302,7 +315,7 @@ class UnsupportedAlter:
 
 
 AlterAction = (AddPartitions | DropPartitions | RenameTable | SetSkewed | NotSkewed
-               | NotStoredAsDirectories | SetSkewedLocation | Concatenate | ChangeColumn
+               | NotStoredAsDirectories | SetSkewedLocation | Concatenate | ChangeColumn | AddColumns
                | SetTableProperties | UnsetTableProperties | RenamePartition | UnsupportedAlter)
 
 
