@@ -668,3 +668,21 @@ def test_set_show_and_effect(tmp_path, spark):
         assert keys == sorted(keys)
     finally:
         wh.close()
+
+
+def test_show_columns_show_functions_and_describe_function(wh, spark):
+    from hivepark.errors import NoSuchTable
+
+    wh.sql("CREATE TABLE t (id INT, name STRING) PARTITIONED BY (ds STRING)")
+    wh.sql("CREATE DATABASE other")
+    wh.sql("CREATE TABLE other.u (a INT, ab INT, b INT)")
+    assert _col(wh.sql("SHOW COLUMNS IN t")) == ["id", "name", "ds"]  # the partition columns last
+    assert _col(wh.sql("SHOW COLUMNS FROM u IN other LIKE 'a*'")) == ["a", "ab"]
+    assert _col(wh.sql("SHOW COLUMNS IN other.u LIKE 'b|ab'")) == ["ab", "b"]
+    with pytest.raises(NoSuchTable):
+        wh.sql("SHOW COLUMNS IN missing")
+    assert _col(wh.sql("SHOW FUNCTIONS LIKE 'upp*|lowe*'")) == sorted(
+        _col(spark.sql("SHOW FUNCTIONS LIKE 'upp*|lowe*'"))) == ["lower", "upper"]
+    assert _col(wh.sql("DESCRIBE FUNCTION upper")) == _col(spark.sql("DESCRIBE FUNCTION upper"))
+    assert len(_col(wh.sql("DESCRIBE FUNCTION EXTENDED upper"))) > len(_col(wh.sql("DESCRIBE FUNCTION upper")))
+    assert _col(wh.sql("DESCRIBE FUNCTION no_such_function")) == ["Function 'no_such_function' does not exist."]

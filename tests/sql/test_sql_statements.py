@@ -144,6 +144,12 @@ def test_invalid_statements_fail_when_run_not_when_parsed():
     assert error("CREATE TEMPORARY VIEW v AS SELECT 1").startswith("CREATE TEMPORARY VIEW is not supported")
     assert stmt("ALTER VIEW v SET TBLPROPERTIES ('a'='b')") == s.AlterTable(
         s.TableRef(None, "v"), (s.SetTableProperties((("a", "b"),)),), view=True)
+    assert stmt("SHOW COLUMNS FROM t IN db LIKE 'a*'") == s.ShowColumns(s.TableRef("db", "t"), "a*")
+    assert stmt("SHOW FUNCTIONS LIKE 'x*'") == s.ShowFunctions("x*")
+    assert stmt("DESCRIBE FUNCTION EXTENDED upper") == s.DescribeFunction("upper", True)
+    assert stmt("ALTER TABLE t ADD COLUMNS (c INT COMMENT 'x') CASCADE") == s.AlterTable(
+        s.TableRef(None, "t"), (s.AddColumns((Column("c", "int", "x"),)),))
+    assert stmt("ALTER TABLE t REPLACE COLUMNS (c INT)").actions == (s.AddColumns((Column("c", "int"),), True),)
     assert stmt("ALTER VIEW db.v RENAME TO w") == s.AlterTable(
         s.TableRef("db", "v"), (s.RenameTable(s.TableRef(None, "w")),), view=True)
     assert error("ALTER VIEW v SET SERDEPROPERTIES ('a'='b')").startswith("ALTER VIEW v takes AS SELECT ...")

@@ -42,6 +42,33 @@ def show_tables(ctx: Context, stmt: s.ShowTables) -> DataFrame:
     return ctx.rows(["tab_name"], [(n,) for n in names])
 
 
+def show_columns(ctx: Context, stmt: s.ShowColumns) -> DataFrame:
+    """Hive's SHOW COLUMNS IN t: the ``field`` of each column, the partition columns last
+    (a view's too), those LIKE the pattern when one is given (``*`` any text, ``|`` or)."""
+    table = ctx.table(stmt.table, view_ok=True)
+    names = [c.name for c in (*table.columns, *table.partition_keys)]
+    shown = set(_like(names, stmt.like))
+    return ctx.rows(["field"], [(n,) for n in names if n in shown], masked=False)
+
+
+def show_functions(ctx: Context, stmt: s.ShowFunctions) -> DataFrame:
+    """Hive's SHOW FUNCTIONS [LIKE 'p'] (column ``tab_name``): the functions a query can call,
+    which are Spark's (built-in and registered in the session)."""
+    names = sorted({r[0] for r in ctx.spark.sql("SHOW FUNCTIONS").collect()})
+    return ctx.rows(["tab_name"], [(n,) for n in _like(names, stmt.like)], masked=False)
+
+
+def describe_function(ctx: Context, stmt: s.DescribeFunction) -> DataFrame:
+    """Hive's DESCRIBE FUNCTION [EXTENDED] f (column ``tab_name``): Spark's description of
+    the function a query calls; a name no function has says so, as Hive does."""
+    if not ctx.spark.catalog.functionExists(stmt.name):
+        return ctx.rows(["tab_name"], [(f"Function '{stmt.name}' does not exist.",)], masked=False)
+    name = stmt.name.replace("`", "``")
+    text = [str(r[0]) for r in ctx.spark.sql(
+        f"DESCRIBE FUNCTION {'EXTENDED ' if stmt.extended else ''}`{name}`").collect()]
+    return ctx.rows(["tab_name"], [(line,) for line in text], masked=False)
+
+
 def show_partitions(ctx: Context, stmt: s.ShowPartitions) -> DataFrame:
     table = ctx.table(stmt.table)
     if not table.is_partitioned:

@@ -33,7 +33,7 @@ def execute(ctx: Context, stmt: ParsedStatement | s.Statement) -> DataFrame:
 
 # Statements that change no table: no need to bring spark.sql's views up to date after them.
 _READ_ONLY = (s.Query, s.Explain, s.ShowDatabases, s.ShowTables, s.ShowPartitions, s.ShowCreateTable,
-              s.ShowTblProperties, s.Describe)
+              s.ShowTblProperties, s.ShowColumns, s.ShowFunctions, s.Describe, s.DescribeFunction)
 
 
 def _execute(ctx: Context, stmt: ParsedStatement | s.Statement) -> DataFrame:
@@ -92,6 +92,9 @@ _HANDLERS: dict[type, Callable[[Context, Any], DataFrame]] = {
     s.ShowPartitions: describe.show_partitions,
     s.ShowCreateTable: describe.show_create_table,
     s.ShowTblProperties: describe.show_tblproperties,
+    s.ShowColumns: describe.show_columns,
+    s.ShowFunctions: describe.show_functions,
+    s.DescribeFunction: describe.describe_function,
     s.Describe: describe.describe,
     s.AnalyzeSkew: skew_stats.analyze,
 }

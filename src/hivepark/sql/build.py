@@ -423,11 +423,17 @@ def _show(node: d.Show) -> s.Statement:
         return s.ShowCreateTable(table_ref(node.this))
     if kind == "TBLPROPERTIES":
         return s.ShowTblProperties(table_ref(node.this), pattern)
+    if kind == "FUNCTIONS":
+        return s.ShowFunctions(pattern)
+    if kind == "COLUMNS":
+        return s.ShowColumns(table_ref(node.this), pattern)
     return s.ShowPartitions(table_ref(node.this), partition_spec(node.args.get("partition")))
 
 
-def _describe(node: exp.Describe) -> s.Describe:
+def _describe(node: exp.Describe) -> s.Describe | s.DescribeFunction:
     style = (node.args.get("style") or "").upper() or None
+    if (node.args.get("kind") or "").upper() == "FUNCTION":
+        return s.DescribeFunction(node.this.name, style == "EXTENDED")
     return s.Describe(table_ref(node.this), style, partition_spec(node.args.get("partition")))
 
 

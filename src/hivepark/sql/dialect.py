@@ -25,7 +25,8 @@ if tokens.SQLGLOTC_INSTALLED:
 
 
 class Show(exp.Expression):
-    """SHOW DATABASES | TABLES | VIEWS [IN db] [LIKE 'p'] | PARTITIONS t [PARTITION (...)]."""
+    """SHOW DATABASES | TABLES | VIEWS [IN db] [LIKE 'p'] | PARTITIONS t [PARTITION (...)] |
+    COLUMNS IN t [IN db] [LIKE 'p'] | CREATE TABLE t | TBLPROPERTIES t [('k')]."""
 
     arg_types = {"kind": True, "this": False, "partition": False, "like": False, "db": False}
 
@@ -270,6 +271,15 @@ class HiveQL(Hive):
                 return self.expression(Show(kind="PARTITIONS", this=table, partition=partition))
             if self._match_text_seq("CREATE", "TABLE"):
                 return self.expression(Show(kind="CREATE TABLE", this=self._parse_table_parts()))
+            if self._match_texts(("FUNCTIONS",)):
+                return self.expression(Show(kind="FUNCTIONS", like=self._parse_hp_like()))
+            if self._match_texts(("COLUMNS",)):
+                if not self._match_texts(("IN", "FROM")):
+                    self.raise_error("Expected SHOW COLUMNS IN <table> [IN <database>] [LIKE 'pattern']")
+                table = self._parse_table_parts()
+                if self._match_texts(("IN", "FROM")):
+                    table.set("db", self._parse_id_var())
+                return self.expression(Show(kind="COLUMNS", this=table, like=self._parse_hp_like()))
             if self._match_text_seq("TBLPROPERTIES"):
                 name = self._parse_id_var()
                 db = None
@@ -281,8 +291,8 @@ class HiveQL(Hive):
                     key = self._parse_string()
                     self._match_r_paren()
                 return self.expression(Show(kind="TBLPROPERTIES", this=table, like=key))
-            self.raise_error("Expected SHOW DATABASES, SHOW TABLES, SHOW VIEWS, SHOW PARTITIONS, SHOW CREATE TABLE "
-                             "or SHOW TBLPROPERTIES")
+            self.raise_error("Expected SHOW DATABASES, SHOW TABLES, SHOW VIEWS, SHOW PARTITIONS, SHOW CREATE TABLE, "
+                             "SHOW COLUMNS, SHOW FUNCTIONS or SHOW TBLPROPERTIES")
             return None
 
         def _parse_hp_like(self) -> exp.Expression | None:

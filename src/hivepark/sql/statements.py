@@ -381,6 +381,29 @@ class ShowTables:
 
 
 @dataclass(frozen=True)
+class ShowColumns:
+    """SHOW COLUMNS (IN|FROM) t [(IN|FROM) db] [LIKE 'p']."""
+
+    table: TableRef
+    like: str | None = None
+
+
+@dataclass(frozen=True)
+class ShowFunctions:
+    """SHOW FUNCTIONS [LIKE 'p']: Spark's functions, which a query calls."""
+
+    like: str | None = None
+
+
+@dataclass(frozen=True)
+class DescribeFunction:
+    """DESCRIBE FUNCTION [EXTENDED] f."""
+
+    name: str
+    extended: bool = False
+
+
+@dataclass(frozen=True)
 class ShowPartitions:
     table: TableRef
     partition: PartitionSpec = PartitionSpec()
@@ -468,6 +491,6 @@ class Failed:
 
 
 Statement = (CreateDatabase | DropDatabase | Use | CreateTable | CreateView | DropTable | TruncateTable | AlterTable
-             | Insert | MultiInsert | LoadData | MsckRepair | ShowDatabases | ShowTables
-             | ShowPartitions | ShowCreateTable | ShowTblProperties | Describe | Set | AnalyzeSkew | Explain
-             | Query | Failed)
+             | Insert | MultiInsert | LoadData | MsckRepair | ShowDatabases | ShowTables | ShowColumns
+             | ShowPartitions | ShowCreateTable | ShowTblProperties | ShowFunctions | Describe | DescribeFunction
+             | Set | AnalyzeSkew | Explain | Query | Failed)
