@@ -686,3 +686,38 @@ def test_show_columns_show_functions_and_describe_function(wh, spark):
     assert _col(wh.sql("DESCRIBE FUNCTION upper")) == _col(spark.sql("DESCRIBE FUNCTION upper"))
     assert len(_col(wh.sql("DESCRIBE FUNCTION EXTENDED upper"))) > len(_col(wh.sql("DESCRIBE FUNCTION upper")))
     assert _col(wh.sql("DESCRIBE FUNCTION no_such_function")) == ["Function 'no_such_function' does not exist."]
+
+
+def test_insert_overwrite_directory_replaces_it_whole_or_not_at_all(wh, spark, tmp_path):
+    wh.sql("CREATE TABLE t (id INT, name STRING, tags ARRAY<STRING>) STORED AS PARQUET")
+    wh.sql("INSERT INTO t SELECT 1, 'a', array('x', 'y') UNION ALL SELECT 2, NULL, array()")
+    out = tmp_path / "export"
+    out.mkdir()
+    (out / "stale.txt").write_text("from before\n")
+    wh.sql(f"INSERT OVERWRITE LOCAL DIRECTORY '{out}' ROW FORMAT DELIMITED FIELDS TERMINATED BY ',' "
+           "SELECT id, name, tags FROM t")
+    assert not [f for f in os.listdir(out) if f == "stale.txt" or f.startswith("_")]
+    lines = sorted(line for f in os.listdir(out) if not f.startswith(".")
+                   for line in (out / f).read_text().splitlines())
+    assert lines == ["1,a,x\x02y", "2,\\N,"]  # Hive's text: \N for NULL, \002 between items
+    wh.sql(f"CREATE EXTERNAL TABLE back (id INT, name STRING, tags ARRAY<STRING>) ROW FORMAT DELIMITED "
+           f"FIELDS TERMINATED BY ',' LOCATION '{out}'")
+    assert _rows(wh.sql("SELECT * FROM back")) == _rows(wh.sql("SELECT * FROM t"))
+
+    parquet = tmp_path / "as_parquet"
+    wh.sql(f"INSERT OVERWRITE DIRECTORY '{parquet}' STORED AS PARQUET SELECT id, upper(name) FROM t WHERE id > 1")
+    plain = spark.sql("SELECT id, upper(name) FROM parquet.`file://" + os.path.join(wh.location, "t") + "` WHERE id > 1")
+    assert [tuple(r) for r in spark.read.parquet("file://" + str(parquet)).collect()] == [tuple(r) for r in plain.collect()]
+    with pytest.raises(SemanticError, match="overlaps the directory of table default.back"):
+        wh.sql(f"INSERT OVERWRITE LOCAL DIRECTORY '{out}' SELECT 1")  # a table's files are not replaced
+    wh.sql("DROP TABLE back")  # external: the files stay
+    # a query that fails leaves the directory as it was
+    before = sorted(os.listdir(out))
+    with pytest.raises(Exception, match="id < 2"):
+        wh.sql(f"INSERT OVERWRITE LOCAL DIRECTORY '{out}' SELECT assert_true(id < 2, 'id < 2') FROM t")
+    assert sorted(os.listdir(out)) == before and not [f for f in os.listdir(tmp_path) if f.startswith(".hive")]
+    for bad, message in {wh.location: "warehouse root", os.path.join(wh.location, "t"): "overlaps the directory",
+                         "relative/dir": "needs an absolute path"}.items():
+        with pytest.raises(SemanticError, match=message):
+            wh.sql(f"INSERT OVERWRITE DIRECTORY '{bad}' SELECT 1")
+    assert _rows(wh.sql("SELECT count(*) FROM t")) == [(2,)]

@@ -33,7 +33,8 @@ def execute(ctx: Context, stmt: ParsedStatement | s.Statement) -> DataFrame:
 
 # Statements that change no table: no need to bring spark.sql's views up to date after them.
 _READ_ONLY = (s.Query, s.Explain, s.ShowDatabases, s.ShowTables, s.ShowPartitions, s.ShowCreateTable,
-              s.ShowTblProperties, s.ShowColumns, s.ShowFunctions, s.Describe, s.DescribeFunction)
+              s.ShowTblProperties, s.ShowColumns, s.ShowFunctions, s.Describe, s.DescribeFunction,
+              s.InsertDirectory)
 
 
 def _execute(ctx: Context, stmt: ParsedStatement | s.Statement) -> DataFrame:
@@ -85,6 +86,7 @@ _HANDLERS: dict[type, Callable[[Context, Any], DataFrame]] = {
     s.AlterTable: lambda ctx, stmt: (views.alter_view if stmt.view else tables.alter_table)(ctx, stmt),
     s.MsckRepair: tables.msck_repair,
     s.Insert: write.insert,
+    s.InsertDirectory: write.insert_directory,
     s.MultiInsert: write.multi_insert,
     s.LoadData: write.load_data,
     s.ShowDatabases: describe.show_databases,

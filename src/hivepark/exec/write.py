@@ -7,12 +7,14 @@ directory, then one metastore transaction makes the result visible.
 from __future__ import annotations
 
 import os
+import uuid
 
 from pyspark.errors import PySparkException
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from hivepark import layout
+from hivepark.catalog.models import Column as TableColumn
 from hivepark.catalog.models import Table
 from hivepark.catalog.skew import table_skew
 from hivepark.errors import (
@@ -28,7 +30,7 @@ from hivepark.exec.context import Context
 from hivepark.exec.locations import check_location
 from hivepark.exec.query import run_query, spark_error
 from hivepark.exec.scan import spark_type
-from hivepark.sql.statements import Insert, LoadData, MultiInsert, PartitionSpec
+from hivepark.sql.statements import Insert, InsertDirectory, LoadData, MultiInsert, PartitionSpec
 from hivepark.sql.validate import (
     check_if_not_exists,
     check_spec_columns,
@@ -38,7 +40,7 @@ from hivepark.sql.validate import (
 )
 from hivepark.storage import fs
 from hivepark.storage.commit import PartitionWrite
-from hivepark.storage.formats import writer
+from hivepark.storage.formats import normalize_format, writer
 from hivepark.storage.handlers import StorageHandler, handler_for
 from hivepark.types import HiveType, PartitionValueError
 
@@ -557,4 +559,47 @@ def load_data(ctx: Context, stmt: LoadData) -> DataFrame:
             location = table.location
         w = PartitionWrite(values, location, files, count_rows(table, files), stmt.overwrite)
         commit.finish(ctx.catalog, [w])
+    return ctx.empty()
+
+
+def insert_directory(ctx: Context, stmt: InsertDirectory) -> DataFrame:
+    """INSERT OVERWRITE [LOCAL] DIRECTORY: the query's rows as files of the given format
+    (TEXTFILE by default: Hive's \\x01-delimited text with ``\\N`` for NULL, or the ROW FORMAT's
+    delimiter) in the directory, which they replace whole. Better than Hive, which empties
+    the directory before writing: the rows are written beside it first and swapped in, so a
+    failed query leaves the directory as it was. The warehouse, hivepark's own files, a
+    table's or a database's directory and the root are refused (check_location)."""
+    path = stmt.path
+    if not layout.is_absolute(path) and not path.startswith("file:"):
+        raise SemanticError(f"INSERT OVERWRITE DIRECTORY '{path}' needs an absolute path (or a URI): a relative one "
+                            "would depend on the directory hivepark runs in. Give the full path.")
+    target = fs.normalize(path).rstrip("/")
+    what = f"INSERT OVERWRITE {'LOCAL ' if stmt.local else ''}DIRECTORY"
+    check_location(ctx, target, what)
+    df = run_query(ctx, stmt.query.tree)[0]
+    # the columns by position (_col0, ...), as Hive names them; NULL literals written as strings
+    df = df.select(*[(F.col(f"`{f.name}`").cast("string") if f.dataType.typeName() == "void"
+                      else F.col(f"`{f.name}`")).alias(f"_col{i}") for i, f in enumerate(df.schema.fields)])
+    columns = tuple(TableColumn(f.name, f.dataType.simpleString()) for f in df.schema.fields)
+    out = Table("", "directory", columns, location=target, format=normalize_format(stmt.format),
+                field_delim=stmt.field_delim)
+    parent, _, name = target.rpartition("/")
+    stamp = uuid.uuid4().hex[:12]
+    staging, replaced = f"{parent}/.hive-staging_{stamp}_{name}", f"{parent}/.hive-replaced_{stamp}_{name}"
+    try:
+        writer(df, out).mode("errorifexists").save(fs.to_spark_path(staging))
+        fs.delete_file(f"{staging}/_SUCCESS")  # Spark's marker: the directory holds the rows alone
+        had = fs.exists(target)
+        if had:
+            fs.move(target, replaced)
+        try:
+            fs.move(staging, target)
+        except BaseException:
+            if had:
+                fs.move(replaced, target)
+            raise
+        if had:
+            fs.delete_dir(replaced)
+    finally:
+        fs.delete_dir(staging)
     return ctx.empty()

@@ -369,13 +369,27 @@ def _insert_target(target: exp.Expression) -> tuple[exp.Expression, tuple[str, .
     return target, None
 
 
-def _insert(node: exp.Insert) -> s.Insert:
+def _insert(node: exp.Insert) -> s.Insert | s.InsertDirectory:
+    if isinstance(node.this, exp.Directory):
+        return _insert_directory(node)
     target, columns = _insert_target(node.this)
     part_node = target.args.get("partition")
     if_not_exists = bool(node.args.get("exists")) or bool(
         part_node is not None and part_node.meta.get("if_not_exists"))
     return s.Insert(table_ref(target), partition_spec(part_node),
                     bool(node.args.get("overwrite")), s.Query(node.expression), if_not_exists, columns)
+
+
+def _insert_directory(node: exp.Insert) -> s.InsertDirectory:
+    directory = node.this
+    if not node.args.get("overwrite"):
+        raise UnsupportedError("INSERT INTO DIRECTORY is not HiveQL: INSERT OVERWRITE [LOCAL] DIRECTORY 'path' "
+                               "SELECT ... writes a query's rows into a directory, replacing what it holds")
+    row_format, stored = directory.args.get("row_format"), node.args.get("stored")
+    fields = row_format.args.get("fields") if isinstance(row_format, exp.RowFormatDelimitedProperty) else None
+    return s.InsertDirectory(directory.this.name, s.Query(node.expression), bool(directory.args.get("local")),
+                             stored.this.name if isinstance(stored, exp.FileFormatProperty) else "textfile",
+                             fields.name if fields is not None else None)
 
 
 def _multi_insert(node: exp.MultitableInserts) -> s.MultiInsert:

@@ -341,6 +341,18 @@ class Insert:
 
 
 @dataclass(frozen=True)
+class InsertDirectory:
+    """INSERT OVERWRITE [LOCAL] DIRECTORY 'path' [ROW FORMAT DELIMITED FIELDS TERMINATED BY 'c']
+    [STORED AS format] <query>."""
+
+    path: str
+    query: Query
+    local: bool = False
+    format: str = "textfile"
+    field_delim: str | None = None
+
+
+@dataclass(frozen=True)
 class MultiInsert:
     """``FROM s INSERT ... SELECT ... INSERT ... SELECT ...``: ``source`` (the rows of s
     filtered by the OR of the branches' WHERE) is registered as the view ``view``, which
@@ -491,6 +503,6 @@ class Failed:
 
 
 Statement = (CreateDatabase | DropDatabase | Use | CreateTable | CreateView | DropTable | TruncateTable | AlterTable
-             | Insert | MultiInsert | LoadData | MsckRepair | ShowDatabases | ShowTables | ShowColumns
+             | Insert | InsertDirectory | MultiInsert | LoadData | MsckRepair | ShowDatabases | ShowTables | ShowColumns
              | ShowPartitions | ShowCreateTable | ShowTblProperties | ShowFunctions | Describe | DescribeFunction
              | Set | AnalyzeSkew | Explain | Query | Failed)
