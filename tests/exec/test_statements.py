@@ -722,3 +722,30 @@ def test_insert_overwrite_directory_replaces_it_whole_or_not_at_all(wh, spark, t
         with pytest.raises(SemanticError, match=message):
             wh.sql(f"INSERT OVERWRITE DIRECTORY '{bad}' SELECT 1")
     assert _rows(wh.sql("SELECT count(*) FROM t")) == [(2,)]
+
+
+def test_set_location_of_a_partition_and_of_a_table(wh, spark, tmp_path):
+    wh.sql("CREATE TABLE p (k INT) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+    wh.sql("INSERT INTO p PARTITION (ds='a') VALUES (1)")
+    wh.sql("INSERT INTO p PARTITION (ds='b') VALUES (2)")
+    elsewhere, other = tmp_path / "elsewhere", tmp_path / "other"
+    spark.createDataFrame([(7,), (8,)], "k int").write.parquet("file://" + str(elsewhere))
+    spark.createDataFrame([(9,)], "k int").write.parquet("file://" + str(other))
+    wh.sql(f"ALTER TABLE p PARTITION (ds='a') SET LOCATION '{elsewhere}'")
+    expected = _rows(spark.read.parquet("file://" + str(elsewhere)).selectExpr("k", "'a' AS ds").union(
+        spark.read.parquet("file://" + os.path.join(wh.location, "p", "ds=b")).selectExpr("k", "'b' AS ds")))
+    assert _rows(wh.sql("SELECT * FROM p")) == expected == [(2, "b"), (7, "a"), (8, "a")]
+    assert _rows(wh.sql("SELECT k FROM p WHERE ds = 'a'")) == [(7,), (8,)]
+    assert os.listdir(os.path.join(wh.location, "p", "ds=a"))  # no file moved, as Hive
+    for text, message in {"ALTER TABLE p PARTITION (ds='zz') SET LOCATION '/tmp/x'": "Partition not found",
+                          f"ALTER TABLE p PARTITION (ds='a') SET LOCATION '{wh.location}/p'": "its own table",
+                          f"ALTER TABLE p PARTITION (ds='a') SET LOCATION '{wh.location}'":
+                              "contains the directory"}.items():
+        with pytest.raises(Exception, match=message):
+            wh.sql(text)
+    wh.sql(f"CREATE EXTERNAL TABLE e (k INT) STORED AS PARQUET LOCATION '{tmp_path / 'first'}'")
+    wh.sql("INSERT INTO e VALUES (1)")
+    wh.sql(f"ALTER TABLE e SET LOCATION '{other}'")
+    assert _rows(wh.sql("SELECT * FROM e")) == _rows(spark.read.parquet("file://" + str(other))) == [(9,)]
+    with pytest.raises(SemanticError, match="overlaps the directory of table default.e"):
+        wh.sql(f"ALTER TABLE p PARTITION (ds='b') SET LOCATION '{other}'")

@@ -453,6 +453,9 @@ def alter_table(ctx: Context, stmt: s.AlterTable) -> DataFrame:
         if isinstance(action, s.Concatenate):
             table = concatenate(ctx, table, spec)
             continue
+        if isinstance(action, s.SetLocation):
+            table = set_location(ctx, table, spec, action.location)
+            continue
         if isinstance(action, s.RenamePartition):
             if spec is None:
                 raise SemanticError("RENAME TO PARTITION (...) renames one partition: name it first, "
@@ -499,6 +502,34 @@ def _partition_location(table: Table, given: str) -> str:
     scheme, _, rest = joined.partition("://")
     authority, _, path = rest.partition("/")
     return f"{scheme}://{authority}{posixpath.normpath('/' + path)}"
+
+
+def set_location(ctx: Context, table: Table, spec: s.PartitionSpec | None, given: str) -> Table:
+    """ALTER TABLE t [PARTITION (...)] SET LOCATION: where the table or the partition is read
+    from, as Hive: no file is moved (the files there are listed at the next read, as for ADD
+    PARTITION ... LOCATION). A location overlapping another table, the warehouse or, for a
+    partition, its own table's directory is refused."""
+    if is_handler_table(table):
+        raise UnsupportedError(f"{table.qualified_name} keeps its data where its storage handler's source does: "
+                               "SET LOCATION does not apply")
+    if spec is None:
+        location = absolute(given)
+        check_location(ctx, location, "Table LOCATION", own=table)
+        props = {k: v for k, v in table.properties.items() if k != FILES_PARAM}  # listed there at the next read
+        return ctx.catalog.alter_table(table.evolve(location=location, properties=props), table.version)
+    values = full_spec(table, spec)
+    part = ctx.catalog.get_partition(table, values)
+    if part is None:
+        raise NoSuchPartition(f"Partition not found {_spec_text(table.partition_key_names(), values)}: "
+                              f"{table.qualified_name} has no such partition. SHOW PARTITIONS {table.name} "
+                              "lists them.", code=10006)
+    location = _partition_location(table, given)
+    if layout.is_within(location, table.location):
+        raise SemanticError(f"Partition LOCATION '{given}' is or contains the directory of its own table "
+                            f"({table.location}): DROP PARTITION would delete the whole table. Give the "
+                            "partition a directory of its own.")
+    check_location(ctx, location, f"Partition LOCATION '{given}'", own=table)
+    return ctx.catalog.commit(table, table.version, put=[part.evolve(location=location, files=None)])
 
 
 def add_partitions(ctx: Context, table: Table, action: s.AddPartitions) -> None:

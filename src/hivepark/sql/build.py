@@ -322,6 +322,9 @@ def _alter_action(action: exp.Expression, if_exists: bool) -> s.AlterAction:
                                 if_exists or bool(action.args.get("exists")))
     if isinstance(action, exp.AlterRename):
         return s.RenameTable(table_ref(action.this))
+    if isinstance(action, exp.AlterSet) and isinstance(action.args.get("location"), exp.Literal) \
+            and len([v for v in action.args.values() if v]) == 1:
+        return s.SetLocation(action.args["location"].name)
     if isinstance(action, exp.Schema):  # ADD COLUMNS (...)
         return s.AddColumns(tuple(column_defs(action)))
     if isinstance(action, exp.ReplaceColumns):

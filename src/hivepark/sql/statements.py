@@ -260,6 +260,14 @@ class Concatenate:
 
 
 @dataclass(frozen=True)
+class SetLocation:
+    """ALTER TABLE t [PARTITION (...)] SET LOCATION 'path'."""
+
+    location: str
+    keyword = "SETLOCATION"
+
+
+@dataclass(frozen=True)
 class AddColumns:
     """ALTER TABLE t ADD COLUMNS (c type [COMMENT '...'], ...) [CASCADE | RESTRICT], or
     REPLACE COLUMNS (...) when ``replace``: the table's data columns."""
@@ -316,7 +324,7 @@ class UnsupportedAlter:
 
 AlterAction = (AddPartitions | DropPartitions | RenameTable | SetSkewed | NotSkewed
                | NotStoredAsDirectories | SetSkewedLocation | Concatenate | ChangeColumn | AddColumns
-               | SetTableProperties | UnsetTableProperties | RenamePartition | UnsupportedAlter)
+               | SetLocation | SetTableProperties | UnsetTableProperties | RenamePartition | UnsupportedAlter)
 
 
 @dataclass(frozen=True)
