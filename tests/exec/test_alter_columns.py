@@ -50,6 +50,12 @@ def test_added_columns_read_null_from_older_files_as_plain_spark_does(tmp_path, 
             with pytest.raises(UnsupportedError, match=fix):
                 w.sql(text)
         assert _rows(w.sql("DESCRIBE fruit")) == before
+        # a new comment and place for a column: its files are read by name
+        w.sql("ALTER TABLE fruit CHANGE COLUMN color color STRING COMMENT 'what it looks like' FIRST")
+        assert [tuple(r)[:3] for r in w.sql("DESCRIBE fruit").collect()][:3] == [
+            ("color", "string", "what it looks like"), ("id", "int", ""), ("name", "string", "")]
+        plain = _plain(spark, w, "fruit", "color STRING, id INT, name STRING, ds STRING", fmt)
+        assert _rows(w.sql("SELECT * FROM fruit")) == _rows(plain)
         # a table without files takes any change
         w.sql(f"CREATE TABLE empty_one (id INT, name STRING) STORED AS {fmt}")
         w.sql("ALTER TABLE empty_one CHANGE COLUMN name label STRING")
@@ -69,6 +75,11 @@ def test_a_text_table_renames_and_retypes_by_position(tmp_path, spark):
         assert _rows(w.sql("SELECT * FROM raw")) == _rows(plain) == [(1, 3.5), (2, 1.25)]
         w.sql("ALTER TABLE raw ADD COLUMNS (note STRING)")
         assert _rows(w.sql("SELECT * FROM raw WHERE note IS NULL")) == [(1, 3.5, None), (2, 1.25, None)]
+        w.sql("ALTER TABLE raw CHANGE price_eur price_eur DOUBLE COMMENT 'euros' CASCADE")
+        assert ("price_eur", "double", "euros") in [tuple(r) for r in w.sql("DESCRIBE raw").collect()]
+        with pytest.raises(UnsupportedError, match="by position"):  # its files would read into other columns
+            w.sql("ALTER TABLE raw CHANGE COLUMN price_eur price_eur DOUBLE AFTER note")
+        assert _rows(w.sql("SELECT * FROM raw")) == [(1, 3.5, None), (2, 1.25, None)]
     finally:
         w.close()
 

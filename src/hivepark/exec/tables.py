@@ -723,8 +723,16 @@ def change_columns(ctx: Context, table: Table, action: s.AddColumns | s.ChangeCo
             raise SemanticError(f"Invalid column reference {action.column}: {name} has no such column. "
                                 f"DESCRIBE {name} lists its columns.", code=10002)
         col = old[at]
-        new = [*old[:at], Column(action.new_name or col.name, action.new_type or col.type, col.comment),
-               *old[at + 1:]]
+        changed = Column(action.new_name or col.name, action.new_type or col.type,
+                         action.comment if action.comment is not None else col.comment)
+        new = [*old[:at], changed, *old[at + 1:]]
+        if action.first or action.after is not None:
+            new.remove(changed)
+            to = 0 if action.first else next((i + 1 for i, c in enumerate(new) if c.name == action.after), None)
+            if to is None:
+                raise SemanticError(f"Invalid column reference {action.after}: {name} has no such column to put "
+                                    f"{changed.name} after. DESCRIBE {name} lists its columns.", code=10002)
+            new.insert(to, changed)
     names = [c.name for c in new] + [k.name for k in table.partition_keys]
     dup = next((n for i, n in enumerate(names) if n in names[:i]), None)
     if dup is not None:
@@ -735,6 +743,12 @@ def change_columns(ctx: Context, table: Table, action: s.AddColumns | s.ChangeCo
     if skew is not None and any(c not in kept for c in skew.columns):
         raise SemanticError(f"A skewed column of {name} cannot be dropped: ALTER TABLE {table.name} NOT SKEWED "
                             "first.", code=10207)
+    moved = isinstance(action, s.ChangeColumn) and (action.first or action.after is not None) and \
+        [c.name for c in new] != [action.new_name or action.column if c.name == action.column else c.name for c in old]
+    if table.format == "textfile" and moved and _has_files(ctx, table):
+        raise UnsupportedError(f"{name} is stored as TEXTFILE, whose files give the columns by position: after "
+                               "moving a column its existing files would read into the wrong columns. Make a new "
+                               "table with the columns in the new order (CREATE TABLE ... AS SELECT ...).")
     if table.format in ("parquet", "orc"):
         before = {c.name: c.type for c in old}
         renamed = isinstance(action, s.ChangeColumn) and action.new_name not in (None, action.column)

@@ -332,9 +332,12 @@ def _alter_action(action: exp.Expression, if_exists: bool) -> s.AlterAction:
     if isinstance(action, exp.AlterColumn):
         new_name = action.args.get("rename_to")
         dtype = action.args.get("dtype")
+        comment = action.args.get("comment")
+        where, after = action.meta.get("position", (None, None))
         return s.ChangeColumn(action.this.name.lower(),
                               new_name.name.lower() if new_name is not None else None,
-                              hive_type(dtype) if dtype is not None else None)
+                              hive_type(dtype) if dtype is not None else None,
+                              comment.name if isinstance(comment, exp.Expression) else None, where == "FIRST", after)
     return s.UnsupportedAlter(action.key.upper())
 
 

@@ -144,6 +144,7 @@ class HiveQL(Hive):
             "UNSET": lambda self: self._parse_hp_alter_unset(),
             "RENAME": lambda self: self._parse_hp_alter_rename(),
             "DROP": lambda self: self._parse_hp_alter_drop(),
+            "CHANGE": lambda self: self._parse_hp_alter_change(),
         }
         PROPERTY_PARSERS = {
             **Hive.Parser.PROPERTY_PARSERS,
@@ -190,6 +191,18 @@ class HiveQL(Hive):
             exists = self._parse_exists()
             keys = self._parse_wrapped_csv(self._parse_string)
             return self.expression(UnsetTblProperties(expressions=keys, exists=exists))
+
+        def _parse_hp_alter_change(self) -> exp.Expression | None:
+            """CHANGE [COLUMN] c new_name type [COMMENT '...'] [FIRST | AFTER c2] [CASCADE | RESTRICT]:
+            sqlglot's Hive parser takes it up to COMMENT; the position goes in ``meta``."""
+            node = self._parse_alter_table_change()
+            if node is not None and self._match_text_seq("FIRST"):
+                node.meta["position"] = ("FIRST", None)
+            elif node is not None and self._match_text_seq("AFTER"):
+                after = self._parse_id_var()
+                node.meta["position"] = ("AFTER", after.name.lower() if after is not None else None)
+            self._match_texts(("CASCADE", "RESTRICT"))
+            return node
 
         def _parse_hp_alter_drop(self) -> t.Any:
             # Hive: DROP [IF EXISTS] PARTITION (...)[, PARTITION (...)] [PURGE]; hivepark keeps no

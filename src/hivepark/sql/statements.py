@@ -282,11 +282,14 @@ class AddColumns:
 
 @dataclass(frozen=True)
 class ChangeColumn:
-    """ALTER TABLE t CHANGE/ALTER COLUMN (not supported; checked for skewed columns)."""
+    """ALTER TABLE t CHANGE [COLUMN] c new_name type [COMMENT '...'] [FIRST | AFTER c2]."""
 
     column: str
     new_name: str | None
     new_type: str | None
+    comment: str | None = None
+    first: bool = False
+    after: str | None = None
     keyword = "ALTERCOLUMN"
 
 
