@@ -101,6 +101,12 @@ def test_databases(catalog: SqlCatalog) -> None:
     assert err.value.code == 10072 and isinstance(err.value, ValueError)
     assert catalog.drop_database("a") == []
     assert catalog.list_databases() == ["sales"]
+    # ALTER DATABASE SET DBPROPERTIES merges
+    assert dict(catalog.alter_database("Sales", {"owner": "bo", "team": "data"}).properties) == \
+        {"owner": "bo", "team": "data"}
+    assert dict(catalog.get_database("sales").properties) == {"owner": "bo", "team": "data"}
+    with pytest.raises(NoSuchDatabase):
+        catalog.alter_database("nope", {"a": "b"})
 
 
 def test_drop_database_not_empty_and_cascade(catalog: SqlCatalog) -> None:

@@ -749,3 +749,18 @@ def test_set_location_of_a_partition_and_of_a_table(wh, spark, tmp_path):
     assert _rows(wh.sql("SELECT * FROM e")) == _rows(spark.read.parquet("file://" + str(other))) == [(9,)]
     with pytest.raises(SemanticError, match="overlaps the directory of table default.e"):
         wh.sql(f"ALTER TABLE p PARTITION (ds='b') SET LOCATION '{other}'")
+
+
+def test_database_comment_properties_describe_and_alter(wh):
+    wh.sql("CREATE DATABASE IF NOT EXISTS sales_db COMMENT 'the sales' WITH DBPROPERTIES ('owner'='ana')")
+    row = [tuple(r) for r in wh.sql("DESCRIBE DATABASE sales_db").collect()]
+    assert row == [("sales_db", "the sales", os.path.join(wh.location, "sales_db.db"), "", "")]
+    wh.sql("ALTER DATABASE sales_db SET DBPROPERTIES ('team'='data', 'owner'='bo')")
+    extended = wh.sql("DESCRIBE SCHEMA EXTENDED sales_db")
+    assert extended.columns[-1] == "parameters"
+    assert extended.collect()[0][-1] == "{owner=bo, team=data}"
+    from hivepark.errors import NoSuchDatabase
+
+    for text in ("DESCRIBE DATABASE nope", "ALTER DATABASE nope SET DBPROPERTIES ('a'='b')"):
+        with pytest.raises(NoSuchDatabase):
+            wh.sql(text)

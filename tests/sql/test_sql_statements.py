@@ -146,6 +146,9 @@ def test_invalid_statements_fail_when_run_not_when_parsed():
         s.TableRef(None, "v"), (s.SetTableProperties((("a", "b"),)),), view=True)
     assert stmt("SHOW COLUMNS FROM t IN db LIKE 'a*'") == s.ShowColumns(s.TableRef("db", "t"), "a*")
     assert stmt("SHOW FUNCTIONS LIKE 'x*'") == s.ShowFunctions("x*")
+    assert error("CREATE TABLE c (a STRING) ROW FORMAT SERDE 'org.apache.hadoop.hive.serde2.OpenCSVSerde'").startswith(
+        "ROW FORMAT SERDE 'org.apache.hadoop.hive.serde2.OpenCSVSerde' is not supported by hivepark: it reads")
+    assert error("CREATE TEMPORARY TABLE tmp (a INT)").startswith("CREATE TEMPORARY TABLE is not supported")
     assert stmt("DESCRIBE FUNCTION EXTENDED upper") == s.DescribeFunction("upper", True)
     assert stmt("ALTER TABLE t ADD COLUMNS (c INT COMMENT 'x') CASCADE") == s.AlterTable(
         s.TableRef(None, "t"), (s.AddColumns((Column("c", "int", "x"),)),))

@@ -36,6 +36,11 @@ class Catalog(ABC):
         """Sorted names."""
 
     @abstractmethod
+    def alter_database(self, name: str, properties: dict[str, str]) -> Database:
+        """Merges ``properties`` into the database's (ALTER DATABASE SET DBPROPERTIES).
+        Raises NoSuchDatabase."""
+
+    @abstractmethod
     def drop_database(self, name: str, cascade: bool = False) -> list[Table]:
         """Drops the database (and with ``cascade`` its tables and their partitions).
 

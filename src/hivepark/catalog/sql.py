@@ -504,6 +504,14 @@ class SqlCatalog(Catalog):
         with self._session() as s:
             return sorted(s.scalars(select(DatabaseRow.name)))
 
+    def alter_database(self, name: str, properties: dict[str, str]) -> Database:
+        with self._session(write=True) as s:
+            row = self._db_row(s, name)
+            merged = {**_database_of(row).properties, **properties}
+            row.properties = _dumps(merged)
+            s.flush()
+            return _database_of(row)
+
     def drop_database(self, name: str, cascade: bool = False) -> list[Table]:
         with self._session(write=True) as s:
             db = self._db_row(s, name)

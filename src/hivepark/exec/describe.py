@@ -51,6 +51,20 @@ def show_columns(ctx: Context, stmt: s.ShowColumns) -> DataFrame:
     return ctx.rows(["field"], [(n,) for n in names if n in shown], masked=False)
 
 
+def describe_database(ctx: Context, stmt: s.DescribeDatabase) -> DataFrame:
+    """Hive's DESCRIBE DATABASE [EXTENDED] db: one row of ``db_name``, ``comment``,
+    ``location``, ``owner_name``, ``owner_type`` and, with EXTENDED, ``parameters``
+    (``{k=v, ...}``)."""
+    db = ctx.catalog.get_database(stmt.name)
+    row = [db.name, db.comment or "", db.location, "", ""]
+    columns = ["db_name", "comment", "location", "owner_name", "owner_type"]
+    if stmt.extended:
+        columns.append("parameters")
+        row.append("{" + ", ".join(f"{k}={v}" for k, v in sorted(db.properties.items())) + "}"
+                   if db.properties else "")
+    return ctx.rows(columns, [tuple(row)])
+
+
 def show_functions(ctx: Context, stmt: s.ShowFunctions) -> DataFrame:
     """Hive's SHOW FUNCTIONS [LIKE 'p'] (column ``tab_name``): the functions a query can call,
     which are Spark's (built-in and registered in the session)."""

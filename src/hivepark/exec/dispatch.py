@@ -34,7 +34,7 @@ def execute(ctx: Context, stmt: ParsedStatement | s.Statement) -> DataFrame:
 # Statements that change no table: no need to bring spark.sql's views up to date after them.
 _READ_ONLY = (s.Query, s.Explain, s.ShowDatabases, s.ShowTables, s.ShowPartitions, s.ShowCreateTable,
               s.ShowTblProperties, s.ShowColumns, s.ShowFunctions, s.Describe, s.DescribeFunction,
-              s.InsertDirectory)
+              s.InsertDirectory, s.DescribeDatabase)
 
 
 def _execute(ctx: Context, stmt: ParsedStatement | s.Statement) -> DataFrame:
@@ -77,6 +77,8 @@ def read_a_replaced_file(e: BaseException) -> bool:
 _HANDLERS: dict[type, Callable[[Context, Any], DataFrame]] = {
     s.Set: describe.set_command,
     s.CreateDatabase: tables.create_database,
+    s.AlterDatabase: tables.alter_database,
+    s.DescribeDatabase: describe.describe_database,
     s.DropDatabase: tables.drop_database,
     s.Use: tables.use,
     s.CreateTable: tables.create_table_statement,

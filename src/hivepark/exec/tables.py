@@ -88,9 +88,15 @@ def create_database(ctx: Context, stmt: s.CreateDatabase) -> DataFrame:
     location = absolute(stmt.location) if stmt.location else database_location(ctx, stmt.name)
     if stmt.location:
         check_location(ctx, location, f"LOCATION of database {stmt.name}", own_db=stmt.name)
-    ctx.catalog.create_database(Database(stmt.name, location, stmt.comment),
+    ctx.catalog.create_database(Database(stmt.name, location, stmt.comment, dict(stmt.properties)),
                                 if_not_exists=stmt.if_not_exists)
     fs.makedirs(location)
+    return ctx.empty()
+
+
+def alter_database(ctx: Context, stmt: s.AlterDatabase) -> DataFrame:
+    """ALTER DATABASE db SET DBPROPERTIES: merged into the database's properties, as Hive."""
+    ctx.catalog.alter_database(stmt.name, dict(stmt.properties))
     return ctx.empty()
 
 

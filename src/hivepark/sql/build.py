@@ -196,13 +196,24 @@ def _column_comment(c: exp.Expression) -> str | None:
 def _create_database(node: exp.Create) -> s.CreateDatabase:
     props = node.args.get("properties")
     location = comment = None
+    properties: tuple[tuple[str, str], ...] = ()
     for p in props.expressions if props else []:
         if isinstance(p, exp.LocationProperty):
             location = p.this.name
         elif isinstance(p, exp.SchemaCommentProperty):
             comment = p.this.name
+        elif isinstance(p, d.DbProperties):
+            properties = _db_properties(p.expressions)
     return s.CreateDatabase(node.this.name.lower(), bool(node.args.get("exists")), location,
-                            comment)
+                            comment, properties)
+
+
+def _db_properties(props: list[exp.Expression]) -> tuple[tuple[str, str], ...]:
+    return tuple((_property_text(p.this, "key"), _property_text(p.args.get("value"), "value")) for p in props)
+
+
+def _alter_database(node: d.AlterDatabase) -> s.AlterDatabase:
+    return s.AlterDatabase(node.this.name.lower(), _db_properties(node.expressions))
 
 
 def _create_table(node: exp.Create) -> s.CreateTable:
@@ -243,15 +254,35 @@ def _create_table(node: exp.Create) -> s.CreateTable:
             kw["storage_handler"] = p.this.name
         elif isinstance(p, exp.SerdeProperties):
             kw["serde_properties"] = tuple((e.name, e.args["value"].name) for e in p.expressions)
-        elif isinstance(p, exp.Property):
-            tblprops[p.name] = p.args["value"].name
+        elif isinstance(p, exp.TemporaryProperty):
+            raise UnsupportedError("CREATE TEMPORARY TABLE is not supported: use a Spark temporary view "
+                                   "(wh.sql(\"SELECT ...\").createOrReplaceTempView(\"name\")), which wh.sql() reads")
+        elif isinstance(p, exp.RowFormatSerdeProperty):
+            _check_serde(p.this.name)
         elif isinstance(p, exp.SchemaCommentProperty):
             tblprops["comment"] = p.this.name
-        elif isinstance(p, exp.TemporaryProperty):
-            raise UnsupportedError("CREATE TEMPORARY TABLE is not supported: use a Spark temp view")
+        elif isinstance(p, exp.Property) and isinstance(p.args.get("value"), exp.Expression):
+            tblprops[p.name] = p.args["value"].name
+        elif isinstance(p, exp.Property):
+            raise UnsupportedError(f"CREATE TABLE ... {p.sql(dialect='hive')[:80]} is not supported by hivepark: "
+                                   "leave the clause out (README: Statements)")
     return s.CreateTable(table_ref(target), tuple(columns), properties=tuple(tblprops.items()),
                          as_select=s.Query(query) if query is not None else None,
                          if_not_exists=bool(node.args.get("exists")), **kw)
+
+
+#: SerDes whose files hivepark reads as its formats do (the STORED AS format decides)
+_NATIVE_SERDES = {"org.apache.hadoop.hive.serde2.lazy.lazysimpleserde",
+                  "org.apache.hadoop.hive.ql.io.parquet.serde.parquethiveserde",
+                  "org.apache.hadoop.hive.ql.io.orc.orcserde"}
+
+
+def _check_serde(name: str) -> None:
+    if name.strip().lower() not in _NATIVE_SERDES:
+        raise UnsupportedError(
+            f"ROW FORMAT SERDE '{name}' is not supported by hivepark: it reads and writes TEXTFILE with Hive's "
+            "LazySimpleSerDe (ROW FORMAT DELIMITED FIELDS TERMINATED BY ...), PARQUET and ORC. Load such files "
+            "with Spark (spark.read.csv(...)) and INSERT their rows into a table of one of those formats.")
 
 
 def _drop(node: exp.Drop) -> s.Statement:
@@ -450,8 +481,10 @@ def _show(node: d.Show) -> s.Statement:
     return s.ShowPartitions(table_ref(node.this), partition_spec(node.args.get("partition")))
 
 
-def _describe(node: exp.Describe) -> s.Describe | s.DescribeFunction:
+def _describe(node: exp.Describe) -> s.Describe | s.DescribeFunction | s.DescribeDatabase:
     style = (node.args.get("style") or "").upper() or None
+    if (node.args.get("kind") or "").upper() in ("DATABASE", "SCHEMA"):
+        return s.DescribeDatabase(node.this.name.lower(), style == "EXTENDED")
     if (node.args.get("kind") or "").upper() == "FUNCTION":
         return s.DescribeFunction(node.this.name, style == "EXTENDED")
     return s.Describe(table_ref(node.this), style, partition_spec(node.args.get("partition")))
@@ -482,6 +515,7 @@ def _explain(node: d.Explain) -> s.Explain:
 
 
 _BUILDERS: dict = {
+    d.AlterDatabase: _alter_database,
     exp.Create: _create,
     exp.Drop: _drop,
     exp.TruncateTable: _truncate,

@@ -103,6 +103,18 @@ class RenamePartition(exp.Expression):
     arg_types = {"this": True}
 
 
+class DbProperties(exp.Property):
+    """CREATE DATABASE ... WITH DBPROPERTIES ('k'='v', ...)."""
+
+    arg_types = {"expressions": True}
+
+
+class AlterDatabase(exp.Expression):
+    """ALTER (DATABASE|SCHEMA) db SET DBPROPERTIES ('k'='v', ...)."""
+
+    arg_types = {"this": True, "expressions": True}
+
+
 class AnalyzeSkew(exp.Expression):
     """The ``COMPUTE SKEW FOR COLUMNS c, ...`` part of ANALYZE TABLE t [PARTITION (...)]."""
 
@@ -131,6 +143,7 @@ class HiveQL(Hive):
     class Parser(Hive.Parser):
         STATEMENT_PARSERS = {
             **Hive.Parser.STATEMENT_PARSERS,
+            TokenType.ALTER: lambda self: self._parse_hp_alter_statement(),
             TokenType.SHOW: lambda self: self._parse_hp_show(),
             TokenType.COMMAND: lambda self: self._parse_hp_command(),
         }
@@ -148,6 +161,7 @@ class HiveQL(Hive):
         }
         PROPERTY_PARSERS = {
             **Hive.Parser.PROPERTY_PARSERS,
+            "WITH": lambda self: self._parse_hp_with_property(),
             "SKEWED": lambda self: self._parse_hp_skewed(),
         }
         # Hive 4's time travel: FOR SYSTEM_VERSION AS OF <snapshot id> (FOR SYSTEM_TIME AS OF
@@ -191,6 +205,22 @@ class HiveQL(Hive):
             exists = self._parse_exists()
             keys = self._parse_wrapped_csv(self._parse_string)
             return self.expression(UnsetTblProperties(expressions=keys, exists=exists))
+
+        def _parse_hp_alter_statement(self) -> exp.Expression | None:
+            """ALTER (DATABASE|SCHEMA) db SET DBPROPERTIES (...), else sqlglot's ALTER."""
+            index = self._index
+            if self._match_texts(("DATABASE", "SCHEMA")):
+                name = self._parse_id_var()
+                if name is not None and self._match(TokenType.SET) and self._match_text_seq("DBPROPERTIES"):
+                    return self.expression(AlterDatabase(this=name, expressions=self._parse_wrapped_csv(
+                        self._parse_property)))
+                self._retreat(index)
+            return self._parse_alter()
+
+        def _parse_hp_with_property(self) -> t.Any:
+            if self._match_text_seq("DBPROPERTIES"):
+                return self.expression(DbProperties(expressions=self._parse_wrapped_csv(self._parse_property)))
+            return self._parse_with_property()
 
         def _parse_hp_alter_change(self) -> exp.Expression | None:
             """CHANGE [COLUMN] c new_name type [COMMENT '...'] [FIRST | AFTER c2] [CASCADE | RESTRICT]:

@@ -107,6 +107,23 @@ class CreateDatabase:
     if_not_exists: bool = False
     location: str | None = None
     comment: str | None = None
+    properties: tuple[tuple[str, str], ...] = ()  # WITH DBPROPERTIES (...)
+
+
+@dataclass(frozen=True)
+class AlterDatabase:
+    """ALTER (DATABASE|SCHEMA) db SET DBPROPERTIES ('k'='v', ...)."""
+
+    name: str
+    properties: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class DescribeDatabase:
+    """DESCRIBE (DATABASE|SCHEMA) [EXTENDED] db."""
+
+    name: str
+    extended: bool = False
 
 
 @dataclass(frozen=True)
@@ -513,7 +530,8 @@ class Failed:
         raise self.error
 
 
-Statement = (CreateDatabase | DropDatabase | Use | CreateTable | CreateView | DropTable | TruncateTable | AlterTable
+Statement = (CreateDatabase | AlterDatabase | DescribeDatabase | DropDatabase | Use | CreateTable | CreateView
+             | DropTable | TruncateTable | AlterTable
              | Insert | InsertDirectory | MultiInsert | LoadData | MsckRepair | ShowDatabases | ShowTables | ShowColumns
              | ShowPartitions | ShowCreateTable | ShowTblProperties | ShowFunctions | Describe | DescribeFunction
              | Set | AnalyzeSkew | Explain | Query | Failed)
