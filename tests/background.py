@@ -3,10 +3,10 @@ suite on a Spark cluster), started in a thread as the run starts (conftest.py) r
 when the test's turn comes: the suite's own Python process keeps about one of this machine's
 two cores busy, and the work overlaps the rest of the suite on the other.
 
-A module offers such work by a function ``start_in_background()`` returning a ``Background``
-and the names of the tests that use it in ``BACKGROUND_TESTS``; a test takes what the work
-made with ``get(key)``, which waits for it. Without conftest.py's start (the module run in
-another way) a test starts the work itself and waits as before.
+A module names its tests that use such work in ``BACKGROUND_TESTS`` (test name -> the work,
+a function of its ``Background``); a test takes what the work made with
+``start(work).get(key)``, which waits for it. Without conftest.py's start (the test selected
+some other way) the first ``start(work)`` starts it.
 """
 
 from __future__ import annotations
@@ -79,3 +79,19 @@ class Background:
                 proc.kill()
         self._thread.join(timeout=120)
         shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+_STARTED: dict[Callable[[Background], None], Background] = {}
+
+
+def start(work: Callable[[Background], None]) -> Background:
+    """``work`` running in the background, started once."""
+    if work not in _STARTED:
+        _STARTED[work] = Background(work.__name__.strip("_").replace("_", "-"), work).start()
+    return _STARTED[work]
+
+
+def stop_all() -> None:
+    """At the end of the run: every work's processes ended, its files gone."""
+    for work in _STARTED.values():
+        work.stop()

@@ -9,8 +9,8 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 
+import background  # noqa: E402
 import jvm_start  # noqa: E402
-from background import Background  # noqa: E402
 
 # Every JVM the suite starts (the shared session's, each CLI or writer process's) starts
 # faster: tests/jvm_start.py. A run with Spark tests also shares the classes' data.
@@ -56,21 +56,17 @@ def pytest_collection_modifyitems(config, items):
 def pytest_collection_finish(session):
     """Work of the selected tests that runs in processes of its own starts now, in the
     background (tests/background.py): it overlaps the rest of the suite."""
-    started = session.config.stash.setdefault(_BACKGROUND, {})
     if os.environ.get("HIVEPARK_TEST_MASTER"):
         return  # the run that tests/test_cluster.py starts
     for item in session.items:
-        module = getattr(item, "module", None)
-        if item.name in getattr(module, "BACKGROUND_TESTS", ()) and module.__name__ not in started:
-            started[module.__name__] = module.start_in_background()
+        work = getattr(getattr(item, "module", None), "BACKGROUND_TESTS", {}).get(item.name)
+        if work is not None:
+            background.start(work)
 
 
 def pytest_sessionfinish(session):
-    for work in session.config.stash.get(_BACKGROUND, {}).values():
-        work.stop()
+    background.stop_all()
 
-
-_BACKGROUND = pytest.StashKey[dict[str, Background]]()
 
 #: cases of a parametrized test run again on the cluster (tests/test_cluster.py): the first ones
 CLUSTER_CASES = 2

@@ -15,6 +15,7 @@ import textwrap
 
 import pytest
 
+import background
 from background import NICE, Background
 from jvm_start import FAST_START
 from spark_cluster import spark_cluster
@@ -37,11 +38,6 @@ def env(url: str) -> dict[str, str]:
                 "pyspark-shell")
 
 
-#: tests/background.py: the run on the cluster starts as the suite starts and overlaps it
-BACKGROUND_TESTS = {"test_the_core_suite_passes_on_the_cluster"}
-_STARTED: Background | None = None
-
-
 def _core_suite_on_a_cluster(bg: Background) -> None:
     # three cores: the run's driver and a CLI it starts take one each, the reader of
     # test_queries_give_the_same_rows_on_the_cluster_as_locally the third
@@ -55,24 +51,20 @@ def _core_suite_on_a_cluster(bg: Background) -> None:
         bg.stopping.wait()  # the cluster stays up for the other test of this module
 
 
-def start_in_background() -> Background:
-    global _STARTED
-    _STARTED = Background("core-suite-on-a-cluster", _core_suite_on_a_cluster).start()
-    return _STARTED
+#: tests/background.py: the run on the cluster starts as the suite starts and overlaps it
+BACKGROUND_TESTS = {"test_the_core_suite_passes_on_the_cluster": _core_suite_on_a_cluster}
 
 
 @pytest.fixture(scope="module")
 def cluster():
-    bg = _STARTED or start_in_background()
     try:
-        return bg.get("url")
+        return background.start(_core_suite_on_a_cluster).get("url")
     except RuntimeError as e:
         pytest.fail(f"the Spark standalone cluster did not start: {e}")
 
 
 def test_the_core_suite_passes_on_the_cluster(cluster):
-    assert _STARTED is not None
-    run = _STARTED.get("run")
+    run = background.start(_core_suite_on_a_cluster).get("run")
     summary = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else run.stderr[-2000:]
     print(f"on {cluster}: {summary}")
     assert run.returncode == 0, run.stdout[-6000:]

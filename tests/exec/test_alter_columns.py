@@ -9,7 +9,6 @@ import os
 
 import pytest
 
-import hivepark
 from hivepark.errors import SemanticError, UnsupportedError
 
 
@@ -17,87 +16,75 @@ def _rows(df) -> list[tuple]:
     return sorted((tuple(r) for r in df.collect()), key=repr)
 
 
-def _plain(spark, w, table: str, schema: str, fmt: str):
-    base = "file://" + os.path.join(w.location, table)
+def _plain(spark, wh, table: str, schema: str, fmt: str):
+    base = "file://" + os.path.join(wh.location, table)
     return spark.read.format(fmt).schema(schema).option("basePath", base).load(base)
 
 
 @pytest.mark.parametrize("fmt", ["parquet", "orc"])
-def test_added_columns_read_null_from_older_files_as_plain_spark_does(tmp_path, spark, fmt):
-    w = hivepark.connect(str(tmp_path / "w"), spark=spark)
-    try:
-        w.sql(f"CREATE TABLE fruit (id INT, name STRING) PARTITIONED BY (ds STRING) STORED AS {fmt}")
-        w.sql("INSERT INTO fruit PARTITION (ds='a') VALUES (1, 'apple'), (2, 'pear')")
-        w.sql("ALTER TABLE fruit ADD COLUMNS (color STRING COMMENT 'its color', kg DOUBLE) CASCADE")
-        w.sql("INSERT INTO fruit PARTITION (ds='b') VALUES (3, 'fig', 'purple', 0.5)")
-        described = [tuple(r)[:3] for r in w.sql("DESCRIBE fruit").collect()][:4]
-        assert described == [("id", "int", ""), ("name", "string", ""), ("color", "string", "its color"),
-                             ("kg", "double", "")]
-        plain = _plain(spark, w, "fruit", "id INT, name STRING, color STRING, kg DOUBLE, ds STRING", fmt)
-        assert _rows(w.sql("SELECT * FROM fruit")) == _rows(plain)
-        assert (1, "apple", None, None, "a") in _rows(w.sql("SELECT * FROM fruit"))
-        assert _rows(w.sql("SELECT id FROM fruit WHERE color = 'purple'")) == [(3,)]
-        assert spark.table("fruit").columns == ["id", "name", "color", "kg", "ds"]  # Spark's view follows
+def test_added_columns_read_null_from_older_files_as_plain_spark_does(wh, spark, fmt):
+    wh.sql(f"CREATE TABLE fruit (id INT, name STRING) PARTITIONED BY (ds STRING) STORED AS {fmt}")
+    wh.sql("INSERT INTO fruit PARTITION (ds='a') VALUES (1, 'apple'), (2, 'pear')")
+    wh.sql("ALTER TABLE fruit ADD COLUMNS (color STRING COMMENT 'its color', kg DOUBLE) CASCADE")
+    wh.sql("INSERT INTO fruit PARTITION (ds='b') VALUES (3, 'fig', 'purple', 0.5)")
+    described = [tuple(r)[:3] for r in wh.sql("DESCRIBE fruit").collect()][:4]
+    assert described == [("id", "int", ""), ("name", "string", ""), ("color", "string", "its color"),
+                         ("kg", "double", "")]
+    plain = _plain(spark, wh, "fruit", "id INT, name STRING, color STRING, kg DOUBLE, ds STRING", fmt)
+    assert _rows(wh.sql("SELECT * FROM fruit")) == _rows(plain)
+    assert (1, "apple", None, None, "a") in _rows(wh.sql("SELECT * FROM fruit"))
+    assert _rows(wh.sql("SELECT id FROM fruit WHERE color = 'purple'")) == [(3,)]
+    assert spark.table("fruit").columns == ["id", "name", "color", "kg", "ds"]  # Spark's view follows
 
-        # REPLACE COLUMNS leaves kg out: it is no longer read, the files keep it
-        w.sql("ALTER TABLE fruit REPLACE COLUMNS (id INT, name STRING, color STRING COMMENT 'its color')")
-        plain = _plain(spark, w, "fruit", "id INT, name STRING, color STRING, ds STRING", fmt)
-        assert _rows(w.sql("SELECT * FROM fruit")) == _rows(plain)
-        before = _rows(w.sql("DESCRIBE fruit"))
-        for text, fix in {"ALTER TABLE fruit CHANGE COLUMN name label STRING": "renaming column name",
-                          "ALTER TABLE fruit CHANGE COLUMN id id BIGINT": "changing the type of column id",
-                          "ALTER TABLE fruit REPLACE COLUMNS (id STRING, name STRING)": "type of column id"}.items():
-            with pytest.raises(UnsupportedError, match=fix):
-                w.sql(text)
-        assert _rows(w.sql("DESCRIBE fruit")) == before
-        # a new comment and place for a column: its files are read by name
-        w.sql("ALTER TABLE fruit CHANGE COLUMN color color STRING COMMENT 'what it looks like' FIRST")
-        assert [tuple(r)[:3] for r in w.sql("DESCRIBE fruit").collect()][:3] == [
-            ("color", "string", "what it looks like"), ("id", "int", ""), ("name", "string", "")]
-        plain = _plain(spark, w, "fruit", "color STRING, id INT, name STRING, ds STRING", fmt)
-        assert _rows(w.sql("SELECT * FROM fruit")) == _rows(plain)
-        # a table without files takes any change
-        w.sql(f"CREATE TABLE empty_one (id INT, name STRING) STORED AS {fmt}")
-        w.sql("ALTER TABLE empty_one CHANGE COLUMN name label STRING")
-        w.sql("INSERT INTO empty_one VALUES (1, 'x')")
-        assert _rows(w.sql("SELECT label FROM empty_one")) == [("x",)]
-    finally:
-        w.close()
+    # REPLACE COLUMNS leaves kg out: it is no longer read, the files keep it
+    wh.sql("ALTER TABLE fruit REPLACE COLUMNS (id INT, name STRING, color STRING COMMENT 'its color')")
+    plain = _plain(spark, wh, "fruit", "id INT, name STRING, color STRING, ds STRING", fmt)
+    assert _rows(wh.sql("SELECT * FROM fruit")) == _rows(plain)
+    before = _rows(wh.sql("DESCRIBE fruit"))
+    for text, fix in {"ALTER TABLE fruit CHANGE COLUMN name label STRING": "renaming column name",
+                      "ALTER TABLE fruit CHANGE COLUMN id id BIGINT": "changing the type of column id",
+                      "ALTER TABLE fruit REPLACE COLUMNS (id STRING, name STRING)": "type of column id"}.items():
+        with pytest.raises(UnsupportedError, match=fix):
+            wh.sql(text)
+    assert _rows(wh.sql("DESCRIBE fruit")) == before
+    # a new comment and place for a column: its files are read by name
+    wh.sql("ALTER TABLE fruit CHANGE COLUMN color color STRING COMMENT 'what it looks like' FIRST")
+    assert [tuple(r)[:3] for r in wh.sql("DESCRIBE fruit").collect()][:3] == [
+        ("color", "string", "what it looks like"), ("id", "int", ""), ("name", "string", "")]
+    plain = _plain(spark, wh, "fruit", "color STRING, id INT, name STRING, ds STRING", fmt)
+    assert _rows(wh.sql("SELECT * FROM fruit")) == _rows(plain)
+    # a table without files takes any change
+    wh.sql(f"CREATE TABLE empty_one (id INT, name STRING) STORED AS {fmt}")
+    wh.sql("ALTER TABLE empty_one CHANGE COLUMN name label STRING")
+    wh.sql("INSERT INTO empty_one VALUES (1, 'x')")
+    assert _rows(wh.sql("SELECT label FROM empty_one")) == [("x",)]
 
 
-def test_a_text_table_renames_and_retypes_by_position(tmp_path, spark):
-    w = hivepark.connect(str(tmp_path / "w"), spark=spark)
-    try:
-        w.sql("CREATE TABLE raw (id INT, price STRING) ROW FORMAT DELIMITED FIELDS TERMINATED BY ','")
-        w.sql("INSERT INTO raw VALUES (1, '3.5'), (2, '1.25')")
-        w.sql("ALTER TABLE raw CHANGE COLUMN price price_eur DOUBLE")
-        plain = spark.read.schema("id INT, price_eur DOUBLE").csv("file://" + os.path.join(w.location, "raw"))
-        assert _rows(w.sql("SELECT * FROM raw")) == _rows(plain) == [(1, 3.5), (2, 1.25)]
-        w.sql("ALTER TABLE raw ADD COLUMNS (note STRING)")
-        assert _rows(w.sql("SELECT * FROM raw WHERE note IS NULL")) == [(1, 3.5, None), (2, 1.25, None)]
-        w.sql("ALTER TABLE raw CHANGE price_eur price_eur DOUBLE COMMENT 'euros' CASCADE")
-        assert ("price_eur", "double", "euros") in [tuple(r) for r in w.sql("DESCRIBE raw").collect()]
-        with pytest.raises(UnsupportedError, match="by position"):  # its files would read into other columns
-            w.sql("ALTER TABLE raw CHANGE COLUMN price_eur price_eur DOUBLE AFTER note")
-        assert _rows(w.sql("SELECT * FROM raw")) == [(1, 3.5, None), (2, 1.25, None)]
-    finally:
-        w.close()
+def test_a_text_table_renames_and_retypes_by_position(wh, spark):
+    wh.sql("CREATE TABLE raw (id INT, price STRING) ROW FORMAT DELIMITED FIELDS TERMINATED BY ','")
+    wh.sql("INSERT INTO raw VALUES (1, '3.5'), (2, '1.25')")
+    wh.sql("ALTER TABLE raw CHANGE COLUMN price price_eur DOUBLE")
+    plain = spark.read.schema("id INT, price_eur DOUBLE").csv("file://" + os.path.join(wh.location, "raw"))
+    assert _rows(wh.sql("SELECT * FROM raw")) == _rows(plain) == [(1, 3.5), (2, 1.25)]
+    wh.sql("ALTER TABLE raw ADD COLUMNS (note STRING)")
+    assert _rows(wh.sql("SELECT * FROM raw WHERE note IS NULL")) == [(1, 3.5, None), (2, 1.25, None)]
+    wh.sql("ALTER TABLE raw CHANGE price_eur price_eur DOUBLE COMMENT 'euros' CASCADE")
+    assert ("price_eur", "double", "euros") in [tuple(r) for r in wh.sql("DESCRIBE raw").collect()]
+    with pytest.raises(UnsupportedError, match="by position"):  # its files would read into other columns
+        wh.sql("ALTER TABLE raw CHANGE COLUMN price_eur price_eur DOUBLE AFTER note")
+    assert _rows(wh.sql("SELECT * FROM raw")) == [(1, 3.5, None), (2, 1.25, None)]
 
 
-def test_bad_column_changes_name_the_problem(tmp_path, spark):
-    w = hivepark.connect(str(tmp_path / "w"), spark=spark)
-    try:
-        w.sql("CREATE TABLE t (x INT, v STRING) PARTITIONED BY (ds STRING) SKEWED BY (x) ON (1) "
-              "STORED AS DIRECTORIES STORED AS PARQUET")
-        before = _rows(w.sql("DESCRIBE t"))
-        for text, code in {"ALTER TABLE t ADD COLUMNS (ds STRING)": 10036,  # a partition column's name
-                           "ALTER TABLE t ADD COLUMNS (v INT)": 10036,
-                           "ALTER TABLE t CHANGE COLUMN missing other INT": 10002,
-                           "ALTER TABLE t CHANGE COLUMN x y INT": 10207,  # a skewed column
-                           "ALTER TABLE t REPLACE COLUMNS (v STRING)": 10207}.items():
-            with pytest.raises(SemanticError) as e:
-                w.sql(text)
-            assert e.value.code == code, text
-        assert _rows(w.sql("DESCRIBE t")) == before
-    finally:
-        w.close()
+def test_bad_column_changes_name_the_problem(wh, spark):
+    wh.sql("CREATE TABLE t (x INT, v STRING) PARTITIONED BY (ds STRING) SKEWED BY (x) ON (1) "
+          "STORED AS DIRECTORIES STORED AS PARQUET")
+    before = _rows(wh.sql("DESCRIBE t"))
+    for text, code in {"ALTER TABLE t ADD COLUMNS (ds STRING)": 10036,  # a partition column's name
+                       "ALTER TABLE t ADD COLUMNS (v INT)": 10036,
+                       "ALTER TABLE t CHANGE COLUMN missing other INT": 10002,
+                       "ALTER TABLE t CHANGE COLUMN x y INT": 10207,  # a skewed column
+                       "ALTER TABLE t REPLACE COLUMNS (v STRING)": 10207}.items():
+        with pytest.raises(SemanticError) as e:
+            wh.sql(text)
+        assert e.value.code == code, text
+    assert _rows(wh.sql("DESCRIBE t")) == before

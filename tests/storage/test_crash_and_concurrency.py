@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 import pytest
 
+import background
 from background import Background
 
 WRITER = textwrap.dedent("""
@@ -159,19 +160,12 @@ def _kill_writers(bg: Background) -> None:
 
 
 #: tests/background.py: the kills start as the suite starts and overlap it
-BACKGROUND_TESTS = {"test_kills_at_random_moments_are_all_or_nothing"}
-_STARTED: Background | None = None
-
-
-def start_in_background() -> Background:
-    global _STARTED
-    _STARTED = Background("kill-writers", _kill_writers).start()
-    return _STARTED
+BACKGROUND_TESTS = {"test_kills_at_random_moments_are_all_or_nothing": _kill_writers}
 
 
 @pytest.fixture(scope="module")
 def random_kills():
-    return (_STARTED or start_in_background()).get("kills")
+    return background.start(_kill_writers).get("kills")
 
 
 @pytest.fixture(scope="module")
