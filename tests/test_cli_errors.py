@@ -96,6 +96,8 @@ def runs(tmp_path_factory, spark):
     (root / "latin1.sql").write_bytes("SELECT 1;\nSELECT 'caf\u00e9';\n".encode("latin-1"))
     (root / "full.sql").write_text("CREATE TABLE t (a BIGINT, s STRING) STORED AS PARQUET;\n"
                                    "INSERT INTO t SELECT id, uuid() FROM range(300000);\n")
+    (root / "ignored.sql").write_text("SET hive.cli.errors.ignore=true;\nSELECT * FROM missing_table;\n"
+                                      "SELECT 'after';\nSELECT * FROM missing_again;\n")
     (root / "full").mkdir()
     no_tmpfs = _can_mount_tmpfs(root / "full")
 
@@ -118,6 +120,7 @@ def runs(tmp_path_factory, spark):
         "full": start(["--warehouse", str(root / "full" / "wh"), "--metastore", f"sqlite:///{root / 'full.db'}",
                        "-f", str(root / "full.sql")], in_tmpfs, no_tmpfs),
         "readonly": start(["--warehouse", str(root / "readonly"), "-e", "SELECT a, ds FROM q"], skip=no_chattr),
+        "ignored": start(["--warehouse", str(root / "x"), "-f", str(root / "ignored.sql")]),
     }
     yield {"runs": started, "damaged": str(damaged), "root": root, "part": part}
     for run in started.values():
@@ -170,3 +173,11 @@ def test_a_read_only_table_directory_warns_and_the_warehouse_opens(runs):
     assert len(lines) == 1 and lines[0].startswith("WARNING: hivepark could not finish cleaning up after an "
                                                    "earlier statement: "), err
     assert runs["part"] in lines[0] and "Operation not permitted" in lines[0]
+
+
+def test_errors_ignored_by_hive_cli_errors_ignore_let_the_script_go_on(runs):
+    code, out, err = runs["runs"]["ignored"].result()
+    assert out.splitlines() == ["after"]  # the statement after the first error ran
+    failed = [line for line in err.splitlines() if line.startswith("FAILED")]
+    assert len(failed) == 2 and "missing_table" in failed[0] and "missing_again" in failed[1]
+    assert code != 0  # the last statement's status, as Hive's

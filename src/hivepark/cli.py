@@ -175,7 +175,9 @@ def _run_cancellable(wh, parsed, body, silent: bool):
 
 def run_script(wh, text: str, verbose: bool, tty: bool, silent: bool = False,
                outputformat: str | None = None) -> bool:
-    """Runs statements one by one, stopping at the first error (like ``hive -f``). A statement
+    """Runs statements one by one, stopping at the first error (like ``hive -f``), or, with
+    ``hive.cli.errors.ignore=true`` (Hive's setting, also by SET in the script), printing it
+    and going on: then the result is the last statement's, as Hive's exit status. A statement
     cancelled by a signal raises :class:`StatementCancelled` (the rest do not run)."""
     from hivepark.exec.dispatch import REPLANS, execute, read_a_replaced_file
     from hivepark.exec.failures import translate
@@ -184,7 +186,12 @@ def run_script(wh, text: str, verbose: bool, tty: bool, silent: bool = False,
 
     try:
         pieces = split_statements(text)
-        for piece, line in pieces:
+    except Exception as e:  # noqa: BLE001 - one line, as for any error
+        _error(translate(e, wh._ctx), verbose)
+        return False
+    ok = True
+    for piece, line in pieces:
+        try:
             started = time.monotonic()
             parsed = parse_one(wh._ctx.substitute(piece), line)
 
@@ -204,13 +211,16 @@ def run_script(wh, text: str, verbose: bool, tty: bool, silent: bool = False,
 
             rows = _run_cancellable(wh, parsed, body, silent)
             trailer(started, rows, silent)
-    except StatementCancelled:
-        raise
-    except Exception as e:  # noqa: BLE001 - every error ends the script with one line
-        # rows are read while they are printed: a file that fails then is named here too
-        _error(translate(e, wh._ctx), verbose)
-        return False
-    return True
+            ok = True
+        except StatementCancelled:
+            raise
+        except Exception as e:  # noqa: BLE001 - every error is one line; it ends the script unless ignored
+            # rows are read while they are printed: a file that fails then is named here too
+            _error(translate(e, wh._ctx), verbose)
+            if not wh._ctx.conf.get_bool("hive.cli.errors.ignore"):
+                return False
+            ok = False
+    return ok
 
 
 def decode_script(data: bytes, name: str) -> str:

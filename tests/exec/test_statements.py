@@ -677,6 +677,11 @@ def test_show_columns_show_functions_and_describe_function(wh, spark):
     wh.sql("CREATE DATABASE other")
     wh.sql("CREATE TABLE other.u (a INT, ab INT, b INT)")
     assert _col(wh.sql("SHOW COLUMNS IN t")) == ["id", "name", "ds"]  # the partition columns last
+    assert [tuple(r) for r in wh.sql("DESCRIBE t name").collect()] == [("name", "string", "")]
+    assert [tuple(r) for r in wh.sql("DESCRIBE other.u ab").collect()] == [("ab", "int", "")]
+    with pytest.raises(SemanticError) as e:
+        wh.sql("DESCRIBE t nope")
+    assert e.value.code == 10002
     assert _col(wh.sql("SHOW COLUMNS FROM u IN other LIKE 'a*'")) == ["a", "ab"]
     assert _col(wh.sql("SHOW COLUMNS IN other.u LIKE 'b|ab'")) == ["ab", "b"]
     with pytest.raises(NoSuchTable):

@@ -300,7 +300,7 @@ def test_runtime_listing_by_the_frames_index_is_the_filters_answer(key_type):
 
     from hivepark.catalog.filters import codecs_for, compile_filter, key_values
     from hivepark.catalog.models import Column, Partition, Table
-    from hivepark.exec.scan import FramedPartitions, TableFrames, _Frame
+    from hivepark.exec.scan import FramedPartitions, TableFrames, _definition, _Frame
     from hivepark.expr import And, EqualTo, GreaterThan, In, Not, Or
 
     text = {"int": st.integers(-3, 30).map(str), "string": st.sampled_from(["a", "b", "10", "9", "é"]),
@@ -316,7 +316,7 @@ def test_runtime_listing_by_the_frames_index_is_the_filters_answer(key_type):
         parts = tuple(Partition((v,), f"/t/k={v}") for v in values)
         frames = TableFrames(None)  # type: ignore[arg-type]
         frames._frames["db.t"] = _Frame(None, "view", {}, frozenset(p.values for p in parts),  # type: ignore[arg-type]
-                                        (3, "u"), parts)
+                                        (3, "u"), parts, _definition(table))
         listing = FramedPartitions(None, frames)  # type: ignore[arg-type]
         filters = [In("k", tuple(wanted)), Or(In("k", tuple(wanted)), GreaterThan("k", wanted[0]))
                    if wanted and wanted[0] is not None else In("k", ())]

@@ -146,6 +146,9 @@ def test_invalid_statements_fail_when_run_not_when_parsed():
         s.TableRef(None, "v"), (s.SetTableProperties((("a", "b"),)),), view=True)
     assert stmt("SHOW COLUMNS FROM t IN db LIKE 'a*'") == s.ShowColumns(s.TableRef("db", "t"), "a*")
     assert stmt("SHOW FUNCTIONS LIKE 'x*'") == s.ShowFunctions("x*")
+    assert stmt("DESCRIBE EXTENDED db.t PARTITION (ds='1') v") == s.Describe(
+        s.TableRef("db", "t"), "EXTENDED", s.PartitionSpec((("ds", "1", False),), "PARTITION(ds = '1')"), "v")
+    assert stmt("DESCRIBE DATABASE EXTENDED d") == s.DescribeDatabase("d", True)
     assert error("CREATE TABLE c (a STRING) ROW FORMAT SERDE 'org.apache.hadoop.hive.serde2.OpenCSVSerde'").startswith(
         "ROW FORMAT SERDE 'org.apache.hadoop.hive.serde2.OpenCSVSerde' is not supported by hivepark: it reads")
     assert error("CREATE TEMPORARY TABLE tmp (a INT)").startswith("CREATE TEMPORARY TABLE is not supported")

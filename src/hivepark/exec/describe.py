@@ -11,7 +11,7 @@ from pyspark.sql import DataFrame
 from hivepark import layout
 from hivepark.catalog.models import VIEW, VIEW_EXPANDED_TEXT, VIEW_ORIGINAL_TEXT, Partition, Table
 from hivepark.catalog.skew import RESERVED, SKEW_AUTO_TOPK, partition_layout, table_skew
-from hivepark.errors import MASK, NoSuchPartition, UserInputError
+from hivepark.errors import MASK, NoSuchPartition, SemanticError, UserInputError
 from hivepark.exec.context import Context
 from hivepark.exec.session import set_spark_setting
 from hivepark.sql import statements as s
@@ -147,6 +147,12 @@ def describe(ctx: Context, stmt: s.Describe) -> DataFrame:
             raise NoSuchPartition(f"Partition not found {layout.make_part_name(table.partition_key_names(), values)} "
                                   f"in {table.qualified_name}: SHOW PARTITIONS {table.name} lists them")
     rows = _col_rows(table.columns) + _col_rows(table.partition_keys)
+    if stmt.column is not None:  # Hive's DESCRIBE t col: its name, type and comment
+        rows = [r for r in rows if r[0] == stmt.column]
+        if not rows:
+            raise SemanticError(f"Invalid column reference {stmt.column}: {table.qualified_name} has no such column. "
+                                f"DESCRIBE {table.name} lists its columns.", code=10002)
+        return ctx.rows(["col_name", "data_type", "comment"], rows[:1])
     if table.is_partitioned:
         rows += [("", "", ""), ("# Partition Information", "", ""),
                  ("# col_name", "data_type", "comment")] + _col_rows(table.partition_keys)

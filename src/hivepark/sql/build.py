@@ -487,7 +487,8 @@ def _describe(node: exp.Describe) -> s.Describe | s.DescribeFunction | s.Describ
         return s.DescribeDatabase(node.this.name.lower(), style == "EXTENDED")
     if (node.args.get("kind") or "").upper() == "FUNCTION":
         return s.DescribeFunction(node.this.name, style == "EXTENDED")
-    return s.Describe(table_ref(node.this), style, partition_spec(node.args.get("partition")))
+    return s.Describe(table_ref(node.this), style, partition_spec(node.args.get("partition")),
+                      node.meta.get("column"))
 
 
 def _analyze(node: exp.Analyze) -> s.AnalyzeSkew:

@@ -206,6 +206,17 @@ class HiveQL(Hive):
             keys = self._parse_wrapped_csv(self._parse_string)
             return self.expression(UnsetTblProperties(expressions=keys, exists=exists))
 
+        def _parse_describe(self) -> exp.Describe:
+            """Hive's DESCRIBE [EXTENDED|FORMATTED] t [PARTITION (...)] [col]: the column goes in
+            ``meta``."""
+            node = super()._parse_describe()
+            if self._curr is not None and self._curr.token_type != TokenType.SEMICOLON \
+                    and (node.args.get("kind") or "TABLE").upper() == "TABLE":
+                column = self._parse_id_var(any_token=True)
+                if column is not None:
+                    node.meta["column"] = column.name.lower()
+            return node
+
         def _parse_hp_alter_statement(self) -> exp.Expression | None:
             """ALTER (DATABASE|SCHEMA) db SET DBPROPERTIES (...), else sqlglot's ALTER."""
             index = self._index

@@ -469,6 +469,7 @@ class Describe:
     table: TableRef
     style: str | None = None  # FORMATTED, EXTENDED or None
     partition: PartitionSpec = PartitionSpec()
+    column: str | None = None  # DESCRIBE t col: that column alone
 
 
 @dataclass(frozen=True)
