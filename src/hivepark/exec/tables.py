@@ -497,6 +497,18 @@ def alter_table(ctx: Context, stmt: s.AlterTable) -> DataFrame:
     return ctx.empty()
 
 
+def _given_partition_location(ctx: Context, table: Table, given: str) -> str:
+    """A partition's LOCATION (ADD PARTITION, SET LOCATION) resolved as Hive does and checked:
+    not its own table's directory or one containing it, nor overlapping another table."""
+    location = _partition_location(table, given)
+    if layout.is_within(location, table.location):
+        raise SemanticError(f"Partition LOCATION '{given}' is or contains the directory of its own table "
+                            f"({table.location}): DROP PARTITION would delete the whole table. Give the "
+                            "partition a directory of its own.")
+    check_location(ctx, location, f"Partition LOCATION '{given}'", own=table)
+    return location
+
+
 def _partition_location(table: Table, given: str) -> str:
     """ADD PARTITION ... LOCATION: absolute paths and URIs as given; a relative path is
     resolved against the table's directory, as Hive does (``new Path(tbl.getPath(), loc)``)."""
@@ -529,12 +541,7 @@ def set_location(ctx: Context, table: Table, spec: s.PartitionSpec | None, given
         raise NoSuchPartition(f"Partition not found {_spec_text(table.partition_key_names(), values)}: "
                               f"{table.qualified_name} has no such partition. SHOW PARTITIONS {table.name} "
                               "lists them.", code=10006)
-    location = _partition_location(table, given)
-    if layout.is_within(location, table.location):
-        raise SemanticError(f"Partition LOCATION '{given}' is or contains the directory of its own table "
-                            f"({table.location}): DROP PARTITION would delete the whole table. Give the "
-                            "partition a directory of its own.")
-    check_location(ctx, location, f"Partition LOCATION '{given}'", own=table)
+    location = _given_partition_location(ctx, table, given)
     return ctx.catalog.commit(table, table.version, put=[part.evolve(location=location, files=None)])
 
 
@@ -546,14 +553,8 @@ def add_partitions(ctx: Context, table: Table, action: s.AddPartitions) -> None:
     for spec, loc in action.partitions:
         check_not_default_partition(table, spec)
         values = full_spec(table, spec)
-        location = (_partition_location(table, loc) if loc is not None
+        location = (_given_partition_location(ctx, table, loc) if loc is not None
                     else layout.partition_path(table.location, table.partition_key_names(), values))
-        if loc is not None:
-            if layout.is_within(location, table.location):
-                raise SemanticError(f"Partition LOCATION '{loc}' is or contains the directory of its own table "
-                                    f"({table.location}): DROP PARTITION would delete the whole table. Give the "
-                                    "partition a directory of its own.")
-            check_location(ctx, location, f"Partition LOCATION '{loc}'", own=table)
         parts.append(Partition(values, location, {"transient_lastDdlTime": str(int(time.time()))},
                                None, int(time.time())))
     added = ctx.catalog.add_partitions(table, parts, if_not_exists=action.if_not_exists)
@@ -722,7 +723,7 @@ def change_columns(ctx: Context, table: Table, action: s.AddColumns | s.ChangeCo
     check_column_change(table, action)
     old = list(table.columns)
     if isinstance(action, s.AddColumns):
-        new = list(action.columns) if action.replace else [*old, *action.columns]
+        new, moved = (list(action.columns) if action.replace else [*old, *action.columns]), False
     else:
         at = next((i for i, c in enumerate(old) if c.name == action.column), None)
         if at is None:
@@ -732,13 +733,14 @@ def change_columns(ctx: Context, table: Table, action: s.AddColumns | s.ChangeCo
         changed = Column(action.new_name or col.name, action.new_type or col.type,
                          action.comment if action.comment is not None else col.comment)
         new = [*old[:at], changed, *old[at + 1:]]
-        if action.first or action.after is not None:
+        if action.first or action.after is not None:  # Hive's FIRST / AFTER c2
             new.remove(changed)
             to = 0 if action.first else next((i + 1 for i, c in enumerate(new) if c.name == action.after), None)
             if to is None:
                 raise SemanticError(f"Invalid column reference {action.after}: {name} has no such column to put "
                                     f"{changed.name} after. DESCRIBE {name} lists its columns.", code=10002)
             new.insert(to, changed)
+        moved = new.index(changed) != at
     names = [c.name for c in new] + [k.name for k in table.partition_keys]
     dup = next((n for i, n in enumerate(names) if n in names[:i]), None)
     if dup is not None:
@@ -749,8 +751,6 @@ def change_columns(ctx: Context, table: Table, action: s.AddColumns | s.ChangeCo
     if skew is not None and any(c not in kept for c in skew.columns):
         raise SemanticError(f"A skewed column of {name} cannot be dropped: ALTER TABLE {table.name} NOT SKEWED "
                             "first.", code=10207)
-    moved = isinstance(action, s.ChangeColumn) and (action.first or action.after is not None) and \
-        [c.name for c in new] != [action.new_name or action.column if c.name == action.column else c.name for c in old]
     if table.format == "textfile" and moved and _has_files(ctx, table):
         raise UnsupportedError(f"{name} is stored as TEXTFILE, whose files give the columns by position: after "
                                "moving a column its existing files would read into the wrong columns. Make a new "
@@ -770,9 +770,11 @@ def change_columns(ctx: Context, table: Table, action: s.AddColumns | s.ChangeCo
 
 
 def _has_files(ctx: Context, table: Table) -> bool:
+    """Whether the table may hold files: an unpartitioned one's own, or any partition (counted
+    in the metastore, not listed: a partition emptied by TRUNCATE counts, on the safe side)."""
     if not table.is_partitioned:
         return bool(table_files(table))
-    return any(p.files is None or p.files for p in ctx.catalog.list_partitions(table))
+    return ctx.catalog.count_partitions(table) > 0
 
 
 def alter_not(ctx: Context, table: Table, action: s.NotSkewed | s.NotStoredAsDirectories) -> Table:
@@ -803,6 +805,9 @@ def _check_property(table: Table, key: str, value: str | None) -> None:
     break the table); checks the value of one that does."""
     verb = "set" if value is not None else "unset"
     lower = key.lower()
+    if table.is_view and lower == "external":
+        raise SemanticError(f"Table property 'EXTERNAL' makes a table's data outlive it: {table.qualified_name} "
+                            "is a view, with no data. Set another property.")
     if lower == STORAGE_HANDLER_KEY:
         raise UnsupportedError(f"Table property '{key}' cannot be {verb} with ALTER TABLE: a table's storage "
                                "handler is chosen by CREATE TABLE ... STORED BY. Create a new table instead.")

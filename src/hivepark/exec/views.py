@@ -96,9 +96,5 @@ def alter_view(ctx: Context, stmt: s.AlterTable) -> DataFrame:
             view = ctx.catalog.rename_table(view.db, view.name, db, name, None)
             continue
         assert isinstance(action, (s.SetTableProperties, s.UnsetTableProperties))
-        keys = [k for k, _ in action.properties] if isinstance(action, s.SetTableProperties) else action.keys
-        if any(k.upper() == "EXTERNAL" for k in keys):
-            raise SemanticError(f"Table property 'EXTERNAL' makes a table's data outlive it: {view.qualified_name} "
-                                "is a view, with no data. Set another property.")
-        view = alter_properties(ctx, view, action)
+        view = alter_properties(ctx, view, action)  # EXTERNAL and hivepark's keys refused there
     return ctx.empty()

@@ -135,10 +135,8 @@ def _view_columns(body: exp.Expression) -> list[tuple[exp.Select, dict[str, exp.
             return [(inner, {n: exp.column(o, quoted=True) for o, n in wanted.items()})] if alone else []
         return [(inner, {wanted[o]: c for o, c in zip(_output_names(inner), outputs)
                          if c is not None and o in wanted})]
-    if not isinstance(inner, exp.Union) or any(inner.args.get(k) for k in ("limit", "offset", "order")):
-        return []
-    branches = _branches(inner)
-    if not all(isinstance(b, exp.Select) for b in branches):
+    branches = _branches(inner) if isinstance(inner, exp.Union) else []
+    if not branches or not all(isinstance(b, exp.Select) for b in branches):  # a LIMIT on the union: one
         return []
     names = _output_names(branches[0])  # a union's columns are named by its first branch
     targets = []
@@ -150,6 +148,7 @@ def _view_columns(body: exp.Expression) -> list[tuple[exp.Select, dict[str, exp.
 
 
 def _branches(node: exp.Expression) -> list[exp.Expression]:
+    """A UNION's SELECTs; a union with its own LIMIT, OFFSET or ORDER BY is one branch."""
     if isinstance(node, exp.Union) and not any(node.args.get(k) for k in ("limit", "offset", "order")):
         return [*_branches(node.this), *_branches(node.expression)]
     return [node]
