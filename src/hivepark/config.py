@@ -16,6 +16,8 @@ DEFAULTS: dict[str, str] = {
     "hive.default.fileformat": "TextFile",
     "hive.mapred.mode": "nonstrict",
     "hive.exec.drop.ignorenonexistent": "true",  # DROP TABLE of a missing table succeeds
+    # ALTER TABLE ... CHANGE / REPLACE COLUMNS: a column's type only widens (Hive's metastore)
+    "hive.metastore.disallow.incompatible.col.type.changes": "true",
     "hive.decode.partition.name": "false",  # true: SHOW PARTITIONS prints names unescaped
     "hivepark.explain.max.directories": "5",
     # files an INSERT OVERWRITE replaced stay this long for readers that planned before it
@@ -47,6 +49,7 @@ TYPED: dict[str, str] = {
     "hivepark.files.retention.seconds": "FLOAT",
     "hive.exec.dynamic.partition": "BOOLEAN",
     "hive.exec.drop.ignorenonexistent": "BOOLEAN",
+    "hive.metastore.disallow.incompatible.col.type.changes": "BOOLEAN",
     "hive.decode.partition.name": "BOOLEAN",
     "hive.auto.convert.join": "BOOLEAN",
     "hivepark.spark.views": "BOOLEAN",

@@ -374,6 +374,31 @@ def _is_canonical(t: HiveType, text: str | None) -> bool:
         return False
 
 
+# Hive's metastore order of numeric types: a column changes only to a later one (ColumnType)
+_NUMERIC_ORDER = {"tinyint": 1, "smallint": 2, "int": 3, "bigint": 4, "decimal": 5, "float": 6, "double": 7}
+_STRING_BASES = frozenset({"string", "varchar", "char"})
+_DATETIME_BASES = frozenset({"date", "timestamp"})
+
+
+def hive_allows_type_change(old: str | HiveType, new: str | HiveType) -> bool:
+    """Whether Hive's metastore lets a column of type ``old`` become ``new`` while
+    ``hive.metastore.disallow.incompatible.col.type.changes`` is true (its default): the same
+    type name (parameters and element types do not count), one string type to another, a
+    number to a later one of tinyint, smallint, int, bigint, decimal, float, double, and a
+    number, date or timestamp to a string type.
+
+    >>> [hive_allows_type_change(a, b) for a, b in [("int", "bigint"), ("bigint", "int"),
+    ...     ("int", "string"), ("string", "int"), ("decimal(5,2)", "decimal(3,1)"), ("date", "timestamp")]]
+    [True, False, True, False, True, False]
+    """
+    a, b = HiveType.parse(old).base, HiveType.parse(new).base
+    if a == b or (a in _STRING_BASES and b in _STRING_BASES) or a == "void":
+        return True
+    if a in _NUMERIC_ORDER and b in _NUMERIC_ORDER:
+        return _NUMERIC_ORDER[a] < _NUMERIC_ORDER[b]
+    return b in _STRING_BASES and (a in _NUMERIC_ORDER or a in _DATETIME_BASES)
+
+
 def type_family(hive_type: str | HiveType) -> str:
     """The comparison family of a type: numeric, string, date, timestamp, boolean, other.
 

@@ -66,7 +66,7 @@ from hivepark.storage.commit import (
     schedule_deletion,
     table_files,
 )
-from hivepark.storage.formats import normalize_format
+from hivepark.storage.formats import normalize_format, reads_as
 from hivepark.storage.handlers import (
     PARTITION_SPEC_KEY,
     STORAGE_HANDLER_KEY,
@@ -75,7 +75,7 @@ from hivepark.storage.handlers import (
     handler_for,
     handler_name,
 )
-from hivepark.types import HiveType, PartitionValueError
+from hivepark.types import HiveType, PartitionValueError, hive_allows_type_change
 
 # ---------------------------------------------------------------- databases
 
@@ -713,9 +713,12 @@ def change_columns(ctx: Context, table: Table, action: s.AddColumns | s.ChangeCo
     """ALTER TABLE ADD COLUMNS, REPLACE COLUMNS and CHANGE COLUMN: the table's columns in the
     metastore; no file is rewritten. Files are read by column name (Parquet, ORC) or by
     position (TEXTFILE), so a column added reads NULL from the files written before it, and a
-    column REPLACE COLUMNS leaves out is no longer read. What would make a Parquet or ORC
-    table's existing files read wrong is refused, where Hive reads NULL or fails later:
-    renaming a column or changing its type while files hold it under the old name and type."""
+    column REPLACE COLUMNS leaves out is no longer read. A type changes only as Hive's
+    metastore allows (``hive.metastore.disallow.incompatible.col.type.changes``: to a wider
+    number or a string type). What would make a Parquet or ORC table's existing files read
+    wrong is refused, where Hive reads NULL or fails later: renaming a column, or changing its
+    type to one Spark's reader does not convert it to (storage.formats.reads_as), while files
+    hold it."""
     name = table.qualified_name
     if is_handler_table(table):
         raise UnsupportedError(f"The columns of {name} are its storage handler's source's: change them there "
@@ -755,18 +758,50 @@ def change_columns(ctx: Context, table: Table, action: s.AddColumns | s.ChangeCo
         raise UnsupportedError(f"{name} is stored as TEXTFILE, whose files give the columns by position: after "
                                "moving a column its existing files would read into the wrong columns. Make a new "
                                "table with the columns in the new order (CREATE TABLE ... AS SELECT ...).")
+    retyped = _retyped(table, old, new, action)
+    if ctx.conf.get_bool("hive.metastore.disallow.incompatible.col.type.changes"):
+        bad = [n for n, (a, b) in retyped.items() if not hive_allows_type_change(a, b)]
+        if bad:
+            a, b = retyped[bad[0]]
+            raise SemanticError(
+                "Unable to alter table. The following columns have types incompatible with the existing columns in "
+                f"their respective positions : {','.join(bad)} ({bad[0]} of {name} is {a}, and {b} does not hold "
+                "every such value: Hive changes a column only to a wider number or to a string type). Make a new "
+                f"table with CAST({bad[0]} AS {b}), or SET hive.metastore.disallow.incompatible.col.type.changes"
+                "=false to change it anyway.")
     if table.format in ("parquet", "orc"):
-        before = {c.name: c.type for c in old}
         renamed = isinstance(action, s.ChangeColumn) and action.new_name not in (None, action.column)
-        retyped = [c.name for c in new if c.name in before and before[c.name] != c.type]
-        if (renamed or retyped) and _has_files(ctx, table):
-            change = (f"renaming column {action.column}" if isinstance(action, s.ChangeColumn) and renamed
-                      else f"changing the type of column {retyped[0]}")
+        unread = [n for n, (a, b) in retyped.items() if not reads_as(table.format, a, b)]
+        if (renamed or unread) and _has_files(ctx, table):
+            if isinstance(action, s.ChangeColumn) and renamed:
+                change = f"renaming column {action.column}"
+            else:
+                a, b = retyped[unread[0]]
+                change = f"changing column {unread[0]} from {a} to {b}, which Spark's reader does not convert,"
             raise UnsupportedError(
                 f"{name} is stored as {table.format.upper()}, whose files name and type each column: after "
-                f"{change} its existing files would read NULL or fail. Make a new table with the new columns "
-                "(CREATE TABLE ... AS SELECT ..., CAST(c AS type) AS new_name), or ADD COLUMNS for a new one.")
+                f"{change} its existing files would read NULL, wrong values or fail. Make a new table with the new "
+                "columns (CREATE TABLE ... AS SELECT ..., CAST(c AS type) AS new_name), or ADD COLUMNS for a new one.")
     return ctx.catalog.alter_table(table.evolve(columns=tuple(new)), table.version)
+
+
+def _retyped(table: Table, old: list[Column], new: list[Column],
+             action: s.AddColumns | s.ChangeColumn) -> dict[str, tuple[str, str]]:
+    """The columns whose type changes, new name -> (old type, new type), each compared with
+    the column its files hold for it: CHANGE's column with itself; for REPLACE COLUMNS, the
+    column of the same name (Parquet, ORC: read by name) or place (TEXTFILE: by position).
+    Hive compares by place whatever the format, so moving a column past one of another type
+    fails there; here a column is compared with itself."""
+    if isinstance(action, s.ChangeColumn):
+        was = next(c for c in old if c.name == action.column)
+        now = next(c for c in new if c.name == (action.new_name or action.column))
+        pairs = [(was, now)]
+    elif table.format == "textfile":
+        pairs = list(zip(old, new))
+    else:
+        before = {c.name: c for c in old}
+        pairs = [(before[c.name], c) for c in new if c.name in before]
+    return {b.name: (a.type, b.type) for a, b in pairs if HiveType.parse(a.type) != HiveType.parse(b.type)}
 
 
 def _has_files(ctx: Context, table: Table) -> bool:

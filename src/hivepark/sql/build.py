@@ -12,6 +12,7 @@ from hivepark.catalog.models import Column
 from hivepark.errors import InvalidPartitionSpec, SemanticError, UnsupportedError
 from hivepark.sql import dialect as d
 from hivepark.sql import statements as s
+from hivepark.types import HiveType
 
 
 def build(tree: exp.Expression) -> s.Statement:
@@ -37,7 +38,7 @@ def table_ref(node: exp.Table) -> s.TableRef:
 def hive_type(dt: exp.DataType) -> str:
     """A column type as Hive writes it, lower-case (``decimal(10,2)``, ``array<int>``)."""
     text = dt.sql(dialect="hive").lower()
-    return {"integer": "int", "text": "string"}.get(text, text)
+    return HiveType.parse({"integer": "int", "text": "string"}.get(text, text)).text
 
 
 _TRANSFORMS = {"year": "year", "years": "year", "month": "month", "months": "month", "day": "day", "days": "day",

@@ -33,7 +33,7 @@ from hivepark.catalog.models import Column, Table
 from hivepark.errors import UnsupportedError
 from hivepark.expr import render_literal
 from hivepark.storage import fs
-from hivepark.types import HiveType
+from hivepark.types import INTEGRAL_BITS, HiveType, hive_allows_type_change
 
 FORMATS = {"parquet": "parquet", "orc": "orc", "textfile": "text"}
 DEFAULT_TEXT_DELIM = "\x01"
@@ -59,6 +59,41 @@ def spark_type(hive_type: str | HiveType) -> str:
     ('string', 'decimal(10,2)')
     """
     return HiveType.parse(hive_type).spark_ddl
+
+
+def reads_as(fmt: str, old: str | HiveType, new: str | HiveType) -> bool:
+    """Whether the table's reader takes a column its files hold as ``old`` for a column of
+    type ``new``, each value read as itself (NULL where it does not fit, as Hive reads it), so
+    the column may change type without its files being rewritten (tests/storage/
+    test_type_changes.py checks every pair against Spark). TEXTFILE parses its text as the
+    column's type: any change. ORC: the changes Hive's metastore allows
+    (:func:`hivepark.types.hive_allows_type_change`; ORC's schema evolution converts each)
+    but a decimal or float to a string type, whose text would differ from the text of the
+    same value written after the change.
+    Parquet: only Spark's type widening: a wider integer; tinyint, smallint or int to double;
+    an integer to a decimal with room for its digits; a decimal to one keeping its integer
+    digits and scale; float to double. Spark fails on others, or reads wrong values (a decimal
+    read as an integer gives its unscaled digits, an int read as a date a day count)."""
+    a, b = HiveType.parse(old), HiveType.parse(new)
+    if a.spark_ddl == b.spark_ddl or fmt == "textfile":
+        return True
+    if fmt == "orc":  # but a decimal or float as text: "1.5" for 1.50, float through double
+        return hive_allows_type_change(a, b) and not (b.family == "string" and a.base in ("decimal", "float"))
+    if fmt != "parquet":
+        return False
+    if a.is_integral:
+        if b.is_integral:
+            return INTEGRAL_BITS[b.base] >= INTEGRAL_BITS[a.base]
+        if b.base == "double":
+            return a.base != "bigint"
+        if b.base == "decimal":
+            p, s = b.precision_scale
+            return p - s >= (20 if a.base == "bigint" else 10)
+        return False
+    if a.base == "decimal" and b.base == "decimal":
+        (p1, s1), (p2, s2) = a.precision_scale, b.precision_scale
+        return s2 >= s1 and p2 - s2 >= p1 - s1
+    return a.base == "float" and b.base == "double"
 
 
 def spark_literal(value: Any, hive_type: str | HiveType) -> str:
@@ -233,8 +268,10 @@ def read_arrow(table: Table, paths: Sequence[str], schema: pa.Schema,
         return None if paths else schema.empty_table()
     filesystem, _ = fs.arrow_filesystem(paths[0])
     try:
+        # the table's types, not the first file's: a file written before ALTER TABLE ... CHANGE
+        # widened a column (int to bigint, float to double) is read as the table's type
         dataset = pads.dataset([fs.arrow_filesystem(p)[1] for p in paths], format=table.format,
-                               filesystem=filesystem)
+                               filesystem=filesystem, schema=schema)
         for fragment in dataset.get_fragments():
             names = set(fragment.physical_schema.names)
             if not all(name in names for name in schema.names):
