@@ -313,3 +313,42 @@ def test_python_api_reads_a_view_and_drop_database_cascade_deletes_no_file(tmp_p
     finally:
         w.close()
     assert os.listdir(outside) == ["keep.txt"]
+
+
+def test_explain_dependency_names_the_views_tables_and_partitions_read(views, spark):
+    """Hive's EXPLAIN DEPENDENCY: one line of JSON, the views before the tables (each with the
+    views it is read through) and the partitions read after static pruning, which are those
+    holding the rows plain Spark finds for the same filter."""
+    import json
+
+    views.sql("CREATE VIEW dep_eu AS SELECT store FROM stores WHERE region = 'eu'")
+    views.sql("CREATE VIEW dep_day AS SELECT id, store, ds FROM sales WHERE ds >= '2024-01-02'")
+    views.sql("CREATE VIEW dep_both AS SELECT d.id, d.ds FROM dep_day d JOIN dep_eu e ON d.store = e.store "
+              "JOIN stores s ON s.store = d.store")
+    try:
+        out = _col(views.sql("EXPLAIN DEPENDENCY SELECT * FROM dep_both WHERE ds = '2024-01-03'"))
+        assert len(out) == 1
+        assert json.loads(out[0]) == {
+            "input_tables": [
+                {"tablename": "default@dep_both", "tabletype": "VIRTUAL_VIEW"},
+                {"tablename": "default@dep_day", "tabletype": "VIRTUAL_VIEW", "tableParents": "[default@dep_both]"},
+                {"tablename": "default@dep_eu", "tabletype": "VIRTUAL_VIEW", "tableParents": "[default@dep_both]"},
+                {"tablename": "default@sales", "tabletype": "MANAGED_TABLE", "tableParents": "[default@dep_day]"},
+                {"tablename": "default@stores", "tabletype": "MANAGED_TABLE",
+                 "tableParents": "[default@dep_both, default@dep_eu]"}],
+            "input_partitions": [{"partitionName": "default@sales@ds=2024-01-03"}]}
+        # a filter on the partition column: exactly the partitions holding its rows; one that
+        # static pruning cannot use: every partition (the rows may be in any)
+        for where, pruned in (("ds >= '2024-01-02'", True), ("ds = '2024-01-09'", True),
+                              ("ds = '2024-01-01' OR id = 4", False)):
+            line = _col(views.sql(f"EXPLAIN DEPENDENCY SELECT count(*) FROM sales WHERE {where}"))[0]
+            listed = [p["partitionName"] for p in json.loads(line)["input_partitions"]]
+            plain = spark.sql("SELECT DISTINCT ds FROM plain_sales" + (f" WHERE {where}" if pruned else ""))
+            assert listed == sorted(f"default@sales@ds={r[0]}" for r in plain.collect())
+        # Hive's exact text for a plain table
+        assert _col(views.sql("EXPLAIN DEPENDENCY SELECT id FROM sales WHERE ds = '2024-01-01'")) == [
+            '{"input_tables":[{"tablename":"default@sales","tabletype":"MANAGED_TABLE"}],'
+            '"input_partitions":[{"partitionName":"default@sales@ds=2024-01-01"}]}']
+    finally:
+        for v in ("dep_both", "dep_day", "dep_eu"):
+            views.sql(f"DROP VIEW IF EXISTS {v}")

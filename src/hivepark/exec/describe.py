@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import datetime
 import fnmatch
+import json
 import re
+from typing import Any
 
 from pyspark.sql import DataFrame
 
@@ -14,7 +16,9 @@ from hivepark.catalog.skew import RESERVED, SKEW_AUTO_TOPK, partition_layout, ta
 from hivepark.errors import MASK, NoSuchPartition, SemanticError, UserInputError
 from hivepark.exec.context import Context
 from hivepark.exec.session import set_spark_setting
+from hivepark.plan.nodes import QueryPlan
 from hivepark.sql import statements as s
+from hivepark.sql import views as sql_views
 from hivepark.sql.validate import full_spec, spec_filter
 from hivepark.storage import fs
 from hivepark.storage.commit import FILES_PARAM
@@ -388,3 +392,36 @@ def show_create_table(ctx: Context, stmt: s.ShowCreateTable) -> DataFrame:
         lines += ["LOCATION", f"  {_quote(table.location)}"]
     lines += _tblproperties_lines(table)
     return ctx.rows(["createtab_stmt"], [(line,) for line in lines])
+
+
+def dependencies(ctx: Context, tree: Any, plan: QueryPlan) -> str:
+    """EXPLAIN DEPENDENCY, as Hive prints it: one line of JSON naming the views and tables a
+    query reads (``input_tables``: ``db@name``, its type, and ``tableParents``, the views it
+    is read through) and the partitions it reads after static pruning (``input_partitions``:
+    ``db@name@k=v/...``; a runtime-pruned scan's static choice, as Hive's)."""
+    scanned = {scan.table.qualified_name: scan.table for scan in plan.scans}
+    views_out: list[dict[str, str]] = []
+    tables_out: list[dict[str, str]] = []
+    for (db, name), parents in sql_views.dependencies(tree, ctx.find_view).items():
+        qualified = f"{(db or ctx.current_db).lower()}.{name.lower()}"
+        view = ctx.find_view(db, name)
+        table = view if view is not None else scanned.get(qualified)
+        if table is None:  # a Spark view of the user's, an Iceberg metadata table
+            continue
+        entry = {"tablename": table.qualified_name.replace(".", "@", 1),
+                 "tabletype": table.table_type}
+        if parents:
+            entry["tableParents"] = "[" + ", ".join(p.replace(".", "@", 1) for p in parents) + "]"
+        (views_out if view is not None else tables_out).append(entry)
+    names: set[str] = set()
+    for scan in plan.scans:
+        t = scan.table
+        if not t.is_partitioned or scan.pushdown is not None:
+            continue
+        parts = scan.partitions if not scan.deferred and scan.partitions is not None \
+            else ctx.catalog.list_partitions(t, scan.partition_filter)
+        keys = t.partition_key_names()
+        names |= {f"{t.db}@{t.name}@{layout.make_part_name(keys, p.values)}" for p in parts}
+    out = {"input_tables": views_out + sorted(tables_out, key=lambda e: e["tablename"]),
+           "input_partitions": [{"partitionName": n} for n in sorted(names)]}
+    return json.dumps(out, separators=(",", ":"))

@@ -132,6 +132,8 @@ def _explain(ctx: Context, stmt: s.Explain) -> str:
         spark_plan = df._jdf.queryExecution().executedPlan().toString()
         return render(describe_handler_scans(plan), spark_plan=spark_plan, max_dirs=max_dirs, extended=True)
     planned = plan_query(ctx, tree)
+    if style == "DEPENDENCY":
+        return describe.dependencies(ctx, tree, planned.plan)
     if style == "ANALYZE":
         plan, dfs = resolve(ctx, planned)
         return render(_source_rows(describe_handler_scans(plan), dfs), max_dirs=max_dirs, analyzed=True)

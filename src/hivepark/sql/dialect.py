@@ -32,7 +32,7 @@ class Show(exp.Expression):
 
 
 class Explain(exp.Expression):
-    """EXPLAIN [EXTENDED] <statement>."""
+    """EXPLAIN [EXTENDED|FORMATTED|ANALYZE|DEPENDENCY] <statement>."""
 
     arg_types = {"this": True, "extended": False}
 
@@ -296,7 +296,7 @@ class HiveQL(Hive):
         def _parse_hp_command(self) -> exp.Expression | None:
             word = self._prev.text.upper()
             if word == "EXPLAIN":
-                extended = bool(self._match_texts(("EXTENDED", "FORMATTED", "ANALYZE")))
+                extended = bool(self._match_texts(("EXTENDED", "FORMATTED", "ANALYZE", "DEPENDENCY")))
                 style = self._prev.text.upper() if extended else None
                 inner = self._parse_statement()
                 if inner is None:

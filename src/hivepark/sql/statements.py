@@ -491,7 +491,7 @@ class AnalyzeSkew:
 
 @dataclass(frozen=True)
 class Explain:
-    """EXPLAIN [EXTENDED|FORMATTED|ANALYZE] of a query (INSERT and CTAS explain theirs)."""
+    """EXPLAIN [EXTENDED|FORMATTED|ANALYZE|DEPENDENCY] of a query (INSERT and CTAS explain theirs)."""
 
     style: str | None
     query: Query

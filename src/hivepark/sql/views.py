@@ -57,6 +57,35 @@ def _expand_in(tree: exp.Expression, find: ViewFind, stack: tuple[str, ...]) -> 
             this=exp.to_identifier(node.name))))
 
 
+def dependencies(tree: exp.Expression, find: ViewFind) -> dict[tuple[str | None, str], list[str]]:
+    """What a query reads, directly or through views (EXPLAIN DEPENDENCY's input tables):
+    each view and table reference, (db, name) (db None where the query gives none), in the
+    order met, outer views before the views and tables they read, with the views that read it
+    (qualified names; empty for what the query names itself). CTEs are not references."""
+    found: dict[tuple[str | None, str], list[str]] = {}
+    level: list[tuple[exp.Expression, str | None]] = [(tree, None)]
+    for _ in range(MAX_DEPTH):
+        inner: list[tuple[exp.Expression, str | None]] = []
+        for node_tree, parent in level:
+            ctes = _cte_names(node_tree)
+            for node in node_tree.find_all(exp.Table):
+                if not isinstance(node.this, exp.Identifier) or node.args.get("catalog") is not None \
+                        or (node.args.get("db") is None and node.name.lower() in ctes):
+                    continue
+                view = find(node.args["db"].name if node.args.get("db") is not None else None, node.name)
+                key = (view.db, view.name) if view is not None else (
+                    node.args["db"].name.lower() if node.args.get("db") is not None else None, node.name.lower())
+                parents = found.setdefault(key, [])
+                if parent is not None and parent not in parents:
+                    parents.append(parent)
+                if view is not None and not any(p == view.qualified_name for _, p in inner):
+                    inner.append((_parsed(view.properties[VIEW_EXPANDED_TEXT]), view.qualified_name))
+        if not inner:
+            break
+        level = inner
+    return found
+
+
 def _view_of(node: exp.Table, find: ViewFind, ctes: frozenset[str]) -> Table | None:
     """The view ``node`` names, None for a table, a CTE, a Spark view or a table function."""
     if not isinstance(node.this, exp.Identifier) or node.args.get("catalog") is not None:
