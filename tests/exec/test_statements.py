@@ -769,3 +769,51 @@ def test_database_comment_properties_describe_and_alter(wh):
     for text in ("DESCRIBE DATABASE nope", "ALTER DATABASE nope SET DBPROPERTIES ('a'='b')"):
         with pytest.raises(NoSuchDatabase):
             wh.sql(text)
+
+
+def _files_on_disk(path: str) -> list[int]:
+    return [os.path.getsize(os.path.join(d, f)) for d, dirs, files in os.walk(path)
+            for f in files if not f.startswith((".", "_")) and not any(p.startswith(".") for p in d[len(path):].split("/"))]
+
+
+def test_show_table_extended_gives_hives_table_status_from_the_files_on_disk(wh):
+    wh.sql("CREATE TABLE src (key STRING, value INT) ROW FORMAT DELIMITED FIELDS TERMINATED BY ','")
+    wh.sql("INSERT INTO src VALUES ('a', 1), ('b', 2)")
+    wh.sql("INSERT INTO src VALUES ('c', 3)")
+    wh.sql("CREATE TABLE srcpart (key STRING, n BIGINT, d DECIMAL(5,2)) PARTITIONED BY (ds STRING, hr INT) "
+           "STORED AS PARQUET")
+    wh.sql("INSERT INTO srcpart PARTITION (ds='x', hr=1) VALUES ('a', 1, 1.5)")
+    wh.sql("INSERT INTO srcpart PARTITION (ds='x', hr=2) VALUES ('b', 2, 2.5), ('c', 3, NULL)")
+    wh.sql("CREATE TABLE other (k INT)")
+    lines = _col(wh.sql("SHOW TABLE EXTENDED LIKE 'src*'"))
+    assert lines.count("") == 2 and lines[-1] == ""
+    first, second = lines[:lines.index("")], lines[lines.index("") + 1:-1]
+    status = dict(line.split(":", 1) for line in first)
+    src = os.path.join(wh.location, "src")
+    sizes = _files_on_disk(src)
+    assert len(sizes) == 2  # two inserts, a file each
+    assert status == {
+        "tableName": "src", "owner": "", "location": status["location"],
+        "inputformat": "org.apache.hadoop.mapred.TextInputFormat",
+        "outputformat": "org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat",
+        "columns": "struct columns { string key, i32 value}", "partitioned": "false", "partitionColumns": "",
+        "totalNumberFiles": "2", "totalFileSize": str(sum(sizes)), "maxFileSize": str(max(sizes)),
+        "minFileSize": str(min(sizes)), "lastAccessTime": status["lastAccessTime"],
+        "lastUpdateTime": status["lastUpdateTime"]}
+    assert status["location"].endswith("/src") and int(status["lastUpdateTime"]) > 0
+    part = dict(line.split(":", 1) for line in second)
+    sizes = _files_on_disk(os.path.join(wh.location, "srcpart"))
+    assert (part["tableName"], part["columns"], part["partitioned"], part["partitionColumns"]) == (
+        "srcpart", "struct columns { string key, i64 n, decimal(5,2) d}", "true",
+        "struct partition_columns { string ds, i32 hr}")
+    assert (part["totalNumberFiles"], part["totalFileSize"]) == (str(len(sizes)), str(sum(sizes)))
+    assert part["inputformat"] == "org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat"
+
+    one = dict(line.split(":", 1) for line in _col(wh.sql(
+        "SHOW TABLE EXTENDED IN default LIKE srcpart PARTITION (ds='x', hr=2)")) if line)
+    sizes = _files_on_disk(os.path.join(wh.location, "srcpart", "ds=x", "hr=2"))
+    assert one["location"].endswith("/srcpart/ds=x/hr=2")
+    assert (one["totalNumberFiles"], one["totalFileSize"]) == (str(len(sizes)), str(sum(sizes)))
+    assert _col(wh.sql("SHOW TABLE EXTENDED LIKE 'nothing*'")) == []
+    with pytest.raises(NoSuchPartition, match="ds=y/hr=1"):
+        wh.sql("SHOW TABLE EXTENDED LIKE 'srcpart' PARTITION (ds='y', hr=1)")

@@ -6,14 +6,15 @@ import datetime
 import fnmatch
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from pyspark.sql import DataFrame
 
 from hivepark import layout
-from hivepark.catalog.models import VIEW, VIEW_EXPANDED_TEXT, VIEW_ORIGINAL_TEXT, Partition, Table
+from hivepark.catalog.models import VIEW, VIEW_EXPANDED_TEXT, VIEW_ORIGINAL_TEXT, Column, Partition, Table
 from hivepark.catalog.skew import RESERVED, SKEW_AUTO_TOPK, partition_layout, table_skew
-from hivepark.errors import MASK, NoSuchPartition, SemanticError, UserInputError
+from hivepark.errors import MASK, NoSuchPartition, NoSuchTable, SemanticError, UserInputError
 from hivepark.exec.context import Context
 from hivepark.exec.session import set_spark_setting
 from hivepark.plan.nodes import QueryPlan
@@ -44,6 +45,52 @@ def show_tables(ctx: Context, stmt: s.ShowTables) -> DataFrame:
     """SHOW TABLES (the views too, as Hive) and SHOW VIEWS (the views alone)."""
     names = _like(ctx.catalog.list_tables(stmt.db or ctx.current_db, VIEW if stmt.views else None), stmt.like)
     return ctx.rows(["tab_name"], [(n,) for n in names])
+
+
+# Hive's names of column types in SHOW TABLE EXTENDED's struct (its Thrift names)
+_THRIFT_TYPES = {"tinyint": "byte", "smallint": "i16", "int": "i32", "bigint": "i64", "boolean": "bool"}
+
+
+def _struct(name: str, cols: Sequence[Column]) -> str:
+    if not cols:
+        return ""
+    fields = ", ".join(f"{re.sub(r'[a-z]+', lambda m: _THRIFT_TYPES.get(m[0], m[0]), c.type)} {c.name}"
+                       for c in cols)
+    return f"struct {name} {{ {fields}}}"
+
+
+def show_table_extended(ctx: Context, stmt: s.ShowTableExtended) -> DataFrame:
+    """Hive's SHOW TABLE EXTENDED [IN db] LIKE 'p' [PARTITION (...)]: for each table (and
+    view) the pattern matches, lines of ``key:value`` (``tab_name``): where it lives, its
+    formats, columns, partition columns, and its files' count, total, largest and smallest
+    size and latest access and update times (milliseconds), listed from its directories (a
+    partition's alone with PARTITION), then an empty line."""
+    db = stmt.db or ctx.current_db
+    names = _like(ctx.catalog.list_tables(db), stmt.like)
+    if stmt.partition and not names:
+        raise NoSuchTable(f"Table not found {db}.{stmt.like}: SHOW TABLES IN {db} lists its tables")
+    lines: list[str] = []
+    for name in names:
+        table = ctx.catalog.get_table(db, name)
+        locations = [table.location] if not table.is_view and table.location else []
+        if stmt.partition:
+            locations = [_partition(ctx, table, stmt.partition).location]
+        elif table.is_partitioned:  # a partition's own LOCATION may be outside the table's directory
+            locations += [p.location for p in ctx.catalog.list_partitions(table)
+                          if not layout.is_within(table.location, p.location)]
+        files = [f for loc in locations for f in fs.list_files(loc, recursive=True) if not f.is_dir]
+        sizes = [f.size for f in files]
+        updated = max((f.mtime_ns or 0 for f in files), default=0) // 1_000_000
+        serde = _SERDE.get(table.format, ("", "", "")) if not table.is_view and handler_for(table) is None \
+            else ("", "", "")
+        lines += [f"tableName:{table.name}", "owner:", f"location:{locations[0] if locations else ''}",
+                  f"inputformat:{serde[1]}", f"outputformat:{serde[2]}", f"columns:{_struct('columns', table.columns)}",
+                  f"partitioned:{str(table.is_partitioned).lower()}",
+                  f"partitionColumns:{_struct('partition_columns', table.partition_keys)}",
+                  f"totalNumberFiles:{len(files)}", f"totalFileSize:{sum(sizes)}",
+                  f"maxFileSize:{max(sizes, default=0)}", f"minFileSize:{min(sizes, default=0)}",
+                  f"lastAccessTime:{updated}", f"lastUpdateTime:{updated}", ""]
+    return ctx.rows(["tab_name"], [(line,) for line in lines], masked=False)
 
 
 def show_columns(ctx: Context, stmt: s.ShowColumns) -> DataFrame:
@@ -139,17 +186,21 @@ def _col_rows(cols) -> list[tuple]:
     return [(c.name, c.type, c.comment or "") for c in cols]
 
 
+def _partition(ctx: Context, table: Table, spec: s.PartitionSpec) -> Partition:
+    """The partition a full PARTITION (...) clause names; NoSuchPartition when it has none."""
+    values = full_spec(table, spec)
+    part = ctx.catalog.get_partition(table, values)
+    if part is None:
+        raise NoSuchPartition(f"Partition not found {layout.make_part_name(table.partition_key_names(), values)} "
+                              f"in {table.qualified_name}: SHOW PARTITIONS {table.name} lists them")
+    return part
+
+
 def describe(ctx: Context, stmt: s.Describe) -> DataFrame:
     table = ctx.table(stmt.table, view_ok=not stmt.partition)
     style = stmt.style or ""
     spec = stmt.partition
-    part = None
-    if spec:
-        values = full_spec(table, spec)
-        part = ctx.catalog.get_partition(table, values)
-        if part is None:
-            raise NoSuchPartition(f"Partition not found {layout.make_part_name(table.partition_key_names(), values)} "
-                                  f"in {table.qualified_name}: SHOW PARTITIONS {table.name} lists them")
+    part = _partition(ctx, table, spec) if spec else None
     rows = _col_rows(table.columns) + _col_rows(table.partition_keys)
     if stmt.column is not None:  # Hive's DESCRIBE t col: its name, type and comment
         rows = [r for r in rows if r[0] == stmt.column]

@@ -32,8 +32,8 @@ def execute(ctx: Context, stmt: ParsedStatement | s.Statement) -> DataFrame:
 
 
 # Statements that change no table: no need to bring spark.sql's views up to date after them.
-_READ_ONLY = (s.Query, s.Explain, s.ShowDatabases, s.ShowTables, s.ShowPartitions, s.ShowCreateTable,
-              s.ShowTblProperties, s.ShowColumns, s.ShowFunctions, s.Describe, s.DescribeFunction,
+_READ_ONLY = (s.Query, s.Explain, s.ShowDatabases, s.ShowTables, s.ShowTableExtended, s.ShowPartitions,
+              s.ShowCreateTable, s.ShowTblProperties, s.ShowColumns, s.ShowFunctions, s.Describe, s.DescribeFunction,
               s.InsertDirectory, s.DescribeDatabase)
 
 
@@ -93,6 +93,7 @@ _HANDLERS: dict[type, Callable[[Context, Any], DataFrame]] = {
     s.LoadData: write.load_data,
     s.ShowDatabases: describe.show_databases,
     s.ShowTables: describe.show_tables,
+    s.ShowTableExtended: describe.show_table_extended,
     s.ShowPartitions: describe.show_partitions,
     s.ShowCreateTable: describe.show_create_table,
     s.ShowTblProperties: describe.show_tblproperties,

@@ -471,6 +471,10 @@ def _show(node: d.Show) -> s.Statement:
     if kind in ("TABLES", "VIEWS"):
         db = node.args.get("db")
         return s.ShowTables(db.name.lower() if db is not None else None, pattern, views=kind == "VIEWS")
+    if kind == "TABLE EXTENDED":
+        db = node.args.get("db")
+        return s.ShowTableExtended(db.name.lower() if db is not None else None, pattern or "",
+                                   partition_spec(node.args.get("partition")))
     if kind == "CREATE TABLE":
         return s.ShowCreateTable(table_ref(node.this))
     if kind == "TBLPROPERTIES":

@@ -323,6 +323,13 @@ class HiveQL(Hive):
                 partition = self._parse_partition() if self._match(
                     TokenType.PARTITION, advance=False) else None
                 return self.expression(Show(kind="PARTITIONS", this=table, partition=partition))
+            if self._match_text_seq("TABLE", "EXTENDED"):  # Hive's table status
+                db = self._parse_id_var() if self._match_texts(("IN", "FROM")) else None
+                if not self._match(TokenType.LIKE):
+                    self.raise_error("Expected SHOW TABLE EXTENDED [IN db] LIKE 'pattern' [PARTITION (...)]")
+                like = self._parse_string() or self._parse_id_var()
+                partition = self._parse_partition() if self._match(TokenType.PARTITION, advance=False) else None
+                return self.expression(Show(kind="TABLE EXTENDED", db=db, like=like, partition=partition))
             if self._match_text_seq("CREATE", "TABLE"):
                 return self.expression(Show(kind="CREATE TABLE", this=self._parse_table_parts()))
             if self._match_texts(("FUNCTIONS",)):
@@ -345,7 +352,8 @@ class HiveQL(Hive):
                     key = self._parse_string()
                     self._match_r_paren()
                 return self.expression(Show(kind="TBLPROPERTIES", this=table, like=key))
-            self.raise_error("Expected SHOW DATABASES, SHOW TABLES, SHOW VIEWS, SHOW PARTITIONS, SHOW CREATE TABLE, "
+            self.raise_error("Expected SHOW DATABASES, SHOW TABLES, SHOW TABLE EXTENDED, SHOW VIEWS, SHOW PARTITIONS, "
+                             "SHOW CREATE TABLE, "
                              "SHOW COLUMNS, SHOW FUNCTIONS or SHOW TBLPROPERTIES")
             return None
 

@@ -421,6 +421,15 @@ class ShowTables:
 
 
 @dataclass(frozen=True)
+class ShowTableExtended:
+    """SHOW TABLE EXTENDED [IN|FROM db] LIKE 'p' [PARTITION (...)]: Hive's table status."""
+
+    db: str | None
+    like: str
+    partition: PartitionSpec = PartitionSpec()
+
+
+@dataclass(frozen=True)
 class ShowColumns:
     """SHOW COLUMNS (IN|FROM) t [(IN|FROM) db] [LIKE 'p']."""
 
@@ -533,6 +542,7 @@ class Failed:
 
 Statement = (CreateDatabase | AlterDatabase | DescribeDatabase | DropDatabase | Use | CreateTable | CreateView
              | DropTable | TruncateTable | AlterTable
-             | Insert | InsertDirectory | MultiInsert | LoadData | MsckRepair | ShowDatabases | ShowTables | ShowColumns
+             | Insert | InsertDirectory | MultiInsert | LoadData | MsckRepair | ShowDatabases | ShowTables
+             | ShowTableExtended | ShowColumns
              | ShowPartitions | ShowCreateTable | ShowTblProperties | ShowFunctions | Describe | DescribeFunction
              | Set | AnalyzeSkew | Explain | Query | Failed)
