@@ -290,7 +290,17 @@ def table_location(warehouse: str, db: str, table: str) -> str:
         >>> table_location("/wh", "default", "T"), table_location("/wh", "sales", "t")
         ('/wh/t', '/wh/sales.db/t')
     """
-    return _join(database_location(warehouse, db), _check_name("table", table))
+    return table_dir(database_location(warehouse, db), table)
+
+
+def table_dir(db_location: str, table: str) -> str:
+    """A managed table's directory in its database's location.
+
+    Example:
+        >>> table_dir("/data/sales", "T")
+        '/data/sales/t'
+    """
+    return _join(db_location, _check_name("table", table))
 
 
 # ---------------------------------------------------------------- list bucketing

@@ -771,6 +771,33 @@ def test_database_comment_properties_describe_and_alter(wh):
             wh.sql(text)
 
 
+
+def test_a_databases_tables_live_in_its_location_and_set_location_moves_only_new_ones(wh, spark, tmp_path):
+    """As Hive's Warehouse: a managed table goes in its database's directory, the one CREATE
+    DATABASE ... LOCATION gave (not <warehouse>/<db>.db); ALTER DATABASE ... SET LOCATION
+    changes where the next tables go, and the tables already made stay where they are."""
+    first, second = tmp_path / "lake" / "sales", tmp_path / "lake2" / "sales"
+    wh.sql(f"CREATE DATABASE sales LOCATION '{first}'")
+    wh.sql("CREATE TABLE sales.orders (id INT) STORED AS PARQUET")
+    wh.sql("INSERT INTO sales.orders VALUES (1), (2)")
+    assert os.listdir(first / "orders") and not os.path.exists(os.path.join(wh.location, "sales.db"))
+    wh.sql(f"ALTER SCHEMA sales SET LOCATION '{second}'")
+    assert [tuple(r)[2] for r in wh.sql("DESCRIBE DATABASE sales").collect()] == [str(second)]
+    wh.sql("CREATE TABLE sales.refunds STORED AS PARQUET AS SELECT id FROM sales.orders WHERE id = 2")
+    # as Hive: a table moves with its name only from its default place, which is now the new location
+    wh.sql("ALTER TABLE sales.orders RENAME TO sales.old_orders")
+    wh.sql("ALTER TABLE sales.refunds RENAME TO sales.returns")
+    assert os.listdir(second) == ["returns"] and os.listdir(first) == ["orders"]
+    for table, where in (("old_orders", first / "orders"), ("returns", second / "returns")):
+        assert _rows(wh.sql(f"SELECT * FROM sales.{table}")) == _rows(spark.read.parquet("file://" + str(where)))
+    assert _rows(wh.sql("SELECT * FROM sales.returns")) == [(2,)]
+    with pytest.raises(SemanticError, match="default database's location is the warehouse"):
+        wh.sql(f"ALTER DATABASE default SET LOCATION '{tmp_path / 'x'}'")
+    with pytest.raises(SemanticError, match="contains the warehouse root"):
+        wh.sql(f"ALTER DATABASE sales SET LOCATION '{tmp_path}'")
+    assert [tuple(r)[2] for r in wh.sql("DESCRIBE DATABASE sales").collect()] == [str(second)]
+
+
 def _files_on_disk(path: str) -> list[int]:
     return [os.path.getsize(os.path.join(d, f)) for d, dirs, files in os.walk(path)
             for f in files if not f.startswith((".", "_")) and not any(p.startswith(".") for p in d[len(path):].split("/"))]

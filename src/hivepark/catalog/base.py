@@ -36,9 +36,9 @@ class Catalog(ABC):
         """Sorted names."""
 
     @abstractmethod
-    def alter_database(self, name: str, properties: dict[str, str]) -> Database:
-        """Merges ``properties`` into the database's (ALTER DATABASE SET DBPROPERTIES).
-        Raises NoSuchDatabase."""
+    def alter_database(self, name: str, properties: dict[str, str], location: str | None = None) -> Database:
+        """Merges ``properties`` into the database's (ALTER DATABASE SET DBPROPERTIES), and
+        gives it ``location`` if not None (SET LOCATION). Raises NoSuchDatabase."""
 
     @abstractmethod
     def drop_database(self, name: str, cascade: bool = False) -> list[Table]:

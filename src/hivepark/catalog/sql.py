@@ -504,11 +504,13 @@ class SqlCatalog(Catalog):
         with self._session() as s:
             return sorted(s.scalars(select(DatabaseRow.name)))
 
-    def alter_database(self, name: str, properties: dict[str, str]) -> Database:
+    def alter_database(self, name: str, properties: dict[str, str], location: str | None = None) -> Database:
         with self._session(write=True) as s:
             row = self._db_row(s, name)
             merged = {**_database_of(row).properties, **properties}
             row.properties = _dumps(merged)
+            if location is not None:
+                row.location = location
             s.flush()
             return _database_of(row)
 

@@ -81,7 +81,17 @@ from hivepark.types import HiveType, PartitionValueError, hive_allows_type_chang
 
 
 def database_location(ctx: Context, db: str) -> str:
+    """A new database's location when CREATE DATABASE gives none: ``<warehouse>/<db>.db``."""
     return ctx.warehouse if db == "default" else layout.database_location(ctx.warehouse, db)
+
+
+def new_table_location(ctx: Context, db: str, name: str) -> str:
+    """A new managed table's directory, as Hive's Warehouse places it: in the warehouse for
+    the default database, else in the database's location (``<warehouse>/<db>.db`` unless
+    CREATE DATABASE ... LOCATION or ALTER DATABASE ... SET LOCATION gave another)."""
+    if db == "default":
+        return layout.table_location(ctx.warehouse, db, name)
+    return layout.table_dir(ctx.catalog.get_database(db).location, name)
 
 
 def create_database(ctx: Context, stmt: s.CreateDatabase) -> DataFrame:
@@ -95,8 +105,19 @@ def create_database(ctx: Context, stmt: s.CreateDatabase) -> DataFrame:
 
 
 def alter_database(ctx: Context, stmt: s.AlterDatabase) -> DataFrame:
-    """ALTER DATABASE db SET DBPROPERTIES: merged into the database's properties, as Hive."""
-    ctx.catalog.alter_database(stmt.name, dict(stmt.properties))
+    """ALTER DATABASE db SET DBPROPERTIES: merged into the database's properties, as Hive.
+    SET LOCATION: where the database's new tables go, as Hive (its tables stay where they are)."""
+    location = None
+    if stmt.location is not None:
+        if stmt.name == "default":
+            raise SemanticError("The default database's location is the warehouse, given to hivepark.connect() or "
+                                "--warehouse: connect to another warehouse, or create a database with LOCATION.")
+        ctx.catalog.get_database(stmt.name)
+        location = absolute(stmt.location)
+        check_location(ctx, location, f"LOCATION of database {stmt.name}", own_db=stmt.name)
+    ctx.catalog.alter_database(stmt.name, dict(stmt.properties), location)
+    if location is not None:
+        fs.makedirs(location)
     return ctx.empty()
 
 
@@ -193,8 +214,7 @@ def new_table(ctx: Context, stmt: s.CreateTable) -> Table:
     if dup:
         raise SemanticError(f"Column repeated in partitioning columns: {sorted(dup)[0]}. A "
                             "partition column is not also a data column: remove it from one list.")
-    kw.setdefault("location", layout.table_location(ctx.warehouse, db, name)
-                  if db == "default" else f"{database_location(ctx, db)}/{name}")
+    kw.setdefault("location", new_table_location(ctx, db, name))
     kw.setdefault("table_type", MANAGED)
     if stmt.skew is not None:
         if not columns and stmt.as_select is not None:
@@ -241,8 +261,7 @@ def handler_table(ctx: Context, stmt: s.CreateTable) -> Table:
     # stores them (untyped ones, of CTAS, are typed from the query there)
     keys = tuple(stmt.partition_columns) + tuple(Column(n, "") for n in stmt.untyped_partition_columns)
     return Table(db, name, tuple(stmt.columns), keys, properties=props, create_time=int(time.time()),
-                 location=layout.table_location(ctx.warehouse, db, name) if db == "default"
-                 else f"{database_location(ctx, db)}/{name}",
+                 location=new_table_location(ctx, db, name),
                  table_type=EXTERNAL if stmt.external else MANAGED)
 
 
@@ -694,9 +713,11 @@ def rename_table(ctx: Context, table: Table, target: s.TableRef) -> None:
             raise
         return
     new_location = None
-    if not table.is_external and layout.is_within(ctx.warehouse, table.location):
-        new_location = (layout.table_location(ctx.warehouse, new_db, new_name) if new_db == "default"
-                        else f"{database_location(ctx, new_db)}/{new_name}")
+    # as Hive: a managed table in its default place (its database's directory and its name) moves
+    # with its name; one given a LOCATION, or made before ALTER DATABASE SET LOCATION, stays
+    if not table.is_external and fs.normalize(table.location) == fs.normalize(
+            new_table_location(ctx, table.db, table.name)):
+        new_location = new_table_location(ctx, new_db, new_name)
         if fs.exists(new_location):
             raise AlreadyExistsError(f"Cannot rename {table.qualified_name}: the directory "
                                      f"{new_location} already exists. Remove it first.")

@@ -214,7 +214,9 @@ def _db_properties(props: list[exp.Expression]) -> tuple[tuple[str, str], ...]:
 
 
 def _alter_database(node: d.AlterDatabase) -> s.AlterDatabase:
-    return s.AlterDatabase(node.this.name.lower(), _db_properties(node.expressions))
+    location = node.args.get("location")
+    return s.AlterDatabase(node.this.name.lower(), _db_properties(node.expressions or []),
+                           location.name if location is not None else None)
 
 
 def _create_table(node: exp.Create) -> s.CreateTable:

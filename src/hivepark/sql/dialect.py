@@ -110,9 +110,9 @@ class DbProperties(exp.Property):
 
 
 class AlterDatabase(exp.Expression):
-    """ALTER (DATABASE|SCHEMA) db SET DBPROPERTIES ('k'='v', ...)."""
+    """ALTER (DATABASE|SCHEMA) db SET DBPROPERTIES ('k'='v', ...) | SET LOCATION 'path'."""
 
-    arg_types = {"this": True, "expressions": True}
+    arg_types = {"this": True, "expressions": False, "location": False}
 
 
 class AnalyzeSkew(exp.Expression):
@@ -218,13 +218,15 @@ class HiveQL(Hive):
             return node
 
         def _parse_hp_alter_statement(self) -> exp.Expression | None:
-            """ALTER (DATABASE|SCHEMA) db SET DBPROPERTIES (...), else sqlglot's ALTER."""
+            """ALTER (DATABASE|SCHEMA) db SET DBPROPERTIES (...) | SET LOCATION 'path', else sqlglot's ALTER."""
             index = self._index
             if self._match_texts(("DATABASE", "SCHEMA")):
                 name = self._parse_id_var()
                 if name is not None and self._match(TokenType.SET) and self._match_text_seq("DBPROPERTIES"):
                     return self.expression(AlterDatabase(this=name, expressions=self._parse_wrapped_csv(
                         self._parse_property)))
+                if name is not None and self._prev.token_type == TokenType.SET and self._match_text_seq("LOCATION"):
+                    return self.expression(AlterDatabase(this=name, location=self._parse_string()))
                 self._retreat(index)
             return self._parse_alter()
 

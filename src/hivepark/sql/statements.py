@@ -112,10 +112,11 @@ class CreateDatabase:
 
 @dataclass(frozen=True)
 class AlterDatabase:
-    """ALTER (DATABASE|SCHEMA) db SET DBPROPERTIES ('k'='v', ...)."""
+    """ALTER (DATABASE|SCHEMA) db SET DBPROPERTIES ('k'='v', ...) | SET LOCATION 'path'."""
 
     name: str
-    properties: tuple[tuple[str, str], ...]
+    properties: tuple[tuple[str, str], ...] = ()
+    location: str | None = None
 
 
 @dataclass(frozen=True)
