@@ -799,8 +799,8 @@ def test_a_databases_tables_live_in_its_location_and_set_location_moves_only_new
 
 
 def _files_on_disk(path: str) -> list[int]:
-    return [os.path.getsize(os.path.join(d, f)) for d, dirs, files in os.walk(path)
-            for f in files if not f.startswith((".", "_")) and not any(p.startswith(".") for p in d[len(path):].split("/"))]
+    return [os.path.getsize(os.path.join(d, f)) for d, dirs, files in os.walk(path) for f in files
+            if not f.startswith((".", "_")) and not any(p.startswith(".") for p in d[len(path):].split("/"))]
 
 
 def test_show_table_extended_gives_hives_table_status_from_the_files_on_disk(wh):

@@ -159,8 +159,49 @@ def _kill_writers(bg: Background) -> None:
         bg.put("kills", list(pool.map(one, roots)))
 
 
+# INSERT OVERWRITE DIRECTORY killed in its swap: the old directory moved aside, the new one in
+DIRECTORY_FAULTS = ("directory_moved_aside", "directory_swapped")
+
+
+def _kill_directory_writers(bg: Background) -> None:
+    """For each step of INSERT OVERWRITE DIRECTORY's swap, a directory of old rows and a
+    writer killed there (in parallel); puts "directories": fault -> (warehouse, directory,
+    the writer's exit status, the directory's parent listed right after the kill)."""
+    procs = {}
+    for fault in DIRECTORY_FAULTS:
+        root = os.path.join(bg.tmp, fault)
+        target = os.path.join(root, "out")
+        os.makedirs(target)
+        with open(os.path.join(target, "old.txt"), "w") as f:
+            f.write("old\n")
+        sql = f"INSERT OVERWRITE LOCAL DIRECTORY '{target}' SELECT 'new'"
+        procs[fault] = (root, target, _run_writer(os.path.join(root, "warehouse"), sql, fault, popen=bg.popen))
+    out = {}
+    for fault, (root, target, proc) in procs.items():
+        proc.communicate(timeout=300)
+        out[fault] = (os.path.join(root, "warehouse"), target, proc.returncode, sorted(os.listdir(root)))
+    bg.put("directories", out)
+
+
 #: tests/background.py: the kills start as the suite starts and overlap it
-BACKGROUND_TESTS = {"test_kills_at_random_moments_are_all_or_nothing": _kill_writers}
+BACKGROUND_TESTS = {"test_kills_at_random_moments_are_all_or_nothing": _kill_writers,
+                    "test_a_killed_insert_overwrite_directory_is_the_new_one_once_connect_recovers":
+                        _kill_directory_writers}
+
+
+@pytest.mark.parametrize("fault", DIRECTORY_FAULTS)
+def test_a_killed_insert_overwrite_directory_is_the_new_one_once_connect_recovers(spark, fault):
+    import hivepark
+
+    warehouse, target, code, after_kill = background.start(_kill_directory_writers).get("directories")[fault]
+    assert code == -signal.SIGKILL
+    # killed mid-swap: the directory is gone, its rows beside it; swapped: the old rows beside it
+    assert [n.split("_", 1)[0] for n in after_kill] == [".hive-replaced", ".hive-staging", "warehouse"] \
+        if fault == "directory_moved_aside" else [".hive-replaced", "out", "warehouse"]
+    hivepark.connect(warehouse, spark=spark).close()  # recovery runs here
+    assert [r[0] for r in spark.read.text("file://" + target).collect()] == ["new"]
+    assert sorted(os.listdir(os.path.dirname(target))) == ["out", "warehouse"]
+    assert os.listdir(os.path.join(warehouse, ".hivepark", "journal")) == []
 
 
 @pytest.fixture(scope="module")

@@ -61,3 +61,23 @@ def test_recover_sweeps_ownerless_staging_and_spares_live_ones(tmp_path):
     assert not os.path.exists(live)
     assert sorted(os.listdir(table.location)) == []
     assert os.listdir(journal_dir(root)) == []
+
+
+def test_a_directory_write_killed_before_its_swap_leaves_the_directory_as_it_was(tmp_path):
+    """INSERT OVERWRITE DIRECTORY killed while Spark wrote its rows (its journal says
+    "writing"): recovery drops the half-written rows; the directory keeps its old ones."""
+    root, catalog, _ = _warehouse(tmp_path)
+    target = tmp_path / "out"
+    target.mkdir()
+    (target / "old.txt").write_text("old\n")
+    staging = tmp_path / ".hive-staging_q1_out"
+    (staging / "_temporary").mkdir(parents=True)
+    (staging / "_temporary" / "part-0").write_text("ne")
+    os.makedirs(journal_dir(root))
+    with open(f"{journal_dir(root)}/q1.json", "w") as f:
+        json.dump({"kind": "directory", "state": "writing", "target": str(target), "staging": str(staging),
+                   "replaced": str(tmp_path / ".hive-replaced_q1_out"), "pid": 2 ** 22 + 1,
+                   "host": socket.gethostname(), "heartbeat": time.time()}, f)
+    assert recover(root, catalog) == 1
+    assert sorted(os.listdir(tmp_path)) == ["out", "wh"]
+    assert (target / "old.txt").read_text() == "old\n" and os.listdir(target) == ["old.txt"]

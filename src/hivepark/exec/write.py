@@ -7,7 +7,6 @@ directory, then one metastore transaction makes the result visible.
 from __future__ import annotations
 
 import os
-import uuid
 
 from pyspark.errors import PySparkException
 from pyspark.sql import Column, DataFrame
@@ -39,7 +38,7 @@ from hivepark.sql.validate import (
     partition_value,
 )
 from hivepark.storage import fs
-from hivepark.storage.commit import PartitionWrite
+from hivepark.storage.commit import DirectoryWrite, PartitionWrite
 from hivepark.storage.formats import normalize_format, writer
 from hivepark.storage.handlers import StorageHandler, handler_for
 from hivepark.types import HiveType, PartitionValueError
@@ -566,8 +565,9 @@ def insert_directory(ctx: Context, stmt: InsertDirectory) -> DataFrame:
     """INSERT OVERWRITE [LOCAL] DIRECTORY: the query's rows as files of the given format
     (TEXTFILE by default: Hive's \\x01-delimited text with ``\\N`` for NULL, or the ROW FORMAT's
     delimiter) in the directory, which they replace whole. Better than Hive, which empties
-    the directory before writing: the rows are written beside it first and swapped in, so a
-    failed query leaves the directory as it was. The warehouse, hivepark's own files, a
+    the directory before writing: the rows are written beside it first and swapped in under a
+    journal (storage.commit.DirectoryWrite), so a failed or killed query leaves the directory
+    as it was, or, killed during the swap, the new one. The warehouse, hivepark's own files, a
     table's or a database's directory and the root are refused (check_location)."""
     path = stmt.path
     if not layout.is_absolute(path) and not path.startswith("file:"):
@@ -583,23 +583,8 @@ def insert_directory(ctx: Context, stmt: InsertDirectory) -> DataFrame:
     columns = tuple(TableColumn(f.name, f.dataType.simpleString()) for f in df.schema.fields)
     out = Table("", "directory", columns, location=target, format=normalize_format(stmt.format),
                 field_delim=stmt.field_delim)
-    parent, _, name = target.rpartition("/")
-    stamp = uuid.uuid4().hex[:12]
-    staging, replaced = f"{parent}/.hive-staging_{stamp}_{name}", f"{parent}/.hive-replaced_{stamp}_{name}"
-    try:
-        writer(df, out).mode("errorifexists").save(fs.to_spark_path(staging))
-        fs.delete_file(f"{staging}/_SUCCESS")  # Spark's marker: the directory holds the rows alone
-        had = fs.exists(target)
-        if had:
-            fs.move(target, replaced)
-        try:
-            fs.move(staging, target)
-        except BaseException:
-            if had:
-                fs.move(replaced, target)
-            raise
-        if had:
-            fs.delete_dir(replaced)
-    finally:
-        fs.delete_dir(staging)
+    with DirectoryWrite(ctx.warehouse, target) as directory:
+        writer(df, out).mode("errorifexists").save(fs.to_spark_path(directory.staging))
+        fs.delete_file(f"{directory.staging}/_SUCCESS")  # Spark's marker: the directory holds the rows alone
+        directory.swap()
     return ctx.empty()

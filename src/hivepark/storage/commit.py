@@ -270,6 +270,66 @@ class Commit:
         self._journal.close()
 
 
+class DirectoryWrite:
+    """INSERT OVERWRITE DIRECTORY's write, used as a context manager::
+
+        with DirectoryWrite(warehouse, target) as write:
+            ...  # Spark writes the rows under write.staging
+            write.swap()
+
+    The rows are written beside ``target`` and swapped in for it (the old directory moved
+    aside, the new one moved in, the old one deleted), under a journal: a crash while writing
+    leaves ``target`` as it was, one during the swap leaves it the new one, once the next
+    ``connect()`` (or an error here) has finished what the journal says (:func:`_recover_directory`).
+    """
+
+    def __init__(self, warehouse: str, target: str) -> None:
+        qid = time.strftime("%Y%m%d%H%M%S") + "_" + uuid.uuid4().hex[:12]
+        parent, _, name = target.rstrip("/").rpartition("/")
+        self.target = target.rstrip("/")
+        self.staging, self._replaced = f"{parent}/.hive-staging_{qid}_{name}", f"{parent}/.hive-replaced_{qid}_{name}"
+        self._content = {"kind": "directory", "state": "writing", "target": self.target, "staging": self.staging,
+                         "replaced": self._replaced}
+        self._journal = Journal(f"{journal_dir(warehouse)}/{qid}.json", self._content)
+
+    def __enter__(self) -> DirectoryWrite:
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if exc_type is not None:  # the directory as it was (or, failed mid-swap, the new one)
+            try:
+                _recover_directory(self._content)
+            except OSError:
+                return  # the journal stays: the next connect() finishes it
+        self._journal.close()
+
+    def swap(self) -> None:
+        """The staged rows become ``target``."""
+        self._content["state"] = "swapping"
+        self._journal.update(state="swapping")
+        had = fs.exists(self.target)
+        if had:
+            fs.move(self.target, self._replaced)
+            fault_point("directory_moved_aside")
+        fs.move(self.staging, self.target)
+        fault_point("directory_swapped")
+        if had:
+            fs.delete_dir(self._replaced)
+
+
+def _recover_directory(j: Mapping[str, str]) -> None:
+    """Finishes or undoes a DirectoryWrite that stopped: a swap under way is completed (its
+    rows were whole before it began), a write that had not reached the swap is dropped."""
+    target, staging, replaced = j["target"], j["staging"], j["replaced"]
+    if j.get("state") == "swapping" and fs.exists(staging) and not fs.exists(target):
+        fs.move(staging, target)
+    fs.delete_dir(staging)
+    if fs.exists(target):
+        fs.delete_dir(replaced)
+    elif fs.exists(replaced):  # never by the steps above; the old rows rather than none
+        fs.move(replaced, target)
+
+
 def take_aborted() -> list[str]:
     """The staging directories of the statements this process aborted since the last call."""
     with _lock:
@@ -503,6 +563,9 @@ def process_alive(pid: int) -> bool:
 
 
 def _recover_one(warehouse: str, path: str, j: dict, catalog: Catalog) -> None:
+    if j.get("kind") == "directory":
+        _recover_directory(j)
+        return
     targets: list[str] = j.get("targets", [])
     committed = False
     if targets and j.get("state") == "committing":
