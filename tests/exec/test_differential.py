@@ -28,6 +28,10 @@ QUERIES = [
     "SELECT * FROM {sales} WHERE (ds = '2024-01-01' AND hr = 3) OR (ds = '2024-01-03' AND hr > 10)",
     "SELECT * FROM {sales} WHERE ds = '2024-01-02' AND qty > 5",
     "SELECT * FROM {sales} WHERE ds = '2024-01-02' OR qty > 8",
+    # LATERAL VIEW (its UDTF scope sees the same table: one scan, pruned by the WHERE)
+    "SELECT * FROM {sales} LATERAL VIEW explode(array(1, 2)) e AS x WHERE ds = '2024-01-02' AND hr = 3",
+    "SELECT s.id, e.x FROM {sales} s LATERAL VIEW OUTER explode(array()) e AS x WHERE s.hr > 9",
+    "SELECT id, c FROM {sales} LATERAL VIEW posexplode(split(item, 'p')) e AS p, c WHERE ds = '2024-01-03' AND p > 0",
     "SELECT * FROM {sales} WHERE upper(item) = 'APPLE' AND hr < 10",
     "SELECT * FROM {sales} WHERE hr + 1 = 4",
     "SELECT * FROM {sales} WHERE 9 < hr",
@@ -121,3 +125,9 @@ def test_dataset_has_every_partition_shape(dataset):
 ])
 def test_explain_shows_pruning(dataset, query, expected):
     assert expected in dataset.explain(query)
+
+
+def test_a_lateral_view_reads_its_table_once_pruned_by_the_where(dataset):
+    text = dataset.explain("SELECT * FROM sales LATERAL VIEW explode(array(1, 2)) e AS x "
+                           "WHERE ds = '2024-01-02' AND hr = 3")
+    assert text.count("TableScan default.sales") == 1 and "partitions=1/15" in text

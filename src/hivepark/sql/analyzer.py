@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sqlglot import exp
-from sqlglot.optimizer.scope import Scope, traverse_scope
+from sqlglot.optimizer.scope import Scope, ScopeType, traverse_scope
 
 from hivepark.catalog.models import AS_OF_TIME, AS_OF_VERSION, Table
 from hivepark.errors import SemanticError
@@ -96,6 +96,8 @@ def analyze_query(query: exp.Expression, find: TableFind, type_safety: bool = Fa
     names = _names_used(query)
     texts = ConditionFacts()  # conditions' Spark SQL and columns, once for all the query's tables
     for scope_id, scope in enumerate(traverse_scope(query)):
+        if scope.scope_type == ScopeType.UDTF:  # a LATERAL VIEW: its sources are its SELECT's own tables
+            continue
         tables = {alias: src for alias, src in scope.sources.items()
                   if isinstance(src, exp.Table)}
         found = {alias: referenced_table(node, find) for alias, node in tables.items()}

@@ -90,7 +90,7 @@ def spark_sql(analysis: QueryAnalysis, views: Sequence[str], broadcast: Sequence
             _add_broadcast_hint(site)
     text = analysis.query.sql(dialect="spark", copy=False)  # the analysis's own copy
     for mark, where in raw.items():
-        assert text.count(mark) == 1
+        assert text.count(mark) == 1, text
         text = text.replace(f"`{mark}`", mark).replace(mark, f"({where})")
     return text
 
