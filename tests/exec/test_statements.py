@@ -844,3 +844,27 @@ def test_show_table_extended_gives_hives_table_status_from_the_files_on_disk(wh)
     assert _col(wh.sql("SHOW TABLE EXTENDED LIKE 'nothing*'")) == []
     with pytest.raises(NoSuchPartition, match="ds=y/hr=1"):
         wh.sql("SHOW TABLE EXTENDED LIKE 'srcpart' PARTITION (ds='y', hr=1)")
+
+
+def test_a_leading_with_feeds_insert_multi_insert_and_insert_directory(wh, spark, tmp_path):
+    """Hive's WITH q AS (...) before INSERT, before FROM q INSERT ... INSERT ..., and before
+    INSERT OVERWRITE DIRECTORY: the CTEs are the query's (they were 'Table not found q')."""
+    wh.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
+    wh.sql("CREATE TABLE src (id INT, v STRING) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+    wh.sql("INSERT INTO src PARTITION (ds) VALUES (1, 'a', 'd1'), (2, 'b', 'd1'), (3, 'c', 'd2')")
+    wh.sql("CREATE TABLE dst (id INT, v STRING) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+    wh.sql("CREATE TABLE odd (id INT) STORED AS PARQUET")
+    wh.sql("WITH q AS (SELECT id, upper(v) AS v, ds FROM src WHERE id > 1) "
+           "INSERT OVERWRITE TABLE dst PARTITION (ds) WITH r AS (SELECT 10 AS k) SELECT id + k, v, ds FROM q, r")
+    plain = spark.read.parquet("file://" + os.path.join(wh.location, "dst"))
+    assert _rows(wh.sql("SELECT id, v, ds FROM dst")) == _rows(plain.select("id", "v", "ds")) == [
+        (12, "B", "d1"), (13, "C", "d2")]
+    wh.sql("WITH q AS (SELECT id, v, ds FROM src) FROM q "
+           "INSERT OVERWRITE TABLE dst PARTITION (ds='d9') SELECT id, v WHERE id < 3 "
+           "INSERT OVERWRITE TABLE odd SELECT id WHERE id % 2 = 1")
+    assert _rows(wh.sql("SELECT id FROM dst WHERE ds = 'd9'")) == [(1,), (2,)]
+    assert _rows(wh.sql("SELECT * FROM odd")) == _rows(
+        spark.read.parquet("file://" + os.path.join(wh.location, "odd"))) == [(1,), (3,)]
+    out = tmp_path / "out"
+    wh.sql(f"WITH q AS (SELECT v FROM src WHERE ds = 'd2') INSERT OVERWRITE LOCAL DIRECTORY '{out}' SELECT v FROM q")
+    assert [r[0] for r in spark.read.text("file://" + str(out)).collect()] == ["c"]

@@ -409,6 +409,20 @@ def _insert_target(target: exp.Expression) -> tuple[exp.Expression, tuple[str, .
     return target, None
 
 
+def _with_ctes(node: exp.Expression) -> exp.Expression:
+    """The query of an INSERT, with the statement's leading WITH (Hive's ``WITH q AS (...)
+    INSERT ... SELECT ... FROM q``) made its own, before any WITH it has."""
+    query = node.expression
+    outer = node.args.get("with_")
+    if outer is None:
+        return query
+    query = query.copy()
+    inner = query.args.get("with_")
+    ctes = [c.copy() for c in (*outer.expressions, *(inner.expressions if inner is not None else ()))]
+    query.set("with_", exp.With(expressions=ctes, recursive=outer.args.get("recursive")))
+    return query
+
+
 def _insert(node: exp.Insert) -> s.Insert | s.InsertDirectory:
     if isinstance(node.this, exp.Directory):
         return _insert_directory(node)
@@ -417,7 +431,7 @@ def _insert(node: exp.Insert) -> s.Insert | s.InsertDirectory:
     if_not_exists = bool(node.args.get("exists")) or bool(
         part_node is not None and part_node.meta.get("if_not_exists"))
     return s.Insert(table_ref(target), partition_spec(part_node),
-                    bool(node.args.get("overwrite")), s.Query(node.expression), if_not_exists, columns)
+                    bool(node.args.get("overwrite")), s.Query(_with_ctes(node)), if_not_exists, columns)
 
 
 def _insert_directory(node: exp.Insert) -> s.InsertDirectory:
@@ -427,7 +441,7 @@ def _insert_directory(node: exp.Insert) -> s.InsertDirectory:
                                "SELECT ... writes a query's rows into a directory, replacing what it holds")
     row_format, stored = directory.args.get("row_format"), node.args.get("stored")
     fields = row_format.args.get("fields") if isinstance(row_format, exp.RowFormatDelimitedProperty) else None
-    return s.InsertDirectory(directory.this.name, s.Query(node.expression), bool(directory.args.get("local")),
+    return s.InsertDirectory(directory.this.name, s.Query(_with_ctes(node)), bool(directory.args.get("local")),
                              stored.this.name if isinstance(stored, exp.FileFormatProperty) else "textfile",
                              fields.name if fields is not None else None)
 
@@ -440,6 +454,8 @@ def _multi_insert(node: exp.MultitableInserts) -> s.MultiInsert:
     src_query = exp.select("*").from_(source.copy())
     if all(w is not None for w in wheres):
         src_query = src_query.where(exp.or_(*[exp.paren(w.this.copy()) for w in wheres]))
+    if node.args.get("with_") is not None:  # WITH q AS (...) FROM q INSERT ...: the source's CTEs
+        src_query.set("with_", node.args["with_"].copy())
     view = f"__hivepark_multi_{abs(hash(node.sql())) % 10**8}"
     inserts = []
     for branch in branches:
