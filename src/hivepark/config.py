@@ -94,6 +94,17 @@ class Config:
         self._values: dict[str, str] = dict(DEFAULTS)
         for k, v in (overrides or {}).items():
             self.set(k, v)
+        self._initial = dict(self._values)
+
+    def reset(self, key: str | None = None) -> None:
+        """``RESET [key]``: every setting (or ``key``) back to its value when this Config was
+        made (Hive's defaults and the settings given then)."""
+        if key is None:
+            self._values = dict(self._initial)
+        elif key.strip() in self._initial:
+            self._values[key.strip()] = self._initial[key.strip()]
+        else:
+            self._values.pop(key.strip(), None)
 
     def set(self, key: str, value: object) -> None:
         """Sets ``key``; a typed setting (:data:`TYPED`) refuses a value of another type with

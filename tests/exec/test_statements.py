@@ -868,3 +868,24 @@ def test_a_leading_with_feeds_insert_multi_insert_and_insert_directory(wh, spark
     out = tmp_path / "out"
     wh.sql(f"WITH q AS (SELECT v FROM src WHERE ds = 'd2') INSERT OVERWRITE LOCAL DIRECTORY '{out}' SELECT v FROM q")
     assert [r[0] for r in spark.read.text("file://" + str(out)).collect()] == ["c"]
+
+
+def test_reset_puts_back_the_settings_of_connect_hives_and_sparks(spark, tmp_path):
+    w = hivepark.connect(str(tmp_path / "wh"), spark=spark, conf={"hive.exec.max.dynamic.partitions": "7"})
+    try:
+        before = spark.conf.get("spark.sql.shuffle.partitions")
+        w.sql("SET hive.exec.max.dynamic.partitions=99")
+        w.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
+        w.sql("SET my.own=1")
+        w.sql("SET spark.sql.shuffle.partitions=7")
+        assert spark.conf.get("spark.sql.shuffle.partitions") == "7"
+        w.sql("RESET hive.exec.dynamic.partition.mode")
+        assert _col(w.sql("SET hive.exec.dynamic.partition.mode")) == ["hive.exec.dynamic.partition.mode=strict"]
+        assert _col(w.sql("SET hive.exec.max.dynamic.partitions")) == ["hive.exec.max.dynamic.partitions=99"]
+        w.sql("RESET")
+        assert _col(w.sql("SET hive.exec.max.dynamic.partitions")) == ["hive.exec.max.dynamic.partitions=7"]
+        assert _col(w.sql("SET my.own")) == ["my.own is undefined"]
+        assert spark.conf.get("spark.sql.shuffle.partitions") == before
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", before)
+        w.close()

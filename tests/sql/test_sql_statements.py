@@ -10,7 +10,7 @@ import pytest
 
 from hivepark.catalog.models import Column, Table
 from hivepark.catalog.skew import SkewLayout
-from hivepark.errors import InvalidPartitionSpec, ParseError, SemanticError
+from hivepark.errors import HiveParkError, InvalidPartitionSpec, ParseError, SemanticError
 from hivepark.expr import And, EqualTo, IsNull
 from hivepark.sql import statements as s
 from hivepark.sql import validate as v
@@ -248,3 +248,29 @@ def test_skew_rules():
     rel = stmt("ALTER TABLE t SET SKEWED LOCATION (1='a/b')").actions[0]
     with pytest.raises(SemanticError, match="a/b is not absolute"):
         v.location_changes(SALES, base, rel)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("text", ["!ls -l", "dfs -ls /tmp", "ADD JAR /x/udf.jar", "add files a.txt", "LIST JARS",
+                                  "delete jar /x/udf.jar", "RELOAD FUNCTIONS", "source /tmp/q.sql"])
+def test_hive_cli_commands_are_refused_as_such_when_they_run(text):
+    """Hive's CLI runs these itself: each is refused naming it as a CLI command (when it runs,
+    so a script's statements before it still run), not as a strange statement kind."""
+    statement = stmt(text)
+    assert isinstance(statement, s.Failed)
+    with pytest.raises(HiveParkError, match="is a Hive CLI command, not a HiveQL statement"):
+        statement.throw()
+
+
+@pytest.mark.parametrize("text,near", [("RESETT", "'RESETT' '<EOF>' '<EOF>'"),
+                                       ("hello world", "'hello' 'world' '<EOF>'"),
+                                       ("a - b", "'a' '-' 'b'")])
+def test_an_expression_is_not_a_statement(text, near):
+    with pytest.raises(ParseError) as e:
+        stmt(text)
+    assert str(e.value) == f"ParseException line 1:1 cannot recognize input near {near}"
+
+
+def test_reset():
+    assert stmt("RESET") == s.Reset() and stmt("reset hive.exec.dynamic.partition.mode;") == s.Reset(
+        "hive.exec.dynamic.partition.mode")
+    assert stmt("DELETE FROM t WHERE a = 1") != s.Reset()  # DELETE is a statement, DELETE JAR a CLI command

@@ -32,6 +32,8 @@ class Context:
     conf: Config
     warehouse: str
     current_db: str = "default"
+    # each Spark setting SET changed: its value in the session before (None: unset), for RESET
+    spark_before_set: dict[str, str | None] = field(default_factory=dict)
     _temp_views: list[str] = field(default_factory=list)
     _cached: list[DataFrame] = field(default_factory=list)
     _table_frames: Any = None

@@ -177,8 +177,24 @@ def set_command(ctx: Context, cmd: s.Set) -> DataFrame:
         return ctx.rows(["set"], [(_shown_setting(cmd.key, v) if v is not None else
                                    f"{cmd.key} is undefined",)])
     if cmd.key.startswith("spark."):
+        before = ctx.spark.conf.get(cmd.key, None)
         set_spark_setting(ctx.spark, cmd.key, cmd.value)  # refused before it is recorded
+        ctx.spark_before_set.setdefault(cmd.key, before)
     ctx.conf.set(cmd.key, cmd.value)
+    return ctx.empty()
+
+
+def reset_command(ctx: Context, cmd: s.Reset) -> DataFrame:
+    """RESET [k]: the settings SET changed back to their values at connect (Hive's RESET);
+    a Spark setting (``spark.*``) SET changed back to its value in the session before."""
+    ctx.conf.reset(cmd.key)
+    for key in [cmd.key] if cmd.key is not None else list(ctx.spark_before_set):
+        if key in ctx.spark_before_set:
+            value = ctx.spark_before_set.pop(key)
+            if value is None:
+                ctx.spark.conf.unset(key)
+            else:
+                set_spark_setting(ctx.spark, key, value)
     return ctx.empty()
 
 

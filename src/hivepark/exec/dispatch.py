@@ -76,6 +76,7 @@ def read_a_replaced_file(e: BaseException) -> bool:
 
 _HANDLERS: dict[type, Callable[[Context, Any], DataFrame]] = {
     s.Set: describe.set_command,
+    s.Reset: describe.reset_command,
     s.CreateDatabase: tables.create_database,
     s.AlterDatabase: tables.alter_database,
     s.DescribeDatabase: describe.describe_database,

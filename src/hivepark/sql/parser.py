@@ -15,7 +15,7 @@ from sqlglot.errors import ParseError as SqlglotParseError
 from sqlglot.errors import TokenError
 from sqlglot.tokens import Token, TokenType
 
-from hivepark.errors import HiveParkError, ParseError
+from hivepark.errors import HiveParkError, ParseError, UnsupportedError
 from hivepark.sql import statements as s
 from hivepark.sql.build import build
 from hivepark.sql.dialect import HiveQL
@@ -155,6 +155,11 @@ def _check_quoted_names(text: str, tokens: list[Token], first_line: int) -> None
                              line, column)
 
 
+_RESET_RE = re.compile(r"^\s*RESET(?:\s+(?P<key>[^\s;]+))?\s*;?\s*$", re.IGNORECASE)
+# Hive CLI commands (CliDriver and its command processors), with the words that make them one
+_CLI_RE = re.compile(r"^\s*(!\S*|DFS\b|(?:ADD|DELETE)\s+(?:JARS?|FILES?|ARCHIVES?)\b|LIST\s+(?:JARS?|FILES?|"
+                     r"ARCHIVES?)\b|RELOAD\s+FUNCTIONS?\b|COMPILE\b|CRYPTO\b|SOURCE\b)", re.IGNORECASE)
+
 # the words a HiveQL statement can start with (after comments)
 _STARTERS = frozenset({"SELECT", "WITH", "FROM", "INSERT", "CREATE", "DROP", "ALTER", "SHOW", "DESCRIBE",
                        "DESC", "USE", "SET", "EXPLAIN", "LOAD", "MSCK", "ANALYZE", "TRUNCATE", "(", "VALUES"})
@@ -191,6 +196,16 @@ def parse_one(text: str, line: int = 1) -> ParsedStatement:
     """Parses one statement; syntax errors carry line and column."""
     body = "\n".join(ln for ln in text.splitlines() if not ln.strip().startswith("--")) \
         if text.lstrip().startswith("--") else text
+    m = _RESET_RE.match(_strip_comments(body))
+    if m:
+        return ParsedStatement(text, line, s.Reset(m.group("key")))
+    cli = _CLI_RE.match(_strip_comments(body))
+    if cli:  # Hive's CLI runs these itself; they are not HiveQL
+        word = cli.group(0).strip()
+        return ParsedStatement(text, line, s.Failed(UnsupportedError(
+            f"'{word}' is a Hive CLI command, not a HiveQL statement: hivepark runs statements only. Run shell "
+            "and file-system commands in a shell, and give Spark jars or files at start (hivepark --conf "
+            "spark.jars=...).")))
     m = _SET_RE.match(_strip_comments(body))
     if m and not re.match(r"^\s*SET\s+\w+\s*=\s*\(", body, re.IGNORECASE):
         value = m.group("value")
@@ -210,6 +225,8 @@ def parse_one(text: str, line: int = 1) -> ParsedStatement:
     if len(trees) != 1:
         raise ParseError("expected exactly one statement", line, 1)
     tree = trees[0]
+    if isinstance(tree, (exp.Condition, exp.Alias)):  # an expression, not a statement (Hive's parse error)
+        raise _hive_parse_error(text, line, 1, 1)
     if isinstance(tree, exp.Command):
         raise ParseError(f"cannot parse '{text.strip()[:80]}': this statement is not "
                          "supported by hivepark", line, 1)

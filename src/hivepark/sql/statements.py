@@ -491,6 +491,13 @@ class Set:
 
 
 @dataclass(frozen=True)
+class Reset:
+    """``RESET`` (every setting back to its value at connect) or ``RESET k`` (one)."""
+
+    key: str | None = None
+
+
+@dataclass(frozen=True)
 class AnalyzeSkew:
     """ANALYZE TABLE t [PARTITION (...)] COMPUTE SKEW FOR COLUMNS c, ..."""
 
@@ -546,4 +553,4 @@ Statement = (CreateDatabase | AlterDatabase | DescribeDatabase | DropDatabase | 
              | Insert | InsertDirectory | MultiInsert | LoadData | MsckRepair | ShowDatabases | ShowTables
              | ShowTableExtended | ShowColumns
              | ShowPartitions | ShowCreateTable | ShowTblProperties | ShowFunctions | Describe | DescribeFunction
-             | Set | AnalyzeSkew | Explain | Query | Failed)
+             | Set | Reset | AnalyzeSkew | Explain | Query | Failed)
