@@ -889,3 +889,46 @@ def test_reset_puts_back_the_settings_of_connect_hives_and_sparks(spark, tmp_pat
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", before)
         w.close()
+
+
+def _partition_params(wh, table: str, spec: str) -> dict[str, str]:
+    rows = wh.sql(f"DESCRIBE FORMATTED {table} PARTITION ({spec})").collect()
+    start = next(i for i, r in enumerate(rows) if (r[0] or "").startswith("Partition Parameters:"))
+    out = {}
+    for r in rows[start + 1:]:
+        if (r[0] or "").strip():
+            break
+        if r[1]:
+            out[r[1].strip()] = (r[2] or "").strip()
+    return out
+
+
+def test_analyze_compute_statistics_counts_the_files_hive_style(wh, spark, tmp_path):
+    """ANALYZE TABLE ... COMPUTE STATISTICS [NOSCAN]: numFiles, totalSize and (unless NOSCAN)
+    numRows of each partition named, from its files: here files plain Spark wrote into
+    partitions ALTER TABLE ADD PARTITION registered, which had none."""
+    wh.sql("CREATE TABLE ev (id INT) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+    for ds, n in (("a", 5), ("b", 7)):
+        spark.range(n).selectExpr("CAST(id AS INT) AS id").repartition(2).write.parquet(str(tmp_path / ds))
+        wh.sql(f"ALTER TABLE ev ADD PARTITION (ds='{ds}') LOCATION '{tmp_path / ds}'")
+    assert "numRows" not in _partition_params(wh, "ev", "ds='a'")
+    wh.sql("ANALYZE TABLE ev PARTITION (ds='a') COMPUTE STATISTICS NOSCAN")
+    sizes = [os.path.getsize(tmp_path / "a" / f) for f in os.listdir(tmp_path / "a") if f.endswith(".parquet")]
+    noscan = _partition_params(wh, "ev", "ds='a'")
+    assert (noscan["numFiles"], noscan["totalSize"]) == (str(len(sizes)), str(sum(sizes)))
+    assert "numRows" not in noscan and "numRows" not in _partition_params(wh, "ev", "ds='b'")
+    wh.sql("ANALYZE TABLE ev PARTITION (ds) COMPUTE STATISTICS")
+    for ds in ("a", "b"):
+        plain = spark.read.parquet(str(tmp_path / ds)).count()
+        assert _partition_params(wh, "ev", f"ds='{ds}'")["numRows"] == str(plain)
+    assert _rows(wh.sql("SELECT ds, count(*) FROM ev GROUP BY ds")) == [("a", 5), ("b", 7)]
+    wh.sql("CREATE TABLE flat (id INT) STORED AS ORC")
+    wh.sql("INSERT INTO flat VALUES (1), (2), (3)")
+    wh.sql("ANALYZE TABLE flat COMPUTE STATISTICS")
+    assert dict((r[0], r[1]) for r in wh.sql("SHOW TBLPROPERTIES flat").collect())["numRows"] == "3"
+    with pytest.raises(NoSuchPartition, match="ds=c"):
+        wh.sql("ANALYZE TABLE ev PARTITION (ds='c') COMPUTE STATISTICS")
+    with pytest.raises(SemanticError, match="not partitioned"):
+        wh.sql("ANALYZE TABLE flat PARTITION (ds='a') COMPUTE STATISTICS")
+    with pytest.raises(SemanticError, match="FOR COLUMNS is not supported"):
+        wh.sql("ANALYZE TABLE ev COMPUTE STATISTICS FOR COLUMNS")

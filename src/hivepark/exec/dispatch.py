@@ -103,6 +103,7 @@ _HANDLERS: dict[type, Callable[[Context, Any], DataFrame]] = {
     s.DescribeFunction: describe.describe_function,
     s.Describe: describe.describe,
     s.AnalyzeSkew: skew_stats.analyze,
+    s.AnalyzeStatistics: tables.analyze_statistics,
 }
 
 

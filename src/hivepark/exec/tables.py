@@ -8,7 +8,7 @@ import os
 import posixpath
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from pyspark.sql import DataFrame
 
@@ -1050,6 +1050,46 @@ def msck_repair(ctx: Context, stmt: s.MsckRepair) -> DataFrame:
         ctx.catalog.commit(table, table.version, put=put)
     return ctx.rows(["result"], [(f"Repair: Added partition to metastore {a}",) for a in added]
                     + [(f"Repair: Skipped directory {table.name}:{rel} ({why})",) for rel, why in problems])
+
+
+def analyze_statistics(ctx: Context, stmt: s.AnalyzeStatistics) -> DataFrame:
+    """ANALYZE TABLE t [PARTITION (...)] COMPUTE STATISTICS [NOSCAN], as Hive: the table's (or
+    each partition's the spec names; ``PARTITION (ds)`` all) ``numFiles`` and ``totalSize``
+    from its files, and ``numRows`` counted in them (Parquet and ORC footers, text lines)
+    unless NOSCAN, into the metastore. Writes keep these current; ANALYZE is for the files
+    added by hand, and the partitions ALTER TABLE ADD PARTITION or a LOCATION holding files
+    registered without them."""
+    table = ctx.table(stmt.table)
+    if is_handler_table(table):
+        raise UnsupportedError(f"{table.qualified_name}'s statistics are its storage handler's source's: "
+                               "ANALYZE works on warehouse tables.")
+    now = str(int(time.time()))
+
+    def stats(params: Mapping[str, str], paths: Sequence[str]) -> dict[str, str]:
+        files = [e for p in paths for e in fs.list_files(p) if not e.is_dir]
+        out = {**params, "numFiles": str(len(files)), "totalSize": str(sum(f.size for f in files)),
+               "transient_lastDdlTime": now}
+        if not stmt.noscan:
+            out["numRows"] = str(count_rows(table, files))
+        return out
+
+    if not table.is_partitioned:
+        if stmt.partition:
+            raise SemanticError(f"Table {table.qualified_name} is not partitioned but partition spec exists: "
+                                f"{stmt.partition.text}. Remove the PARTITION clause.", code=10241)
+        ctx.catalog.alter_table(table.evolve(properties=stats(table.properties, table_files(table))),
+                                table.version)
+        return ctx.empty()
+    static = s.PartitionSpec(tuple(e for e in stmt.partition.entries if not e[2]), stmt.partition.text)
+    parts = ctx.catalog.list_partitions(table, spec_filter(table, static) if static.entries else None)
+    if not parts and len(static.entries) == len(table.partition_keys):
+        raise NoSuchPartition(f"Partition not found {_spec_text(table.partition_key_names(), full_spec(table, static))}"
+                              f" in {table.qualified_name}: SHOW PARTITIONS {table.name} lists them")
+    put = [p.evolve(parameters=stats(p.parameters, current_files(p.location, p.files, p.parameters)))
+           for p in parts]
+    if put:
+        ctx.catalog.commit(table, table.version, put=put)
+    return ctx.empty()
 
 
 def _directory_values(keys: Sequence[str], types: Sequence[HiveType], raw: Sequence[str | None]

@@ -514,12 +514,18 @@ def _describe(node: exp.Describe) -> s.Describe | s.DescribeFunction | s.Describ
                       node.meta.get("column"))
 
 
-def _analyze(node: exp.Analyze) -> s.AnalyzeSkew:
+def _analyze(node: exp.Analyze) -> s.AnalyzeSkew | s.AnalyzeStatistics:
     inner = node.args.get("expression")
+    if isinstance(inner, exp.AnalyzeStatistics) and (inner.args.get("kind") or "").upper() == "COMPUTE" \
+            and str(inner.args.get("this") or "").upper() in ("", "NOSCAN"):
+        return s.AnalyzeStatistics(table_ref(node.args["tables"][0]), partition_spec(node.args.get("partition")),
+                                   str(inner.args.get("this") or "").upper() == "NOSCAN")
     if not isinstance(inner, d.AnalyzeSkew):
-        raise UnsupportedError("ANALYZE TABLE ... COMPUTE STATISTICS is not supported: hivepark "
-                               "keeps numRows/totalSize at every commit. ANALYZE TABLE t "
-                               "COMPUTE SKEW FOR COLUMNS c reports skew")
+        raise UnsupportedError("ANALYZE TABLE ... COMPUTE STATISTICS FOR COLUMNS is not supported: hivepark keeps "
+                               "no column statistics (it plans with partition and file statistics, which ANALYZE "
+                               "TABLE t [PARTITION (...)] COMPUTE STATISTICS [NOSCAN] refreshes). ANALYZE TABLE t "
+                               "COMPUTE SKEW FOR COLUMNS c reports skew; remove the statement from the script, or "
+                               "SET hive.cli.errors.ignore=true to go on past it")
     return s.AnalyzeSkew(table_ref(node.args["tables"][0]),
                          tuple(c.name.lower() for c in inner.expressions),
                          partition_spec(node.args.get("partition")))

@@ -498,6 +498,15 @@ class Reset:
 
 
 @dataclass(frozen=True)
+class AnalyzeStatistics:
+    """ANALYZE TABLE t [PARTITION (...)] COMPUTE STATISTICS [NOSCAN]."""
+
+    table: TableRef
+    partition: PartitionSpec = PartitionSpec()
+    noscan: bool = False
+
+
+@dataclass(frozen=True)
 class AnalyzeSkew:
     """ANALYZE TABLE t [PARTITION (...)] COMPUTE SKEW FOR COLUMNS c, ..."""
 
@@ -553,4 +562,4 @@ Statement = (CreateDatabase | AlterDatabase | DescribeDatabase | DropDatabase | 
              | Insert | InsertDirectory | MultiInsert | LoadData | MsckRepair | ShowDatabases | ShowTables
              | ShowTableExtended | ShowColumns
              | ShowPartitions | ShowCreateTable | ShowTblProperties | ShowFunctions | Describe | DescribeFunction
-             | Set | Reset | AnalyzeSkew | Explain | Query | Failed)
+             | Set | Reset | AnalyzeSkew | AnalyzeStatistics | Explain | Query | Failed)
