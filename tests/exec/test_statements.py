@@ -557,6 +557,32 @@ def test_msck_repair_picks_up_directories_written_by_spark(wh, spark):
     assert _rows(wh.sql("SELECT a FROM ms WHERE ds = 'd1'")) == [(1,), (2,), (9,)]
 
 
+def test_msck_drop_and_sync_partitions_forget_partitions_whose_directory_is_gone(wh, spark):
+    """Hive 3's MSCK REPAIR TABLE t DROP | SYNC PARTITIONS: a partition whose directory was
+    deleted by hand is forgotten (and SYNC also registers the new directories); without
+    REPAIR, MSCK TABLE t DROP PARTITIONS only lists them."""
+    import shutil
+
+    wh.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
+    wh.sql("CREATE TABLE ms (a INT) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+    wh.sql("INSERT INTO ms PARTITION (ds) VALUES (1, 'd1'), (2, 'd2'), (3, 'd3')")
+    loc = os.path.join(wh.location, "ms")
+    shutil.rmtree(os.path.join(loc, "ds=d2"))
+    spark.createDataFrame([(4, "d4")], "a int, ds string").write.partitionBy("ds").mode("append").parquet(_uri(loc))
+    assert _col(wh.sql("MSCK TABLE ms DROP PARTITIONS")) == ["Partitions missing from filesystem:\tms:ds=d2"]
+    assert _col(wh.sql("MSCK TABLE ms SYNC PARTITIONS")) == ["Partitions not in metastore:\tms:ds=d4",
+                                                            "Partitions missing from filesystem:\tms:ds=d2"]
+    assert _parts(wh, "ms") == ["ds=d1", "ds=d2", "ds=d3"]
+    assert _col(wh.sql("MSCK REPAIR TABLE ms DROP PARTITIONS")) == ["Repair: Dropped partition from metastore ms:ds=d2"]
+    assert _parts(wh, "ms") == ["ds=d1", "ds=d3"]
+    shutil.rmtree(os.path.join(loc, "ds=d3"))
+    assert sorted(_col(wh.sql("MSCK REPAIR TABLE ms SYNC PARTITIONS"))) == [
+        "Repair: Added partition to metastore ms:ds=d4", "Repair: Dropped partition from metastore ms:ds=d3"]
+    assert _parts(wh, "ms") == ["ds=d1", "ds=d4"]
+    plain = _plain_parquet(spark, loc, "a int, ds string", base=loc)
+    assert _rows(wh.sql("SELECT * FROM ms")) == _rows(plain) == [(1, "d1"), (4, "d4")]
+
+
 # ---------------------------------------------------------------------------------------
 # INSERT, LOAD DATA
 

@@ -973,7 +973,9 @@ def set_skewed_location(ctx: Context, table: Table, action: s.SetSkewedLocation,
 def msck_repair(ctx: Context, stmt: s.MsckRepair) -> DataFrame:
     """Registers partition directories found on disk and refreshes each partition's files
     (``MSCK TABLE t`` without REPAIR changes nothing: it lists the directories not registered,
-    in Hive's ``Partitions not in metastore:`` line).
+    in Hive's ``Partitions not in metastore:`` line). As Hive 3's, ``DROP PARTITIONS`` instead
+    forgets the partitions whose directory is gone (``Partitions missing from filesystem:``
+    without REPAIR), and ``SYNC PARTITIONS`` does both.
 
     A directory's values are bound to the partition columns' types as a static value is
     (:meth:`hivepark.types.HiveType.partition_text`): ``n=12.50`` of a DECIMAL(10,2) column is the
@@ -995,7 +997,7 @@ def msck_repair(ctx: Context, stmt: s.MsckRepair) -> DataFrame:
     added: list[str] = []
     problems: list[tuple[str, str]] = []
     now = int(time.time())
-    for leaf in leaf_dirs(table.location, len(keys)):
+    for leaf in leaf_dirs(table.location, len(keys)) if stmt.mode != "DROP" else ():
         rel = leaf[len(fs.normalize(table.location)):].strip("/")
         try:
             parsed = layout.parse_part_name(rel)
@@ -1042,13 +1044,17 @@ def msck_repair(ctx: Context, stmt: s.MsckRepair) -> DataFrame:
             f"MSCK REPAIR TABLE {table.qualified_name} registered nothing: these partition directories cannot "
             f"be registered: {shown}{more}. Rename or remove them, or SET hive.msck.path.validation=skip to "
             "register the other directories and skip these.")
+    # DROP / SYNC PARTITIONS: the registered partitions whose directory is gone
+    gone = [p for p in partitions if stmt.mode != "ADD" and not fs.exists(p.location)]
+    gone_names = [f"{table.name}:{layout.make_part_name(keys, p.values)}" for p in gone]
     if not stmt.repair:  # MSCK TABLE t only checks, as Hive's: nothing is registered or refreshed
         missing = [a.split(" (directory ")[0] for a in added]
-        return ctx.rows(["result"], [("\t".join(["Partitions not in metastore:", *missing]),)]
-                        if missing else [])
-    if put:
-        ctx.catalog.commit(table, table.version, put=put)
+        return ctx.rows(["result"], ([("\t".join(["Partitions not in metastore:", *missing]),)] if missing else [])
+                        + ([("\t".join(["Partitions missing from filesystem:", *gone_names]),)] if gone else []))
+    if put or gone:
+        ctx.catalog.commit(table, table.version, put=put, drop=[p.values for p in gone])
     return ctx.rows(["result"], [(f"Repair: Added partition to metastore {a}",) for a in added]
+                    + [(f"Repair: Dropped partition from metastore {n}",) for n in gone_names]
                     + [(f"Repair: Skipped directory {table.name}:{rel} ({why})",) for rel, why in problems])
 
 

@@ -477,7 +477,7 @@ def _load(node: exp.LoadData) -> s.LoadData:
 
 
 def _msck(node: d.MsckRepair) -> s.MsckRepair:
-    return s.MsckRepair(table_ref(node.this), bool(node.args.get("repair")))
+    return s.MsckRepair(table_ref(node.this), bool(node.args.get("repair")), node.args.get("mode") or "ADD")
 
 
 def _show(node: d.Show) -> s.Statement:

@@ -38,9 +38,9 @@ class Explain(exp.Expression):
 
 
 class MsckRepair(exp.Expression):
-    """MSCK [REPAIR] TABLE t (without REPAIR: only a check)."""
+    """MSCK [REPAIR] TABLE t [ADD|DROP|SYNC PARTITIONS] (without REPAIR: only a check)."""
 
-    arg_types = {"this": True, "repair": False}
+    arg_types = {"this": True, "repair": False, "mode": False}
 
 
 class AddPartitions(exp.Expression):
@@ -308,7 +308,13 @@ class HiveQL(Hive):
                 repair = "REPAIR" in word or self._match_text_seq("REPAIR")
                 if not self._match(TokenType.TABLE):
                     self.raise_error("Expected MSCK [REPAIR] TABLE <name>")
-                return self.expression(MsckRepair(this=self._parse_table_parts(), repair=repair))
+                table = self._parse_table_parts()
+                mode = "ADD"
+                if self._match_texts(("ADD", "DROP", "SYNC")):
+                    mode = self._prev.text.upper()
+                    if not self._match_text_seq("PARTITIONS"):
+                        self.raise_error("Expected MSCK [REPAIR] TABLE <name> [ADD|DROP|SYNC PARTITIONS]")
+                return self.expression(MsckRepair(this=table, repair=repair, mode=mode))
             return self._parse_as_command(self._prev)
 
         def _parse_hp_show(self) -> exp.Expression | None:

@@ -403,10 +403,12 @@ class LoadData:
 
 @dataclass(frozen=True)
 class MsckRepair:
-    """MSCK [REPAIR] TABLE t: without REPAIR only reports what is not in the metastore."""
+    """MSCK [REPAIR] TABLE t [ADD|DROP|SYNC PARTITIONS]: without REPAIR only reports what the
+    metastore lacks (ADD) or has without a directory (DROP); SYNC is both."""
 
     table: TableRef
     repair: bool = True
+    mode: str = "ADD"
 
 
 @dataclass(frozen=True)
