@@ -958,3 +958,26 @@ def test_analyze_compute_statistics_counts_the_files_hive_style(wh, spark, tmp_p
         wh.sql("ANALYZE TABLE flat PARTITION (ds='a') COMPUTE STATISTICS")
     with pytest.raises(SemanticError, match="FOR COLUMNS is not supported"):
         wh.sql("ANALYZE TABLE ev COMPUTE STATISTICS FOR COLUMNS")
+
+
+def test_a_temporary_macro_is_a_function_queries_call(wh, spark):
+    """Hive's CREATE TEMPORARY MACRO (a Spark SQL temporary function of the session): the
+    rows equal plain Spark computing the same expression over the same files."""
+    wh.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
+    wh.sql("CREATE TABLE sc (id INT, x DOUBLE) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+    wh.sql("INSERT INTO sc PARTITION (ds) VALUES (1, 0.0, 'a'), (2, 2.0, 'b'), (3, -1.5, 'b')")
+    wh.sql("CREATE TEMPORARY MACRO sigmoid(x DOUBLE) 1.0 / (1.0 + exp(-x))")
+    wh.sql("CREATE TEMPORARY MACRO answer() 42")
+    ours = wh.sql("SELECT id, sigmoid(x), answer() + id FROM sc WHERE ds = 'b' AND sigmoid(x) > 0.1")
+    plain = _plain_parquet(spark, os.path.join(wh.location, "sc"), "id int, x double, ds string",
+                           base=os.path.join(wh.location, "sc"))
+    assert _rows(ours) == _rows(plain.where("ds = 'b'").selectExpr("id", "1.0 / (1.0 + exp(-x)) AS s", "42 + id")
+                                .where("s > 0.1"))
+    assert len(_rows(ours)) == 2
+    with pytest.raises(SemanticError, match="arguments and constants only"):
+        wh.sql("CREATE TEMPORARY MACRO bad(a INT) a + id")
+    wh.sql("DROP TEMPORARY MACRO sigmoid")
+    with pytest.raises(SemanticError, match="SIGMOID"):
+        wh.sql("SELECT sigmoid(x) FROM sc")
+    wh.sql("DROP TEMPORARY MACRO IF EXISTS sigmoid")
+    wh.sql("DROP TEMPORARY MACRO answer")

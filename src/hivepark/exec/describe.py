@@ -184,6 +184,22 @@ def set_command(ctx: Context, cmd: s.Set) -> DataFrame:
     return ctx.empty()
 
 
+def create_macro(ctx: Context, stmt: s.CreateMacro) -> DataFrame:
+    """CREATE TEMPORARY MACRO: a Spark SQL temporary function of this session (Hive's macros
+    are the session's too), which queries call by its name."""
+    params = ", ".join(f"`{n}` {t}" for n, t in stmt.params)
+    ctx.spark.sql(f"CREATE OR REPLACE TEMPORARY FUNCTION `{stmt.name}`({params}) RETURN {stmt.body}")
+    return ctx.empty()
+
+
+def drop_macro(ctx: Context, stmt: s.DropMacro) -> DataFrame:
+    """DROP TEMPORARY MACRO [IF EXISTS]: a missing macro is an error only without IF EXISTS
+    and with ``hive.exec.drop.ignorenonexistent`` false, as Hive's."""
+    quiet = stmt.if_exists or ctx.conf.get_bool("hive.exec.drop.ignorenonexistent")
+    ctx.spark.sql(f"DROP TEMPORARY FUNCTION {'IF EXISTS ' if quiet else ''}`{stmt.name}`")
+    return ctx.empty()
+
+
 def reset_command(ctx: Context, cmd: s.Reset) -> DataFrame:
     """RESET [k]: the settings SET changed back to their values at connect (Hive's RESET);
     a Spark setting (``spark.*``) SET changed back to its value in the session before."""

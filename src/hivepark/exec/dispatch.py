@@ -77,6 +77,8 @@ def read_a_replaced_file(e: BaseException) -> bool:
 _HANDLERS: dict[type, Callable[[Context, Any], DataFrame]] = {
     s.Set: describe.set_command,
     s.Reset: describe.reset_command,
+    s.CreateMacro: describe.create_macro,
+    s.DropMacro: describe.drop_macro,
     s.CreateDatabase: tables.create_database,
     s.AlterDatabase: tables.alter_database,
     s.DescribeDatabase: describe.describe_database,

@@ -514,6 +514,22 @@ def _describe(node: exp.Describe) -> s.Describe | s.DescribeFunction | s.Describ
                       node.meta.get("column"))
 
 
+def _create_macro(node: d.CreateMacro) -> s.CreateMacro:
+    args = node.expressions or []
+    names = {p.name.lower() for p in args}
+    for n in node.expression.walk():
+        if isinstance(n, exp.Query) or isinstance(n, exp.Column) and (n.table or n.name.lower() not in names):
+            raise SemanticError(f"The body of macro {node.this.name} may use its arguments and constants only, "
+                                f"not columns or subqueries ({n.sql(dialect='hive')[:60]}): give the value as an "
+                                "argument")
+    params = tuple((p.name.lower(), HiveType.parse(hive_type(p.args["kind"])).spark_ddl) for p in args)
+    return s.CreateMacro(node.this.name.lower(), params, node.expression.sql(dialect="spark"))
+
+
+def _drop_macro(node: d.DropMacro) -> s.DropMacro:
+    return s.DropMacro(node.this.name.lower(), bool(node.args.get("exists")))
+
+
 def _analyze(node: exp.Analyze) -> s.AnalyzeSkew | s.AnalyzeStatistics:
     inner = node.args.get("expression")
     if isinstance(inner, exp.AnalyzeStatistics) and (inner.args.get("kind") or "").upper() == "COMPUTE" \
@@ -546,6 +562,8 @@ def _explain(node: d.Explain) -> s.Explain:
 
 _BUILDERS: dict = {
     d.AlterDatabase: _alter_database,
+    d.CreateMacro: _create_macro,
+    d.DropMacro: _drop_macro,
     exp.Create: _create,
     exp.Drop: _drop,
     exp.TruncateTable: _truncate,

@@ -115,6 +115,18 @@ class AlterDatabase(exp.Expression):
     arg_types = {"this": True, "expressions": False, "location": False}
 
 
+class CreateMacro(exp.Expression):
+    """CREATE TEMPORARY MACRO name ([arg type, ...]) expression (Hive's macros)."""
+
+    arg_types = {"this": True, "expressions": False, "expression": True}
+
+
+class DropMacro(exp.Expression):
+    """DROP TEMPORARY MACRO [IF EXISTS] name."""
+
+    arg_types = {"this": True, "exists": False}
+
+
 class AnalyzeSkew(exp.Expression):
     """The ``COMPUTE SKEW FOR COLUMNS c, ...`` part of ANALYZE TABLE t [PARTITION (...)]."""
 
@@ -146,6 +158,8 @@ class HiveQL(Hive):
             TokenType.ALTER: lambda self: self._parse_hp_alter_statement(),
             TokenType.SHOW: lambda self: self._parse_hp_show(),
             TokenType.COMMAND: lambda self: self._parse_hp_command(),
+            TokenType.CREATE: lambda self: self._parse_hp_create(),
+            TokenType.DROP: lambda self: self._parse_hp_drop(),
         }
         ALTER_PARSERS = {
             **Hive.Parser.ALTER_PARSERS,
@@ -171,6 +185,33 @@ class HiveQL(Hive):
             **Hive.Parser.ANALYZE_EXPRESSION_PARSERS,
             "COMPUTE": lambda self: self._parse_hp_compute(),
         }
+
+        def _parse_hp_create(self) -> exp.Expression | None:
+            """CREATE TEMPORARY MACRO name (arg type, ...) expression, else sqlglot's CREATE."""
+            index = self._index
+            if self._match_text_seq("TEMPORARY", "MACRO"):
+                name = self._parse_id_var(any_token=False)
+                if name is None or not self._match(TokenType.L_PAREN):
+                    self.raise_error("Expected CREATE TEMPORARY MACRO name ([arg type, ...]) expression")
+                params = [] if self._match(TokenType.R_PAREN) else self._parse_csv(
+                    lambda: self.expression(exp.ColumnDef(this=self._parse_id_var(), kind=self._parse_types())))
+                if params:
+                    self._match_r_paren()
+                body = self._parse_assignment()
+                if body is None:
+                    self.raise_error("Expected the macro's expression after its arguments")
+                return self.expression(CreateMacro(this=name, expressions=params, expression=body))
+            self._retreat(index)
+            return self._parse_create()
+
+        def _parse_hp_drop(self) -> exp.Expression | None:
+            """DROP TEMPORARY MACRO [IF EXISTS] name, else sqlglot's DROP."""
+            index = self._index
+            if self._match_text_seq("TEMPORARY", "MACRO"):
+                exists = self._parse_exists()
+                return self.expression(DropMacro(this=self._parse_id_var(any_token=False), exists=exists))
+            self._retreat(index)
+            return self._parse_drop()
 
         def _parse_hp_skewed(self) -> SkewedByProperty:
             if not self._match_text_seq("BY"):

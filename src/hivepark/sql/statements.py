@@ -493,6 +493,24 @@ class Set:
 
 
 @dataclass(frozen=True)
+class CreateMacro:
+    """CREATE TEMPORARY MACRO name (arg type, ...) expression: ``body`` is the expression as
+    Spark SQL text, ``params`` the arguments with their Spark types."""
+
+    name: str
+    params: tuple[tuple[str, str], ...]
+    body: str
+
+
+@dataclass(frozen=True)
+class DropMacro:
+    """DROP TEMPORARY MACRO [IF EXISTS] name."""
+
+    name: str
+    if_exists: bool = False
+
+
+@dataclass(frozen=True)
 class Reset:
     """``RESET`` (every setting back to its value at connect) or ``RESET k`` (one)."""
 
@@ -564,4 +582,4 @@ Statement = (CreateDatabase | AlterDatabase | DescribeDatabase | DropDatabase | 
              | Insert | InsertDirectory | MultiInsert | LoadData | MsckRepair | ShowDatabases | ShowTables
              | ShowTableExtended | ShowColumns
              | ShowPartitions | ShowCreateTable | ShowTblProperties | ShowFunctions | Describe | DescribeFunction
-             | Set | Reset | AnalyzeSkew | AnalyzeStatistics | Explain | Query | Failed)
+             | Set | Reset | CreateMacro | DropMacro | AnalyzeSkew | AnalyzeStatistics | Explain | Query | Failed)
