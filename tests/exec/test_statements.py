@@ -981,3 +981,27 @@ def test_a_temporary_macro_is_a_function_queries_call(wh, spark):
         wh.sql("SELECT sigmoid(x) FROM sc")
     wh.sql("DROP TEMPORARY MACRO IF EXISTS sigmoid")
     wh.sql("DROP TEMPORARY MACRO answer")
+
+
+def test_set_serdeproperties_fixes_a_delimiter_and_set_fileformat_changes_an_empty_table(wh, spark, tmp_path):
+    csv = tmp_path / "in.csv"
+    csv.write_text("1,apple\n2,pear\n")
+    wh.sql("CREATE TABLE raw (id INT, name STRING)")  # Hive's default text: \\x01 between fields
+    wh.sql(f"LOAD DATA LOCAL INPATH '{csv}' INTO TABLE raw")
+    assert _rows(wh.sql("SELECT * FROM raw")) == [(None, None), (None, None)]  # read with the wrong delimiter
+    wh.sql("ALTER TABLE raw SET SERDEPROPERTIES ('field.delim'=',', 'serialization.format'=',')")
+    plain = spark.read.schema("id INT, name STRING").csv("file://" + os.path.join(wh.location, "raw"))
+    assert _rows(wh.sql("SELECT * FROM raw")) == _rows(plain) == [(1, "apple"), (2, "pear")]
+    assert "ROW FORMAT DELIMITED FIELDS TERMINATED BY ','" in _col(wh.sql("SHOW CREATE TABLE raw"))
+    with pytest.raises(SemanticError, match="reads 'field.delim'"):
+        wh.sql("ALTER TABLE raw SET SERDEPROPERTIES ('serialization.null.format'='')")
+    with pytest.raises(SemanticError, match="holds TEXTFILE files, which would not be read as ORC"):
+        wh.sql("ALTER TABLE raw SET FILEFORMAT ORC")
+
+    wh.sql("CREATE TABLE later (id INT, name STRING) STORED AS PARQUET")
+    wh.sql("ALTER TABLE later SET FILEFORMAT ORC")
+    wh.sql("INSERT INTO later SELECT * FROM raw")
+    plain = spark.read.orc("file://" + os.path.join(wh.location, "later"))
+    assert _rows(wh.sql("SELECT * FROM later")) == _rows(plain) == [(1, "apple"), (2, "pear")]
+    with pytest.raises(SemanticError, match="not supported by hivepark"):
+        wh.sql("ALTER TABLE later SET SERDE 'org.apache.hadoop.hive.serde2.OpenCSVSerde'")

@@ -509,11 +509,55 @@ def alter_table(ctx: Context, stmt: s.AlterTable) -> DataFrame:
             drop_partitions(ctx, table, action)
         elif isinstance(action, s.RenameTable):
             rename_table(ctx, table, action.target)
+        elif isinstance(action, s.SetFileFormat):
+            table = set_file_format(ctx, table, action.format)
+            continue
+        elif isinstance(action, s.SetSerdeProperties):
+            table = set_serde_properties(ctx, table, action.properties)
+            continue
         else:
-            raise UnsupportedError(f"ALTER TABLE ... {action.keyword} is not supported yet")
+            raise UnsupportedError(f"ALTER TABLE ... {action.keyword} is not supported by hivepark")
         table = ctx.catalog.get_table(table.db, table.name) if not isinstance(
             action, s.RenameTable) else table
     return ctx.empty()
+
+
+def set_file_format(ctx: Context, table: Table, fmt: str) -> Table:
+    """ALTER TABLE t SET FILEFORMAT: the format of the table's files, while it has none. Hive
+    changes it whatever the files are (they are then read in the new format, and fail);
+    here a table with files keeps its format, naming the way to convert it."""
+    new = normalize_format(fmt)
+    if is_handler_table(table):
+        raise UnsupportedError(f"{table.qualified_name}'s files are its storage handler's: it has no FILEFORMAT to set")
+    if new == table.format:
+        return table
+    if _has_files(ctx, table):
+        raise UnsupportedError(
+            f"{table.qualified_name} holds {table.format.upper()} files, which would not be read as {new.upper()}: "
+            f"make a new table, CREATE TABLE t2 ... STORED AS {new.upper()} AS SELECT * FROM {table.name} (or "
+            "INSERT OVERWRITE a new partitioned table from it), then drop this one and rename t2.")
+    return ctx.catalog.alter_table(table.evolve(format=new, field_delim=None), table.version)
+
+
+# the SERDEPROPERTIES of a TEXTFILE table hivepark reads: Hive sets both to the field delimiter
+_DELIMITER_PROPERTIES = ("field.delim", "serialization.format")
+
+
+def set_serde_properties(ctx: Context, table: Table, props: Sequence[tuple[str, str]]) -> Table:
+    """ALTER TABLE t SET SERDEPROPERTIES ('field.delim'='c'): a TEXTFILE table's field
+    delimiter, with which its files (those already written too, as in Hive) are read from then
+    on: the way to fix a table declared with the wrong delimiter."""
+    other = [k for k, _ in props if k not in _DELIMITER_PROPERTIES]
+    if table.format != "textfile" or other:
+        raise UnsupportedError(
+            f"SERDEPROPERTIES {other or [k for k, _ in props]} of {table.qualified_name} ({table.format.upper()}) "
+            "would change nothing hivepark reads: it reads 'field.delim' (and 'serialization.format', the same) "
+            "of TEXTFILE tables only.")
+    delims = {v for _, v in props}
+    if len(delims) != 1 or not next(iter(delims)):
+        raise SemanticError(f"SET SERDEPROPERTIES gives {table.qualified_name} more than one field delimiter, or an "
+                            f"empty one ({sorted(delims)}): give one, e.g. ('field.delim'=',').")
+    return ctx.catalog.alter_table(table.evolve(field_delim=delims.pop()), table.version)
 
 
 def _given_partition_location(ctx: Context, table: Table, given: str) -> str:

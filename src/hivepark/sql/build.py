@@ -359,6 +359,15 @@ def _alter_action(action: exp.Expression, if_exists: bool) -> s.AlterAction:
     if isinstance(action, exp.AlterSet) and isinstance(action.args.get("location"), exp.Literal) \
             and len([v for v in action.args.values() if v]) == 1:
         return s.SetLocation(action.args["location"].name)
+    if isinstance(action, exp.AlterSet) and action.args.get("file_format") and \
+            len([v for v in action.args.values() if v]) == 1:
+        return s.SetFileFormat(action.args["file_format"][0].name.lower())
+    serde_props = [p for props in action.args.get("expressions") or [] if isinstance(props, exp.Properties)
+                   for p in props.expressions if isinstance(p, exp.SerdeProperties)] \
+        if isinstance(action, exp.AlterSet) else []
+    if serde_props and not action.args.get("serde"):
+        return s.SetSerdeProperties(tuple((p.this.name, p.text("value")) for sp in serde_props
+                                          for p in sp.expressions))
     if isinstance(action, exp.Schema):  # ADD COLUMNS (...)
         return s.AddColumns(tuple(column_defs(action)))
     if isinstance(action, exp.ReplaceColumns):
@@ -372,7 +381,7 @@ def _alter_action(action: exp.Expression, if_exists: bool) -> s.AlterAction:
                               new_name.name.lower() if new_name is not None else None,
                               hive_type(dtype) if dtype is not None else None,
                               comment.name if isinstance(comment, exp.Expression) else None, where == "FIRST", after)
-    return s.UnsupportedAlter(action.key.upper())
+    return s.UnsupportedAlter(action.sql(dialect="hive")[:80] or action.key.upper())
 
 
 def _alter(node: exp.Alter) -> s.AlterTable | s.CreateView:

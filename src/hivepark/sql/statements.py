@@ -337,6 +337,22 @@ class RenamePartition:
 
 
 @dataclass(frozen=True)
+class SetFileFormat:
+    """ALTER TABLE t SET FILEFORMAT fmt."""
+
+    format: str
+    keyword = "SETFILEFORMAT"
+
+
+@dataclass(frozen=True)
+class SetSerdeProperties:
+    """ALTER TABLE t SET SERDEPROPERTIES ('k'='v', ...)."""
+
+    properties: tuple[tuple[str, str], ...]
+    keyword = "SETSERDEPROPS"
+
+
+@dataclass(frozen=True)
 class UnsupportedAlter:
     """An ALTER TABLE action hivepark does not run (SET LOCATION, SET TBLPROPERTIES, ...)."""
 
@@ -345,7 +361,8 @@ class UnsupportedAlter:
 
 AlterAction = (AddPartitions | DropPartitions | RenameTable | SetSkewed | NotSkewed
                | NotStoredAsDirectories | SetSkewedLocation | Concatenate | ChangeColumn | AddColumns
-               | SetLocation | SetTableProperties | UnsetTableProperties | RenamePartition | UnsupportedAlter)
+               | SetLocation | SetTableProperties | UnsetTableProperties | RenamePartition | SetFileFormat
+               | SetSerdeProperties | UnsupportedAlter)
 
 
 @dataclass(frozen=True)
