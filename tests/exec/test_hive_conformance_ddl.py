@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from described import parameters
 from hivepark.errors import HiveParkError
 
 
@@ -23,15 +24,7 @@ def _error(wh, sql: str) -> HiveParkError:
 
 
 def _described(wh, table: str) -> dict[str, str]:
-    rows = wh.sql(f"DESCRIBE FORMATTED {table}").collect()
-    start = next(i for i, r in enumerate(rows) if r[0].startswith("Table Parameters:"))
-    out = {}
-    for r in rows[start + 1:]:
-        if (r[0] or "").strip():
-            break
-        if r[1]:
-            out[r[1].strip()] = (r[2] or "").strip()
-    return out
+    return parameters(wh, table)
 
 
 def test_set_and_unset_tblproperties(wh):

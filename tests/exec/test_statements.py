@@ -10,6 +10,7 @@ import os
 import pytest
 
 import hivepark
+from described import parameters
 from hivepark.errors import AlreadyExistsError, NoSuchPartition, SemanticError
 
 SALES_SCHEMA = "id bigint, item string, ds string, hr int"
@@ -918,15 +919,7 @@ def test_reset_puts_back_the_settings_of_connect_hives_and_sparks(spark, tmp_pat
 
 
 def _partition_params(wh, table: str, spec: str) -> dict[str, str]:
-    rows = wh.sql(f"DESCRIBE FORMATTED {table} PARTITION ({spec})").collect()
-    start = next(i for i, r in enumerate(rows) if (r[0] or "").startswith("Partition Parameters:"))
-    out = {}
-    for r in rows[start + 1:]:
-        if (r[0] or "").strip():
-            break
-        if r[1]:
-            out[r[1].strip()] = (r[2] or "").strip()
-    return out
+    return parameters(wh, f"{table} PARTITION ({spec})", "Partition Parameters:")
 
 
 def test_analyze_compute_statistics_counts_the_files_hive_style(wh, spark, tmp_path):
