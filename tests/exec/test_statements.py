@@ -998,3 +998,11 @@ def test_set_serdeproperties_fixes_a_delimiter_and_set_fileformat_changes_an_emp
     assert _rows(wh.sql("SELECT * FROM later")) == _rows(plain) == [(1, "apple"), (2, "pear")]
     with pytest.raises(SemanticError, match="not supported by hivepark"):
         wh.sql("ALTER TABLE later SET SERDE 'org.apache.hadoop.hive.serde2.OpenCSVSerde'")
+
+
+def test_show_conf_gives_a_settings_default_and_type(wh):
+    wh.sql("SET hive.exec.max.dynamic.partitions=5")  # the default, not the session's value
+    assert [tuple(r) for r in wh.sql("SHOW CONF 'hive.exec.max.dynamic.partitions'").collect()] == [
+        ("1000", "INT", "")]
+    with pytest.raises(SemanticError, match="hive configuration no.such does not exists"):
+        wh.sql("SHOW CONF 'no.such'")

@@ -274,3 +274,18 @@ def test_reset():
     assert stmt("RESET") == s.Reset() and stmt("reset hive.exec.dynamic.partition.mode;") == s.Reset(
         "hive.exec.dynamic.partition.mode")
     assert stmt("DELETE FROM t WHERE a = 1") != s.Reset()  # DELETE is a statement, DELETE JAR a CLI command
+
+
+@pytest.mark.parametrize("text,why", [("SHOW LOCKS", "takes no locks"), ("SHOW LOCKS t EXTENDED", "takes no locks"),
+                                      ("SHOW TRANSACTIONS", "no ACID tables"), ("SHOW COMPACTIONS", "CONCATENATE"),
+                                      ("SHOW CURRENT ROLES", "no authorization"),
+                                      ("SHOW GRANT USER bob ON TABLE t", "no authorization"),
+                                      ("EXPLAIN CBO COST SELECT 1", "EXPLAIN CBO shows what Hive's own planner"),
+                                      ("EXPLAIN VECTORIZATION ONLY SUMMARY SELECT 1", "EXPLAIN VECTORIZATION"),
+                                      ("EXPLAIN LOCKS INSERT INTO t SELECT 1", "EXPLAIN LOCKS")])
+def test_hive_features_hivepark_has_not_are_refused_saying_why(text, why):
+    assert why in error(text)
+
+
+def test_show_conf():
+    assert stmt("SHOW CONF 'hive.exec.dynamic.partition.mode'") == s.ShowConf("hive.exec.dynamic.partition.mode")

@@ -14,6 +14,7 @@ from pyspark.sql import DataFrame
 from hivepark import layout
 from hivepark.catalog.models import VIEW, VIEW_EXPANDED_TEXT, VIEW_ORIGINAL_TEXT, Column, Partition, Table
 from hivepark.catalog.skew import RESERVED, SKEW_AUTO_TOPK, partition_layout, table_skew
+from hivepark.config import DEFAULTS, TYPED
 from hivepark.errors import MASK, NoSuchPartition, NoSuchTable, SemanticError, UserInputError
 from hivepark.exec.context import Context
 from hivepark.exec.session import set_spark_setting
@@ -198,6 +199,17 @@ def drop_macro(ctx: Context, stmt: s.DropMacro) -> DataFrame:
     quiet = stmt.if_exists or ctx.conf.get_bool("hive.exec.drop.ignorenonexistent")
     ctx.spark.sql(f"DROP TEMPORARY FUNCTION {'IF EXISTS ' if quiet else ''}`{stmt.name}`")
     return ctx.empty()
+
+
+def show_conf(ctx: Context, stmt: s.ShowConf) -> DataFrame:
+    """Hive's SHOW CONF 'key': one row of the setting's default, type and description, for
+    the settings hivepark knows (config.DEFAULTS); another key is an error naming SET."""
+    key = stmt.key.strip()
+    if key not in DEFAULTS:
+        raise SemanticError(f"hive configuration {key} does not exists (hivepark knows its defaults of "
+                            f"{len(DEFAULTS)} settings). SET {key} shows its value in this session.")
+    kind = TYPED.get(key, "STRING")
+    return ctx.rows(["default", "type", "desc"], [(DEFAULTS[key], kind, "")], masked=False)
 
 
 def reset_command(ctx: Context, cmd: s.Reset) -> DataFrame:

@@ -32,7 +32,7 @@ def execute(ctx: Context, stmt: ParsedStatement | s.Statement) -> DataFrame:
 
 
 # Statements that change no table: no need to bring spark.sql's views up to date after them.
-_READ_ONLY = (s.Query, s.Explain, s.ShowDatabases, s.ShowTables, s.ShowTableExtended, s.ShowPartitions,
+_READ_ONLY = (s.Query, s.Explain, s.ShowDatabases, s.ShowTables, s.ShowTableExtended, s.ShowConf, s.ShowPartitions,
               s.ShowCreateTable, s.ShowTblProperties, s.ShowColumns, s.ShowFunctions, s.Describe, s.DescribeFunction,
               s.InsertDirectory, s.DescribeDatabase)
 
@@ -97,6 +97,7 @@ _HANDLERS: dict[type, Callable[[Context, Any], DataFrame]] = {
     s.ShowDatabases: describe.show_databases,
     s.ShowTables: describe.show_tables,
     s.ShowTableExtended: describe.show_table_extended,
+    s.ShowConf: describe.show_conf,
     s.ShowPartitions: describe.show_partitions,
     s.ShowCreateTable: describe.show_create_table,
     s.ShowTblProperties: describe.show_tblproperties,

@@ -498,6 +498,10 @@ def _show(node: d.Show) -> s.Statement:
     if kind in ("TABLES", "VIEWS"):
         db = node.args.get("db")
         return s.ShowTables(db.name.lower() if db is not None else None, pattern, views=kind == "VIEWS")
+    if kind == "CONF":
+        return s.ShowConf(pattern or "")
+    if kind == "NOT OFFERED":
+        raise UnsupportedError(node.this.name)
     if kind == "TABLE EXTENDED":
         db = node.args.get("db")
         return s.ShowTableExtended(db.name.lower() if db is not None else None, pattern or "",
@@ -559,6 +563,10 @@ def _analyze(node: exp.Analyze) -> s.AnalyzeSkew | s.AnalyzeStatistics:
 def _explain(node: d.Explain) -> s.Explain:
     inner = node.this
     style = (node.args.get("extended") or "").upper() or None
+    if style not in (None, "EXTENDED", "FORMATTED", "ANALYZE", "DEPENDENCY"):
+        raise UnsupportedError(f"EXPLAIN {style} shows what Hive's own planner decides, which hivepark does not "
+                               "have: EXPLAIN [EXTENDED|ANALYZE|DEPENDENCY] shows the partitions, directories and "
+                               "filters hivepark chose, EXTENDED with Spark's plan")
     if isinstance(inner, exp.Insert):
         inner = inner.expression
     elif isinstance(inner, exp.Create) and inner.args.get("expression") is not None:

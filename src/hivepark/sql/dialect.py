@@ -144,6 +144,19 @@ def _skewed_sql(gen: t.Any, e: SkewedByProperty) -> str:
     return f"SKEWED BY ({cols}) ON ({_values_sql(e.args.get('values') or [])}){dirs}"
 
 
+# SHOW statements of Hive's features hivepark does not have, and why
+_NO_AUTHORIZATION = ("it has no authorization of its own (the file system's and the metastore database's "
+                     "permissions hold)")
+_SHOW_NOT_OFFERED = [
+    (("LOCKS",), "it takes no locks: a write commits by compare-and-swap on the table version, and concurrent "
+                 "writers retry (README, Commits)"),
+    (("TRANSACTIONS",), "it has no ACID tables"),
+    (("COMPACTIONS",), "it has no ACID tables; ALTER TABLE t [PARTITION (...)] CONCATENATE merges small files"),
+    (("CURRENT", "ROLES"), _NO_AUTHORIZATION), (("ROLES",), _NO_AUTHORIZATION), (("ROLE",), _NO_AUTHORIZATION),
+    (("GRANT",), _NO_AUTHORIZATION), (("PRINCIPALS",), _NO_AUTHORIZATION),
+]
+
+
 class HiveQL(Hive):
     """The dialect hivepark parses with."""
 
@@ -339,8 +352,12 @@ class HiveQL(Hive):
         def _parse_hp_command(self) -> exp.Expression | None:
             word = self._prev.text.upper()
             if word == "EXPLAIN":
-                extended = bool(self._match_texts(("EXTENDED", "FORMATTED", "ANALYZE", "DEPENDENCY")))
+                extended = bool(self._match_texts(("EXTENDED", "FORMATTED", "ANALYZE", "DEPENDENCY", "CBO", "AST",
+                                                   "VECTORIZATION", "LOCKS", "AUTHORIZATION", "REOPTIMIZATION")))
                 style = self._prev.text.upper() if extended else None
+                while style in ("CBO", "VECTORIZATION") and self._match_texts(  # their own options
+                        ("COST", "JOINCOST", "ONLY", "SUMMARY", "OPERATOR", "EXPRESSION", "DETAIL")):
+                    pass
                 inner = self._parse_statement()
                 if inner is None:
                     self.raise_error("EXPLAIN needs a statement after it")
@@ -401,6 +418,14 @@ class HiveQL(Hive):
                     key = self._parse_string()
                     self._match_r_paren()
                 return self.expression(Show(kind="TBLPROPERTIES", this=table, like=key))
+            if self._match_text_seq("CONF"):
+                return self.expression(Show(kind="CONF", like=self._parse_string()))
+            for words, why in _SHOW_NOT_OFFERED:
+                if self._match_text_seq(*words):
+                    while self._curr:  # the rest (a table, EXTENDED, ...) changes nothing
+                        self._advance()
+                    return self.expression(Show(kind="NOT OFFERED", this=exp.Literal.string(
+                        f"SHOW {' '.join(words)} is not offered by hivepark: {why}")))
             self.raise_error("Expected SHOW DATABASES, SHOW TABLES, SHOW TABLE EXTENDED, SHOW VIEWS, SHOW PARTITIONS, "
                              "SHOW CREATE TABLE, "
                              "SHOW COLUMNS, SHOW FUNCTIONS or SHOW TBLPROPERTIES")

@@ -441,6 +441,13 @@ class ShowTables:
 
 
 @dataclass(frozen=True)
+class ShowConf:
+    """SHOW CONF 'key': a setting's default, type and description (Hive's columns)."""
+
+    key: str
+
+
+@dataclass(frozen=True)
 class ShowTableExtended:
     """SHOW TABLE EXTENDED [IN|FROM db] LIKE 'p' [PARTITION (...)]: Hive's table status."""
 
@@ -597,6 +604,6 @@ class Failed:
 Statement = (CreateDatabase | AlterDatabase | DescribeDatabase | DropDatabase | Use | CreateTable | CreateView
              | DropTable | TruncateTable | AlterTable
              | Insert | InsertDirectory | MultiInsert | LoadData | MsckRepair | ShowDatabases | ShowTables
-             | ShowTableExtended | ShowColumns
+             | ShowTableExtended | ShowConf | ShowColumns
              | ShowPartitions | ShowCreateTable | ShowTblProperties | ShowFunctions | Describe | DescribeFunction
              | Set | Reset | CreateMacro | DropMacro | AnalyzeSkew | AnalyzeStatistics | Explain | Query | Failed)
