@@ -71,6 +71,12 @@ class Background:
         self._procs.append(proc)
         return proc
 
+    def run(self, args: list[str], timeout: float = 600, **kwargs: Any) -> subprocess.CompletedProcess:
+        """``args`` run to the end as a process of the work (:meth:`popen`), its output kept."""
+        proc = self.popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
+        out, err = proc.communicate(timeout=timeout)
+        return subprocess.CompletedProcess(args, proc.returncode, out, err)
+
     def stop(self) -> None:
         """At the end of the run (or on an interrupt): the work's processes ended, its files gone."""
         self.stopping.set()

@@ -1,7 +1,7 @@
 """The ``hivepark`` command, run as a subprocess against a temporary warehouse.
 
-Each run starts a JVM, so the four runs start together in one module fixture and each test
-checks one of them.
+Each run starts a JVM, so the four runs start together in the background as the suite starts
+(tests/background.py) and each test checks one of them.
 """
 
 from __future__ import annotations
@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+import background
+from background import Background
 
 TIMEOUT = 600
 
@@ -52,9 +55,10 @@ CREATE TABLE second (a INT);
 """
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    root = tmp_path_factory.mktemp("cli")
+def _start_runs(bg: Background) -> None:
+    """The four runs, started together in the background as the suite starts
+    (tests/background.py); puts "runs": name -> Run (the process still running)."""
+    root = Path(bg.tmp)
     env = dict(os.environ, HIVEPARK_DRIVER_MEMORY="512m",
                HIVEPARK_HISTORY=str(root / "history"))
     env.pop("HIVEPARK_MASTER", None)
@@ -62,13 +66,13 @@ def runs(tmp_path_factory):
     def start(name: str, args: list[str]) -> Run:
         d = root / name
         d.mkdir()
-        proc = subprocess.Popen([*_command(), *args], cwd=d, env=env, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = bg.popen([*_command(), *args], cwd=d, env=env, stdin=subprocess.DEVNULL,
+                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         return Run(proc, d)
 
     (root / "runtime.sql").write_text(SCRIPT_RUNTIME_ERROR)
     (root / "syntax.sql").write_text(SCRIPT_SYNTAX_ERROR)
-    started = {
+    bg.put("runs", {
         "e": start("e", [
             "--warehouse", str(root / "e" / "wh"),
             "--metastore", f"sqlite:///{root / 'e' / 'meta.db'}",
@@ -87,12 +91,17 @@ def runs(tmp_path_factory):
                                    "-f", str(root / "syntax.sql")]),
         "verbose": start("verbose", ["--warehouse", "wh", "--master", "local[1]", "--verbose",
                                      "-e", "SHOW TABLES; SELECT * FROM missing_table"]),
-    }
-    yield started
-    for run in started.values():
-        if run.proc.poll() is None:
-            run.proc.kill()
-            run.proc.communicate()
+    })
+
+
+BACKGROUND_TESTS = {name: _start_runs for name in (
+    "test_e_prints_tab_separated_rows_and_applies_hiveconf", "test_f_stops_at_first_runtime_error_with_one_line",
+    "test_f_syntax_error_shows_line_and_column", "test_verbose_prints_the_traceback")}
+
+
+@pytest.fixture(scope="module")
+def runs():
+    return background.start(_start_runs).get("runs")  # the processes end with the run (Background.stop)
 
 
 def _assert_one_clean_failure(err: str) -> str:

@@ -4,20 +4,35 @@
 
 from __future__ import annotations
 
+import os
 import re
-import subprocess
 
+import background
 import hivepark
+from background import Background
 from cli_command import hivepark_command
 
 SCRIPT = ("CREATE DATABASE IF NOT EXISTS sales; USE sales; CREATE TABLE t (a INT) STORED AS PARQUET; "
           "INSERT INTO t VALUES (1), (2); SELECT a FROM t ORDER BY a;")
 
 
-def test_trailer_silence_database_and_version(tmp_path):
-    wh = str(tmp_path / "wh")
-    first = subprocess.run([*hivepark_command(), "--warehouse", wh, "-e", SCRIPT], capture_output=True, text=True,
-                           timeout=600)
+def _runs(bg: Background) -> None:
+    """The CLI runs of the test, in order (the second reads the first's table), in the
+    background as the suite starts (tests/background.py): each starts a JVM."""
+    wh = os.path.join(bg.tmp, "wh")
+    bg.put("first", bg.run([*hivepark_command(), "--warehouse", wh, "-e", SCRIPT]))
+    bg.put("second", bg.run([*hivepark_command(), "--warehouse", wh, "--database", "sales", "-S", "-e",
+                             "SELECT count(*) FROM t"]))
+    bg.put("missing", bg.run([*hivepark_command(), "--warehouse", wh, "--database", "nope", "-e", "SELECT 1"]))
+    bg.put("version", bg.run([*hivepark_command(), "--version"], timeout=60))
+
+
+BACKGROUND_TESTS = {"test_trailer_silence_database_and_version": _runs}
+
+
+def test_trailer_silence_database_and_version():
+    runs = background.start(_runs)
+    first = runs.get("first")
     assert first.returncode == 0, first.stderr
     assert first.stdout == "1\n2\n"  # rows only: the trailer is on stderr
     lines = first.stderr.splitlines()
@@ -25,13 +40,11 @@ def test_trailer_silence_database_and_version(tmp_path):
     taken = [line for line in lines if line.startswith("Time taken: ")]
     assert len(taken) == 5 and re.fullmatch(r"Time taken: \d+\.\d{3} seconds, Fetched: 2 row\(s\)", taken[-1])
     assert re.fullmatch(r"Time taken: \d+\.\d{3} seconds", taken[0])
-    second = subprocess.run([*hivepark_command(), "--warehouse", wh, "--database", "sales", "-S", "-e",
-                             "SELECT count(*) FROM t"], capture_output=True, text=True, timeout=600)
+    second = runs.get("second")
     assert second.returncode == 0, second.stderr
     assert second.stdout == "2\n" and second.stderr == ""
-    missing = subprocess.run([*hivepark_command(), "--warehouse", wh, "--database", "nope", "-e", "SELECT 1"],
-                             capture_output=True, text=True, timeout=600)
+    missing = runs.get("missing")
     assert missing.returncode == 1 and missing.stdout == ""
     assert "FAILED: Database does not exist: nope" in missing.stderr
-    version = subprocess.run([*hivepark_command(), "--version"], capture_output=True, text=True, timeout=60)
+    version = runs.get("version")
     assert version.returncode == 0 and version.stdout == f"hivepark {hivepark.__version__}\n"

@@ -8,10 +8,12 @@ from __future__ import annotations
 import csv
 import io
 import json
-import subprocess
+import os
 
 import pytest
 
+import background
+from background import Background
 from cli_command import hivepark_command
 from hivepark.sql.parser import statement_ends, substitute_variables
 
@@ -42,15 +44,29 @@ SELECT '${env:HOME}' AS h, '${hiveconf:hive.mapred.mode}' AS m;
 """
 
 
-def test_variables_init_file_and_output_formats(tmp_path):
-    wh = str(tmp_path / "wh")
-    init = tmp_path / "init.sql"
-    init.write_text("SET hivevar:hi=6;\n")
-    script = tmp_path / "s.sql"
-    script.write_text(SCRIPT)
-    run = subprocess.run([*hivepark_command(), "--warehouse", wh, "-S", "-i", str(init), "--hivevar", "unused=1",
-                          "--outputformat", "csv2", "-f", str(script)], capture_output=True, text=True,
-                         timeout=600)
+def _runs(bg: Background) -> None:
+    """The CLI runs of the test, in order (the second reads the first's table), in the
+    background as the suite starts (tests/background.py): each starts a JVM."""
+    wh = os.path.join(bg.tmp, "wh")
+    init, script = os.path.join(bg.tmp, "init.sql"), os.path.join(bg.tmp, "s.sql")
+    with open(init, "w") as f:
+        f.write("SET hivevar:hi=6;\n")
+    with open(script, "w") as f:
+        f.write(SCRIPT)
+    bg.put("run", bg.run([*hivepark_command(), "--warehouse", wh, "-S", "-i", init, "--hivevar", "unused=1",
+                          "--outputformat", "csv2", "-f", script]))
+    bg.put("json", bg.run([*hivepark_command(), "--warehouse", wh, "-S", "--outputformat", "json", "-e",
+                           "SELECT id, s FROM t WHERE id IN (1, 4, 5) ORDER BY id"]))
+    bg.put("bad", bg.run([*hivepark_command(), "--warehouse", wh, "--outputformat", "xml", "-e", "SELECT 1"],
+                         timeout=60))
+
+
+BACKGROUND_TESTS = {"test_variables_init_file_and_output_formats": _runs}
+
+
+def test_variables_init_file_and_output_formats():
+    runs = background.start(_runs)
+    run = runs.get("run")
     assert run.returncode == 0, run.stderr
     out = run.stdout.split("id,s\n", 1)[1]
     rows, rest = out.split("h,m\n")
@@ -58,12 +74,9 @@ def test_variables_init_file_and_output_formats(tmp_path):
     assert parsed == [["2", 'quote " and, comma'], ["3", "line\nbreak"], ["4", "NULL"], ["5", ""], ["6", ""]]
     assert '5,\n' in rows and '6,""\n' in rows  # NULL is an empty field, '' is ""
     assert rest == "${env:HOME},nonstrict\n"
-    js = subprocess.run([*hivepark_command(), "--warehouse", wh, "-S", "--outputformat", "json", "-e",
-                         "SELECT id, s FROM t WHERE id IN (1, 4, 5) ORDER BY id"],
-                        capture_output=True, text=True, timeout=600)
+    js = runs.get("json")
     assert js.returncode == 0, js.stderr
     assert json.loads(js.stdout) == {"resultset": [{"id": 1, "s": "tab\there"}, {"id": 4, "s": "NULL"},
                                                    {"id": 5, "s": None}]}
-    bad = subprocess.run([*hivepark_command(), "--warehouse", wh, "--outputformat", "xml", "-e", "SELECT 1"],
-                         capture_output=True, text=True, timeout=60)
+    bad = runs.get("bad")
     assert bad.returncode == 1 and "--outputformat must be one of table, tsv2, csv2, json" in bad.stderr
