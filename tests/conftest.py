@@ -59,7 +59,8 @@ def pytest_collection_finish(session):
     if os.environ.get("HIVEPARK_TEST_MASTER"):
         return  # the run that tests/test_cluster.py starts
     for item in session.items:
-        work = getattr(getattr(item, "module", None), "BACKGROUND_TESTS", {}).get(item.name)
+        name = getattr(item, "originalname", None) or item.name  # a parametrized test's, without its case
+        work = getattr(getattr(item, "module", None), "BACKGROUND_TESTS", {}).get(name)
         if work is not None:
             background.start(work)
 

@@ -209,14 +209,27 @@ def random_kills():
     return background.start(_kill_writers).get("kills")
 
 
-@pytest.fixture(scope="module")
-def killed(tmp_path_factory, spark):
-    """One warehouse per kill point, the writers killed in parallel (one JVM each)."""
-    roots = {f: _make_table(str(tmp_path_factory.mktemp(f) / "warehouse"), spark) for f in FAULTS}
-    procs = {f: _run_writer(root, OVERWRITE, f) for f, root in roots.items()}
+def _kill_at_each_step(bg: Background) -> None:
+    """One warehouse per kill point (made by one process), the writers killed there in
+    parallel (one JVM each); puts "killed": (fault -> warehouse, fault -> exit status)."""
+    roots = {f: os.path.join(bg.tmp, f, "warehouse") for f in FAULTS}
+    maker = bg.run([sys.executable, "-c", MAKE_TABLES, json.dumps(TABLE), *roots.values()], env=_writer_env(),
+                   timeout=900)
+    assert maker.returncode == 0, maker.stderr[-3000:]
+    procs = {f: _run_writer(root, OVERWRITE, f, popen=bg.popen) for f, root in roots.items()}
     for p in procs.values():
-        p.wait(timeout=300)
-    return roots, {f: p.returncode for f, p in procs.items()}
+        p.communicate(timeout=300)
+    bg.put("killed", (roots, {f: p.returncode for f, p in procs.items()}))
+
+
+BACKGROUND_TESTS["test_killed_writer_leaves_table_before_or_after"] = _kill_at_each_step
+
+
+@pytest.fixture(scope="module")
+def killed():
+    """One warehouse per kill point, its writer killed there (in the background as the suite
+    starts: tests/background.py)."""
+    return background.start(_kill_at_each_step).get("killed")
 
 
 def _check_clean(wh) -> None:
