@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+import background
+from background import Background
 from hivepark.errors import HiveParkError, MetastoreError, mask_credentials
 
 TIMEOUT = 600
@@ -66,9 +68,10 @@ def _assert_no_secret(*texts: str) -> None:
             assert secret not in text, f"the {name} password is shown:\n{text}"
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    root = tmp_path_factory.mktemp("secrets")
+def _start_runs(bg: Background) -> None:
+    """The four CLI runs, started together in the background as the suite starts
+    (tests/background.py); puts "runs": name -> Run (the process still running)."""
+    root = Path(bg.tmp)
     env = dict(os.environ, HIVEPARK_DRIVER_MEMORY="512m", HIVEPARK_HISTORY=str(root / "history"))
     env.pop("HIVEPARK_MASTER", None)
     source = root / "source.db"
@@ -109,12 +112,11 @@ SELECT * FROM closed;
     (root / "ok").mkdir()
 
     def start(args: list[str]) -> Run:
-        proc = subprocess.Popen([*_command(), "--master", "local[1]", *args], cwd=root, env=env,
-                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True)
+        proc = bg.popen([*_command(), "--master", "local[1]", *args], cwd=root, env=env,
+                        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         return Run(proc)
 
-    started = {
+    bg.put("runs", {
         "jdbc": start(["--warehouse", str(root / "ok" / "wh"), "--metastore", metastore_ok,
                        "--hiveconf", f"fs.s3a.secret.key={s['hiveconf']}", "-f", str(root / "jdbc.sql")]),
         "pg": start(["--warehouse", str(root / "pg"), "--metastore", pg_url, "-e", "SHOW TABLES"]),
@@ -123,12 +125,18 @@ SELECT * FROM closed;
         "statement": start(["--warehouse", str(root / "st"), "-e",
                             f"CREATE TABLE x (a INT) TBLPROPERTIES ('hive.sql.dbcp.password'='{s['statement']}' "
                             f"'b'='c')"]),
-    }
-    yield started
-    for run in started.values():
-        if run.proc.poll() is None:
-            run.proc.kill()
-            run.proc.communicate()
+    })
+
+
+BACKGROUND_TESTS = {name: _start_runs for name in (
+    "test_jdbc_tables_settings_and_a_failing_read_show_no_password",
+    "test_a_metastore_that_cannot_open_shows_no_password", "test_verbose_traceback_shows_no_password",
+    "test_a_failing_statement_that_quotes_a_password_shows_none")}
+
+
+@pytest.fixture(scope="module")
+def runs():
+    return background.start(_start_runs).get("runs")  # the processes end with the run (Background.stop)
 
 
 def test_jdbc_tables_settings_and_a_failing_read_show_no_password(runs):
