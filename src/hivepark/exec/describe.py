@@ -497,10 +497,8 @@ def dependencies(ctx: Context, tree: Any, plan: QueryPlan) -> str:
     scanned = {scan.table.qualified_name: scan.table for scan in plan.scans}
     views_out: list[dict[str, str]] = []
     tables_out: list[dict[str, str]] = []
-    for (db, name), parents in sql_views.dependencies(tree, ctx.find_view).items():
-        qualified = f"{(db or ctx.current_db).lower()}.{name.lower()}"
-        view = ctx.find_view(db, name)
-        table = view if view is not None else scanned.get(qualified)
+    for (db, name), (view, parents) in sql_views.dependencies(tree, ctx.find_view).items():
+        table = view if view is not None else scanned.get(f"{(db or ctx.current_db).lower()}.{name.lower()}")
         if table is None:  # a Spark view of the user's, an Iceberg metadata table
             continue
         entry = {"tablename": table.qualified_name.replace(".", "@", 1),

@@ -1073,8 +1073,7 @@ def msck_repair(ctx: Context, stmt: s.MsckRepair) -> DataFrame:
                     sub = [f for f in fs.list_files(f"{leaf}/{loc}") if not f.is_dir]
                     files += sub
                     names += [f"{loc}/{os.path.basename(f.path)}" for f in sub]
-        params.update(numFiles=str(len(files)), totalSize=str(sum(f.size for f in files)),
-                      numRows=str(count_rows(table, files)), transient_lastDdlTime=str(now))
+        params.update(_file_stats(table, files, str(now)))
         put.append(Partition(values, old.location if old else leaf, params,
                              tuple(sorted(names)), now))
         if old is None:
@@ -1102,6 +1101,15 @@ def msck_repair(ctx: Context, stmt: s.MsckRepair) -> DataFrame:
                     + [(f"Repair: Skipped directory {table.name}:{rel} ({why})",) for rel, why in problems])
 
 
+def _file_stats(table: Table, files: Sequence[fs.FileEntry], now: str, rows: bool = True) -> dict[str, str]:
+    """The statistics a partition's (or table's) files give (MSCK REPAIR, ANALYZE): numFiles,
+    totalSize and, with ``rows``, numRows counted in them."""
+    out = {"numFiles": str(len(files)), "totalSize": str(sum(f.size for f in files)), "transient_lastDdlTime": now}
+    if rows:
+        out["numRows"] = str(count_rows(table, files))
+    return out
+
+
 def analyze_statistics(ctx: Context, stmt: s.AnalyzeStatistics) -> DataFrame:
     """ANALYZE TABLE t [PARTITION (...)] COMPUTE STATISTICS [NOSCAN], as Hive: the table's (or
     each partition's the spec names; ``PARTITION (ds)`` all) ``numFiles`` and ``totalSize``
@@ -1117,11 +1125,7 @@ def analyze_statistics(ctx: Context, stmt: s.AnalyzeStatistics) -> DataFrame:
 
     def stats(params: Mapping[str, str], paths: Sequence[str]) -> dict[str, str]:
         files = [e for p in paths for e in fs.list_files(p) if not e.is_dir]
-        out = {**params, "numFiles": str(len(files)), "totalSize": str(sum(f.size for f in files)),
-               "transient_lastDdlTime": now}
-        if not stmt.noscan:
-            out["numRows"] = str(count_rows(table, files))
-        return out
+        return {**params, **_file_stats(table, files, now, rows=not stmt.noscan)}
 
     if not table.is_partitioned:
         if stmt.partition:

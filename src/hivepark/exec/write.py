@@ -7,6 +7,7 @@ directory, then one metastore transaction makes the result visible.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 
 from pyspark.errors import PySparkException
 from pyspark.sql import Column, DataFrame
@@ -494,7 +495,7 @@ def spark_write(w, path: str) -> None:
     running.check_cancelled()
 
 
-def count_rows(table: Table, files: list[fs.FileEntry]) -> int:
+def count_rows(table: Table, files: Sequence[fs.FileEntry]) -> int:
     """Rows in the written files, from their footers (parquet, orc) or lines (text)."""
     import pyarrow.orc as po
     import pyarrow.parquet as pq

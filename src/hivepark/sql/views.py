@@ -57,12 +57,14 @@ def _expand_in(tree: exp.Expression, find: ViewFind, stack: tuple[str, ...]) -> 
             this=exp.to_identifier(node.name))))
 
 
-def dependencies(tree: exp.Expression, find: ViewFind) -> dict[tuple[str | None, str], list[str]]:
+def dependencies(tree: exp.Expression, find: ViewFind
+                 ) -> dict[tuple[str | None, str], tuple[Table | None, list[str]]]:
     """What a query reads, directly or through views (EXPLAIN DEPENDENCY's input tables):
     each view and table reference, (db, name) (db None where the query gives none), in the
-    order met, outer views before the views and tables they read, with the views that read it
-    (qualified names; empty for what the query names itself). CTEs are not references."""
-    found: dict[tuple[str | None, str], list[str]] = {}
+    order met, outer views before the views and tables they read, with the view it names (None
+    for a table) and the views that read it (qualified names; empty for what the query names
+    itself). CTEs are not references."""
+    found: dict[tuple[str | None, str], tuple[Table | None, list[str]]] = {}
     level: list[tuple[exp.Expression, str | None]] = [(tree, None)]
     for _ in range(MAX_DEPTH):
         inner: list[tuple[exp.Expression, str | None]] = []
@@ -75,7 +77,7 @@ def dependencies(tree: exp.Expression, find: ViewFind) -> dict[tuple[str | None,
                 view = find(node.args["db"].name if node.args.get("db") is not None else None, node.name)
                 key = (view.db, view.name) if view is not None else (
                     node.args["db"].name.lower() if node.args.get("db") is not None else None, node.name.lower())
-                parents = found.setdefault(key, [])
+                parents = found.setdefault(key, (view, []))[1]
                 if parent is not None and parent not in parents:
                     parents.append(parent)
                 if view is not None and not any(p == view.qualified_name for _, p in inner):
