@@ -20,6 +20,7 @@ from sqlalchemy import event, inspect, select
 from sqlalchemy.exc import DataError, IntegrityError
 
 from hivepark.catalog import schema
+from hivepark.catalog.base import TableChange
 from hivepark.catalog.filters import Undecidable, codecs_for, compile_filter, evaluate, key_values
 from hivepark.catalog.models import EXTERNAL, VIEW, Column, Database, Partition, Table
 from hivepark.catalog.schema import PartitionRow
@@ -359,6 +360,26 @@ def test_commit_conflict_changes_nothing(catalog: SqlCatalog) -> None:
     assert now.version == 3 and dict(now.properties) == {}
     with pytest.raises(NoSuchTable):
         catalog.commit(t.evolve(name="nope"), 1)
+
+
+def test_commit_tables_moves_a_partition_in_one_transaction(catalog: SqlCatalog) -> None:
+    """EXCHANGE PARTITION's commit: the partition leaves one table and enters the other at once;
+    a conflict on either table changes neither."""
+    src, dst = make_table(catalog, "src"), make_table(catalog, "dst")
+    catalog.add_partitions(src, [part(src, "d", "1", files=("a",)), part(src, "d", "2")])
+    src = catalog.get_table("db", "src")
+    moved = part(dst, "d", "1", files=("a",))
+    with pytest.raises(CommitConflict, match="db.dst"):  # dst is at version 1, not 5
+        catalog.commit_tables([TableChange(src, src.version, drop=[("d", "1")]),
+                               TableChange(dst, 5, put=[moved])])
+    assert values_of(catalog.list_partitions(src)) == [("d", "1"), ("d", "2")]  # the drop rolled back
+    assert catalog.list_partitions(dst) == [] and catalog.get_table("db", "src").version == src.version
+    new_src, new_dst = catalog.commit_tables([TableChange(src, src.version, drop=[("d", "1")]),
+                                              TableChange(dst, dst.version, put=[moved])])
+    assert (new_src.version, new_dst.version) == (src.version + 1, dst.version + 1)
+    assert values_of(catalog.list_partitions(src)) == [("d", "2")]
+    got = catalog.get_partition(new_dst, ("d", "1"))
+    assert got is not None and got.files == ("a",) and got.location == moved.location
 
 
 def test_concurrent_commits_one_wins(catalog_url: str) -> None:

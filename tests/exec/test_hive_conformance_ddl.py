@@ -192,6 +192,75 @@ def test_rename_partition_killed_leaves_before_or_after(tmp_path, spark, fault, 
         wh.close()
 
 
+def test_exchange_partition(wh, spark, tmp_path):
+    # exchange_partition.q / exchange_partition2.q (a partial spec moves every partition under it)
+    for name in ("src", "dst"):
+        wh.sql(f"CREATE TABLE {name} (a INT, b STRING) PARTITIONED BY (ds STRING, hr INT) STORED AS PARQUET")
+    wh.sql("INSERT INTO src PARTITION (ds='1', hr=1) VALUES (1, 'x'), (2, 'y')")
+    wh.sql("INSERT INTO src PARTITION (ds='1', hr=2) VALUES (3, 'z')")
+    wh.sql("INSERT INTO src PARTITION (ds='2', hr=1) VALUES (4, 'w')")
+    wh.sql("INSERT INTO dst PARTITION (ds='3', hr=1) VALUES (5, 'v')")
+    versions = [wh.catalog.get_table("default", n).version for n in ("src", "dst")]
+    wh.sql("ALTER TABLE dst EXCHANGE PARTITION (ds='1') WITH TABLE src")
+    assert [wh.catalog.get_table("default", n).version for n in ("src", "dst")] == [v + 1 for v in versions]
+    assert [r[0] for r in wh.sql("SHOW PARTITIONS dst").collect()] == ["ds=1/hr=1", "ds=1/hr=2", "ds=3/hr=1"]
+    assert [r[0] for r in wh.sql("SHOW PARTITIONS src").collect()] == ["ds=2/hr=1"]
+    root = tmp_path / "warehouse"
+    assert {f.split("/")[0] for f in _files(root / "src")} == {"ds=2"} and not (root / "src" / "ds=1").exists()
+    assert {"/".join(f.split("/")[:2]) for f in _files(root / "dst")} == {"ds=1/hr=1", "ds=1/hr=2", "ds=3/hr=1"}
+    plain = spark.read.option("basePath", str(root / "dst")).parquet(str(root / "dst"))
+    assert _rows(wh.sql("SELECT a, b, ds, hr FROM dst")) == _rows(plain.selectExpr("a", "b", "string(ds)", "hr")) == [
+        (1, "x", "1", 1), (2, "y", "1", 1), (3, "z", "1", 2), (5, "v", "3", 1)]
+    assert _rows(wh.sql("SELECT a FROM src")) == [(4,)]
+    assert _rows(spark.sql("SELECT a FROM src")) == [(4,)]  # the Spark view of src follows
+
+    wh.sql("INSERT INTO src PARTITION (ds='3', hr=9) VALUES (6, 'u')")
+
+    def unchanged() -> None:
+        assert len(_rows(wh.sql("SELECT * FROM dst"))) == 4 and len(_rows(wh.sql("SELECT * FROM src"))) == 2
+
+    e = _error(wh, "ALTER TABLE dst EXCHANGE PARTITION (ds='3') WITH TABLE src")
+    assert e.code == 10118 and str(e).startswith("Partition already exists [ds=3/hr=1] in default.dst")
+    e = _error(wh, "ALTER TABLE dst EXCHANGE PARTITION (hr=9) WITH TABLE src")
+    assert e.code == 10234 and str(e).startswith("Partition values specified are not continuous.")
+    e = _error(wh, "ALTER TABLE dst EXCHANGE PARTITION (ds='9') WITH TABLE src")
+    assert e.code == 10006 and str(e).startswith("Partition not found {ds=9}")
+    wh.sql("CREATE TABLE other (a BIGINT, b STRING) PARTITIONED BY (ds STRING, hr INT) STORED AS PARQUET")
+    e = _error(wh, "ALTER TABLE other EXCHANGE PARTITION (ds='2') WITH TABLE src")
+    assert e.code == 10235 and "a bigint" in str(e) and "a int" in str(e)
+    wh.sql("CREATE TABLE orc_t (a INT, b STRING) PARTITIONED BY (ds STRING, hr INT) STORED AS ORC")
+    e = _error(wh, "ALTER TABLE orc_t EXCHANGE PARTITION (ds='2') WITH TABLE src")
+    assert e.code == 10235 and "STORED AS ORC" in str(e) and "PARQUET" in str(e)
+    wh.sql(f"CREATE EXTERNAL TABLE ext (a INT, b STRING) PARTITIONED BY (ds STRING, hr INT) STORED AS PARQUET "
+           f"LOCATION '{tmp_path}/ext'")
+    e = _error(wh, "ALTER TABLE ext EXCHANGE PARTITION (ds='2') WITH TABLE src")
+    assert "external" in str(e) and "ADD PARTITION" in str(e)
+    unchanged()
+    assert not (root / "orc_t" / "ds=2").exists() and not (tmp_path / "ext" / "ds=2").exists()
+
+
+def test_touch(wh):
+    import time
+
+    wh.sql("CREATE TABLE tt (a INT) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+    wh.sql("INSERT INTO tt PARTITION (ds='1') VALUES (1)")
+    wh.sql("INSERT INTO tt PARTITION (ds='2') VALUES (2)")
+
+    def ddl_time(values: tuple) -> int:
+        p = wh.catalog.get_partition(wh.catalog.get_table("default", "tt"), values)
+        return int(p.parameters["transient_lastDdlTime"])
+
+    before = {v: ddl_time((v,)) for v in ("1", "2")}
+    time.sleep(1.1)
+    wh.sql("ALTER TABLE tt TOUCH PARTITION (ds='1')")
+    assert ddl_time(("1",)) > before["1"] and ddl_time(("2",)) == before["2"]
+    wh.sql("ALTER TABLE tt TOUCH")
+    assert int(dict(wh.sql("SHOW TBLPROPERTIES tt").collect())["transient_lastDdlTime"]) >= before["1"] + 1
+    e = _error(wh, "ALTER TABLE tt TOUCH PARTITION (ds='9')")
+    assert e.code == 10006 and "Partition not found" in str(e)
+    assert _rows(wh.sql("SELECT a, ds FROM tt")) == [(1, "1"), (2, "2")]
+
+
 def test_in_and_between_compare_strings_and_numbers_as_doubles(wh, spark):
     wh.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
     wh.sql("CREATE TABLE nb (i INT, s STRING) PARTITIONED BY (ds STRING, hr INT) STORED AS PARQUET")

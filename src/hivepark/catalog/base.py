@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from hivepark.catalog.models import Database, Partition, Table
 from hivepark.expr import Expr
@@ -19,6 +19,16 @@ class PartitionLister(Protocol):
     in partition-name order (a :class:`Catalog`, or a cache in front of one)."""
 
     def list_partitions(self, table: Table, filter: Expr | None = None) -> Sequence[Partition]: ...
+
+
+class TableChange(NamedTuple):
+    """One table's part of :meth:`Catalog.commit_tables`: the arguments of :meth:`Catalog.commit`."""
+
+    table: Table
+    expected_version: int
+    put: Sequence[Partition] = ()
+    drop: Sequence[tuple[str | None, ...]] = ()
+    table_parameters: dict[str, str | None] | None = None
 
 
 class Catalog(ABC):
@@ -144,6 +154,12 @@ class Catalog(ABC):
 
         Raises CommitConflict when ``table.version`` is no longer ``expected_version``.
         """
+
+    @abstractmethod
+    def commit_tables(self, changes: Sequence[TableChange]) -> list[Table]:
+        """One transaction over several tables: each change as :meth:`commit` makes it, all
+        of them or none (a partition moved from one table into another is never in both or
+        in neither). Returns the tables with their new versions, in the order given."""
 
     @abstractmethod
     def close(self) -> None:

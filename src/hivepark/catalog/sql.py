@@ -50,7 +50,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session, aliased
 
 from hivepark.catalog import schema
-from hivepark.catalog.base import Catalog
+from hivepark.catalog.base import Catalog, TableChange
 from hivepark.catalog.filters import (
     KeyCodec,
     Undecidable,
@@ -948,34 +948,41 @@ class SqlCatalog(Catalog):
         """See :meth:`Catalog.commit`. ``drop`` is applied before ``put`` (a partition in both
         ends up as in ``put``); ``table_parameters`` are merged into the table's properties
         (a None value removes the key)."""
-        prepared = _prepare(table, put)
+        return self.commit_tables([TableChange(table, expected_version, put, drop, table_parameters)])[0]
+
+    def commit_tables(self, changes: Sequence[TableChange]) -> list[Table]:
+        """See :meth:`Catalog.commit_tables`: each change as :meth:`commit`, in one transaction."""
+        with self._session(write=True) as s:
+            return [self._commit_in(s, c) for c in changes]
+
+    def _commit_in(self, s: Session, change: TableChange) -> Table:
+        table, table_parameters = change.table, change.table_parameters
+        prepared = _prepare(table, change.put)
         by_name = dict(prepared)  # the last of duplicates wins
         key_names = table.partition_key_names()
-        drop_names = [make_part_name(key_names, _normalize_values(table, v)) for v in drop]
+        drop_names = [make_part_name(key_names, _normalize_values(table, v)) for v in change.drop]
         db = table.db.lower()
-        with self._session(write=True) as s:
-            row = self._table_row(s, db, table.name)
-            self._cas(s, row, expected_version, f"{db}.{row.name}")
-            if table_parameters:
-                merged = {**json.loads(row.properties), **table_parameters}
-                props = {k: v for k, v in merged.items() if v is not None}
-                row.properties = _dumps(props)
-                s.flush()
-            if drop_names:
-                ids = _ids_by_name(s, row.id, drop_names)
-                _delete_partition_ids(s, list(ids.values()))
-            if by_name:
-                existing = _ids_by_name(s, row.id, list(by_name))
-                updates = [{"id": existing[n], "part_values": _dumps(list(p.values)),
-                            "location": p.location, "parameters": _dumps(dict(p.parameters)),
-                            "files": None if p.files is None else _dumps(list(p.files))}
-                           for n, p in by_name.items() if n in existing]
-                if updates:
-                    s.execute(update(PartitionRow), updates)
-                self._insert_partitions(s, row.id, table, [(n, p) for n, p in by_name.items()
-                                                           if n not in existing])
-            return _table_of(row, db)
-
+        row = self._table_row(s, db, table.name)
+        self._cas(s, row, change.expected_version, f"{db}.{row.name}")
+        if table_parameters:
+            merged = {**json.loads(row.properties), **table_parameters}
+            props = {k: v for k, v in merged.items() if v is not None}
+            row.properties = _dumps(props)
+            s.flush()
+        if drop_names:
+            ids = _ids_by_name(s, row.id, drop_names)
+            _delete_partition_ids(s, list(ids.values()))
+        if by_name:
+            existing = _ids_by_name(s, row.id, list(by_name))
+            updates = [{"id": existing[n], "part_values": _dumps(list(p.values)),
+                        "location": p.location, "parameters": _dumps(dict(p.parameters)),
+                        "files": None if p.files is None else _dumps(list(p.files))}
+                       for n, p in by_name.items() if n in existing]
+            if updates:
+                s.execute(update(PartitionRow), updates)
+            self._insert_partitions(s, row.id, table, [(n, p) for n, p in by_name.items()
+                                                       if n not in existing])
+        return _table_of(row, db)
 
 def _bulk_insert(conn: Connection, entity: type[schema.Base], rows: list[dict[str, Any]]) -> None:
     """A multi-row INSERT: the driver's executemany on SQLite and COPY on PostgreSQL (both

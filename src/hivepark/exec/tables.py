@@ -7,7 +7,6 @@ import json
 import os
 import posixpath
 import time
-import uuid
 from collections.abc import Mapping, Sequence
 
 from pyspark.sql import DataFrame
@@ -40,6 +39,13 @@ from hivepark.exec.concatenate import concatenate
 from hivepark.exec.context import Context
 from hivepark.exec.locations import absolute, check_location, check_table_name
 from hivepark.exec.query import run_query
+from hivepark.exec.relocate import (
+    delete_empty_parents,
+    exchange_partitions,
+    given_spec_text,
+    rename_partition,
+    spec_text,
+)
 from hivepark.exec.write import count_rows, leaf_dirs, write_rows
 from hivepark.sql import statements as s
 from hivepark.sql.validate import (
@@ -56,14 +62,9 @@ from hivepark.sql.validate import (
 from hivepark.storage import fs
 from hivepark.storage.commit import (
     FILES_PARAM,
-    STAGING_PREFIX,
-    Journal,
     PartitionWrite,
     current_files,
     delete_owned,
-    fault_point,
-    journal_dir,
-    schedule_deletion,
     table_files,
 )
 from hivepark.storage.formats import normalize_format, reads_as
@@ -449,7 +450,7 @@ def truncate_table(ctx: Context, stmt: s.TruncateTable) -> DataFrame:
             values = full_spec(table, spec)
             found = ctx.catalog.get_partition(table, values)
             if found is None:
-                raise NoSuchPartition(f"Partition not found {_spec_text(table.partition_key_names(), values)}: "
+                raise NoSuchPartition(f"Partition not found {spec_text(table.partition_key_names(), values)}: "
                                       f"{table.qualified_name} has no such partition to truncate. SHOW PARTITIONS "
                                       f"{table.name} lists them.", code=10006)
             parts = [found]
@@ -480,6 +481,12 @@ def alter_table(ctx: Context, stmt: s.AlterTable) -> DataFrame:
             continue
         if isinstance(action, s.SetLocation):
             table = set_location(ctx, table, spec, action.location)
+            continue
+        if isinstance(action, s.ExchangePartition):
+            table = exchange_partitions(ctx, table, action)
+            continue
+        if isinstance(action, s.Touch):
+            table = touch(ctx, table, action)
             continue
         if isinstance(action, s.RenamePartition):
             if spec is None:
@@ -601,7 +608,7 @@ def set_location(ctx: Context, table: Table, spec: s.PartitionSpec | None, given
     values = full_spec(table, spec)
     part = ctx.catalog.get_partition(table, values)
     if part is None:
-        raise NoSuchPartition(f"Partition not found {_spec_text(table.partition_key_names(), values)}: "
+        raise NoSuchPartition(f"Partition not found {spec_text(table.partition_key_names(), values)}: "
                               f"{table.qualified_name} has no such partition. SHOW PARTITIONS {table.name} "
                               "lists them.", code=10006)
     location = _given_partition_location(ctx, table, given)
@@ -629,119 +636,14 @@ def drop_partitions(ctx: Context, table: Table, action: s.DropPartitions) -> Non
     for spec in action.specs:
         dropped = ctx.catalog.drop_partitions(table, spec_filter(table, spec))
         if not dropped and not action.if_exists:
-            named = ("{" + ", ".join(f"{c}={v}" for c, v, _ in spec) + "}" if not spec.ops
-                     else spec.text.removeprefix("PARTITION"))
             raise NoSuchPartition(
-                f"Partition not found {named}: no partition of {table.qualified_name} matches "
+                f"Partition not found {given_spec_text(spec)}: no partition of {table.qualified_name} matches "
                 f"{spec.text}. Use DROP IF EXISTS PARTITION to ignore this; SHOW PARTITIONS {table.name} "
                 "lists them.", code=10006)
         if not table.is_external:
             for p in dropped:
                 delete_owned(p.location, current_files(p.location, p.files, p.parameters))
-                _delete_empty_parents(table, p.location)
-
-
-def _spec_text(keys: Sequence[str], values: Sequence[str | None]) -> str:
-    return "{" + ", ".join(f"{k}={v if v is not None else layout.DEFAULT_PARTITION_NAME}"
-                           for k, v in zip(keys, values)) + "}"
-
-
-def rename_partition(ctx: Context, table: Table, old_spec: s.PartitionSpec, new_spec: s.PartitionSpec) -> Table:
-    """ALTER TABLE t PARTITION (old) RENAME TO PARTITION (new), as Hive: the metastore row gets
-    the new values in one transaction (the table version moves on); a managed table's files go
-    to the new partition's default directory (an external table's stay where they are).
-
-    The files are copied, then the metastore commits, then the old files go (or wait out
-    ``hivepark.files.retention.seconds`` for readers planned on the old version). A journal (the
-    commit protocol's, :class:`storage.commit.Journal`) lets ``connect()`` finish or undo a crash:
-    before the commit the copies are deleted (the warehouse is as before), after it the old files
-    are (as after)."""
-    if is_handler_table(table) or not table.is_partitioned:
-        raise SemanticError(f"{table.qualified_name} has no metastore partitions to rename"
-                            + (": its storage handler keeps its own layout." if table.is_partitioned else "."))
-    keys = table.partition_key_names()
-    check_not_default_partition(table, new_spec)
-    old_values, new_values = full_spec(table, old_spec), full_spec(table, new_spec)
-    old = ctx.catalog.get_partition(table, old_values)
-    if old is None:
-        raise NoSuchPartition(f"Partition not found {_spec_text(keys, old_values)}: {table.qualified_name} has no "
-                              f"such partition to rename. SHOW PARTITIONS {table.name} lists them.", code=10006)
-    if ctx.catalog.get_partition(table, new_values) is not None:
-        raise AlreadyExistsError(
-            f"Unable to rename partition. Partition already exists:{table.db}.{table.name}."
-            f"[{', '.join(v if v is not None else layout.DEFAULT_PARTITION_NAME for v in new_values)}]. Drop it "
-            f"first (ALTER TABLE {table.name} DROP PARTITION ...) or choose other values.")
-    now = int(time.time())
-    params = {**old.parameters, "transient_lastDdlTime": str(now)}
-    if table.is_external:  # Hive moves no data of an external table: only the metastore changes
-        new = Partition(new_values, old.location, params, old.files, now)
-        return ctx.catalog.commit(table, table.version, put=[new], drop=[old_values])
-    src_base = fs.normalize(old.location).rstrip("/")
-    dst_base = fs.normalize(layout.partition_path(table.location, keys, new_values)).rstrip("/")
-    files = current_files(old.location, old.files, old.parameters)
-    outside = [f for f in files if not fs.normalize(f).startswith(src_base + "/")]
-    if outside:
-        raise UnsupportedError(f"Partition {_spec_text(keys, old_values)} of {table.qualified_name} has files "
-                               f"outside its directory ({outside[0]}; SET SKEWED LOCATION puts them there), "
-                               "which a rename cannot move. Rewrite the partition with INSERT OVERWRITE first.")
-    if fs.exists(dst_base) and fs.list_files(dst_base, recursive=True):
-        raise AlreadyExistsError(
-            f"Unable to rename partition. New location for this partition {dst_base} already exists and holds "
-            f"files not recorded for {table.qualified_name}. Move them away, or register them with MSCK "
-            "REPAIR TABLE first.")
-    rel = [fs.normalize(f)[len(src_base) + 1:] for f in files]
-    moves = [(f, f"{dst_base}/{r}") for f, r in zip(files, rel)]
-    qid = time.strftime("%Y%m%d%H%M%S") + "_" + uuid.uuid4().hex[:12]
-    retention = _retention(ctx)
-    content = {"state": "moving", "table": [table.db, table.name],
-               "staging": f"{table.location.rstrip('/')}/{STAGING_PREFIX}{qid}",
-               "targets": [dst for _, dst in moves], "obsolete": [], "retention": retention}
-    journal = Journal(f"{journal_dir(ctx.warehouse)}/{qid}.json", content)
-    try:
-        for src, dst in moves:
-            fs.copy(src, dst)
-        fs.makedirs(dst_base)
-        journal.update(state="committing", obsolete=[src for src, _ in moves])
-        fault_point("before_commit")
-        new = Partition(new_values, dst_base, params, tuple(rel), now)
-        table = ctx.catalog.commit(table, table.version, put=[new], drop=[old_values])
-    except BaseException:
-        for _, dst in moves:
-            fs.delete_file(dst)
-        fs.prune_empty_dirs(dst_base)
-        journal.close()
-        raise
-    fault_point("after_commit")
-    if retention <= 0:
-        delete_owned(old.location, [src for src, _ in moves])
-        _delete_empty_parents(table, old.location)
-    else:
-        schedule_deletion(ctx.warehouse, qid, [src for src, _ in moves], retention)
-    journal.close()
-    return table
-
-
-def _retention(ctx: Context) -> float:
-    """``hivepark.files.retention.seconds``: how long replaced files stay for readers."""
-    key = "hivepark.files.retention.seconds"
-    raw = ctx.conf.get(key) or "0"
-    try:
-        return float(raw)
-    except ValueError:
-        raise SemanticError(f"{key} must be a number of seconds, got '{raw}'. Set it with SET {key}=60 "
-                            "(0 deletes replaced files at once).") from None
-
-
-def _delete_empty_parents(table: Table, location: str) -> None:
-    """As Hive's metastore does after dropping a partition: the parent directories
-    (``c=0`` of ``c=0/ds=x``) left empty inside the table's directory go too."""
-    base = fs.normalize(table.location)
-    parent = posixpath.dirname(fs.normalize(location))
-    while parent != base and layout.is_within(base, parent):
-        if fs.list_files(parent) or not fs.exists(parent):
-            return
-        fs.delete_dir_if_empty(parent)
-        parent = posixpath.dirname(parent)
+                delete_empty_parents(table, p.location)
 
 
 def rename_table(ctx: Context, table: Table, target: s.TableRef) -> None:
@@ -964,6 +866,28 @@ def alter_properties(ctx: Context, table: Table,
     return ctx.catalog.alter_table(new, table.version)
 
 
+def touch(ctx: Context, table: Table, action: s.Touch) -> Table:
+    """ALTER TABLE t TOUCH [PARTITION (...) ...], as Hive: the ``transient_lastDdlTime`` of the
+    table, or of each partition the (partial) specs match, set to now; no file and no other
+    field changes. A spec matching no partition is Hive's 10006."""
+    now = str(int(time.time()))
+    if not action.specs:
+        return _set_properties(ctx, table, {"transient_lastDdlTime": now})
+    if handler_name(table) is not None:
+        raise SemanticError(f"{table.qualified_name} has no metastore partitions to touch: its storage handler "
+                            "keeps its own. ALTER TABLE t TOUCH (without PARTITION) touches the table.")
+    touched: dict[tuple[str | None, ...], Partition] = {}
+    for spec in action.specs:
+        found = ctx.catalog.list_partitions(table, spec_filter(table, spec))
+        if not found:
+            raise NoSuchPartition(f"Partition not found {given_spec_text(spec)}: no partition "
+                                  f"of {table.qualified_name} matches it. SHOW PARTITIONS {table.name} lists them.",
+                                  code=10006)
+        touched.update((p.values, p._replace(parameters={**p.parameters, "transient_lastDdlTime": now}))
+                       for p in found)
+    return ctx.catalog.commit(table, table.version, put=list(touched.values()))
+
+
 def _set_properties(ctx: Context, table: Table, changes: dict[str, str | None]) -> Table:
     props = {**table.properties, **changes}
     props = {k: v for k, v in props.items() if v is not None}
@@ -1137,7 +1061,7 @@ def analyze_statistics(ctx: Context, stmt: s.AnalyzeStatistics) -> DataFrame:
     static = s.PartitionSpec(tuple(e for e in stmt.partition.entries if not e[2]), stmt.partition.text)
     parts = ctx.catalog.list_partitions(table, spec_filter(table, static) if static.entries else None)
     if not parts and len(static.entries) == len(table.partition_keys):
-        raise NoSuchPartition(f"Partition not found {_spec_text(table.partition_key_names(), full_spec(table, static))}"
+        raise NoSuchPartition(f"Partition not found {spec_text(table.partition_key_names(), full_spec(table, static))}"
                               f" in {table.qualified_name}: SHOW PARTITIONS {table.name} lists them")
     put = [p.evolve(parameters=stats(p.parameters, current_files(p.location, p.files, p.parameters)))
            for p in parts]

@@ -340,6 +340,10 @@ def _alter_action(action: exp.Expression, if_exists: bool) -> s.AlterAction:
                                       bool(action.args.get("exists")))
     if isinstance(action, d.RenamePartition):
         return s.RenamePartition(partition_spec(action.this))
+    if isinstance(action, d.ExchangePartition):
+        return s.ExchangePartition(partition_spec(action.this), table_ref(action.expression))
+    if isinstance(action, d.Touch):
+        return s.Touch(tuple(partition_spec(p) for p in action.expressions))
     if isinstance(action, d.AlterSkewed):
         return s.SetSkewed(skew_clause(action.this))
     if isinstance(action, d.AlterNot):

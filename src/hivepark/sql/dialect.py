@@ -103,6 +103,19 @@ class RenamePartition(exp.Expression):
     arg_types = {"this": True}
 
 
+class ExchangePartition(exp.Expression):
+    """ALTER TABLE dest EXCHANGE PARTITION (...) WITH TABLE source: ``this`` is the (partial)
+    spec, ``expression`` the source table."""
+
+    arg_types = {"this": True, "expression": True}
+
+
+class Touch(exp.Expression):
+    """ALTER TABLE t TOUCH [PARTITION (...)] ...: ``expressions`` are the specs."""
+
+    arg_types = {"expressions": False}
+
+
 class DbProperties(exp.Property):
     """CREATE DATABASE ... WITH DBPROPERTIES ('k'='v', ...)."""
 
@@ -181,6 +194,8 @@ class HiveQL(Hive):
             "NOT": lambda self: self._parse_hp_alter_not(),
             "SET": lambda self: self._parse_hp_alter_set(),
             "CONCATENATE": lambda self: self.expression(Concatenate()),
+            "EXCHANGE": lambda self: self._parse_hp_alter_exchange(),
+            "TOUCH": lambda self: self.expression(Touch(expressions=self._parse_hp_partitions())),
             "UNSET": lambda self: self._parse_hp_alter_unset(),
             "RENAME": lambda self: self._parse_hp_alter_rename(),
             "DROP": lambda self: self._parse_hp_alter_drop(),
@@ -308,6 +323,19 @@ class HiveQL(Hive):
             if any(isinstance(a, exp.DropPartition) for a in actions):
                 self._match_text_seq("PURGE")
             return actions
+
+        def _parse_hp_alter_exchange(self) -> exp.Expression:
+            spec = self._parse_partition() if self._match(TokenType.PARTITION, advance=False) else None
+            if spec is None or not self._match_text_seq("WITH", "TABLE"):
+                self.raise_error("Expected EXCHANGE PARTITION (k='v', ...) WITH TABLE source")
+            return self.expression(ExchangePartition(this=spec, expression=self._parse_table_parts()))
+
+        def _parse_hp_partitions(self) -> list[exp.Expression]:
+            specs = []
+            while self._match(TokenType.PARTITION, advance=False):
+                specs.append(self._parse_partition())
+                self._match(TokenType.COMMA)
+            return [s for s in specs if s is not None]
 
         def _parse_hp_alter_rename(self) -> t.Any:
             if self._match_text_seq("TO", "PARTITION", advance=False):
@@ -463,6 +491,8 @@ class HiveQL(Hive):
                 f"{_values_sql([x.expressions[0]])}={self.sql(x.expressions[1])}"
                 for x in e.expressions) + ")",
             Concatenate: lambda self, e: "CONCATENATE",
+            ExchangePartition: lambda self, e: f"EXCHANGE {self.sql(e.this)} WITH TABLE {self.sql(e.expression)}",
+            Touch: lambda self, e: " ".join(["TOUCH", *(self.sql(x) for x in e.expressions)]),
             AnalyzeSkew: lambda self, e: "COMPUTE SKEW FOR COLUMNS " + ", ".join(
                 self.sql(c) for c in e.expressions),
         }

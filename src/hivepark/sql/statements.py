@@ -337,6 +337,25 @@ class RenamePartition:
 
 
 @dataclass(frozen=True)
+class ExchangePartition:
+    """ALTER TABLE dest EXCHANGE PARTITION (...) WITH TABLE source: the source's partitions the
+    (partial) ``spec`` matches move into the table altered."""
+
+    spec: PartitionSpec
+    source: TableRef
+    keyword = "EXCHANGEPARTITION"
+
+
+@dataclass(frozen=True)
+class Touch:
+    """ALTER TABLE t TOUCH [PARTITION (...) ...]: the table's (or those partitions')
+    ``transient_lastDdlTime`` set to now; nothing else changes."""
+
+    specs: tuple[PartitionSpec, ...]
+    keyword = "TOUCH"
+
+
+@dataclass(frozen=True)
 class SetFileFormat:
     """ALTER TABLE t SET FILEFORMAT fmt."""
 
@@ -362,7 +381,7 @@ class UnsupportedAlter:
 AlterAction = (AddPartitions | DropPartitions | RenameTable | SetSkewed | NotSkewed
                | NotStoredAsDirectories | SetSkewedLocation | Concatenate | ChangeColumn | AddColumns
                | SetLocation | SetTableProperties | UnsetTableProperties | RenamePartition | SetFileFormat
-               | SetSerdeProperties | UnsupportedAlter)
+               | SetSerdeProperties | ExchangePartition | Touch | UnsupportedAlter)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,246 @@
+"""Partitions whose files move to other directories: ALTER TABLE t PARTITION (...) RENAME TO
+PARTITION (...) and ALTER TABLE dest EXCHANGE PARTITION (...) WITH TABLE source.
+
+Both copy the files into the new directories, change the metastore in one transaction, then
+delete the old files (or leave them to readers planned on the old version for
+``hivepark.files.retention.seconds``). A journal (the commit protocol's,
+:class:`storage.commit.Journal`) lets ``connect()`` finish or undo a crash: before the commit
+the copies are deleted (the warehouse is as before), after it the old files are (as after).
+Hive renames the directories instead, and a failure between its rename and its metastore
+change leaves the partition's files where neither table reads them."""
+
+from __future__ import annotations
+
+import posixpath
+import time
+import uuid
+from collections.abc import Callable, Sequence
+
+from hivepark import layout
+from hivepark.catalog.base import TableChange
+from hivepark.catalog.models import Partition, Table
+from hivepark.errors import AlreadyExistsError, NoSuchPartition, SemanticError, UnsupportedError
+from hivepark.exec.context import Context
+from hivepark.sql import statements as s
+from hivepark.sql.validate import check_not_default_partition, check_spec_columns, full_spec, spec_filter
+from hivepark.storage import fs
+from hivepark.storage.commit import (
+    STAGING_PREFIX,
+    Journal,
+    current_files,
+    delete_owned,
+    fault_point,
+    journal_dir,
+    schedule_deletion,
+)
+from hivepark.storage.handlers import handler_name
+from hivepark.types import HiveType
+
+#: (the partition as it is, its new values, its new directory)
+_Move = tuple[Partition, tuple[str | None, ...], str]
+
+
+def spec_text(keys: Sequence[str], values: Sequence[str | None]) -> str:
+    """``{ds=1, hr=2}``, as Hive shows a partition in its messages."""
+    return "{" + ", ".join(f"{k}={v if v is not None else layout.DEFAULT_PARTITION_NAME}"
+                           for k, v in zip(keys, values)) + "}"
+
+
+def given_spec_text(spec: s.PartitionSpec) -> str:
+    """A spec as the user gave it, in Hive's ``{ds=1, hr=2}`` (a comparison as written)."""
+    if spec.ops:
+        return spec.text.removeprefix("PARTITION").strip()
+    return "{" + ", ".join(f"{c}={v}" for c, v, _ in spec) + "}"
+
+
+def retention(ctx: Context) -> float:
+    """``hivepark.files.retention.seconds``: how long replaced files stay for readers."""
+    key = "hivepark.files.retention.seconds"
+    raw = ctx.conf.get(key) or "0"
+    try:
+        return float(raw)
+    except ValueError:
+        raise SemanticError(f"{key} must be a number of seconds, got '{raw}'. Set it with SET {key}=60 "
+                            "(0 deletes replaced files at once).") from None
+
+
+def delete_empty_parents(table: Table, location: str) -> None:
+    """As Hive's metastore does after dropping a partition: the parent directories
+    (``c=0`` of ``c=0/ds=x``) left empty inside the table's directory go too."""
+    base = fs.normalize(table.location)
+    parent = posixpath.dirname(fs.normalize(location))
+    while parent != base and layout.is_within(base, parent):
+        if fs.list_files(parent) or not fs.exists(parent):
+            return
+        fs.delete_dir_if_empty(parent)
+        parent = posixpath.dirname(parent)
+
+
+def rename_partition(ctx: Context, table: Table, old_spec: s.PartitionSpec, new_spec: s.PartitionSpec) -> Table:
+    """ALTER TABLE t PARTITION (old) RENAME TO PARTITION (new), as Hive: the metastore row gets
+    the new values in one transaction (the table version moves on); a managed table's files go
+    to the new partition's default directory (an external table's stay where they are)."""
+    if handler_name(table) is not None or not table.is_partitioned:
+        raise SemanticError(f"{table.qualified_name} has no metastore partitions to rename"
+                            + (": its storage handler keeps its own layout." if table.is_partitioned else "."))
+    keys = table.partition_key_names()
+    check_not_default_partition(table, new_spec)
+    old_values, new_values = full_spec(table, old_spec), full_spec(table, new_spec)
+    old = ctx.catalog.get_partition(table, old_values)
+    if old is None:
+        raise NoSuchPartition(f"Partition not found {spec_text(keys, old_values)}: {table.qualified_name} has no "
+                              f"such partition to rename. SHOW PARTITIONS {table.name} lists them.", code=10006)
+    if ctx.catalog.get_partition(table, new_values) is not None:
+        raise AlreadyExistsError(
+            f"Unable to rename partition. Partition already exists:{table.db}.{table.name}."
+            f"[{', '.join(v if v is not None else layout.DEFAULT_PARTITION_NAME for v in new_values)}]. Drop it "
+            f"first (ALTER TABLE {table.name} DROP PARTITION ...) or choose other values.")
+    if table.is_external:  # Hive moves no data of an external table: only the metastore changes
+        now = int(time.time())
+        new = Partition(new_values, old.location, {**old.parameters, "transient_lastDdlTime": str(now)},
+                        old.files, now)
+        return ctx.catalog.commit(table, table.version, put=[new], drop=[old_values])
+    target = layout.partition_path(table.location, keys, new_values)
+    return _move(ctx, "rename", table, table, [(old, new_values, target)],
+                 lambda news: ctx.catalog.commit(table, table.version, put=news, drop=[old_values]))
+
+
+def exchange_partitions(ctx: Context, dest: Table, action: s.ExchangePartition) -> Table:
+    """ALTER TABLE dest EXCHANGE PARTITION (spec) WITH TABLE source, as Hive: the source's
+    partitions that the (partial) spec matches move into ``dest``, which must have the same
+    columns and partition keys and none of those partitions. Their files move into ``dest``'s
+    directory; both tables change in one metastore transaction. Unlike Hive, the two tables must
+    also store their files alike (format, field delimiter): ``dest`` reads them with its own."""
+    source = ctx.table(action.source, for_view="EXCHANGE PARTITION moves partitions between tables, "
+                       "not views", code=10131)
+    for t in (dest, source):
+        if handler_name(t) is not None:
+            raise UnsupportedError(f"ALTER TABLE ... EXCHANGE PARTITION is not supported for {t.qualified_name}: "
+                                   "its storage handler keeps its own partitions. Copy them with INSERT ... SELECT.",
+                                   code=10134)
+        if t.properties.get("transactional", "").lower() == "true":
+            raise SemanticError("Exchange partition is not allowed with transactional tables. Alternatively, shall "
+                                f"use load data or insert overwrite to move partitions ({t.qualified_name} is "
+                                "transactional).")
+        if t.is_external:
+            raise UnsupportedError(
+                f"ALTER TABLE ... EXCHANGE PARTITION moves files between managed tables, and {t.qualified_name} is "
+                "external: hivepark never moves files it does not own. Register the directory instead: ALTER TABLE "
+                f"{dest.name} ADD PARTITION (...) LOCATION '...', then ALTER TABLE {source.name} DROP PARTITION (...).")
+    if fs.normalize(source.location) == fs.normalize(dest.location):
+        raise SemanticError(f"ALTER TABLE {dest.name} EXCHANGE PARTITION names {dest.qualified_name} as its own "
+                            "source: name another table after WITH TABLE.")
+    _check_same_schema(dest, source)
+    spec = action.spec
+    check_spec_columns(source, spec)
+    keys = source.partition_key_names()
+    given = [k for k in keys if k in spec.static]
+    if given != list(keys[:len(given)]) or spec.dynamic:
+        raise SemanticError("Partition values specified are not continuous. A subpartition value is specified "
+                            f"without specifying the parent partition's value {spec.text.removeprefix('PARTITION')}: "
+                            f"give {', '.join(keys[:keys.index(given[-1]) + 1] if given else keys[:1])} a value "
+                            "each (a prefix of the partition columns).", code=10234)
+    parts = ctx.catalog.list_partitions(source, spec_filter(source, spec))
+    named = given_spec_text(spec)
+    if not parts:
+        raise NoSuchPartition(f"Partition not found {named}: {source.qualified_name} has no partition that matches "
+                              f"it. SHOW PARTITIONS {source.name} lists them.", code=10006)
+    there = ctx.catalog.list_partitions(dest, spec_filter(dest, spec))
+    if there:
+        shown = ", ".join(layout.make_part_name(keys, p.values) for p in there[:3])
+        raise AlreadyExistsError(f"Partition already exists [{shown}{', ...' if len(there) > 3 else ''}] in "
+                                 f"{dest.qualified_name}: drop it first (ALTER TABLE {dest.name} DROP PARTITION "
+                                 f"{spec.text.removeprefix('PARTITION').strip()}) or exchange other partitions.",
+                                 code=10118)
+    moves = [(p, p.values, layout.partition_path(dest.location, keys, p.values)) for p in parts]
+    drop = [p.values for p in parts]
+    return _move(ctx, "exchange", source, dest, moves, lambda news: ctx.catalog.commit_tables(
+        [TableChange(dest, dest.version, put=news), TableChange(source, source.version, drop=drop)])[0])
+
+
+def _check_same_schema(dest: Table, source: Table) -> None:
+    """Hive's rule (the columns and the partition keys, names and types), then the storage."""
+    def fields(cols: Sequence) -> list[tuple[str, str]]:
+        return [(c.name.lower(), HiveType.parse(c.type).text) for c in cols]
+
+    base = "Tables have incompatible schemas and their partitions  cannot be exchanged."
+    for what, mine, theirs in (("columns", dest.columns, source.columns),
+                               ("partition columns", dest.partition_keys, source.partition_keys)):
+        if fields(mine) != fields(theirs):
+            raise SemanticError(f"{base} The {what} of {dest.qualified_name} are ({_shown(mine)}), those of "
+                                f"{source.qualified_name} ({_shown(theirs)}): they must be the same, in the same "
+                                "order.", code=10235)
+    if not dest.is_partitioned:
+        raise SemanticError(f"{base} {dest.qualified_name} is not partitioned: partitions move between partitioned "
+                            "tables.", code=10235)
+    if (dest.format, dest.field_delim) != (source.format, source.field_delim):
+        def stored(t: Table) -> str:
+            return t.format.upper() + (f" (fields delimited by {t.field_delim!r})" if t.field_delim else "")
+        raise SemanticError(f"{base} {dest.qualified_name} is STORED AS {stored(dest)} and {source.qualified_name} "
+                            f"AS {stored(source)}: {dest.qualified_name} could not read the files. Copy the rows "
+                            "with INSERT ... SELECT instead.", code=10235)
+
+
+def _shown(cols: Sequence) -> str:
+    return ", ".join(f"{c.name} {c.type}" for c in cols)
+
+
+def _move(ctx: Context, verb: str, source: Table, target: Table, moves: Sequence[_Move],
+          commit: Callable[[list[Partition]], Table]) -> Table:
+    """Copies each partition's files into its new directory in ``target``, commits the new
+    partitions (``commit`` makes the one metastore transaction), then deletes the old files."""
+    keys = source.partition_key_names()
+    now = int(time.time())
+    new_parts: list[Partition] = []
+    copies: list[tuple[str, str]] = []
+    olds: list[tuple[Partition, list[str]]] = []
+    for old, values, dst in moves:
+        src_base = fs.normalize(old.location).rstrip("/")
+        dst_base = fs.normalize(dst).rstrip("/")
+        files = current_files(old.location, old.files, old.parameters)
+        outside = [f for f in files if not fs.normalize(f).startswith(src_base + "/")]
+        if outside:
+            raise UnsupportedError(
+                f"Partition {spec_text(keys, old.values)} of {source.qualified_name} has files outside its directory "
+                f"({outside[0]}; SET SKEWED LOCATION puts them there), which {'an' if verb[0] in 'aeiou' else 'a'} "
+                f"{verb} cannot move. Rewrite the partition with INSERT OVERWRITE first.")
+        if fs.exists(dst_base) and fs.list_files(dst_base, recursive=True):
+            raise AlreadyExistsError(
+                f"Unable to {verb} partition. New location for this partition {dst_base} already exists and holds "
+                f"files not recorded for {target.qualified_name}. Move them away, or register them with MSCK "
+                "REPAIR TABLE first.")
+        rel = [fs.normalize(f)[len(src_base) + 1:] for f in files]
+        copies += [(f, f"{dst_base}/{r}") for f, r in zip(files, rel)]
+        olds.append((old, files))
+        new_parts.append(Partition(values, dst_base, {**old.parameters, "transient_lastDdlTime": str(now)},
+                                   tuple(rel), now))
+    qid = time.strftime("%Y%m%d%H%M%S") + "_" + uuid.uuid4().hex[:12]
+    keep = retention(ctx)
+    content = {"state": "moving", "table": [target.db, target.name],
+               "staging": f"{target.location.rstrip('/')}/{STAGING_PREFIX}{qid}",
+               "targets": [dst for _, dst in copies], "obsolete": [], "retention": keep}
+    journal = Journal(f"{journal_dir(ctx.warehouse)}/{qid}.json", content)
+    try:
+        for src, dst in copies:
+            fs.copy(src, dst)
+        for p in new_parts:
+            fs.makedirs(p.location)
+        journal.update(state="committing", obsolete=[src for src, _ in copies])
+        fault_point("before_commit")
+        result = commit(new_parts)
+    except BaseException:
+        for _, dst in copies:
+            fs.delete_file(dst)
+        for p in new_parts:
+            fs.prune_empty_dirs(p.location)
+        journal.close()
+        raise
+    fault_point("after_commit")
+    if keep <= 0:
+        for old, files in olds:
+            delete_owned(old.location, files)
+            delete_empty_parents(source, old.location)
+    else:
+        schedule_deletion(ctx.warehouse, qid, [src for src, _ in copies], keep)
+    journal.close()
+    return result
