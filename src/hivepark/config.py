@@ -15,6 +15,8 @@ DEFAULTS: dict[str, str] = {
     "hive.exec.default.partition.name": "__HIVE_DEFAULT_PARTITION__",
     "hive.default.fileformat": "TextFile",
     "hive.mapred.mode": "nonstrict",
+    # none: a back-quoted name in a SELECT list is a regular expression over the columns
+    "hive.support.quoted.identifiers": "column",
     "hive.exec.drop.ignorenonexistent": "true",  # DROP TABLE of a missing table succeeds
     # ALTER TABLE ... CHANGE / REPLACE COLUMNS: a column's type only widens (Hive's metastore)
     "hive.metastore.disallow.incompatible.col.type.changes": "true",

@@ -261,6 +261,25 @@ def test_touch(wh):
     assert _rows(wh.sql("SELECT a, ds FROM tt")) == [(1, "1"), (2, "2")]
 
 
+def test_regex_column_names(wh, spark, tmp_path):
+    # quotedid_basic.q / regex_col.q: hive.support.quoted.identifiers=none makes a back-quoted name
+    # in a SELECT list a regular expression over the column names
+    wh.sql("CREATE TABLE rx (a INT, b STRING, ab INT) PARTITIONED BY (ds STRING, hr INT) STORED AS PARQUET")
+    wh.sql("INSERT INTO rx PARTITION (ds='1', hr=1) VALUES (1, 'x', 10), (2, 'y', 20)")
+    wh.sql("INSERT INTO rx PARTITION (ds='2', hr=1) VALUES (3, 'z', 30)")
+    spark.read.parquet(str(tmp_path / "warehouse" / "rx" / "ds=1" / "hr=1")).createOrReplaceTempView("plain_rx")
+    e = _error(wh, "SELECT `(ds|hr)?+.+` FROM rx")  # Hive's default: a name, which no column has
+    assert "(ds|hr)?+.+" in str(e)
+    wh.sql("SET hive.support.quoted.identifiers=none")
+    got = wh.sql("SELECT `(ds|hr)?+.+` FROM rx WHERE ds = '1'")
+    assert got.columns == ["a", "b", "ab"]
+    assert _rows(got) == _rows(spark.sql("SELECT a, b, ab FROM plain_rx")) and len(_rows(got)) == 2
+    got = wh.sql("SELECT r.`a.*`, hr FROM rx r WHERE ds = '1' AND a > 1")
+    assert got.columns == ["a", "ab", "hr"] and _rows(got) == [(2, 20, 1)]
+    wh.sql("SET hive.support.quoted.identifiers=column")
+    assert wh.sql("SELECT `a` FROM rx WHERE ds = '2'").collect() == [(3,)]
+
+
 def test_in_and_between_compare_strings_and_numbers_as_doubles(wh, spark):
     wh.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
     wh.sql("CREATE TABLE nb (i INT, s STRING) PARTITIONED BY (ds STRING, hr INT) STORED AS PARQUET")

@@ -172,10 +172,20 @@ def run_query(ctx: Context, tree: Any) -> tuple[DataFrame, QueryPlan]:
         wheres.append(None)
     text = spark_sql(planned.analysis, views, [scan.broadcast for scan in plan.scans],
                      [scan.source_applied for scan in plan.scans], wheres)
+    regex = (ctx.conf.get("hive.support.quoted.identifiers") or "column").strip().lower() == "none"
     try:
+        if regex:  # Hive's regular-expression column names: Spark's own switch, for this query only
+            ctx.spark.conf.set(_REGEX_COLUMNS, "true")
         df = ctx.spark.sql(text)
     except PySparkException as e:
         raise spark_error(e) from None
     finally:
+        if regex:
+            ctx.spark.conf.unset(_REGEX_COLUMNS)
         ctx.drop_temp_views()
     return df, plan
+
+
+#: Spark's setting for Hive's ``hive.support.quoted.identifiers=none``: a back-quoted name in a
+#: SELECT list is a regular expression over the column names (`(ds|hr)?+.+`: all but ds and hr)
+_REGEX_COLUMNS = "spark.sql.parser.quotedRegexColumnNames"
