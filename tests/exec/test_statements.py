@@ -949,8 +949,6 @@ def test_analyze_compute_statistics_counts_the_files_hive_style(wh, spark, tmp_p
         wh.sql("ANALYZE TABLE ev PARTITION (ds='c') COMPUTE STATISTICS")
     with pytest.raises(SemanticError, match="not partitioned"):
         wh.sql("ANALYZE TABLE flat PARTITION (ds='a') COMPUTE STATISTICS")
-    with pytest.raises(SemanticError, match="FOR COLUMNS is not supported"):
-        wh.sql("ANALYZE TABLE ev COMPUTE STATISTICS FOR COLUMNS")
 
 
 def test_a_temporary_macro_is_a_function_queries_call(wh, spark):

@@ -128,8 +128,9 @@ def test_invalid_statements_fail_when_run_not_when_parsed():
         "Partition column p has no type")
     assert error("EXPLAIN CREATE TABLE t (a INT)").startswith("EXPLAIN works on queries")
     assert stmt("ANALYZE TABLE t COMPUTE STATISTICS NOSCAN") == s.AnalyzeStatistics(s.TableRef(None, "t"), noscan=True)
-    assert error("ANALYZE TABLE t COMPUTE STATISTICS FOR COLUMNS").startswith(
-        "ANALYZE TABLE ... COMPUTE STATISTICS FOR COLUMNS is not supported")
+    assert stmt("ANALYZE TABLE t PARTITION (ds='1') COMPUTE STATISTICS FOR COLUMNS a, B") == s.AnalyzeColumns(
+        s.TableRef(None, "t"), ("a", "b"), s.PartitionSpec((("ds", "1", False),)))
+    assert stmt("ANALYZE TABLE t COMPUTE STATISTICS FOR COLUMNS") == s.AnalyzeColumns(s.TableRef(None, "t"), ())
     assert error("INSERT INTO t PARTITION (p=rand()) SELECT 1").startswith(
         "Partition value RAND() must be a constant")
     view = stmt("CREATE VIEW IF NOT EXISTS db.v (a COMMENT 'first', b) COMMENT 'c' TBLPROPERTIES ('k'='v') "

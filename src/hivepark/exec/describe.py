@@ -16,6 +16,7 @@ from hivepark.catalog.models import VIEW, VIEW_EXPANDED_TEXT, VIEW_ORIGINAL_TEXT
 from hivepark.catalog.skew import RESERVED, SKEW_AUTO_TOPK, partition_layout, table_skew
 from hivepark.config import DEFAULTS, TYPED
 from hivepark.errors import MASK, NoSuchPartition, NoSuchTable, SemanticError, UserInputError
+from hivepark.exec import column_stats
 from hivepark.exec.context import Context
 from hivepark.exec.session import set_spark_setting
 from hivepark.plan.nodes import QueryPlan
@@ -23,7 +24,7 @@ from hivepark.sql import statements as s
 from hivepark.sql import views as sql_views
 from hivepark.sql.validate import full_spec, spec_filter
 from hivepark.storage import fs
-from hivepark.storage.commit import FILES_PARAM
+from hivepark.storage.commit import COLUMN_STATS, FILES_PARAM
 from hivepark.storage.formats import DEFAULT_TEXT_DELIM
 from hivepark.storage.handlers import handler_for, handler_properties
 from hivepark.types import HiveType
@@ -251,6 +252,10 @@ def describe(ctx: Context, stmt: s.Describe) -> DataFrame:
         if not rows:
             raise SemanticError(f"Invalid column reference {stmt.column}: {table.qualified_name} has no such column. "
                                 f"DESCRIBE {table.name} lists its columns.", code=10002)
+        col = next((c for c in table.columns if c.name == stmt.column), None)
+        if style == "FORMATTED" and col is not None and not table.is_view:  # with its statistics
+            parts = ctx.catalog.list_partitions(table) if table.is_partitioned and part is None else None
+            return ctx.rows(["column_property", "value"], column_stats.described(table, col, part, parts))
         return ctx.rows(["col_name", "data_type", "comment"], rows[:1])
     if table.is_partitioned:
         rows += [("", "", ""), ("# Partition Information", "", ""),
@@ -274,11 +279,12 @@ def _time(ts: int) -> str:
 
 
 _VIEW_TEXTS = (VIEW_ORIGINAL_TEXT, VIEW_EXPANDED_TEXT)  # shown in lines of their own
+# parameters shown otherwise (skew lines, view texts, DESCRIBE FORMATTED t col) or not at all
+_HIDDEN = frozenset({FILES_PARAM, COLUMN_STATS, *RESERVED, *_VIEW_TEXTS})
 
 
 def _params(params) -> list[tuple]:
-    return [("", k, v) for k, v in sorted(params.items()) if k != FILES_PARAM
-            and k not in RESERVED and k not in _VIEW_TEXTS]
+    return [("", k, v) for k, v in sorted(params.items()) if k not in _HIDDEN]
 
 
 def _shown_properties(table: Table) -> dict[str, str]:
@@ -342,11 +348,10 @@ def _extended(table: Table, part: Partition | None) -> str:
     if part is not None:
         return (f"Partition(values:[{', '.join(str(v) for v in part.values)}], dbName:{table.db}, "
                 f"tableName:{table.name}, location:{part.location}, parameters:"
-                f"{{{', '.join(f'{k}={v}' for k, v in sorted(part.parameters.items()) if k not in RESERVED)}}})")
+                f"{{{', '.join(f'{k}={v}' for k, v in sorted(part.parameters.items()) if k not in _HIDDEN)}}})")
     keys = ", ".join(f"FieldSchema(name:{c.name}, type:{c.type}, comment:{c.comment})"
                      for c in table.partition_keys)
-    params = ", ".join(f"{k}={v}" for k, v in sorted(_shown_properties(table).items())
-                       if k != FILES_PARAM and k not in RESERVED and k not in _VIEW_TEXTS)
+    params = ", ".join(f"{k}={v}" for k, v in sorted(_shown_properties(table).items()) if k not in _HIDDEN)
     if table.is_view:
         return (f"Table(tableName:{table.name}, dbName:{table.db}, createTime:{table.create_time}, "
                 f"sd:StorageDescriptor(cols:[{cols}]), partitionKeys:[], parameters:{{{params}}}, "
@@ -394,7 +399,7 @@ def _key_text(key: tuple[str, ...] | None) -> str:
 
 # Properties hivepark keeps for itself: recomputed by the table's next writes (statistics and
 # file lists), or shown by a clause of their own (skew, the handler).
-_NOT_DDL = {FILES_PARAM, *RESERVED, "numFiles", "numRows", "totalSize", "rawDataSize",
+_NOT_DDL = {FILES_PARAM, COLUMN_STATS, *RESERVED, "numFiles", "numRows", "totalSize", "rawDataSize",
             "COLUMN_STATS_ACCURATE", "storage_handler", "EXTERNAL", "comment"}
 _STORED_AS = {"parquet": "PARQUET", "orc": "ORC", "textfile": "TEXTFILE"}
 

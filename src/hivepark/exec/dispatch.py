@@ -9,7 +9,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 
 from hivepark.errors import DataFileError
-from hivepark.exec import describe, skew_stats, spark_views, tables, views, write
+from hivepark.exec import column_stats, describe, skew_stats, spark_views, tables, views, write
 from hivepark.exec.context import Context
 from hivepark.exec.failures import translated
 from hivepark.exec.query import describe_handler_scans, plan_query, resolve, run_query
@@ -106,6 +106,7 @@ _HANDLERS: dict[type, Callable[[Context, Any], DataFrame]] = {
     s.DescribeFunction: describe.describe_function,
     s.Describe: describe.describe,
     s.AnalyzeSkew: skew_stats.analyze,
+    s.AnalyzeColumns: column_stats.analyze_columns,
     s.AnalyzeStatistics: tables.analyze_statistics,
 }
 

@@ -221,7 +221,9 @@ def _data_columns(table: Table, df: DataFrame) -> list:
 
 
 def _castable(src: str, dst: str) -> bool:
-    """Whether Spark can cast a value of type ``src`` to ``dst`` at all."""
+    """Whether Spark can cast a value of type ``src`` to ``dst`` at all (a NULL, ``void``, to any)."""
+    if src == "void":
+        return True
     complex_src, complex_dst = src.split("<")[0] in ("array", "map", "struct"), \
         dst.split("<")[0] in ("array", "map", "struct")
     if complex_src or complex_dst:

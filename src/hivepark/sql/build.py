@@ -547,18 +547,21 @@ def _drop_macro(node: d.DropMacro) -> s.DropMacro:
     return s.DropMacro(node.this.name.lower(), bool(node.args.get("exists")))
 
 
-def _analyze(node: exp.Analyze) -> s.AnalyzeSkew | s.AnalyzeStatistics:
+def _analyze(node: exp.Analyze) -> s.AnalyzeSkew | s.AnalyzeStatistics | s.AnalyzeColumns:
     inner = node.args.get("expression")
     if isinstance(inner, exp.AnalyzeStatistics) and (inner.args.get("kind") or "").upper() == "COMPUTE" \
             and str(inner.args.get("this") or "").upper() in ("", "NOSCAN"):
         return s.AnalyzeStatistics(table_ref(node.args["tables"][0]), partition_spec(node.args.get("partition")),
                                    str(inner.args.get("this") or "").upper() == "NOSCAN")
+    if isinstance(inner, exp.AnalyzeStatistics) and (inner.args.get("kind") or "").upper() == "COMPUTE" \
+            and str(inner.args.get("this") or "").upper() == "FOR COLUMNS":
+        return s.AnalyzeColumns(table_ref(node.args["tables"][0]),
+                                tuple(c.name.lower() for c in inner.expressions),
+                                partition_spec(node.args.get("partition")))
     if not isinstance(inner, d.AnalyzeSkew):
-        raise UnsupportedError("ANALYZE TABLE ... COMPUTE STATISTICS FOR COLUMNS is not supported: hivepark keeps "
-                               "no column statistics (it plans with partition and file statistics, which ANALYZE "
-                               "TABLE t [PARTITION (...)] COMPUTE STATISTICS [NOSCAN] refreshes). ANALYZE TABLE t "
-                               "COMPUTE SKEW FOR COLUMNS c reports skew; remove the statement from the script, or "
-                               "SET hive.cli.errors.ignore=true to go on past it")
+        raise UnsupportedError(f"ANALYZE TABLE ... {node.sql(dialect='hive')[:80]} is not supported: ANALYZE TABLE t "
+                               "[PARTITION (...)] COMPUTE STATISTICS [NOSCAN | FOR COLUMNS [c, ...]] and COMPUTE SKEW "
+                               "FOR COLUMNS c are")
     return s.AnalyzeSkew(table_ref(node.args["tables"][0]),
                          tuple(c.name.lower() for c in inner.expressions),
                          partition_spec(node.args.get("partition")))

@@ -570,6 +570,15 @@ class AnalyzeStatistics:
 
 
 @dataclass(frozen=True)
+class AnalyzeColumns:
+    """ANALYZE TABLE t [PARTITION (...)] COMPUTE STATISTICS FOR COLUMNS [c, ...] (no list: all)."""
+
+    table: TableRef
+    columns: tuple[str, ...]
+    partition: PartitionSpec = PartitionSpec()
+
+
+@dataclass(frozen=True)
 class AnalyzeSkew:
     """ANALYZE TABLE t [PARTITION (...)] COMPUTE SKEW FOR COLUMNS c, ..."""
 
@@ -625,4 +634,5 @@ Statement = (CreateDatabase | AlterDatabase | DescribeDatabase | DropDatabase | 
              | Insert | InsertDirectory | MultiInsert | LoadData | MsckRepair | ShowDatabases | ShowTables
              | ShowTableExtended | ShowConf | ShowColumns
              | ShowPartitions | ShowCreateTable | ShowTblProperties | ShowFunctions | Describe | DescribeFunction
-             | Set | Reset | CreateMacro | DropMacro | AnalyzeSkew | AnalyzeStatistics | Explain | Query | Failed)
+             | Set | Reset | CreateMacro | DropMacro | AnalyzeSkew | AnalyzeStatistics | AnalyzeColumns | Explain
+             | Query | Failed)

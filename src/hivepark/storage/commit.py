@@ -37,6 +37,10 @@ from hivepark.layout import is_absolute
 from hivepark.storage import fs
 
 FILES_PARAM = "hivepark.files"
+# a partition's (an unpartitioned table's) column statistics (exec/column_stats.py): a write
+# that changes its rows removes them
+COLUMN_STATS = "hivepark.column.stats"
+COLUMN_STATS_ACCURATE = "COLUMN_STATS_ACCURATE"  # Hive's record of which statistics are current
 STAGING_PREFIX = ".hive-staging_hivepark_"
 MAX_RETRIES = 5
 # A journal's owner renews its lease (the journal's "heartbeat" time) every HEARTBEAT_SECONDS;
@@ -449,6 +453,8 @@ def _plan(catalog: Catalog, table: Table, writes: Sequence[PartitionWrite], qid:
             params[SKEW_LOCATIONS] = old_params[SKEW_LOCATIONS]  # appends keep the layout
         elif w.overwrite and not table.is_partitioned:
             params[SKEW_LOCATIONS] = None  # the old layout goes with the old files
+        if not table.is_partitioned:  # (a partition's parameters are made anew: its statistics go)
+            params[COLUMN_STATS] = params[COLUMN_STATS_ACCURATE] = None
         params.update(w.parameters)
         if table.is_partitioned:
             clean = {k: v for k, v in params.items() if v is not None}
