@@ -280,6 +280,26 @@ def test_regex_column_names(wh, spark, tmp_path):
     assert wh.sql("SELECT `a` FROM rx WHERE ds = '2'").collect() == [(3,)]
 
 
+def test_input_file_name_virtual_column(wh, spark, tmp_path):
+    # virtual_column.q: INPUT__FILE__NAME is the file each row was read from
+    wh.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
+    wh.sql("CREATE TABLE vc (id INT) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+    wh.sql("INSERT INTO vc PARTITION (ds) VALUES (1, 'a'), (2, 'b'), (3, 'b')")
+    root = tmp_path / "warehouse" / "vc"
+    plain = spark.read.option("basePath", str(root)).parquet(str(root)) \
+        .selectExpr("id", "input_file_name() AS f", "string(ds) AS ds")
+    plain.createOrReplaceTempView("plain_vc")
+    got = wh.sql("SELECT id, INPUT__FILE__NAME FROM vc WHERE ds = 'b'")
+    assert got.columns == ["id", "input__file__name"]
+    assert _rows(got) == _rows(spark.sql("SELECT id, f FROM plain_vc WHERE ds = 'b'"))
+    assert all("/vc/ds=b/" in r[1] for r in got.collect()) and len(got.collect()) == 2
+    assert _rows(wh.sql("SELECT v.input__file__name, count(*) FROM vc v GROUP BY v.input__file__name")) == \
+        _rows(spark.sql("SELECT f, count(*) FROM plain_vc GROUP BY f"))
+    assert _rows(wh.sql("SELECT id FROM vc WHERE INPUT__FILE__NAME LIKE '%ds=a%'")) == [(1,)]
+    e = _error(wh, "SELECT BLOCK__OFFSET__INSIDE__FILE FROM vc")
+    assert "BLOCK__OFFSET__INSIDE__FILE" in str(e) and "INPUT__FILE__NAME" in str(e)
+
+
 def test_in_and_between_compare_strings_and_numbers_as_doubles(wh, spark):
     wh.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
     wh.sql("CREATE TABLE nb (i INT, s STRING) PARTITIONED BY (ds STRING, hr INT) STORED AS PARQUET")

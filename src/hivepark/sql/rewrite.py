@@ -24,7 +24,29 @@ def analyze(tree: Any, find: TableFind, type_safety: bool = False) -> QueryAnaly
     ``hive.strict.checks.type.safety`` (see :func:`analyzer.hive_comparisons`)."""
     if not isinstance(tree, exp.Expression):
         raise TypeError(f"not a query tree: {tree!r}")
-    return analyze_query(hoist_table_joins(tree.copy()), find, type_safety)
+    return analyze_query(virtual_columns(hoist_table_joins(tree.copy())), find, type_safety)
+
+
+def virtual_columns(tree: exp.Expression) -> exp.Expression:
+    """Hive's virtual columns: ``INPUT__FILE__NAME`` (the file a row was read from) is Spark's
+    ``input_file_name()``; ``BLOCK__OFFSET__INSIDE__FILE`` and ``ROW__OFFSET__INSIDE__BLOCK``
+    have no Spark counterpart and are refused by name.
+
+    >>> import sqlglot
+    >>> virtual_columns(sqlglot.parse_one("SELECT t.input__file__name, k FROM t", read="hive")).sql()
+    'SELECT INPUT_FILE_NAME() AS input__file__name, k FROM t'
+    """
+    for col in list(tree.find_all(exp.Column)):
+        name = col.name.lower()
+        if name == "input__file__name":
+            call = exp.Anonymous(this="input_file_name", expressions=[])
+            parent = col.parent
+            col.replace(exp.alias_(call, "input__file__name") if isinstance(parent, exp.Select) else call)
+        elif name in ("block__offset__inside__file", "row__offset__inside__block", "raw__data__size", "row__id"):
+            raise SemanticError(f"{col.name.upper()} is a Hive virtual column hivepark cannot give: Spark reads "
+                                "rows, not byte offsets of files. INPUT__FILE__NAME (the file of each row) is "
+                                "available.", code=10004)
+    return tree
 
 
 def hoist_table_joins(tree: exp.Expression) -> exp.Expression:
