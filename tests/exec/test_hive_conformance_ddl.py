@@ -300,6 +300,34 @@ def test_input_file_name_virtual_column(wh, spark, tmp_path):
     assert "BLOCK__OFFSET__INSIDE__FILE" in str(e) and "INPUT__FILE__NAME" in str(e)
 
 
+def test_show_partitions_where_order_by_limit(wh, spark, tmp_path):
+    # Hive 4's show_partitions.q forms: the latest partition is SHOW PARTITIONS t ORDER BY ds DESC LIMIT 1
+    wh.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
+    wh.sql("CREATE TABLE sp (a INT) PARTITIONED BY (ds STRING, hr INT) STORED AS PARQUET")
+    wh.sql("INSERT INTO sp PARTITION (ds, hr) VALUES (1, '2024-01-01', 1), (2, '2024-01-01', 10), "
+           "(3, '2024-01-02', 2), (4, '2024-01-03', 9), (5, NULL, 3)")
+    root = str(tmp_path / "warehouse" / "sp")
+    spark.read.schema("a INT, ds STRING, hr INT").option("basePath", root).parquet(root) \
+        .createOrReplaceTempView("plain_sp")
+
+    def names(sql: str) -> list[str]:
+        return [f"ds={ds if ds is not None else '__HIVE_DEFAULT_PARTITION__'}/hr={hr}"
+                for ds, hr in spark.sql(f"SELECT DISTINCT ds, hr FROM plain_sp {sql}").collect()]
+
+    def shown(sql: str) -> list[str]:
+        return [r[0] for r in wh.sql(f"SHOW PARTITIONS sp {sql}").collect()]
+
+    for clauses in ("WHERE hr > 1 ORDER BY hr DESC", "ORDER BY ds DESC, hr LIMIT 2",
+                    "WHERE ds IS NULL OR hr = 2 ORDER BY hr",
+                    "WHERE ds BETWEEN '2024-01-01' AND '2024-01-02' AND hr IN (1, 2, 10) ORDER BY ds, hr DESC",
+                    "ORDER BY ds NULLS FIRST, hr LIMIT 3"):
+        assert shown(clauses.replace(" NULLS FIRST", "")) == names(clauses), clauses
+    assert shown("ORDER BY ds DESC LIMIT 1") == ["ds=2024-01-03/hr=9"]
+    assert shown("PARTITION (ds='2024-01-01') ORDER BY hr") == ["ds=2024-01-01/hr=1", "ds=2024-01-01/hr=10"]
+    assert _error(wh, "SHOW PARTITIONS sp WHERE a = 1").code == 10002  # a data column
+    assert "constants" in str(_error(wh, "SHOW PARTITIONS sp WHERE upper(ds) = 'X'"))
+
+
 def test_in_and_between_compare_strings_and_numbers_as_doubles(wh, spark):
     wh.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
     wh.sql("CREATE TABLE nb (i INT, s STRING) PARTITIONED BY (ds STRING, hr INT) STORED AS PARQUET")

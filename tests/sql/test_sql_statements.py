@@ -106,6 +106,10 @@ def test_show_describe_set_use_load_msck_analyze():
     assert stmt("SHOW DATABASES") == s.ShowDatabases()
     assert stmt("SHOW PARTITIONS sales PARTITION (ds='1')") == s.ShowPartitions(
         s.TableRef(None, "sales"), s.PartitionSpec((("ds", "1", False),)))
+    shown = stmt("SHOW PARTITIONS sales WHERE hr >= 2 ORDER BY ds DESC, hr LIMIT 5")
+    assert isinstance(shown, s.ShowPartitions) and (shown.order, shown.limit) == ((("ds", True), ("hr", False)), 5)
+    assert shown.where is not None and shown.where.columns() == {"hr"}
+    assert error("SHOW PARTITIONS sales LIMIT -1").startswith("SHOW PARTITIONS ... LIMIT")
     assert stmt("DESCRIBE FORMATTED sales") == s.Describe(s.TableRef(None, "sales"), "FORMATTED")
     assert stmt("SET a.b = c d") == s.Set("a.b", "c d")
     assert stmt("USE Db1") == s.Use("db1")

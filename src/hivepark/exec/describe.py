@@ -12,6 +12,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 
 from hivepark import layout
+from hivepark.catalog.filters import Undecidable, codecs_for, compile_filter, key_values
 from hivepark.catalog.models import VIEW, VIEW_EXPANDED_TEXT, VIEW_ORIGINAL_TEXT, Column, Partition, Table
 from hivepark.catalog.skew import RESERVED, SKEW_AUTO_TOPK, partition_layout, table_skew
 from hivepark.config import DEFAULTS, TYPED
@@ -19,6 +20,7 @@ from hivepark.errors import MASK, NoSuchPartition, NoSuchTable, SemanticError, U
 from hivepark.exec import column_stats
 from hivepark.exec.context import Context
 from hivepark.exec.session import set_spark_setting
+from hivepark.expr import and_all
 from hivepark.plan.nodes import QueryPlan
 from hivepark.sql import statements as s
 from hivepark.sql import views as sql_views
@@ -142,12 +144,35 @@ def show_partitions(ctx: Context, stmt: s.ShowPartitions) -> DataFrame:
         raise UserInputError(f"Table {table.qualified_name} is not a partitioned table: "
                              "SHOW PARTITIONS needs a table with PARTITIONED BY")
     spec = stmt.partition
-    parts = ctx.catalog.list_partitions(table, spec_filter(table, spec) if spec else None)
     keys = table.partition_key_names()
+    for name in sorted((stmt.where.columns() if stmt.where is not None else set()) | {k for k, _ in stmt.order}):
+        if name not in keys:
+            raise SemanticError(f"Invalid column reference {name}: SHOW PARTITIONS ... WHERE and ORDER BY name "
+                                f"partition columns of {table.qualified_name} ({', '.join(keys)})", code=10002)
+    given = [f for f in (spec_filter(table, spec) if spec else None, stmt.where) if f is not None]
+    parts = ctx.catalog.list_partitions(table, and_all(*given) if given else None)
+    if stmt.where is not None:  # the metastore's answer may keep more: each partition decided exactly
+        codecs = codecs_for(table)
+        try:
+            keep = compile_filter(stmt.where, codecs)
+        except Undecidable as e:
+            raise SemanticError(f"SHOW PARTITIONS ... WHERE cannot decide {e.reason}: compare partition columns "
+                                "with constants (=, <, IN, BETWEEN, LIKE, IS NULL, AND, OR, NOT)") from None
+        parts = [p for p in parts if keep(key_values(dict(zip(keys, p.values)), codecs)) is True]
+    for key, desc in reversed(stmt.order):  # stable sorts; Hive's NULLS FIRST ascending, LAST descending
+        i, typ = keys.index(key), HiveType.parse(table.partition_types()[key])
+        parts = sorted(parts, key=lambda p: _ordered(typ.decode(p.values[i])), reverse=desc)
+    if stmt.limit is not None:
+        parts = parts[:stmt.limit]
     names = [layout.make_part_name(keys, p.values) for p in parts]
     if ctx.conf.get_bool("hive.decode.partition.name"):  # Hive: the names unescaped (a%2Fb shown as a/b)
         names = [layout.unescape_path_name(n) for n in names]
     return ctx.rows(["partition"], [(n,) for n in names], masked=False)  # data: a column may be named pwd
+
+
+def _ordered(value: Any) -> tuple[bool, Any]:
+    """A partition value's sort key: NULL (and text not of the key's type) before every value."""
+    return (False, 0) if value is None else (True, value)
 
 
 # Hive's hive.conf.hidden.list: settings whose values SET never shows (nor does any key that

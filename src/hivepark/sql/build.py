@@ -10,6 +10,7 @@ from sqlglot import exp
 
 from hivepark.catalog.models import Column
 from hivepark.errors import InvalidPartitionSpec, SemanticError, UnsupportedError
+from hivepark.expr.from_sqlglot import from_sqlglot
 from hivepark.sql import dialect as d
 from hivepark.sql import statements as s
 from hivepark.types import HiveType
@@ -518,7 +519,26 @@ def _show(node: d.Show) -> s.Statement:
         return s.ShowFunctions(pattern)
     if kind == "COLUMNS":
         return s.ShowColumns(table_ref(node.this), pattern)
-    return s.ShowPartitions(table_ref(node.this), partition_spec(node.args.get("partition")))
+    return _show_partitions(node)
+
+
+def _show_partitions(node: d.Show) -> s.ShowPartitions:
+    where, order, limit = node.args.get("where"), node.args.get("order"), node.args.get("limit")
+    keys: list[tuple[str, bool]] = []
+    for o in (order.expressions if order is not None else []):
+        if not isinstance(o.this, exp.Column):
+            raise SemanticError(f"SHOW PARTITIONS ... ORDER BY {o.this.sql(dialect='hive')}: order by partition "
+                                "columns (ORDER BY ds DESC, hr)")
+        keys.append((o.this.name.lower(), bool(o.args.get("desc"))))
+    count = None
+    if limit is not None:
+        n = limit.expression
+        if not (isinstance(n, exp.Literal) and n.is_int and int(n.this) >= 0):
+            raise SemanticError(f"SHOW PARTITIONS ... LIMIT {n.sql(dialect='hive')}: give a whole number of rows")
+        count = int(n.this)
+    return s.ShowPartitions(table_ref(node.this), partition_spec(node.args.get("partition")),
+                            from_sqlglot(where.this, lambda c: c.name.lower()) if where is not None else None,
+                            tuple(keys), count)
 
 
 def _describe(node: exp.Describe) -> s.Describe | s.DescribeFunction | s.DescribeDatabase:

@@ -25,10 +25,11 @@ if tokens.SQLGLOTC_INSTALLED:
 
 
 class Show(exp.Expression):
-    """SHOW DATABASES | TABLES | VIEWS [IN db] [LIKE 'p'] | PARTITIONS t [PARTITION (...)] |
-    COLUMNS IN t [IN db] [LIKE 'p'] | CREATE TABLE t | TBLPROPERTIES t [('k')]."""
+    """SHOW DATABASES | TABLES | VIEWS [IN db] [LIKE 'p'] | PARTITIONS t [PARTITION (...)] [WHERE ...]
+    [ORDER BY ...] [LIMIT n] | COLUMNS IN t [IN db] [LIKE 'p'] | CREATE TABLE t | TBLPROPERTIES t [('k')]."""
 
-    arg_types = {"kind": True, "this": False, "partition": False, "like": False, "db": False}
+    arg_types = {"kind": True, "this": False, "partition": False, "like": False, "db": False, "where": False,
+                 "order": False, "limit": False}
 
 
 class Explain(exp.Expression):
@@ -416,7 +417,12 @@ class HiveQL(Hive):
                 table = self._parse_table_parts()
                 partition = self._parse_partition() if self._match(
                     TokenType.PARTITION, advance=False) else None
-                return self.expression(Show(kind="PARTITIONS", this=table, partition=partition))
+                # Hive 4: [WHERE condition] [ORDER BY key [ASC|DESC], ...] [LIMIT n]
+                where = self._parse_where()
+                order = self._parse_order()
+                limit = self._parse_limit()
+                return self.expression(Show(kind="PARTITIONS", this=table, partition=partition, where=where,
+                                            order=order, limit=limit))
             if self._match_text_seq("TABLE", "EXTENDED"):  # Hive's table status
                 db = self._parse_id_var() if self._match_texts(("IN", "FROM")) else None
                 if not self._match(TokenType.LIKE):

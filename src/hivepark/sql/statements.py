@@ -16,6 +16,7 @@ from typing import Any
 
 from hivepark.catalog.models import Column
 from hivepark.errors import HiveParkError, SemanticError
+from hivepark.expr import Expr
 
 # ---------------------------------------------------------------- parts
 
@@ -500,8 +501,14 @@ class DescribeFunction:
 
 @dataclass(frozen=True)
 class ShowPartitions:
+    """SHOW PARTITIONS t [PARTITION (...)] [WHERE ...] [ORDER BY key [ASC|DESC], ...] [LIMIT n]
+    (Hive 4's last three): ``where`` as the predicate tree, ``order`` as (key, descending)."""
+
     table: TableRef
     partition: PartitionSpec = PartitionSpec()
+    where: Expr | None = None
+    order: tuple[tuple[str, bool], ...] = ()
+    limit: int | None = None
 
 
 @dataclass(frozen=True)
