@@ -13,9 +13,17 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StringType, StructField, StructType
 
 from hivepark.catalog.base import Catalog
+from hivepark.catalog.buckets import table_buckets
 from hivepark.catalog.models import Table
 from hivepark.config import Config
-from hivepark.errors import NoSuchDatabase, NoSuchTable, SemanticError, UserInputError, mask_credentials
+from hivepark.errors import (
+    NoSuchDatabase,
+    NoSuchTable,
+    SemanticError,
+    UnsupportedError,
+    UserInputError,
+    mask_credentials,
+)
 from hivepark.exec.spark_views import made_by_hivepark
 from hivepark.sql.parser import substitute_variables
 from hivepark.sql.statements import TableRef
@@ -60,9 +68,17 @@ class Context:
         hivevars = {k[len("hivevar:"):]: v for k, v in settings.items() if k.startswith("hivevar:")}
         return substitute_variables(text, hivevars, settings.get)
 
-    def begin_commit(self, table: Table) -> Commit:
+    def begin_commit(self, table: Table, emptying: bool = False) -> Commit:
         """A write into ``table`` (see storage/commit.py), with this session's retention for
-        the files an overwrite replaces (``hivepark.files.retention.seconds``)."""
+        the files an overwrite replaces (``hivepark.files.retention.seconds``). A bucketed
+        table is refused before anything is written, unless the write only empties it
+        (``emptying``: TRUNCATE)."""
+        b = None if emptying else table_buckets(table)
+        if b is not None:
+            raise UnsupportedError(
+                f"{table.qualified_name} is bucketed (CLUSTERED BY ({', '.join(b.columns)}) INTO {b.count} "
+                "BUCKETS): hivepark reads bucketed tables but does not write Hive's bucket "
+                "files, so nothing was written. Write it with Hive, or INSERT into a table without CLUSTERED BY.")
         key = "hivepark.files.retention.seconds"
         raw = self.conf.get(key) or "0"
         try:

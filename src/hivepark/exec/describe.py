@@ -12,6 +12,8 @@ from typing import Any
 from pyspark.sql import DataFrame
 
 from hivepark import layout
+from hivepark.catalog.buckets import KEYS as BUCKET_KEYS
+from hivepark.catalog.buckets import table_buckets
 from hivepark.catalog.filters import Undecidable, codecs_for, compile_filter, key_values
 from hivepark.catalog.models import VIEW, VIEW_EXPANDED_TEXT, VIEW_ORIGINAL_TEXT, Column, Partition, Table
 from hivepark.catalog.skew import RESERVED, SKEW_AUTO_TOPK, partition_layout, table_skew
@@ -305,7 +307,7 @@ def _time(ts: int) -> str:
 
 _VIEW_TEXTS = (VIEW_ORIGINAL_TEXT, VIEW_EXPANDED_TEXT)  # shown in lines of their own
 # parameters shown otherwise (skew lines, view texts, DESCRIBE FORMATTED t col) or not at all
-_HIDDEN = frozenset({FILES_PARAM, COLUMN_STATS, *RESERVED, *_VIEW_TEXTS})
+_HIDDEN = frozenset({FILES_PARAM, COLUMN_STATS, *RESERVED, *_VIEW_TEXTS, *BUCKET_KEYS})
 
 
 def _params(params) -> list[tuple]:
@@ -359,7 +361,13 @@ def _storage_info(table: Table, skewed: list[tuple] | None = None) -> list[tuple
             (k, v, "") for k, v in handler.describe_table(table)]
     serde, inf, outf = _SERDE[table.format]
     rows = [("", "", ""), ("# Storage Information", "", ""), ("SerDe Library:", serde, ""),
-            ("InputFormat:", inf, ""), ("OutputFormat:", outf, "")] + list(skewed or [])
+            ("InputFormat:", inf, ""), ("OutputFormat:", outf, "")]
+    buckets = table_buckets(table)
+    if buckets is not None:  # Hive's rows (Order's order: 1 ascending, 0 descending)
+        rows += [("Num Buckets:", str(buckets.count), ""), ("Bucket Columns:", f"[{', '.join(buckets.columns)}]", ""),
+                 ("Sort Columns:", "[" + ", ".join(f"Order(col:{c}, order:{int(asc)})"
+                                                   for c, asc in buckets.sorted_by) + "]", "")]
+    rows += list(skewed or [])
     if table.format == "textfile":
         delim = table.field_delim or DEFAULT_TEXT_DELIM
         rows += [("Storage Desc Params:", "", ""), ("", "field.delim", delim),
@@ -424,7 +432,7 @@ def _key_text(key: tuple[str, ...] | None) -> str:
 
 # Properties hivepark keeps for itself: recomputed by the table's next writes (statistics and
 # file lists), or shown by a clause of their own (skew, the handler).
-_NOT_DDL = {FILES_PARAM, COLUMN_STATS, *RESERVED, "numFiles", "numRows", "totalSize", "rawDataSize",
+_NOT_DDL = {FILES_PARAM, COLUMN_STATS, *RESERVED, *BUCKET_KEYS, "numFiles", "numRows", "totalSize", "rawDataSize",
             "COLUMN_STATS_ACCURATE", "storage_handler", "EXTERNAL", "comment"}
 _STORED_AS = {"parquet": "PARQUET", "orc": "ORC", "textfile": "TEXTFILE"}
 
@@ -494,6 +502,13 @@ def show_create_table(ctx: Context, stmt: s.ShowCreateTable) -> DataFrame:
     lines += _column_lines(table.columns) + _comment_line(table)
     if table.partition_keys:
         lines += ["PARTITIONED BY ( "] + _column_lines(table.partition_keys)
+    buckets = table_buckets(table)
+    if buckets is not None:  # Hive's lines
+        lines += ["CLUSTERED BY ( ", "  " + ", ".join(f"`{c}`" for c in buckets.columns) + ") "]
+        if buckets.sorted_by:
+            lines += ["SORTED BY ( ", "  " + ", ".join(f"`{c}` {'ASC' if asc else 'DESC'}"
+                                                     for c, asc in buckets.sorted_by) + ") "]
+        lines.append(f"INTO {buckets.count} BUCKETS")
     skew = table_skew(table)
     if skew is not None:
         types = {c.name: HiveType.parse(c.type) for c in table.columns}

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 
 from hivepark import layout
 from hivepark.catalog.base import TableChange
+from hivepark.catalog.buckets import table_buckets
 from hivepark.catalog.models import Partition, Table
 from hivepark.errors import AlreadyExistsError, NoSuchPartition, SemanticError, UnsupportedError
 from hivepark.exec.context import Context
@@ -173,6 +174,9 @@ def _check_same_schema(dest: Table, source: Table) -> None:
     if not dest.is_partitioned:
         raise SemanticError(f"{base} {dest.qualified_name} is not partitioned: partitions move between partitioned "
                             "tables.", code=10235)
+    if table_buckets(dest) is not None and table_buckets(dest) != table_buckets(source):
+        raise SemanticError(f"{base} {dest.qualified_name} is bucketed and {source.qualified_name} is not, or "
+                            "otherwise: its files would not be its buckets.", code=10235)
     if (dest.format, dest.field_delim) != (source.format, source.field_delim):
         def stored(t: Table) -> str:
             return t.format.upper() + (f" (fields delimited by {t.field_delim!r})" if t.field_delim else "")

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from pyspark.sql import DataFrame
 
 from hivepark import layout
+from hivepark.catalog.buckets import KEYS as BUCKET_KEYS
 from hivepark.catalog.models import EXTERNAL, MANAGED, Column, Database, Partition, Table
 from hivepark.catalog.skew import (
     RESERVED,
@@ -222,13 +223,29 @@ def new_table(ctx: Context, stmt: s.CreateTable) -> Table:
             columns = _query_columns(ctx, stmt.as_select, len(part_keys))
         tblprops.update({k: v for k, v in skew_spec(columns, stmt.skew, part_keys)
                          .properties().items() if v is not None})
+    if stmt.bucketing is not None:
+        tblprops.update(_bucketing(columns, part_keys, stmt))
     table = Table(db, name, tuple(columns), tuple(part_keys), properties=tblprops,
                   create_time=int(time.time()), **kw)
-    check_create_skew(table, stmt.bucketed)
-    if stmt.bucketed:
-        raise UnsupportedError("CLUSTERED BY ... INTO n BUCKETS (bucketed tables) is not "
-                               "supported by hivepark: remove the clause")
+    check_create_skew(table, stmt.bucketing is not None)
     return table
+
+
+def _bucketing(columns: Sequence[Column], part_keys: Sequence[Column], stmt: s.CreateTable) -> dict[str, str]:
+    """CLUSTERED BY ... INTO n BUCKETS, kept so that hivepark reads such a table (every file, as
+    any table's; always right) and Hive still sees its buckets; hivepark writes none."""
+    b = stmt.bucketing
+    assert b is not None
+    if stmt.as_select is not None:
+        raise UnsupportedError("CREATE TABLE ... CLUSTERED BY ... AS SELECT: hivepark reads bucketed tables but does "
+                               "not write Hive's bucket files. Create the table without CLUSTERED BY, or with Hive.")
+    names = {c.name for c in columns}
+    for c in (*b.columns, *(c for c, _ in b.sorted_by)):
+        if c not in names:
+            what = "a partition column" if c in {k.name for k in part_keys} else "not a column of the table"
+            raise SemanticError(f"Invalid column reference {c} in CLUSTERED BY / SORTED BY: {what}; bucket and sort "
+                                f"columns are data columns ({', '.join(sorted(names))}).", code=10002)
+    return b.properties()
 
 
 def handler_table(ctx: Context, stmt: s.CreateTable) -> Table:
@@ -244,7 +261,7 @@ def handler_table(ctx: Context, stmt: s.CreateTable) -> Table:
     shown = handler.aliases[0] if handler.aliases else handler.name
     for clause, present in (("PARTITIONED BY", stmt.partition_columns or stmt.untyped_partition_columns
                              or stmt.partition_transforms),
-                            ("SKEWED BY", stmt.skew is not None), ("CLUSTERED BY", stmt.bucketed),
+                            ("SKEWED BY", stmt.skew is not None), ("CLUSTERED BY", stmt.bucketing is not None),
                             ("AS SELECT", stmt.as_select is not None), ("LIKE", stmt.like is not None),
                             ("STORED AS", stmt.format is not None), ("LOCATION", stmt.location is not None),
                             ("ROW FORMAT", stmt.field_delim is not None)):
@@ -271,9 +288,9 @@ def is_handler_table(table: Table) -> bool:
 
 
 def copy_for_like(src: Table) -> dict[str, str]:
-    """The skew properties CREATE TABLE ... LIKE copies."""
+    """The skew and bucketing properties CREATE TABLE ... LIKE copies."""
     return {k: v for k, v in src.properties.items()
-            if k in RESERVED[:3] or k == SKEW_AUTO_TOPK}
+            if k in RESERVED[:3] or k == SKEW_AUTO_TOPK or k in BUCKET_KEYS}
 
 
 def _query_columns(ctx: Context, query: s.Query, n_keys: int) -> list[Column]:
@@ -461,7 +478,7 @@ def truncate_table(ctx: Context, stmt: s.TruncateTable) -> DataFrame:
                      if all(p.values[i] == v for i, v in given.items())]
         writes = [PartitionWrite(p.values, p.location, [], num_rows=0, overwrite=True) for p in parts]
     if writes:
-        with ctx.begin_commit(table) as commit:
+        with ctx.begin_commit(table, emptying=True) as commit:
             commit.finish(ctx.catalog, writes)
     return ctx.empty()
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from hivepark.catalog.buckets import Bucketing
 from hivepark.catalog.models import Column
 from hivepark.errors import InvalidPartitionSpec, SemanticError, UnsupportedError
 from hivepark.expr.from_sqlglot import from_sqlglot
@@ -220,6 +221,16 @@ def _alter_database(node: d.AlterDatabase) -> s.AlterDatabase:
                            location.name if location is not None else None)
 
 
+def _bucketing(p: exp.ClusteredByProperty) -> Bucketing:
+    n = p.args.get("buckets")
+    count = int(n.this) if isinstance(n, exp.Literal) and n.is_int else 0
+    if count <= 0:
+        raise SemanticError(f"Bucket number should be bigger than zero: INTO {n.sql(dialect='hive') if n else '?'} "
+                            "BUCKETS", code=10037)
+    sort = tuple((o.this.name.lower(), not o.args.get("desc")) for o in p.args.get("sorted_by") or [])
+    return Bucketing(tuple(c.name.lower() for c in p.expressions), sort, count)
+
+
 def _create_table(node: exp.Create) -> s.CreateTable:
     target = node.this.this if isinstance(node.this, exp.Schema) else node.this
     columns = column_defs(node.this) if isinstance(node.this, exp.Schema) else []
@@ -231,7 +242,7 @@ def _create_table(node: exp.Create) -> s.CreateTable:
         if isinstance(p, d.SkewedByProperty):
             kw["skew"] = skew_clause(p)
         elif isinstance(p, exp.ClusteredByProperty):
-            kw["bucketed"] = True  # rejected by exec (with skew: Hive's LB + bucketing rule)
+            kw["bucketing"] = _bucketing(p)
         elif isinstance(p, exp.PartitionedByProperty) and isinstance(p.this, exp.Anonymous) \
                 and str(p.this.this).upper() == "SPEC":
             kw["partition_transforms"] = tuple(partition_transform(e) for e in p.this.expressions)

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from hivepark.catalog.buckets import Bucketing
 from hivepark.catalog.models import Column
 from hivepark.errors import HiveParkError, SemanticError
 from hivepark.expr import Expr
@@ -184,7 +185,7 @@ class CreateTable:
     like: TableRef | None = None
     as_select: Query | None = None
     if_not_exists: bool = False
-    bucketed: bool = False
+    bucketing: Bucketing | None = None  # CLUSTERED BY ... [SORTED BY ...] INTO n BUCKETS
     storage_handler: str | None = None
     serde_properties: tuple[tuple[str, str], ...] = ()
     partition_transforms: tuple[PartitionTransform, ...] = ()  # PARTITIONED BY SPEC (...), Hive 4

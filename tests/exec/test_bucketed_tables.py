@@ -1,0 +1,79 @@
+"""Bucketed tables (CLUSTERED BY ... [SORTED BY ...] INTO n BUCKETS): hivepark reads the tables
+Hive bucketed, kept in the metastore with their bucketing for Hive and SHOW CREATE TABLE, and
+refuses to write them (Hive's bucket files are not what Spark writes). Rows are compared with
+plain Spark over the same files."""
+
+from __future__ import annotations
+
+import pytest
+
+from hivepark.errors import HiveParkError
+
+
+def _rows(df) -> list[tuple]:
+    return sorted((tuple(r) for r in df.collect()), key=repr)
+
+
+def _error(wh, sql: str) -> HiveParkError:
+    with pytest.raises(HiveParkError) as info:
+        wh.sql(sql).collect()
+    return info.value
+
+
+def _files(root) -> set[str]:
+    return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and not p.name.startswith((".", "_"))}
+
+
+def test_a_bucketed_table_hive_wrote_is_read_and_never_written(wh, spark, tmp_path):
+    root = tmp_path / "hive_written"
+    for ds, rows in (("1", [(1, "a"), (2, "b"), (3, "c"), (4, "d")]), ("2", [(5, "e"), (6, "f")])):
+        for bucket in range(2):  # Hive's layout: one file per bucket, named 00000N_0
+            part = [r for r in rows if r[0] % 2 == bucket]
+            out = tmp_path / "spark_out"
+            spark.createDataFrame(part, "k INT, v STRING").coalesce(1).write.mode("overwrite").orc(str(out))
+            (root / f"ds={ds}").mkdir(parents=True, exist_ok=True)
+            next(out.glob("part-*.orc")).rename(root / f"ds={ds}" / f"00000{bucket}_0")
+    wh.sql(f"CREATE EXTERNAL TABLE b (k INT, v STRING) PARTITIONED BY (ds STRING) CLUSTERED BY (k) SORTED BY (k) "
+           f"INTO 2 BUCKETS STORED AS ORC LOCATION '{root}'")
+    wh.sql("MSCK REPAIR TABLE b")
+    spark.read.schema("k INT, v STRING, ds STRING").option("basePath", str(root)).orc(str(root)) \
+        .createOrReplaceTempView("plain_b")
+    for where in ("", "WHERE k = 3", "WHERE ds = '2' AND k > 5"):
+        got = _rows(wh.sql(f"SELECT k, v, ds FROM b {where}"))
+        assert got == _rows(spark.sql(f"SELECT k, v, ds FROM plain_b {where}")) and got, where
+    described = {r[0].strip(): (r[1] or "").strip() for r in wh.sql("DESCRIBE FORMATTED b").collect() if r[0]}
+    assert (described["Num Buckets:"], described["Bucket Columns:"], described["Sort Columns:"]) == \
+        ("2", "[k]", "[Order(col:k, order:1)]")
+    assert not any("hivepark.bucket" in (r[1] or "") for r in wh.sql("DESCRIBE FORMATTED b").collect())
+    ddl = [r[0] for r in wh.sql("SHOW CREATE TABLE b").collect()]
+    assert ddl[ddl.index("CLUSTERED BY ( "):ddl.index("INTO 2 BUCKETS") + 1] == [
+        "CLUSTERED BY ( ", "  `k`) ", "SORTED BY ( ", "  `k` ASC) ", "INTO 2 BUCKETS"]
+
+    before = _files(root)
+    wh.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
+    for sql in ("INSERT INTO b PARTITION (ds='1') VALUES (9, 'z')",
+                "INSERT OVERWRITE TABLE b PARTITION (ds) SELECT k, v, ds FROM b"):
+        e = _error(wh, sql)
+        assert "bucketed" in str(e) and "nothing was written" in str(e), sql
+    assert _files(root) == before and len(_rows(wh.sql("SELECT * FROM b"))) == 6
+    assert [r[0] for r in wh.sql("SHOW PARTITIONS b").collect()] == ["ds=1", "ds=2"]
+
+    # the same DDL again (SHOW CREATE TABLE's, under another name) gives the same bucketing; LIKE copies it
+    wh.sql("\n".join(ddl).replace("`default`.`b`", "`default`.`b2`").replace(str(root), str(tmp_path / "b2")))
+    wh.sql("CREATE TABLE b3 LIKE b")
+    for name in ("b2", "b3"):
+        again = {r[0].strip(): (r[1] or "").strip() for r in wh.sql(f"DESCRIBE FORMATTED {name}").collect() if r[0]}
+        assert (again["Num Buckets:"], again["Bucket Columns:"]) == ("2", "[k]"), name
+    assert "bucketed" in str(_error(wh, "INSERT INTO b3 PARTITION (ds='1') VALUES (1, 'a')"))
+
+
+def test_bucketing_clauses_hive_refuses(wh):
+    e = _error(wh, "CREATE TABLE z (k INT) CLUSTERED BY (k) INTO 0 BUCKETS")
+    assert e.code == 10037 and str(e).startswith("Bucket number should be bigger than zero")
+    e = _error(wh, "CREATE TABLE z (k INT) PARTITIONED BY (ds STRING) CLUSTERED BY (ds) INTO 2 BUCKETS")
+    assert e.code == 10002 and "partition column" in str(e)
+    e = _error(wh, "CREATE TABLE z (k INT) CLUSTERED BY (k) SORTED BY (nope) INTO 2 BUCKETS")
+    assert e.code == 10002 and "nope" in str(e)
+    e = _error(wh, "CREATE TABLE z CLUSTERED BY (k) INTO 2 BUCKETS AS SELECT 1 AS k")
+    assert "bucket" in str(e)
+    assert "z" not in [r[0] for r in wh.sql("SHOW TABLES").collect()]
