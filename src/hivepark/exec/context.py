@@ -79,15 +79,18 @@ class Context:
                 f"{table.qualified_name} is bucketed (CLUSTERED BY ({', '.join(b.columns)}) INTO {b.count} "
                 "BUCKETS): hivepark reads bucketed tables but does not write Hive's bucket "
                 "files, so nothing was written. Write it with Hive, or INSERT into a table without CLUSTERED BY.")
+        return Commit(self.warehouse, table, retention=self.retention())
+
+    def retention(self) -> float:
+        """``hivepark.files.retention.seconds``: how long replaced files stay for readers."""
         key = "hivepark.files.retention.seconds"
         raw = self.conf.get(key) or "0"
         try:
-            retention = float(raw)
+            return float(raw)
         except ValueError:
             raise UserInputError(
                 f"{key} must be a number of seconds, got '{raw}'. Set it with SET {key}=60 "
                 f"(0 deletes replaced files at once).") from None
-        return Commit(self.warehouse, table, retention=retention)
 
     def table(self, ref: TableRef | str, view_ok: bool = False, for_view: str | None = None,
               code: int | None = None) -> Table:

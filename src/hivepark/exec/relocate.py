@@ -54,17 +54,6 @@ def given_spec_text(spec: s.PartitionSpec) -> str:
     return "{" + ", ".join(f"{c}={v}" for c, v, _ in spec) + "}"
 
 
-def retention(ctx: Context) -> float:
-    """``hivepark.files.retention.seconds``: how long replaced files stay for readers."""
-    key = "hivepark.files.retention.seconds"
-    raw = ctx.conf.get(key) or "0"
-    try:
-        return float(raw)
-    except ValueError:
-        raise SemanticError(f"{key} must be a number of seconds, got '{raw}'. Set it with SET {key}=60 "
-                            "(0 deletes replaced files at once).") from None
-
-
 def delete_empty_parents(table: Table, location: str) -> None:
     """As Hive's metastore does after dropping a partition: the parent directories
     (``c=0`` of ``c=0/ds=x``) left empty inside the table's directory go too."""
@@ -219,7 +208,7 @@ def _move(ctx: Context, verb: str, source: Table, target: Table, moves: Sequence
         new_parts.append(Partition(values, dst_base, {**old.parameters, "transient_lastDdlTime": str(now)},
                                    tuple(rel), now))
     qid = time.strftime("%Y%m%d%H%M%S") + "_" + uuid.uuid4().hex[:12]
-    keep = retention(ctx)
+    keep = ctx.retention()
     content = {"state": "moving", "table": [target.db, target.name],
                "staging": f"{target.location.rstrip('/')}/{STAGING_PREFIX}{qid}",
                "targets": [dst for _, dst in copies], "obsolete": [], "retention": keep}
