@@ -5,19 +5,8 @@ plain Spark over the same files."""
 
 from __future__ import annotations
 
-import pytest
-
-from hivepark.errors import HiveParkError
-
-
-def _rows(df) -> list[tuple]:
-    return sorted((tuple(r) for r in df.collect()), key=repr)
-
-
-def _error(wh, sql: str) -> HiveParkError:
-    with pytest.raises(HiveParkError) as info:
-        wh.sql(sql).collect()
-    return info.value
+from outcomes import error as _error
+from outcomes import rows as _rows
 
 
 def _files(root) -> set[str]:
@@ -77,3 +66,13 @@ def test_bucketing_clauses_hive_refuses(wh):
     e = _error(wh, "CREATE TABLE z CLUSTERED BY (k) INTO 2 BUCKETS AS SELECT 1 AS k")
     assert "bucket" in str(e)
     assert "z" not in [r[0] for r in wh.sql("SHOW TABLES").collect()]
+
+
+def test_a_renamed_bucket_column_keeps_its_role(wh):
+    wh.sql("CREATE TABLE z2 (k INT, v STRING) CLUSTERED BY (k) SORTED BY (v DESC) INTO 2 BUCKETS STORED AS TEXTFILE")
+    wh.sql("ALTER TABLE z2 CHANGE COLUMN k key INT")
+    described = {r[0].strip(): (r[1] or "").strip() for r in wh.sql("DESCRIBE FORMATTED z2").collect() if r[0]}
+    assert (described["Bucket Columns:"], described["Sort Columns:"]) == ("[key]", "[Order(col:v, order:0)]")
+    e = _error(wh, "ALTER TABLE z2 REPLACE COLUMNS (v STRING)")
+    assert e.code == 10002 and "key" in str(e)
+    assert [r[0] for r in wh.sql("DESCRIBE z2").collect()] == ["key", "v"]

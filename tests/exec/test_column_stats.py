@@ -4,19 +4,11 @@ Spark SQL over the same files."""
 
 from __future__ import annotations
 
-import pytest
-
-from hivepark.errors import HiveParkError
+from outcomes import error as _error
 
 
 def _described(wh, sql: str) -> dict[str, str]:
     return {r[0]: r[1] for r in wh.sql(sql).collect()}
-
-
-def _error(wh, sql: str) -> HiveParkError:
-    with pytest.raises(HiveParkError) as info:
-        wh.sql(sql).collect()
-    return info.value
 
 
 def test_column_statistics_of_partitions(wh, spark, tmp_path):

@@ -10,17 +10,8 @@ from __future__ import annotations
 import pytest
 
 from described import parameters
-from hivepark.errors import HiveParkError
-
-
-def _rows(df) -> list[tuple]:
-    return sorted((tuple(r) for r in df.collect()), key=repr)
-
-
-def _error(wh, sql: str) -> HiveParkError:
-    with pytest.raises(HiveParkError) as info:
-        wh.sql(sql).collect()
-    return info.value
+from outcomes import error as _error
+from outcomes import rows as _rows
 
 
 def _described(wh, table: str) -> dict[str, str]:

@@ -13,6 +13,7 @@ from pyspark.sql import DataFrame
 
 from hivepark import layout
 from hivepark.catalog.buckets import KEYS as BUCKET_KEYS
+from hivepark.catalog.buckets import Bucketing, table_buckets
 from hivepark.catalog.models import EXTERNAL, MANAGED, Column, Database, Partition, Table
 from hivepark.catalog.skew import (
     RESERVED,
@@ -766,7 +767,26 @@ def change_columns(ctx: Context, table: Table, action: s.AddColumns | s.ChangeCo
                 f"{name} is stored as {table.format.upper()}, whose files name and type each column: after "
                 f"{change} its existing files would read NULL, wrong values or fail. Make a new table with the new "
                 "columns (CREATE TABLE ... AS SELECT ..., CAST(c AS type) AS new_name), or ADD COLUMNS for a new one.")
-    return ctx.catalog.alter_table(table.evolve(columns=tuple(new)), table.version)
+    return ctx.catalog.alter_table(table.evolve(columns=tuple(new), properties=_rebucketed(table, action, kept)),
+                                   table.version)
+
+
+def _rebucketed(table: Table, action: s.AddColumns | s.ChangeColumn, kept: set[str]) -> Mapping[str, str]:
+    """The table's properties after a column change: as Hive, a bucket or sort column renamed
+    keeps its role under its new name; one REPLACE COLUMNS drops is refused."""
+    b = table_buckets(table)
+    if b is None:
+        return table.properties
+    if isinstance(action, s.ChangeColumn) and action.new_name not in (None, action.column):
+        def to(c: str) -> str:
+            return action.new_name if c == action.column and action.new_name else c
+        b = Bucketing(tuple(to(c) for c in b.columns), tuple((to(c), asc) for c, asc in b.sorted_by), b.count)
+    lost = [c for c in (*b.columns, *(c for c, _ in b.sorted_by)) if c not in kept]
+    if lost:
+        raise SemanticError(f"Invalid column reference {lost[0]}: it is a bucket or sort column of "
+                            f"{table.qualified_name} (CLUSTERED BY / SORTED BY), which REPLACE COLUMNS cannot drop.",
+                            code=10002)
+    return {**table.properties, **b.properties()}
 
 
 def _retyped(table: Table, old: list[Column], new: list[Column],
