@@ -44,6 +44,10 @@ def test_a_bucketed_table_hive_wrote_is_read_and_never_written(wh, spark, tmp_pa
                 "INSERT OVERWRITE TABLE b PARTITION (ds) SELECT k, v, ds FROM b"):
         e = _error(wh, sql)
         assert "bucketed" in str(e) and "nothing was written" in str(e), sql
+    # a multi-insert whose second target is bucketed writes neither (each target commits on its own)
+    wh.sql("CREATE TABLE plain_copy (k INT, v STRING) STORED AS PARQUET")
+    e = _error(wh, "FROM b INSERT INTO plain_copy SELECT k, v INSERT INTO b PARTITION (ds='9') SELECT k, v")
+    assert "bucketed" in str(e) and _rows(wh.sql("SELECT * FROM plain_copy")) == []
     assert _files(root) == before and len(_rows(wh.sql("SELECT * FROM b"))) == 6
     assert [r[0] for r in wh.sql("SHOW PARTITIONS b").collect()] == ["ds=1", "ds=2"]
 

@@ -73,12 +73,8 @@ class Context:
         the files an overwrite replaces (``hivepark.files.retention.seconds``). A bucketed
         table is refused before anything is written, unless the write only empties it
         (``emptying``: TRUNCATE)."""
-        b = None if emptying else table_buckets(table)
-        if b is not None:
-            raise UnsupportedError(
-                f"{table.qualified_name} is bucketed (CLUSTERED BY ({', '.join(b.columns)}) INTO {b.count} "
-                "BUCKETS): hivepark reads bucketed tables but does not write Hive's bucket "
-                "files, so nothing was written. Write it with Hive, or INSERT into a table without CLUSTERED BY.")
+        if not emptying:
+            refuse_bucketed(table)
         return Commit(self.warehouse, table, retention=self.retention())
 
     def retention(self) -> float:
@@ -146,8 +142,11 @@ class Context:
             raise
 
     def target(self, ref: TableRef | str) -> Table:
-        """The table an INSERT or LOAD writes (a view is refused, as Hive's 10090)."""
-        return self.table(ref, for_view="A view cannot be used as target table for LOAD or INSERT", code=10090)
+        """The table an INSERT or LOAD writes (a view is refused, as Hive's 10090; a bucketed
+        table too, :func:`refuse_bucketed`)."""
+        table = self.table(ref, for_view="A view cannot be used as target table for LOAD or INSERT", code=10090)
+        refuse_bucketed(table)
+        return table
 
     def find_view(self, db: str | None, name: str) -> Table | None:
         """The view a query's reference names, None for anything else."""
@@ -231,3 +230,14 @@ def _sql_string(value: object) -> str:
 def require(cond: bool, message: str) -> None:
     if not cond:
         raise UserInputError(message)
+
+
+def refuse_bucketed(table: Table) -> None:
+    """A bucketed table (CLUSTERED BY) is read, never written: Hive's bucket files are not what
+    Spark writes. Raised before a write starts, so nothing is written."""
+    b = table_buckets(table)
+    if b is not None:
+        raise UnsupportedError(
+            f"{table.qualified_name} is bucketed (CLUSTERED BY ({', '.join(b.columns)}) INTO {b.count} BUCKETS): "
+            "hivepark reads bucketed tables but does not write Hive's bucket files, so nothing was written. Write "
+            "it with Hive, or INSERT into a table without CLUSTERED BY.")

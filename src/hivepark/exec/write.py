@@ -58,6 +58,8 @@ def insert(ctx: Context, stmt: Insert) -> DataFrame:
 def multi_insert(ctx: Context, stmt: MultiInsert) -> DataFrame:
     """``FROM s INSERT ... SELECT ... INSERT ... SELECT ...``: the source is read once
     (pruned by the OR of the branches' WHERE clauses, then cached) and feeds every insert."""
+    for branch in stmt.inserts:  # every target refused before any is written (each commits on its own)
+        ctx.target(branch.table)
     src_df, _ = run_query(ctx, stmt.source.tree)
     src_df = src_df.persist()
     src_df.createOrReplaceTempView(stmt.view)
