@@ -82,3 +82,43 @@ def test_a_renamed_bucket_column_keeps_its_role(wh):
     e = _error(wh, "ALTER TABLE z2 REPLACE COLUMNS (v STRING)")
     assert e.code == 10002 and "key" in str(e)
     assert [r[0] for r in wh.sql("DESCRIBE z2").collect()] == ["key", "v"]
+
+
+def test_a_point_query_reads_only_its_buckets_files(wh, spark, tmp_path):
+    """Hive's files of a table with bucketing_version 2: rows placed by Hive's hash (catalog/buckets.py,
+    checked against Hive's own output in tests/catalog/test_buckets.py); a query fixing the bucket
+    column reads the files of its values' buckets only, with the rows plain Spark gives over all files."""
+    import pyarrow as pa
+    from pyarrow import orc
+
+    from hivepark.catalog.buckets import hive_bucket
+    from hivepark.types import HiveType
+
+    root = tmp_path / "hive_v2"
+    int_type = [HiveType.parse("int")]
+    for ds in ("1", "2"):
+        (root / f"ds={ds}").mkdir(parents=True)
+        keys = list(range(40)) if ds == "1" else list(range(20, 30))
+        for bucket in range(4):
+            part = [k for k in keys if hive_bucket([k], int_type, 4) == bucket]
+            orc.write_table(pa.table({"k": pa.array(part, pa.int32()), "v": [f"v{k}" for k in part]}),
+                            str(root / f"ds={ds}" / f"00000{bucket}_0"))
+    wh.sql(f"CREATE EXTERNAL TABLE hb (k INT, v STRING) PARTITIONED BY (ds STRING) CLUSTERED BY (k) INTO 4 BUCKETS "
+           f"STORED AS ORC LOCATION '{root}' TBLPROPERTIES ('bucketing_version'='2')")
+    wh.sql("MSCK REPAIR TABLE hb")
+    spark.read.schema("k INT, v STRING, ds STRING").option("basePath", str(root)).orc(str(root)) \
+        .createOrReplaceTempView("plain_hb")
+    for where, buckets in (("k = 3", 1), ("k IN (1, 6, 25)", len({hive_bucket([k], int_type, 4) for k in (1, 6, 25)})),
+                           ("ds = '2' AND k = 25", 1), ("k > 30", None), ("k = '3'", None), ("k = 3 OR k = 4", None)):
+        got = wh.sql(f"SELECT k, v, ds FROM hb WHERE {where}")
+        assert _rows(got) == _rows(spark.sql(f"SELECT k, v, ds FROM plain_hb WHERE {where}")) and _rows(got), where
+        plan = "\n".join(r[0] for r in wh.sql(f"EXPLAIN SELECT k, v, ds FROM hb WHERE {where}").collect())
+        read = {f.rsplit("/", 1)[1] for f in got.inputFiles()}
+        if buckets is None:
+            assert "buckets=" not in plan and len(read) == 4, where
+        else:
+            assert f"buckets={buckets}/4" in plan and len(read) == buckets, (where, plan, read)
+    # without Hive's version 2 the same files are read whole (version 1's hash is another)
+    wh.sql("ALTER TABLE hb UNSET TBLPROPERTIES ('bucketing_version')")
+    got = wh.sql("SELECT k, v, ds FROM hb WHERE k = 3")
+    assert _rows(got) == [(3, "v3", "1")] and len({f.rsplit("/", 1)[1] for f in got.inputFiles()}) == 4

@@ -215,5 +215,5 @@ def test_the_rules_run_in_one_named_order():
     from hivepark.plan.planner import RULES
 
     assert [name for name, _ in RULES] == [
-        "partition filter", "runtime candidates", "static partition pruning", "list bucketing",
+        "partition filter", "runtime candidates", "static partition pruning", "list bucketing", "bucket pruning",
         "storage pushdown", "runtime marks", "runtime listing"]

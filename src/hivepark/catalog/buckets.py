@@ -6,9 +6,13 @@ since Hive's bucket files (one per bucket, rows placed by Hive's hash) are not w
 from __future__ import annotations
 
 import json
+import re
+import struct
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hivepark.catalog.models import Table
+from hivepark.types import HiveType
 
 BUCKET_COLUMNS = "hivepark.bucket.columns"
 BUCKET_SORT = "hivepark.bucket.sort"
@@ -42,3 +46,91 @@ def table_buckets(table: Table) -> Bucketing | None:
     return Bucketing(tuple(json.loads(table.properties.get(BUCKET_COLUMNS) or "[]")),
                      tuple((c, bool(asc)) for c, asc in json.loads(table.properties.get(BUCKET_SORT) or "[]")),
                      int(raw))
+
+
+# -- Hive's bucket of a row (bucketing_version 2, Hive 3 and 4) ------------------------------------
+_SEED = 104729  # Hive's Murmur3.DEFAULT_SEED
+_MASK = 0xFFFFFFFF
+_INT_BYTES = {"smallint": 2, "int": 4, "bigint": 8}
+_BUCKET_FILE = re.compile(r"^(\d+)_\d+(_copy_\d+)?$")
+
+
+def _rotl(x: int, r: int) -> int:
+    return ((x << r) | (x >> (32 - r))) & _MASK
+
+
+def _mix(k: int) -> int:
+    return (_rotl((k * 0xCC9E2D51) & _MASK, 15) * 0x1B873593) & _MASK
+
+
+def murmur3_32(data: bytes, seed: int = _SEED) -> int:
+    """Murmur3 x86_32 of ``data`` as a signed Java int (Hive's ``Murmur3.hash32``).
+
+    >>> murmur3_32(b"", 0), murmur3_32(b"hello", 0)
+    (0, 613153351)
+    """
+    h = seed & _MASK
+    whole = len(data) // 4 * 4
+    for (k,) in struct.iter_unpack("<I", data[:whole]):
+        h = (_rotl(h ^ _mix(k), 13) * 5 + 0xE6546B64) & _MASK
+    tail = data[whole:]
+    if tail:
+        h ^= _mix(int.from_bytes(tail, "little"))
+    h ^= len(data)
+    h ^= h >> 16
+    h = (h * 0x85EBCA6B) & _MASK
+    h ^= h >> 13
+    h = (h * 0xC2B2AE35) & _MASK
+    h ^= h >> 16
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+def _field_hash(value: object, hive_type: HiveType) -> int | None:
+    """Hive's ``hashCodeMurmur`` of one value, or None for a type (or value) not handled here."""
+    if value is None:
+        return 0
+    base = hive_type.base
+    if base in _INT_BYTES and isinstance(value, int) and not isinstance(value, bool):
+        lo, hi = hive_type.integral_range() or (0, -1)
+        if not lo <= value <= hi:
+            return None
+        return murmur3_32(value.to_bytes(_INT_BYTES[base], "big", signed=True))
+    if base == "tinyint" and isinstance(value, int) and not isinstance(value, bool) and -128 <= value <= 127:
+        return value
+    if base in ("string", "varchar") and isinstance(value, str):
+        return murmur3_32(value.encode("utf-8"))
+    return None
+
+
+def hive_bucket(values: Sequence[object], types: Sequence[HiveType], count: int) -> int | None:
+    """The bucket Hive (bucketing_version 2) puts a row with these bucket-column ``values`` in:
+    ``31 * h + field`` over the columns, then ``(h & INT_MAX) % count``; None when a type is
+    not handled (no pruning then).
+
+    >>> hive_bucket([10], [HiveType.parse("int")], 2), hive_bucket([11], [HiveType.parse("int")], 2)
+    (0, 1)
+    """
+    h = 0
+    for v, t in zip(values, types):
+        f = _field_hash(v, t)
+        if f is None:
+            return None
+        h = (31 * h + f) & _MASK
+    return (h & 0x7FFFFFFF) % count
+
+
+def bucket_of_file(name: str) -> int | None:
+    """The bucket a Hive bucket file's name gives (``000003_0``, ``000003_0_copy_1``), or None.
+
+    >>> bucket_of_file("000003_0"), bucket_of_file("000003_0_copy_2"), bucket_of_file("part-0.orc")
+    (3, 3, None)
+    """
+    m = _BUCKET_FILE.match(name)
+    return int(m.group(1)) if m else None
+
+
+def prunes_buckets(table: Table) -> Bucketing | None:
+    """The table's bucketing when its files may be chosen by bucket: Hive's bucketing_version 2
+    (Hive 3's default, a table property), unsorted or sorted alike; None otherwise."""
+    b = table_buckets(table)
+    return b if b is not None and table.properties.get("bucketing_version") == "2" else None

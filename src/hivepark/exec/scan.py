@@ -24,6 +24,7 @@ from pyspark.sql import functions as F
 
 from hivepark import layout
 from hivepark.catalog.base import Catalog
+from hivepark.catalog.buckets import bucket_of_file
 from hivepark.catalog.filters import (
     KeyCodec,
     Undecidable,
@@ -93,11 +94,11 @@ def scan_relation(spark: SparkSession, scan: TableScan,
         paths, listed = _table_paths(scan)
         if not paths or not listed:
             return Relation(spark.createDataFrame([], schema_of(table.columns)))
-        if warm is not None and FILES_PARAM in table.properties \
+        if warm is not None and FILES_PARAM in table.properties and scan.buckets is None \
                 and partition_layout(table.properties) is None:
             return warm.whole(spark, table, paths)
         return Relation(load(spark, table, [fs.to_spark_path(p) for p in paths]))
-    if warm is not None and scan.partitions:
+    if warm is not None and scan.partitions and scan.buckets is None:
         # first, as it checks each chosen partition's files against the whole-table frame's,
         # which holds only flat Hive-layout directories: per-partition checks of 2,406
         # partitions on every query would cost more than the rest of its planning
@@ -595,9 +596,25 @@ def _table_paths(scan: TableScan) -> tuple[list[str], bool]:
         choice = scan.lb_choice(())
         return lb_paths(table.location, json.loads(raw) if raw else None, lay,
                         choice.chosen if choice else None), True
+    if scan.buckets is not None and fs.exists(table.location):
+        files = current_files(table.location, json.loads(raw) if raw else None) if raw is not None else \
+            [e.path for e in fs.list_files(table.location) if not e.is_dir]
+        return bucket_files(files, scan.buckets), True
     if raw is not None:
         return current_files(table.location, json.loads(raw) if raw else None), True
     return [table.location], fs.exists(table.location)
+
+
+def bucket_files(files: list[str], buckets: tuple[frozenset[int], int]) -> list[str]:
+    """The files of the chosen Hive buckets (``000003_0``: bucket 3); every file when a name
+    does not give a bucket of the table's (not a file Hive's bucketing wrote: nothing is
+    assumed of it). Hidden files (``_SUCCESS``, ``.crc``) are left out, as Spark's reader does."""
+    chosen, count = buckets
+    files = [f for f in files if not posixpath.basename(f).startswith(("_", "."))]
+    ids = [bucket_of_file(posixpath.basename(f)) for f in files]
+    if any(i is None or i >= count for i in ids):
+        return files
+    return [f for f, i in zip(files, ids) if i in chosen]
 
 
 def _partition_paths(parts: tuple[Partition, ...], scan: TableScan
@@ -611,6 +628,10 @@ def _partition_paths(parts: tuple[Partition, ...], scan: TableScan
             choice = scan.lb_choice(p.values)
             out.append((p, lb_paths(p.location, p.files, lay,
                                     choice.chosen if choice else None), True))
+        elif scan.buckets is not None:  # Hive's bucket files: those of the chosen buckets
+            files = current_files(p.location, p.files) if p.files is not None else \
+                [e.path for e in fs.list_files(p.location) if not e.is_dir] if fs.exists(p.location) else []
+            out.append((p, bucket_files(files, scan.buckets), False))
         elif p.files is not None:
             files = current_files(p.location, p.files)
             out.append((p, files, any("/" in f for f in p.files)))

@@ -39,7 +39,9 @@ def render_scan(scan: TableScan, max_dirs: int = 5, extended: bool = False,
         lines.append("  partitioned: false")
         choice = scan.lb_choice(())
         if choice is None:  # the runtime lines too: a big side's reader filter, a broadcast
-            return lines + [f"  directories: {t.location}"] + _runtime_lines(scan, analyzed)
+            buckets = [] if scan.buckets is None else [
+                f"  buckets={len(scan.buckets[0])}/{scan.buckets[1]} (Hive bucket files read)"]
+            return lines + [f"  directories: {t.location}"] + buckets + _runtime_lines(scan, analyzed)
         lines.append(f"  list bucketing: directories={len(choice.chosen)}/{choice.total}")
         return lines + [_dir_line([layout.resolve_location(t.location, loc)
                                    for loc in choice.chosen], max_dirs)] + _runtime_lines(scan, analyzed)
@@ -75,6 +77,8 @@ def render_scan(scan: TableScan, max_dirs: int = 5, extended: bool = False,
         lines.append(_dir_line(dirs, max_dirs))
     else:
         lines.append(_dir_line([p.location for p in parts], max_dirs))
+    if scan.buckets is not None:
+        lines.append(f"  buckets={len(scan.buckets[0])}/{scan.buckets[1]} (Hive bucket files read)")
     if extended and not isinstance(scan.predicate, AlwaysTrue):
         lines.append(f"  scan predicate: {to_filter_string(scan.predicate)}")
     return lines + _runtime_lines(scan, analyzed)

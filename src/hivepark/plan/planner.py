@@ -27,6 +27,7 @@ from hivepark.catalog.models import Partition, Table
 from hivepark.errors import SemanticError
 from hivepark.expr import and_all
 from hivepark.expr.bind import bind, bind_literal
+from hivepark.plan.bucket_pruning import prune_buckets
 from hivepark.plan.list_bucketing import prune_list_bucketing, table_layouts
 from hivepark.plan.nodes import JoinKey, QueryPlan, TableScan
 from hivepark.plan.partition_pruning import list_pruned, partition_filter, prune_partitions
@@ -135,6 +136,10 @@ def list_bucketing_rule(plan: QueryPlan, env: Planning) -> QueryPlan:
     return _each(plan, _files(env, prune_list_bucketing))
 
 
+def bucket_pruning_rule(plan: QueryPlan, env: Planning) -> QueryPlan:
+    return _each(plan, prune_buckets)
+
+
 def storage_pushdown(plan: QueryPlan, env: Planning) -> QueryPlan:
     """The storage-handler slot: for a table with a storage handler, the handler's decision
     (the predicate it takes and the residual Spark applies) is stored on the scan as
@@ -176,6 +181,7 @@ RULES: tuple[tuple[str, Rule], ...] = (
     ("runtime candidates", runtime_candidates_rule),
     ("static partition pruning", static_pruning_rule),
     ("list bucketing", list_bucketing_rule),
+    ("bucket pruning", bucket_pruning_rule),
     ("storage pushdown", storage_pushdown),
     ("runtime marks", runtime_marks_rule),
     ("runtime listing", runtime_listing_rule),

@@ -1,0 +1,64 @@
+"""Bucket pruning: the Hive bucket files a scan of a bucketed table must read.
+
+Hive (bucketing_version 2) puts each row of a table ``CLUSTERED BY (c, ...) INTO n BUCKETS``
+in the file of bucket ``hive_bucket(c, ...)`` (:mod:`hivepark.catalog.buckets`). When the scan's
+predicate fixes every bucket column to a few values (``c = v``, ``c IN (...)`` conjuncts of a
+value of the column's own type), only those values' buckets can hold a matching row, so the
+other files are left unread. Anything else (another shape, a value of another type, a type
+the hash is not known for here, a table without Hive's version 2) reads every file."""
+
+from __future__ import annotations
+
+from itertools import product
+
+from hivepark.catalog.buckets import hive_bucket, prunes_buckets
+from hivepark.expr import EqualTo, In
+from hivepark.expr.visitors import conjuncts
+from hivepark.plan.nodes import TableScan
+from hivepark.types import HiveType
+
+MAX_COMBINATIONS = 10_000  # value tuples hashed at most; more read every bucket
+
+
+def prune_buckets(scan: TableScan) -> TableScan:
+    """``scan`` with ``buckets`` set to (the buckets to read, the table's count) when its
+    predicate decides them, else unchanged.
+
+    >>> from hivepark.catalog.buckets import Bucketing
+    >>> from hivepark.catalog.models import Column, Table
+    >>> props = {**Bucketing(("k",), (), 4).properties(), "bucketing_version": "2"}
+    >>> t = Table("db", "t", (Column("k", "int"),), properties=props)
+    >>> prune_buckets(TableScan(t, "t", EqualTo("k", 3))).buckets
+    (frozenset({2}), 4)
+    >>> prune_buckets(TableScan(t, "t", EqualTo("k", "3"))).buckets is None  # a string: Spark casts it
+    True
+    """
+    b = prunes_buckets(scan.table)
+    if b is None:
+        return scan
+    allowed: dict[str, set[object]] = {}
+    for atom in conjuncts(scan.predicate):
+        values: set[object]
+        if isinstance(atom, EqualTo) and isinstance(atom.term, str):
+            term, values = atom.term, {atom.value}
+        elif isinstance(atom, In):
+            term, values = atom.term, set(atom.values)
+        else:
+            continue
+        if term in b.columns:
+            allowed[term] = allowed[term] & values if term in allowed else values
+    if set(allowed) != set(b.columns):
+        return scan
+    sizes = 1
+    for c in b.columns:
+        sizes *= max(len(allowed[c]), 1)
+    if sizes > MAX_COMBINATIONS:
+        return scan
+    types = {c.name: HiveType.parse(c.type) for c in scan.table.columns}
+    chosen: set[int] = set()
+    for combo in product(*(sorted(allowed[c], key=repr) for c in b.columns)):
+        k = hive_bucket(combo, [types[c] for c in b.columns], b.count)
+        if k is None:
+            return scan
+        chosen.add(k)
+    return scan.evolve(buckets=(frozenset(chosen), b.count))
