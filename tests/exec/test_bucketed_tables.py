@@ -13,17 +13,23 @@ def _files(root) -> set[str]:
     return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and not p.name.startswith((".", "_"))}
 
 
-def test_a_bucketed_table_hive_wrote_is_read_and_never_written(wh, spark, tmp_path):
+def _hive_files(root, rows_by_ds: dict, count: int, bucket_of) -> None:
+    """Hive's layout of a bucketed table: per partition one ORC file per bucket, named 00000N_0."""
     import pyarrow as pa
     from pyarrow import orc
 
-    root = tmp_path / "hive_written"
-    for ds, rows in (("1", [(1, "a"), (2, "b"), (3, "c"), (4, "d")]), ("2", [(5, "e"), (6, "f")])):
+    for ds, rows in rows_by_ds.items():
         (root / f"ds={ds}").mkdir(parents=True)
-        for bucket in range(2):  # Hive's layout: one ORC file per bucket, named 00000N_0
-            part = [r for r in rows if r[0] % 2 == bucket]
+        for bucket in range(count):
+            part = [r for r in rows if bucket_of(r[0]) == bucket]
             orc.write_table(pa.table({"k": pa.array([r[0] for r in part], pa.int32()), "v": [r[1] for r in part]}),
                             str(root / f"ds={ds}" / f"00000{bucket}_0"))
+
+
+def test_a_bucketed_table_hive_wrote_is_read_and_never_written(wh, spark, tmp_path):
+    root = tmp_path / "hive_written"
+    _hive_files(root, {"1": [(1, "a"), (2, "b"), (3, "c"), (4, "d")], "2": [(5, "e"), (6, "f")]}, 2,
+                lambda k: k % 2)
     wh.sql(f"CREATE EXTERNAL TABLE b (k INT, v STRING) PARTITIONED BY (ds STRING) CLUSTERED BY (k) SORTED BY (k) "
            f"INTO 2 BUCKETS STORED AS ORC LOCATION '{root}'")
     wh.sql("MSCK REPAIR TABLE b")
@@ -88,21 +94,13 @@ def test_a_point_query_reads_only_its_buckets_files(wh, spark, tmp_path):
     """Hive's files of a table with bucketing_version 2: rows placed by Hive's hash (catalog/buckets.py,
     checked against Hive's own output in tests/catalog/test_buckets.py); a query fixing the bucket
     column reads the files of its values' buckets only, with the rows plain Spark gives over all files."""
-    import pyarrow as pa
-    from pyarrow import orc
-
     from hivepark.catalog.buckets import hive_bucket
     from hivepark.types import HiveType
 
     root = tmp_path / "hive_v2"
     int_type = [HiveType.parse("int")]
-    for ds in ("1", "2"):
-        (root / f"ds={ds}").mkdir(parents=True)
-        keys = list(range(40)) if ds == "1" else list(range(20, 30))
-        for bucket in range(4):
-            part = [k for k in keys if hive_bucket([k], int_type, 4) == bucket]
-            orc.write_table(pa.table({"k": pa.array(part, pa.int32()), "v": [f"v{k}" for k in part]}),
-                            str(root / f"ds={ds}" / f"00000{bucket}_0"))
+    _hive_files(root, {ds: [(k, f"v{k}") for k in keys] for ds, keys in (("1", range(40)), ("2", range(20, 30)))},
+                4, lambda k: hive_bucket([k], int_type, 4))
     wh.sql(f"CREATE EXTERNAL TABLE hb (k INT, v STRING) PARTITIONED BY (ds STRING) CLUSTERED BY (k) INTO 4 BUCKETS "
            f"STORED AS ORC LOCATION '{root}' TBLPROPERTIES ('bucketing_version'='2')")
     wh.sql("MSCK REPAIR TABLE hb")
