@@ -26,16 +26,12 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
+sys.path.insert(0, os.path.dirname(__file__))
+
+from list_bucketing import input_bytes  # noqa: E402  (bench/ is this script's directory)
 
 BUCKETS = 16
 KEYS = 200_000
-
-
-def input_bytes(spark) -> int:
-    """Bytes the Spark JVM has read so far (``rchar`` of /proc/<pid>/io)."""
-    pid = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
-    with open(f"/proc/{pid}/io") as f:
-        return next(int(line.split()[1]) for line in f if line.startswith("rchar"))
 
 
 def write_hive_files(root: str, rows: int, days: int) -> None:
