@@ -45,5 +45,6 @@ def test_types_and_files():
     assert hive_bucket([None], [s], 4) == 0
     assert hive_bucket(["7"], [HiveType.parse("int")], 4) is None  # a string for an INT column: not decided here
     assert hive_bucket([1.5], [HiveType.parse("double")], 4) is None
-    assert [bucket_of_file(n) for n in ("000000_0", "000012_0_copy_3", "000001_0.orc", "part-00000.c000")] == \
-        [0, 12, None, None]
+    # Hive's names (an extension or hivepark's commit after a dot too); Spark's are no bucket's
+    assert [bucket_of_file(n) for n in ("000000_0", "000012_0_copy_3", "000001_0.orc", "000002_0.20261127_ab12",
+                                        "part-00000.c000", "x000001_0")] == [0, 12, 1, 2, None, None]

@@ -1,10 +1,18 @@
 """Bucketed tables (CLUSTERED BY ... [SORTED BY ...] INTO n BUCKETS): hivepark reads the tables
-Hive bucketed, kept in the metastore with their bucketing for Hive and SHOW CREATE TABLE, and
-refuses to write them (Hive's bucket files are not what Spark writes). Rows are compared with
-plain Spark over the same files."""
+Hive bucketed, kept in the metastore with their bucketing for Hive and SHOW CREATE TABLE, writes
+Hive's bucket files (bucketing_version 2: one file per bucket, each row in the bucket Hive's hash
+gives, sorted by SORTED BY), and refuses the writes it cannot make so (Hive 2's hash, other
+bucket column types, LOAD, CONCATENATE). Rows are compared with plain Spark over the same files."""
 
 from __future__ import annotations
 
+import re
+
+import pytest
+
+from described import parameters
+from hivepark.catalog.buckets import hive_bucket
+from hivepark.types import HiveType
 from outcomes import error as _error
 from outcomes import rows as _rows
 
@@ -26,12 +34,13 @@ def _hive_files(root, rows_by_ds: dict, count: int, bucket_of) -> None:
                             str(root / f"ds={ds}" / f"00000{bucket}_0"))
 
 
-def test_a_bucketed_table_hive_wrote_is_read_and_never_written(wh, spark, tmp_path):
+def test_a_table_hive_2_bucketed_is_read_and_never_written(wh, spark, tmp_path):
+    """Hive 1 and 2's hash (bucketing_version 1) is not hivepark's: such a table is read whole."""
     root = tmp_path / "hive_written"
     _hive_files(root, {"1": [(1, "a"), (2, "b"), (3, "c"), (4, "d")], "2": [(5, "e"), (6, "f")]}, 2,
                 lambda k: k % 2)
     wh.sql(f"CREATE EXTERNAL TABLE b (k INT, v STRING) PARTITIONED BY (ds STRING) CLUSTERED BY (k) SORTED BY (k) "
-           f"INTO 2 BUCKETS STORED AS ORC LOCATION '{root}'")
+           f"INTO 2 BUCKETS STORED AS ORC LOCATION '{root}' TBLPROPERTIES ('bucketing_version'='1')")
     wh.sql("MSCK REPAIR TABLE b")
     spark.read.schema("k INT, v STRING, ds STRING").option("basePath", str(root)).orc(str(root)) \
         .createOrReplaceTempView("plain_b")
@@ -51,7 +60,7 @@ def test_a_bucketed_table_hive_wrote_is_read_and_never_written(wh, spark, tmp_pa
     for sql in ("INSERT INTO b PARTITION (ds='1') VALUES (9, 'z')",
                 "INSERT OVERWRITE TABLE b PARTITION (ds) SELECT k, v, ds FROM b"):
         e = _error(wh, sql)
-        assert "bucketed" in str(e) and "nothing was written" in str(e), sql
+        assert "bucketing_version=1" in str(e) and "nothing was written" in str(e), sql
     # a multi-insert whose second target is bucketed writes neither (each target commits on its own)
     wh.sql("CREATE TABLE plain_copy (k INT, v STRING) STORED AS PARQUET")
     e = _error(wh, "FROM b INSERT INTO plain_copy SELECT k, v INSERT INTO b PARTITION (ds='9') SELECT k, v")
@@ -75,8 +84,6 @@ def test_bucketing_clauses_hive_refuses(wh):
     assert e.code == 10002 and "partition column" in str(e)
     e = _error(wh, "CREATE TABLE z (k INT) CLUSTERED BY (k) SORTED BY (nope) INTO 2 BUCKETS")
     assert e.code == 10002 and "nope" in str(e)
-    e = _error(wh, "CREATE TABLE z CLUSTERED BY (k) INTO 2 BUCKETS AS SELECT 1 AS k")
-    assert "bucket" in str(e)
     assert "z" not in [r[0] for r in wh.sql("SHOW TABLES").collect()]
 
 
@@ -120,3 +127,99 @@ def test_a_point_query_reads_only_its_buckets_files(wh, spark, tmp_path):
     wh.sql("ALTER TABLE hb UNSET TBLPROPERTIES ('bucketing_version')")
     got = wh.sql("SELECT k, v, ds FROM hb WHERE k = 3")
     assert _rows(got) == [(3, "v3", "1")] and len({f.rsplit("/", 1)[1] for f in got.inputFiles()}) == 4
+
+
+def _bucket_files(root, fmt: str) -> dict[tuple[str, int], list[list[tuple]]]:
+    """Each (partition directory, bucket) of a table's directory: the rows of each of its files
+    (k, v, n), read file by file as they are on disk."""
+    import pyarrow.orc as orc
+    import pyarrow.parquet as pq
+
+    out: dict[tuple[str, int], list[list[tuple]]] = {}
+    for f in sorted(p for p in root.rglob("*") if p.is_file() and not any(
+            part.startswith((".", "_")) for part in p.relative_to(root).parts)):
+        m = re.fullmatch(r"(\d{6})_0\.\S+", f.name)
+        assert m, f"not a Hive bucket file name: {f}"
+        if fmt == "textfile":
+            rows = [tuple(None if x == "\\N" else x for x in line.split("\x01"))
+                    for line in f.read_text().splitlines()]
+            rows = [(None if k is None else int(k), v, None if n is None else int(n)) for k, v, n in rows]
+        else:
+            t = (pq.read_table(f) if fmt == "parquet" else orc.read_table(f)).select(["k", "v", "n"])
+            rows = [tuple(r.values()) for r in t.to_pylist()]
+        out.setdefault((str(f.parent.relative_to(root)), int(m.group(1))), []).append(rows)
+    return out
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "textfile"])
+def test_inserts_write_hive_bucket_files(wh, spark, tmp_path, fmt):
+    """Dynamic and static inserts, INSERT INTO after INSERT OVERWRITE: every file is one bucket's,
+    named as Hive names it, every row in the bucket Hive's hash gives, sorted by SORTED BY; the
+    rows are plain Spark's over the same files, and a point query reads its bucket's files only."""
+    wh.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
+    wh.sql("CREATE TABLE src (k INT, v STRING, n BIGINT, ds STRING) STORED AS PARQUET")
+    values = [(k, None if k % 11 == 0 else f"v{k % 5}", k * 7919 % 1000, ["1", "2", "a=b/c"][k % 3]) for k in range(90)]
+    values += [(None, "v1", 5, "1"), (3, None, None, "2")]
+
+    def text(x):
+        return "NULL" if x is None else repr(x) if isinstance(x, str) else str(x)
+    wh.sql("INSERT INTO src VALUES " + ", ".join(f"({', '.join(text(x) for x in r)})" for r in values))
+    wh.sql(f"CREATE TABLE bt (k INT, v STRING, n BIGINT) PARTITIONED BY (ds STRING) "
+           f"CLUSTERED BY (k, v) SORTED BY (n DESC) INTO 4 BUCKETS STORED AS {fmt}")
+    wh.sql("INSERT OVERWRITE TABLE bt PARTITION (ds) SELECT k, v, n, ds FROM src")
+    wh.sql("INSERT INTO bt PARTITION (ds='1') SELECT k, v, n + 1 FROM src WHERE ds = '2'")
+
+    root = tmp_path / "warehouse" / "bt"
+    files = _bucket_files(root, fmt)
+    types = [HiveType.parse("int"), HiveType.parse("string")]
+    for (part, bucket), per_file in files.items():
+        for rows in per_file:
+            assert rows and {hive_bucket([k, v], types, 4) for k, v, _ in rows} == {bucket}, (part, bucket)
+            ns = [n for _, _, n in rows]
+            assert ns == sorted(ns, key=lambda n: (n is not None, n), reverse=True), (part, bucket, ns)
+    assert {len(per_file) for (part, _), per_file in files.items() if part != "ds=1"} == {1}
+    assert max(len(per_file) for (part, _), per_file in files.items() if part == "ds=1") == 2
+    assert {part for part, _ in files} == {"ds=1", "ds=2", "ds=a%3Db%2Fc"}
+
+    reader = spark.read.schema("k INT, v STRING, n BIGINT, ds STRING").option("basePath", str(root))
+    plain = (reader.parquet(str(root)) if fmt == "parquet"
+             else reader.option("sep", "\x01").option("nullValue", "\\N").csv(str(root)))
+    plain.createOrReplaceTempView("plain_bt")
+    assert _rows(wh.sql("SELECT * FROM bt")) == _rows(spark.sql("SELECT * FROM plain_bt"))
+    assert len(_rows(wh.sql("SELECT * FROM bt"))) == len(values) + 31
+    where = "k = 7 AND v = 'v2'"
+    got = wh.sql(f"SELECT * FROM bt WHERE {where}")
+    assert _rows(got) == _rows(spark.sql(f"SELECT * FROM plain_bt WHERE {where}")) and _rows(got)
+    bucket = hive_bucket([7, "v2"], types, 4)
+    assert {f.rsplit("/", 1)[1][:6] for f in got.inputFiles()} == {f"{bucket:06d}"}
+
+
+def test_bucketed_writes_hivepark_cannot_make_as_hive_are_refused(wh, spark, tmp_path):
+    wh.sql("CREATE TABLE bd (d DATE, v STRING) CLUSTERED BY (d) INTO 2 BUCKETS STORED AS PARQUET")
+    e = _error(wh, "INSERT INTO bd VALUES (DATE '2024-01-01', 'a')")
+    assert "bucket column d date" in str(e) and "nothing was written" in str(e)
+    e = _error(wh, "CREATE TABLE bd2 CLUSTERED BY (d) INTO 2 BUCKETS AS SELECT DATE '2024-01-01' AS d")
+    assert "bucket column d date" in str(e)
+    assert not any(p.is_file() for p in (tmp_path / "warehouse").rglob("*") if "bd" in str(p))
+    assert "bd2" not in [r[0] for r in wh.sql("SHOW TABLES").collect()]
+
+    # CTAS writes the buckets; LOAD and CONCATENATE, which cannot keep them, are refused
+    wh.sql("CREATE TABLE c CLUSTERED BY (k) INTO 3 BUCKETS STORED AS ORC AS SELECT CAST(id AS INT) AS k, "
+           "CAST(id * 2 AS STRING) AS v FROM range(50)")
+    described = {r[0].strip(): (r[1] or "").strip() for r in wh.sql("DESCRIBE FORMATTED c").collect() if r[0]}
+    assert described["Num Buckets:"] == "3" and parameters(wh, "c")["bucketing_version"] == "2"
+    root = tmp_path / "warehouse" / "c"
+    names = sorted(p.name[:8] for p in root.iterdir() if not p.name.startswith((".", "_")))
+    assert names == ["000000_0", "000001_0", "000002_0"]
+    spark.read.schema("k INT, v STRING").orc(str(root)).createOrReplaceTempView("plain_c")
+    assert _rows(wh.sql("SELECT * FROM c")) == _rows(spark.sql("SELECT * FROM plain_c"))
+    before = sorted(p.name for p in root.iterdir())
+    loaded = tmp_path / "load"
+    loaded.mkdir()
+    spark.range(3).selectExpr("CAST(id AS INT) AS k", "'x' AS v").write.orc(str(loaded / "in"))
+    e = _error(wh, f"LOAD DATA INPATH '{loaded / 'in'}' INTO TABLE c")
+    assert "LOAD DATA" in str(e) and "nothing was written" in str(e)
+    assert any(p.suffix == ".orc" for p in (loaded / "in").iterdir())
+    e = _error(wh, "ALTER TABLE c CONCATENATE")
+    assert "CONCATENATE" in str(e) and "nothing was written" in str(e)
+    assert sorted(p.name for p in root.iterdir()) == before

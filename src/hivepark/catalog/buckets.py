@@ -1,7 +1,8 @@
 """Hive's bucketing (CLUSTERED BY (c) [SORTED BY (c [ASC|DESC])] INTO n BUCKETS) as the metastore
-keeps it for hivepark: three table properties, no schema change. hivepark reads a bucketed
-table as any other (every row, whichever file holds it: always right) and does not write one,
-since Hive's bucket files (one per bucket, rows placed by Hive's hash) are not what Spark writes."""
+keeps it for hivepark: three table properties, no schema change, and Hive's hash of a row's
+bucket. hivepark reads a bucketed table as any other (every row, whichever file holds it) or,
+with Hive's bucketing_version 2, only the files of the buckets a filter names; it writes Hive's
+bucket files (storage/bucket_files.py)."""
 
 from __future__ import annotations
 
@@ -52,7 +53,7 @@ def table_buckets(table: Table) -> Bucketing | None:
 _SEED = 104729  # Hive's Murmur3.DEFAULT_SEED
 _MASK = 0xFFFFFFFF
 _INT_BYTES = {"smallint": 2, "int": 4, "bigint": 8}
-_BUCKET_FILE = re.compile(r"^(\d+)_\d+(_copy_\d+)?$")
+_BUCKET_FILE = re.compile(r"^(\d+)_\d+(_copy_\d+)?(\.[^/]*)?$")  # Hive: a suffix after a dot too
 
 
 def _rotl(x: int, r: int) -> int:
@@ -120,10 +121,13 @@ def hive_bucket(values: Sequence[object], types: Sequence[HiveType], count: int)
 
 
 def bucket_of_file(name: str) -> int | None:
-    """The bucket a Hive bucket file's name gives (``000003_0``, ``000003_0_copy_1``), or None.
+    """The bucket a Hive bucket file's name gives (``000003_0``, ``000003_0_copy_1``, hivepark's
+    ``000003_0.<commit>``), or None.
 
-    >>> bucket_of_file("000003_0"), bucket_of_file("000003_0_copy_2"), bucket_of_file("part-0.orc")
-    (3, 3, None)
+    >>> bucket_of_file("000003_0"), bucket_of_file("000003_0_copy_2"), bucket_of_file("000003_0.2026_ab")
+    (3, 3, 3)
+    >>> bucket_of_file("part-0.orc"), bucket_of_file("2026_ab-000003_0")
+    (None, None)
     """
     m = _BUCKET_FILE.match(name)
     return int(m.group(1)) if m else None

@@ -9,7 +9,7 @@ from pyspark.sql import functions as F
 
 from hivepark.catalog.models import Partition, Table
 from hivepark.catalog.skew import SKEW_LOCATIONS, partition_layout
-from hivepark.exec.context import Context
+from hivepark.exec.context import Context, refuse_bucketed
 from hivepark.exec.scan import lb_paths
 from hivepark.exec.write import spark_write
 from hivepark.sql.statements import PartitionSpec
@@ -23,7 +23,9 @@ def concatenate(ctx: Context, table: Table, spec: PartitionSpec | None) -> Table
     """ALTER TABLE t [PARTITION (...)] CONCATENATE: the files of each directory (a
     partition, or each of its list-bucketing directories) merged into one, for every
     storage format, in one Spark write and one atomic commit. Directories holding one
-    file are left alone; rows and layout are unchanged."""
+    file are left alone; rows and layout are unchanged. A bucketed table is refused, as in
+    Hive: its files are one per bucket, which merging would undo."""
+    refuse_bucketed(table, "CONCATENATE would merge the files of different buckets into one (Hive refuses it too)")
     if table.is_partitioned:
         parts: list[Partition | None] = list(ctx.catalog.list_partitions(
             table, spec_filter(table, spec) if spec else None))

@@ -27,6 +27,7 @@ from hivepark.errors import (
 from hivepark.exec.spark_views import made_by_hivepark
 from hivepark.sql.parser import substitute_variables
 from hivepark.sql.statements import TableRef
+from hivepark.storage.bucket_files import unwritable
 from hivepark.storage.commit import Commit
 from hivepark.storage.handlers import HandlerEnvironment, handler_environment, handler_for
 
@@ -68,13 +69,13 @@ class Context:
         hivevars = {k[len("hivevar:"):]: v for k, v in settings.items() if k.startswith("hivevar:")}
         return substitute_variables(text, hivevars, settings.get)
 
-    def begin_commit(self, table: Table, emptying: bool = False) -> Commit:
+    def begin_commit(self, table: Table, keeps_buckets: bool = False) -> Commit:
         """A write into ``table`` (see storage/commit.py), with this session's retention for
         the files an overwrite replaces (``hivepark.files.retention.seconds``). A bucketed
-        table is refused before anything is written, unless the write only empties it
-        (``emptying``: TRUNCATE)."""
-        if not emptying:
-            refuse_bucketed(table)
+        table is refused before anything is written, unless the write keeps every row in its
+        bucket's file (``keeps_buckets``: an INSERT writing Hive's bucket files, TRUNCATE)."""
+        if not keeps_buckets:
+            refuse_bucketed(table, "this statement would not keep each row in its bucket's file")
         return Commit(self.warehouse, table, retention=self.retention())
 
     def retention(self) -> float:
@@ -143,9 +144,9 @@ class Context:
 
     def target(self, ref: TableRef | str) -> Table:
         """The table an INSERT or LOAD writes (a view is refused, as Hive's 10090; a bucketed
-        table too, :func:`refuse_bucketed`)."""
+        table whose bucket files hivepark cannot write as Hive would too)."""
         table = self.table(ref, for_view="A view cannot be used as target table for LOAD or INSERT", code=10090)
-        refuse_bucketed(table)
+        refuse_unwritable_buckets(table)
         return table
 
     def find_view(self, db: str | None, name: str) -> Table | None:
@@ -232,12 +233,19 @@ def require(cond: bool, message: str) -> None:
         raise UserInputError(message)
 
 
-def refuse_bucketed(table: Table) -> None:
-    """A bucketed table (CLUSTERED BY) is read, never written: Hive's bucket files are not what
-    Spark writes. Raised before a write starts, so nothing is written."""
+def refuse_unwritable_buckets(table: Table) -> None:
+    """Refuses a bucketed table whose bucket files hivepark cannot write as Hive would."""
+    reason = unwritable(table)
+    if reason is not None:
+        refuse_bucketed(table, f"hivepark cannot write its bucket files as Hive would, since {reason}. Write it "
+                        "with Hive, or INSERT into a table without CLUSTERED BY")
+
+
+def refuse_bucketed(table: Table, why: str) -> None:
+    """Refuses a write into a bucketed table (CLUSTERED BY), saying ``why``; raised before the
+    write starts, so nothing is written. Nothing happens for a table without buckets."""
     b = table_buckets(table)
     if b is not None:
         raise UnsupportedError(
             f"{table.qualified_name} is bucketed (CLUSTERED BY ({', '.join(b.columns)}) INTO {b.count} BUCKETS): "
-            "hivepark reads bucketed tables but does not write Hive's bucket files, so nothing was written. Write "
-            "it with Hive, or INSERT into a table without CLUSTERED BY.")
+            f"{why}, so nothing was written.")

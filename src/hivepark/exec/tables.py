@@ -38,7 +38,7 @@ from hivepark.errors import (
     UnsupportedError,
 )
 from hivepark.exec.concatenate import concatenate
-from hivepark.exec.context import Context
+from hivepark.exec.context import Context, refuse_unwritable_buckets
 from hivepark.exec.locations import absolute, check_location, check_table_name
 from hivepark.exec.query import run_query
 from hivepark.exec.relocate import (
@@ -219,9 +219,9 @@ def new_table(ctx: Context, stmt: s.CreateTable) -> Table:
                             "partition column is not also a data column: remove it from one list.")
     kw.setdefault("location", new_table_location(ctx, db, name))
     kw.setdefault("table_type", MANAGED)
+    if (stmt.skew is not None or stmt.bucketing is not None) and not columns and stmt.as_select is not None:
+        columns = _query_columns(ctx, stmt.as_select, len(part_keys))
     if stmt.skew is not None:
-        if not columns and stmt.as_select is not None:
-            columns = _query_columns(ctx, stmt.as_select, len(part_keys))
         tblprops.update({k: v for k, v in skew_spec(columns, stmt.skew, part_keys)
                          .properties().items() if v is not None})
     if stmt.bucketing is not None:
@@ -233,20 +233,17 @@ def new_table(ctx: Context, stmt: s.CreateTable) -> Table:
 
 
 def _bucketing(columns: Sequence[Column], part_keys: Sequence[Column], stmt: s.CreateTable) -> dict[str, str]:
-    """CLUSTERED BY ... INTO n BUCKETS, kept so that hivepark reads such a table (every file, as
-    any table's; always right) and Hive still sees its buckets; hivepark writes none."""
+    """CLUSTERED BY ... INTO n BUCKETS, kept for hivepark's writes and reads and for Hive, with
+    Hive 3's ``bucketing_version`` 2 (its hash) unless TBLPROPERTIES give one, as Hive does."""
     b = stmt.bucketing
     assert b is not None
-    if stmt.as_select is not None:
-        raise UnsupportedError("CREATE TABLE ... CLUSTERED BY ... AS SELECT: hivepark reads bucketed tables but does "
-                               "not write Hive's bucket files. Create the table without CLUSTERED BY, or with Hive.")
     names = {c.name for c in columns}
     for c in (*b.columns, *(c for c, _ in b.sorted_by)):
         if c not in names:
             what = "a partition column" if c in {k.name for k in part_keys} else "not a column of the table"
             raise SemanticError(f"Invalid column reference {c} in CLUSTERED BY / SORTED BY: {what}; bucket and sort "
                                 f"columns are data columns ({', '.join(sorted(names))}).", code=10002)
-    return b.properties()
+    return {"bucketing_version": dict(stmt.properties).get("bucketing_version", "2"), **b.properties()}
 
 
 def handler_table(ctx: Context, stmt: s.CreateTable) -> Table:
@@ -291,7 +288,7 @@ def is_handler_table(table: Table) -> bool:
 def copy_for_like(src: Table) -> dict[str, str]:
     """The skew and bucketing properties CREATE TABLE ... LIKE copies."""
     return {k: v for k, v in src.properties.items()
-            if k in RESERVED[:3] or k == SKEW_AUTO_TOPK or k in BUCKET_KEYS}
+            if k in RESERVED[:3] or k == SKEW_AUTO_TOPK or k in BUCKET_KEYS or k == "bucketing_version"}
 
 
 def _query_columns(ctx: Context, query: s.Query, n_keys: int) -> list[Column]:
@@ -355,6 +352,7 @@ def ctas(ctx: Context, table: Table, query: s.Query, if_not_exists: bool) -> Dat
         n = len(df.columns) - len(table.partition_keys)
         table = table.evolve(columns=tuple(
             Column(f.name.lower(), f.dataType.simpleString()) for f in df.schema.fields[:n]))
+    refuse_unwritable_buckets(table)
     existed = fs.exists(table.location)  # a LOCATION given may hold another's files: never deleted
     stored = store_table(ctx, table, if_not_exists)
     if stored is None:
@@ -479,7 +477,7 @@ def truncate_table(ctx: Context, stmt: s.TruncateTable) -> DataFrame:
                      if all(p.values[i] == v for i, v in given.items())]
         writes = [PartitionWrite(p.values, p.location, [], num_rows=0, overwrite=True) for p in parts]
     if writes:
-        with ctx.begin_commit(table, emptying=True) as commit:
+        with ctx.begin_commit(table, keeps_buckets=True) as commit:
             commit.finish(ctx.catalog, writes)
     return ctx.empty()
 

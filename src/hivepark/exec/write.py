@@ -9,11 +9,13 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
+import pyarrow as pa
 from pyspark.errors import PySparkException
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from hivepark import layout
+from hivepark.catalog.buckets import Bucketing, table_buckets
 from hivepark.catalog.models import Column as TableColumn
 from hivepark.catalog.models import Table
 from hivepark.catalog.skew import table_skew
@@ -26,7 +28,7 @@ from hivepark.errors import (
     UserInputError,
 )
 from hivepark.exec import lb_routing, running
-from hivepark.exec.context import Context
+from hivepark.exec.context import Context, refuse_bucketed
 from hivepark.exec.locations import check_location
 from hivepark.exec.query import run_query, spark_error
 from hivepark.exec.scan import spark_type
@@ -39,6 +41,7 @@ from hivepark.sql.validate import (
     partition_value,
 )
 from hivepark.storage import fs
+from hivepark.storage.bucket_files import BUCKET_COL, bucket_ids, bucket_types, name_staged
 from hivepark.storage.commit import DirectoryWrite, PartitionWrite
 from hivepark.storage.formats import normalize_format, writer
 from hivepark.storage.handlers import StorageHandler, handler_for
@@ -241,9 +244,18 @@ def _write_static(ctx: Context, table: Table, df: DataFrame, values: tuple, over
     else:
         location = table.location
     data = df.select(*_data_columns(table, df))
-    lb = lb_routing.static_plan(ctx, table, data, existing, overwrite)
-    with ctx.begin_commit(table) as commit:
-        if lb is None:
+    buckets = table_buckets(table)
+    lb = lb_routing.static_plan(ctx, table, data, existing, overwrite) if buckets is None else None
+    with ctx.begin_commit(table, keeps_buckets=True) as commit:
+        if buckets is not None:  # each bucket one task's one file
+            data = with_buckets(table, buckets, data).repartition(buckets.count, F.col(BUCKET_COL))
+            spark_write(writer(data.sortWithinPartitions(*bucket_order(buckets, [])), table).partitionBy(BUCKET_COL),
+                        commit.staging + "/data")
+            name_staged([commit.staging + "/data"])
+            files = fs.list_files(commit.staging + "/data")
+            w = PartitionWrite(values, location, files, count_rows(table, files), overwrite, bucket_files=True)
+            _check_staged_files(ctx, [w])
+        elif lb is None:
             spark_write(writer(data.repartition(1), table), commit.staging + "/data")
             files = fs.list_files(commit.staging + "/data")
             w = PartitionWrite(values, location, files, count_rows(table, files), overwrite)
@@ -284,21 +296,49 @@ def _write_dynamic(ctx: Context, table: Table, df: DataFrame, static: dict, dyn:
             grouped.unpersist()
     if tasks == 0:
         return table
-    with ctx.begin_commit(table) as commit:
-        by = keys
+    buckets = table_buckets(table)
+    with ctx.begin_commit(table, keeps_buckets=True) as commit:
+        by, dirs = keys, keys
         if lb is not None:
             out = lb_routing.with_lb_column(ctx, table, out, lb, keys)
-            by = keys + [lb_routing.LB_COL]
+            by = dirs = keys + [lb_routing.LB_COL]
             tasks = _directory_task_count(ctx, lb)
-        w = writer(out.repartition(tasks, *[F.col(k) for k in by]), table).partitionBy(*by)
+        elif buckets is not None:  # a partition's rows in one task, one file per bucket
+            out = with_buckets(table, buckets, out)
+            dirs = keys + [BUCKET_COL]
+        out = out.repartition(tasks, *[F.col(k) for k in by])
+        if buckets is not None:
+            out = out.sortWithinPartitions(*bucket_order(buckets, keys))
+        w = writer(out, table).partitionBy(*dirs)
         per_file = _rows_per_file(ctx)
-        if per_file:
+        if per_file and buckets is None:
             w = w.option("maxRecordsPerFile", per_file)
         spark_write(w, commit.staging + "/data")
-        writes = _staged_partitions(ctx, table, commit.staging + "/data", overwrite, lb)
-        if lb is not None:
+        if buckets is not None:
+            name_staged(leaf_dirs(commit.staging + "/data", len(keys)))
+        writes = _staged_partitions(ctx, table, commit.staging + "/data", overwrite, lb, buckets is not None)
+        if lb is not None or buckets is not None:
             _check_staged_files(ctx, writes)
         return commit.finish(ctx.catalog, writes)
+
+
+def with_buckets(table: Table, buckets: Bucketing, df: DataFrame) -> DataFrame:
+    """``df`` (the table's data columns by name, then any partition columns) with each row's
+    Hive bucket in :data:`BUCKET_COL`, computed in Spark's Python workers (storage/bucket_files.py)."""
+    types, count = bucket_types(table, buckets), buckets.count
+
+    def bucket(*arrays: pa.Array) -> pa.Array:
+        return bucket_ids(arrays, types, count)
+
+    udf = F.arrow_udf(bucket, "int")  # type: ignore[call-overload]  # pyspark's stubs miss *args
+    return df.withColumn(BUCKET_COL, udf(*[F.col(f"`{c}`") for c in buckets.columns]))
+
+
+def bucket_order(buckets: Bucketing, keys: list[str]) -> list[Column]:
+    """The order of a write task's rows: by partition, bucket, then the table's SORTED BY (each
+    bucket's file sorted, as Hive's)."""
+    return [*[F.col(f"`{k}`") for k in keys], F.col(BUCKET_COL),
+            *[F.col(f"`{c}`").asc() if asc else F.col(f"`{c}`").desc() for c, asc in buckets.sorted_by]]
 
 
 def partition_text_column(value: Column, typ: HiveType) -> Column:
@@ -457,7 +497,7 @@ def _task_count(ctx: Context, hashes: list[int], pernode: int, parts: list | Non
 
 
 def _staged_partitions(ctx: Context, table: Table, root: str, overwrite: bool,
-                       lb: lb_routing.LBPlan | None = None) -> list[PartitionWrite]:
+                       lb: lb_routing.LBPlan | None = None, bucket_files: bool = False) -> list[PartitionWrite]:
     keys = table.partition_key_names()
     leaves = [(leaf, tuple(v for _, v in layout.parse_part_name(leaf[len(root):].strip("/"))))
               for leaf in leaf_dirs(root, len(keys))]
@@ -472,7 +512,8 @@ def _staged_partitions(ctx: Context, table: Table, root: str, overwrite: bool,
                 lb_routing.old_layout(table, old, overwrite), count_rows))
             continue
         files = [f for f in fs.list_files(leaf) if not f.is_dir]
-        writes.append(PartitionWrite(values, location, files, count_rows(table, files), overwrite))
+        writes.append(PartitionWrite(values, location, files, count_rows(table, files), overwrite,
+                                     bucket_files=bucket_files))
     return writes
 
 
@@ -533,6 +574,8 @@ def load_data(ctx: Context, stmt: LoadData) -> DataFrame:
                             "LOAD moves files as they are, so rows cannot be routed to their "
                             "skewed-value directories. LOAD into a staging table, then INSERT "
                             "... SELECT from it", code=10195)
+    refuse_bucketed(table, "LOAD DATA moves files as they are, which would not place each row in its bucket's file. "
+                    "LOAD into a table without CLUSTERED BY, then INSERT ... SELECT from it")
     src = stmt.path
     if not stmt.local:  # files are moved: never out of the warehouse's own or another table's
         check_location(ctx, fs.normalize(src), f"LOAD DATA INPATH '{src}'", directory=False)

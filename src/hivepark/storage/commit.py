@@ -131,7 +131,7 @@ class PartitionWrite:
     ``rel_dirs`` (parallel to ``files``) puts each file in a subdirectory of the partition
     (list bucketing: ``x=30``); ``parameters`` are set on the partition (None removes a
     key); with ``overwrite``, the existing files named in ``keep`` (relative names, of
-    ``keep_size`` bytes in all) stay.
+    ``keep_size`` bytes in all) stay; ``bucket_files``: the files are Hive's bucket files.
     """
 
     values: tuple[str | None, ...]
@@ -143,11 +143,15 @@ class PartitionWrite:
     parameters: dict[str, str | None] = field(default_factory=dict)
     keep: tuple[str, ...] = ()
     keep_size: int = 0
+    bucket_files: bool = False
 
     def target_names(self, qid: str) -> list[str]:
-        """Each staged file's name relative to the partition once committed."""
+        """Each staged file's name relative to the partition once committed: the commit's id
+        first, or, for Hive's bucket files (``bucket_files``: their names must begin with their
+        bucket, ``000003_0``), after the name and a dot."""
         dirs = self.rel_dirs or [""] * len(self.files)
-        return [(d.strip("/") + "/" if d.strip("/") else "") + f"{qid}-{os.path.basename(f.path)}"
+        return [(d.strip("/") + "/" if d.strip("/") else "")
+                + (f"{os.path.basename(f.path)}.{qid}" if self.bucket_files else f"{qid}-{os.path.basename(f.path)}")
                 for d, f in zip(dirs, self.files)]
 
 

@@ -1,0 +1,53 @@
+"""The bucket hivepark's writes put each row in (storage/bucket_files.py, over Arrow arrays) is the
+one Hive's hash gives (catalog/buckets.hive_bucket, checked against Hive's own output in
+tests/catalog/test_buckets.py). Pure: no JVM."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from catalog.test_buckets import HIVE_BUCKET_0_OF_2, HIVE_BUCKET_1_OF_2
+from hivepark.catalog.buckets import hive_bucket
+from hivepark.storage.bucket_files import bucket_ids, file_name
+from hivepark.types import HiveType
+
+ARROW = {"tinyint": pa.int8(), "smallint": pa.int16(), "int": pa.int32(), "bigint": pa.int64(),
+         "string": pa.string(), "varchar": pa.string()}
+BITS = {"tinyint": 8, "smallint": 16, "int": 32, "bigint": 64}
+
+
+def _values(base: str) -> st.SearchStrategy:
+    if base in BITS:
+        n = BITS[base]
+        edges = st.sampled_from([0, 1, -1, -(1 << (n - 1)), (1 << (n - 1)) - 1])
+        return st.none() | edges | st.integers(-(1 << (n - 1)), (1 << (n - 1)) - 1)
+    return st.none() | st.text(max_size=12)
+
+
+@st.composite
+def _rows(draw):
+    types = draw(st.lists(st.sampled_from(sorted(ARROW)), min_size=1, max_size=3))
+    rows = draw(st.lists(st.tuples(*[_values(t) for t in types]), min_size=1, max_size=40))
+    return types, rows, draw(st.integers(1, 64))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_rows())
+def test_each_row_goes_to_the_bucket_hives_hash_gives(case):
+    types, rows, count = case
+    arrays = [pa.array([r[i] for r in rows], ARROW[t]) for i, t in enumerate(types)]
+    hive = [HiveType.parse(t) for t in types]
+    assert bucket_ids(arrays, types, count).to_pylist() == [hive_bucket(list(r), hive, count) for r in rows]
+
+
+def test_ints_go_to_the_buckets_hive_wrote_them_to():
+    keys = sorted(HIVE_BUCKET_0_OF_2 | HIVE_BUCKET_1_OF_2)
+    got = dict(zip(keys, bucket_ids([pa.array(keys, pa.int32())], ["int"], 2).to_pylist()))
+    assert {k for k, b in got.items() if b != (0 if k in HIVE_BUCKET_0_OF_2 else 1)} == set()
+
+
+def test_file_names_are_hives():
+    assert [file_name(0), file_name(3), file_name(123456), file_name(2, 1)] == \
+        ["000000_0", "000003_0", "123456_0", "000002_0_copy_1"]
