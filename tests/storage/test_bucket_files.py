@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from catalog.test_buckets import HIVE_BUCKET_0_OF_2, HIVE_BUCKET_1_OF_2
 from hivepark.catalog.buckets import hive_bucket
-from hivepark.storage.bucket_files import bucket_ids, file_name
+from hivepark.storage.bucket_files import bucket_ids, file_name, row_buckets
 from hivepark.types import HiveType
 
 ARROW = {"tinyint": pa.int8(), "smallint": pa.int16(), "int": pa.int32(), "bigint": pa.int64(),
@@ -51,3 +51,25 @@ def test_ints_go_to_the_buckets_hive_wrote_them_to():
 def test_file_names_are_hives():
     assert [file_name(0), file_name(3), file_name(123456), file_name(2, 1)] == \
         ["000000_0", "000003_0", "123456_0", "000002_0_copy_1"]
+
+
+def test_the_workers_function_runs_where_hivepark_is_not_installed(tmp_path):
+    """Spark's executors get the function by value: a Python with pyarrow and without hivepark
+    (no site packages but pyarrow's directory) runs it, giving the rows' buckets."""
+    import os
+    import subprocess
+    import sys
+
+    from pyspark import cloudpickle
+
+    pickled = tmp_path / "f.pickle"
+    pickled.write_bytes(cloudpickle.dumps(row_buckets(["int", "string"], 8)))
+    site = os.path.dirname(os.path.dirname(pa.__file__))
+    script = (f"import sys; sys.path.insert(0, {site!r}); import pickle, pyarrow as pa\n"
+              "try:\n    import hivepark\nexcept ImportError:\n    pass\nelse:\n    sys.exit('hivepark importable')\n"
+              f"f = pickle.loads(open({str(pickled)!r}, 'rb').read())\n"
+              "print(f(pa.array([1, None, 70000], pa.int32()), pa.array(['a', 'b', None])).to_pylist())")
+    out = subprocess.run([sys.executable, "-S", "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-3000:]
+    hive = [HiveType.parse("int"), HiveType.parse("string")]
+    assert out.stdout.strip() == str([hive_bucket(r, hive, 8) for r in ([1, "a"], [None, "b"], [70000, None])])

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-import pyarrow as pa
 from pyspark.errors import PySparkException
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -40,8 +39,8 @@ from hivepark.sql.validate import (
     full_spec,
     partition_value,
 )
-from hivepark.storage import fs
-from hivepark.storage.bucket_files import BUCKET_COL, bucket_ids, bucket_types, name_staged
+from hivepark.storage import bucket_files, fs
+from hivepark.storage.bucket_files import BUCKET_COL, bucket_types, name_staged
 from hivepark.storage.commit import DirectoryWrite, PartitionWrite
 from hivepark.storage.formats import normalize_format, writer
 from hivepark.storage.handlers import StorageHandler, handler_for
@@ -325,12 +324,8 @@ def _write_dynamic(ctx: Context, table: Table, df: DataFrame, static: dict, dyn:
 def with_buckets(table: Table, buckets: Bucketing, df: DataFrame) -> DataFrame:
     """``df`` (the table's data columns by name, then any partition columns) with each row's
     Hive bucket in :data:`BUCKET_COL`, computed in Spark's Python workers (storage/bucket_files.py)."""
-    types, count = bucket_types(table, buckets), buckets.count
-
-    def bucket(*arrays: pa.Array) -> pa.Array:
-        return bucket_ids(arrays, types, count)
-
-    udf = F.arrow_udf(bucket, "int")  # type: ignore[call-overload]  # pyspark's stubs miss *args
+    udf = F.arrow_udf(bucket_files.row_buckets(bucket_types(table, buckets), buckets.count),  # type: ignore[call-overload]
+                      "int")  # (pyspark's stubs miss a function of *arrays)
     return df.withColumn(BUCKET_COL, udf(*[F.col(f"`{c}`") for c in buckets.columns]))
 
 
@@ -497,7 +492,7 @@ def _task_count(ctx: Context, hashes: list[int], pernode: int, parts: list | Non
 
 
 def _staged_partitions(ctx: Context, table: Table, root: str, overwrite: bool,
-                       lb: lb_routing.LBPlan | None = None, bucket_files: bool = False) -> list[PartitionWrite]:
+                       lb: lb_routing.LBPlan | None = None, hive_buckets: bool = False) -> list[PartitionWrite]:
     keys = table.partition_key_names()
     leaves = [(leaf, tuple(v for _, v in layout.parse_part_name(leaf[len(root):].strip("/"))))
               for leaf in leaf_dirs(root, len(keys))]
@@ -513,7 +508,7 @@ def _staged_partitions(ctx: Context, table: Table, root: str, overwrite: bool,
             continue
         files = [f for f in fs.list_files(leaf) if not f.is_dir]
         writes.append(PartitionWrite(values, location, files, count_rows(table, files), overwrite,
-                                     bucket_files=bucket_files))
+                                     bucket_files=hive_buckets))
     return writes
 
 

@@ -9,7 +9,8 @@ name in the partition's staging directory, before anything is visible."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -134,6 +135,24 @@ def bucket_ids(columns: Sequence[pa.Array], types: Sequence[str], count: int) ->
     h = pc.bit_wise_and(h, pa.scalar(0x7FFFFFFF, _U32))
     rest = pc.subtract(h, pc.multiply(pc.divide(h, pa.scalar(count, _U32)), pa.scalar(count, _U32)))
     return pc.cast(rest, pa.int32())
+
+
+def row_buckets(types: Sequence[str], count: int) -> Callable[..., pa.Array]:
+    """The function Spark's Python workers run over a batch's bucket columns: its rows' buckets.
+    It is pickled by value, with this module and ``catalog.buckets`` (the only hivepark code it
+    runs), so that an executor needs pyarrow (as any Arrow UDF does), not hivepark."""
+    from pyspark import cloudpickle
+
+    from hivepark.catalog import buckets as hash_module
+
+    for module in (sys.modules[__name__], hash_module):
+        cloudpickle.register_pickle_by_value(module)
+    types = list(types)
+
+    def buckets(*arrays: pa.Array) -> pa.Array:
+        return bucket_ids(arrays, types, count)
+
+    return buckets
 
 
 def name_staged(leaves: Sequence[str]) -> int:
