@@ -223,3 +223,49 @@ def test_bucketed_writes_hivepark_cannot_make_as_hive_are_refused(wh, spark, tmp
     e = _error(wh, "ALTER TABLE c CONCATENATE")
     assert "CONCATENATE" in str(e) and "nothing was written" in str(e)
     assert sorted(p.name for p in root.iterdir()) == before
+
+
+def test_tablesample_on_columns_takes_the_rows_hive_takes(wh, spark, tmp_path):
+    """TABLESAMPLE (BUCKET x OUT OF y [ON c]): the rows whose Hive hash of c is in bucket x of y,
+    as Hive's bucket2.q.out took them; a bucketed table's sample reads its bucket's files only."""
+    from catalog.test_buckets import HIVE_BUCKET_0_OF_2, HIVE_BUCKET_1_OF_2
+
+    keys = sorted(HIVE_BUCKET_0_OF_2 | HIVE_BUCKET_1_OF_2)
+    wh.sql("CREATE TABLE src2 (key INT, value STRING) STORED AS PARQUET")
+    wh.sql("INSERT INTO src2 VALUES " + ", ".join(f"({k}, 'val_{k}')" for k in keys))
+    wh.sql("CREATE TABLE bucket2_1 (key INT, value STRING) CLUSTERED BY (key) INTO 2 BUCKETS STORED AS ORC")
+    wh.sql("INSERT OVERWRITE TABLE bucket2_1 SELECT * FROM src2")
+    got = wh.sql("SELECT key, value FROM bucket2_1 TABLESAMPLE (BUCKET 1 OUT OF 2)")
+    assert {r[0] for r in got.collect()} == HIVE_BUCKET_0_OF_2
+    assert {f.rsplit("/", 1)[1][:8] for f in got.inputFiles()} == {"000000_0"}
+    plan = "\n".join(r[0] for r in wh.sql("EXPLAIN SELECT key FROM bucket2_1 TABLESAMPLE (BUCKET 1 OUT OF 2)")
+                     .collect())
+    assert "buckets=1/2" in plan
+
+    # any table, ON any column of a hashed type: plain Spark's rows over the same files, kept by Hive's hash
+    spark.read.parquet(str(tmp_path / "warehouse" / "src2")).createOrReplaceTempView("plain_src2")
+    every = spark.sql("SELECT key, value FROM plain_src2").collect()
+    int_t, str_t = HiveType.parse("int"), HiveType.parse("string")
+    for sql, keep in (
+            ("SELECT key, value FROM src2 TABLESAMPLE (BUCKET 2 OUT OF 3 ON value)",
+             lambda r: hive_bucket([r[1]], [str_t], 3) == 1),
+            ("SELECT key, value FROM src2 TABLESAMPLE (BUCKET 3 OUT OF 4 ON key) s WHERE s.key < 300",
+             lambda r: hive_bucket([r[0]], [int_t], 4) == 2 and r[0] < 300),
+            ("SELECT a.key, b.value FROM bucket2_1 TABLESAMPLE (BUCKET 1 OUT OF 4 ON key) a "
+             "JOIN src2 b ON a.key = b.key",
+             lambda r: hive_bucket([r[0]], [int_t], 4) == 0)):
+        expected = sorted((tuple(r) for r in every if keep(r)), key=repr)
+        assert _rows(wh.sql(sql)) == expected and expected, sql
+    # 1 OUT OF 4 of a table of 2 buckets: bucket 0's file, then Hive's hash of 4
+    got = wh.sql("SELECT key FROM bucket2_1 TABLESAMPLE (BUCKET 1 OUT OF 4 ON key)")
+    assert {f.rsplit("/", 1)[1][:8] for f in got.inputFiles()} == {"000000_0"}
+    assert {r[0] for r in got.collect()} == {k for k in keys if hive_bucket([k], [int_t], 4) == 0}
+    random = {r[0] for r in wh.sql("SELECT key FROM src2 TABLESAMPLE (BUCKET 1 OUT OF 2 ON rand())").collect()}
+    assert random <= set(keys)
+
+    e = _error(wh, "SELECT * FROM bucket2_1 TABLESAMPLE (BUCKET 3 OUT OF 2 ON key)")
+    assert e.code == 10061 and str(e).startswith("Numerator should not be bigger than denominator in sample clause "
+                                                 "for table bucket2_1")
+    wh.sql("CREATE TABLE dated (d DATE, v STRING) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+    assert "d is date" in str(_error(wh, "SELECT * FROM dated TABLESAMPLE (BUCKET 1 OUT OF 2 ON d)"))
+    assert "partition column" in str(_error(wh, "SELECT * FROM dated TABLESAMPLE (BUCKET 1 OUT OF 2 ON ds)"))

@@ -21,6 +21,39 @@ BUCKET_COUNT = "hivepark.bucket.count"
 KEYS = (BUCKET_COLUMNS, BUCKET_SORT, BUCKET_COUNT)
 
 
+#: the column types whose Hive hash hivepark computes (Hive's hashCodeMurmur of each)
+HASHED_TYPES = ("tinyint", "smallint", "int", "bigint", "string", "varchar")
+
+
+@dataclass(frozen=True)
+class BucketSample:
+    """``TABLESAMPLE (BUCKET numerator OUT OF denominator ON columns)``: the rows whose Hive hash
+    of ``columns`` falls in bucket ``numerator - 1`` of ``denominator``."""
+
+    numerator: int
+    denominator: int
+    columns: tuple[str, ...]
+
+    def buckets_read(self, b: Bucketing) -> frozenset[int] | None:
+        """The bucket files of a table bucketed by ``b`` that can hold sampled rows, or None
+        when any can (other columns, or counts neither dividing the other).
+
+        >>> s = BucketSample(2, 4, ("k",))
+        >>> sorted(s.buckets_read(Bucketing(("k",), (), 16))), sorted(s.buckets_read(Bucketing(("k",), (), 2)))
+        ([1, 5, 9, 13], [1])
+        >>> s.buckets_read(Bucketing(("k",), (), 6)) is None, s.buckets_read(Bucketing(("v",), (), 16)) is None
+        (True, True)
+        """
+        if self.columns != b.columns:
+            return None
+        x, y = self.numerator - 1, self.denominator
+        if b.count % y == 0:  # h % count == i gives h % y == i % y
+            return frozenset(i for i in range(b.count) if i % y == x)
+        if y % b.count == 0:  # h % y == x gives h % count == x % count
+            return frozenset({x % b.count})
+        return None
+
+
 @dataclass(frozen=True)
 class Bucketing:
     """The clause: bucket columns, sort columns with ascending or not, and the number of buckets."""

@@ -8,6 +8,7 @@ from typing import Any
 
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 
 from hivepark.catalog.models import Table
 from hivepark.exec.context import Context
@@ -19,7 +20,8 @@ from hivepark.plan.nodes import FilterShape, HandlerScan, QueryPlan, RowFilter, 
 from hivepark.plan.runtime_pruning import RuntimeSettings
 from hivepark.sql import views
 from hivepark.sql.analyzer import QueryAnalysis
-from hivepark.sql.rewrite import analyze, check_strict, filters_inline, spark_sql
+from hivepark.sql.rewrite import SAMPLE_FUNCTION, analyze, check_strict, filters_inline, spark_sql
+from hivepark.storage.bucket_files import sampled_buckets
 from hivepark.storage.formats import spark_literal
 from hivepark.storage.handlers import handler_for
 
@@ -52,7 +54,7 @@ def plan_query(ctx: Context, tree: Any) -> PlannedQuery:
                      planner.strict_check(ctx.conf, "hive.strict.checks.cartesian.product"))
         analysis = analyze(tree, ctx.find, type_safety(ctx.conf))
     scans = [TableScan(s.table, s.alias, s.predicate, scope=s.scope, hinted=s.hinted, columns=s.columns,
-                       filter_parts=s.own_trees)
+                       filter_parts=s.own_trees, sample=s.sample)
              for s in analysis.sites]
     settings = _settings(ctx)
     env = planner.Planning(ctx.catalog, settings, scan_size, handler_for=handler_for, conf=ctx.conf)
@@ -172,6 +174,8 @@ def run_query(ctx: Context, tree: Any) -> tuple[DataFrame, QueryPlan]:
         wheres.append(None)
     text = spark_sql(planned.analysis, views, [scan.broadcast for scan in plan.scans],
                      [scan.source_applied for scan in plan.scans], wheres)
+    if any(site.sample is not None for site in planned.analysis.sites):
+        ctx.spark.udf.register(SAMPLE_FUNCTION, F.arrow_udf(sampled_buckets(), "int"))  # type: ignore[call-overload]
     regex = (ctx.conf.get("hive.support.quoted.identifiers") or "column").strip().lower() == "none"
     try:
         if regex:  # Hive's regular-expression column names: Spark's own switch, for this query only

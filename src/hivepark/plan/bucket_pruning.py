@@ -4,14 +4,15 @@ Hive (bucketing_version 2) puts each row of a table ``CLUSTERED BY (c, ...) INTO
 in the file of bucket ``hive_bucket(c, ...)`` (:mod:`hivepark.catalog.buckets`). When the scan's
 predicate fixes every bucket column to a few values (``c = v``, ``c IN (...)`` conjuncts of a
 value of the column's own type), only those values' buckets can hold a matching row, so the
-other files are left unread. Anything else (another shape, a value of another type, a type
+other files are left unread; so too for a TABLESAMPLE (BUCKET x OUT OF y) on the bucket columns
+when y and the bucket count divide one another. Anything else (another shape, a value of another type, a type
 the hash is not known for here, a table without Hive's version 2) reads every file."""
 
 from __future__ import annotations
 
 from itertools import product
 
-from hivepark.catalog.buckets import hive_bucket, prunes_buckets
+from hivepark.catalog.buckets import Bucketing, hive_bucket, prunes_buckets
 from hivepark.expr import EqualTo, In
 from hivepark.expr.visitors import conjuncts
 from hivepark.plan.nodes import TableScan
@@ -36,6 +37,15 @@ def prune_buckets(scan: TableScan) -> TableScan:
     b = prunes_buckets(scan.table)
     if b is None:
         return scan
+    chosen = _by_predicate(scan, b)
+    sampled = scan.sample.buckets_read(b) if scan.sample is not None else None
+    if sampled is not None:
+        chosen = sampled if chosen is None else chosen & sampled
+    return scan if chosen is None else scan.evolve(buckets=(chosen, b.count))
+
+
+def _by_predicate(scan: TableScan, b: Bucketing) -> frozenset[int] | None:
+    """The buckets the scan's predicate leaves, None when it does not decide them."""
     allowed: dict[str, set[object]] = {}
     for atom in conjuncts(scan.predicate):
         values: set[object]
@@ -48,17 +58,17 @@ def prune_buckets(scan: TableScan) -> TableScan:
         if term in b.columns:
             allowed[term] = allowed[term] & values if term in allowed else values
     if set(allowed) != set(b.columns):
-        return scan
+        return None
     sizes = 1
     for c in b.columns:
         sizes *= max(len(allowed[c]), 1)
     if sizes > MAX_COMBINATIONS:
-        return scan
+        return None
     types = {c.name: HiveType.parse(c.type) for c in scan.table.columns}
     chosen: set[int] = set()
     for combo in product(*(sorted(allowed[c], key=repr) for c in b.columns)):
         k = hive_bucket(combo, [types[c] for c in b.columns], b.count)
         if k is None:
-            return scan
+            return None
         chosen.add(k)
-    return scan.evolve(buckets=(frozenset(chosen), b.count))
+    return frozenset(chosen)

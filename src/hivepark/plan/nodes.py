@@ -173,6 +173,7 @@ class TableScan:
     broadcast: bool = False
     list_bucketing: tuple[Any, ...] = ()  # plan.list_bucketing.LBChoice per skewed partition
     buckets: tuple[frozenset[int], int] | None = None  # Hive bucket files read (chosen, of), plan.bucket_pruning
+    sample: Any = None  # catalog.buckets.BucketSample: TABLESAMPLE (BUCKET x OUT OF y ON c), by Hive's hash
     deferred: bool = False  # partitions listed at execution, after runtime pruning
     deferred_size: int = 0  # of a deferred scan: its statically chosen partitions' bytes
     scope: int = 0  # the SELECT scope the reference is in (join keys are per scope)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 from sqlglot.optimizer.scope import Scope, ScopeType, traverse_scope
 
+from hivepark.catalog.buckets import HASHED_TYPES, BucketSample, table_buckets
 from hivepark.catalog.models import AS_OF_TIME, AS_OF_VERSION, Table
 from hivepark.errors import SemanticError
 from hivepark.expr import AlwaysTrue, Expr, and_all
@@ -34,6 +35,7 @@ class ScanSite:
     filter_sql: tuple[str, ...] = ()  # ``filters`` as Spark SQL text, one per conjunct
     own_trees: tuple[Expr, ...] = ()  # ``filters`` as predicate trees, one per conjunct
     columns: tuple[str, ...] | None = None  # the table's columns the query may read; None: all
+    sample: BucketSample | None = None  # TABLESAMPLE (BUCKET x OUT OF y ON c): by Hive's hash, not Spark's
 
 
 @dataclass
@@ -78,6 +80,61 @@ def as_of(table: Table, version: exp.Version) -> Table:
     return table.evolve(properties={**dict(table.properties), key: value.name})
 
 
+def bucket_sample(node: exp.Table, table: Table) -> BucketSample | None:
+    """Hive's ``TABLESAMPLE (BUCKET x OUT OF y [ON c])`` of a table reference: the rows whose Hive
+    hash of ``c`` (without ON, of a bucketed table's bucket columns) is in bucket x of y, taken
+    off the reference (Spark has no such sample; sql/rewrite.py filters with it). ``ON rand()``
+    is left to Spark, whose ``BUCKET x OUT OF y`` is that random sample, as is BUCKET without ON
+    on a table without buckets (Hive refuses it), PERCENT and ROWS. None when nothing is taken."""
+    sample = node.args.get("sample")
+    if not isinstance(sample, exp.TableSample) or sample.args.get("bucket_numerator") is None:
+        return None
+    try:
+        x, y = int(sample.args["bucket_numerator"].name), int(sample.args["bucket_denominator"].name)
+    except (KeyError, ValueError, AttributeError):
+        return None
+    if x > y:
+        raise SemanticError(f"Numerator should not be bigger than denominator in sample clause for table {table.name}",
+                            code=10061)
+    if x < 1:
+        raise SemanticError(f"TABLESAMPLE (BUCKET {x} OUT OF {y}) of {table.name}: buckets are numbered from 1 to "
+                            f"{y}. Give one of them.")
+    on = sample.args.get("bucket_field")
+    if isinstance(on, (exp.Rand, exp.Anonymous)) or (isinstance(on, exp.Func) and on.sql().lower() == "rand()"):
+        sample.set("bucket_field", None)  # Spark's BUCKET x OUT OF y is random
+        return None
+    b = table_buckets(table)
+    if on is None:
+        if b is None:
+            return None
+        columns = b.columns
+    elif isinstance(on, (exp.Identifier, exp.Column)):
+        columns = (on.name.lower(),)
+    else:
+        raise SemanticError(f"TABLESAMPLE (BUCKET {x} OUT OF {y} ON {on.sql()}) of {table.name}: Hive samples ON a "
+                            "column of the table or rand(). Give one of those.")
+    types = {c.name: HiveType.parse(c.type).base for c in table.columns}
+    for c in columns:
+        if c not in types:
+            raise SemanticError(f"Sampling column {c} of TABLESAMPLE is not a column of {table.name}"
+                                f"{' (it is a partition column)' if c in table.partition_key_names() else ''}: "
+                                f"sample ON one of {', '.join(types)}.")
+        if types[c] not in HASHED_TYPES:
+            raise SemanticError(f"TABLESAMPLE ON {c} of {table.name}: {c} is {types[c]}, whose Hive hash hivepark "
+                                f"does not compute (it does for {', '.join(HASHED_TYPES)}). Sample ON another "
+                                "column, or ON rand().")
+    if table.properties.get("bucketing_version", "2") != "2":
+        raise SemanticError(f"TABLESAMPLE (BUCKET {x} OUT OF {y}) of {table.name}: its TBLPROPERTIES give "
+                            f"bucketing_version={table.properties['bucketing_version']}, Hive 1 and 2's hash, which "
+                            "hivepark does not compute. Sample ON rand() instead.")
+    if any(node.args.get(k) for k in ("laterals", "pivots")):
+        raise SemanticError(f"TABLESAMPLE (BUCKET {x} OUT OF {y} ON ...) of {table.name} with a LATERAL VIEW or PIVOT "
+                            f"of its own: sample in a subquery first (FROM (SELECT * FROM {table.name} TABLESAMPLE "
+                            "(...)) s LATERAL VIEW ...).")
+    node.set("sample", None)
+    return BucketSample(x, y, columns)
+
+
 def find_scans(query: exp.Expression, find: TableFind) -> list[ScanSite]:
     """Every warehouse-table reference in ``query`` with its prunable predicate."""
     return analyze_query(query, find).sites
@@ -118,7 +175,7 @@ def analyze_query(query: exp.Expression, find: TableFind, type_safety: bool = Fa
                                   alias.lower() in hinted, own_pred,
                                   tuple(spark_text(c, texts) for c in own),
                                   tuple(t for t, m in zip(trees, mine) if m),
-                                  _columns_read(table, names)))
+                                  _columns_read(table, names), bucket_sample(tables[alias], table)))
         if isinstance(scope.expression, exp.Select):
             joins += [(scope_id, k) for k in join_keys(scope.expression, resolvers, _conjuncts,
                                                        _source_alias)]

@@ -14,6 +14,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from hivepark.catalog.buckets import BucketSample
 from hivepark.errors import SemanticError
 from hivepark.sql.analyzer import QueryAnalysis, ScanSite, TableFind, analyze_query
 
@@ -98,6 +99,9 @@ def spark_sql(analysis: QueryAnalysis, views: Sequence[str], broadcast: Sequence
     raw: dict[str, str] = {}  # placeholder -> condition text, put in after rendering (never parsed)
     for site, view, hint, where in zip(analysis.sites, views, broadcast, conds):
         alias = exp.TableAlias(this=exp.to_identifier(site.alias))
+        if site.sample is not None:
+            sampled = sample_condition(site.sample)
+            where = sampled if where is None else f"({where}) AND {sampled}"
         if where is not None:
             assert filters_inline(site)
             mark = f"__hivepark_where_{len(raw)}_{uuid.uuid4().hex}"
@@ -115,6 +119,21 @@ def spark_sql(analysis: QueryAnalysis, views: Sequence[str], broadcast: Sequence
         assert text.count(mark) == 1, text
         text = text.replace(f"`{mark}`", mark).replace(mark, f"({where})")
     return text
+
+
+#: the Spark function TABLESAMPLE (BUCKET x OUT OF y ON c) filters with: f(y, c, ...) is the
+#: row's bucket of y by Hive's hash (exec/query.py registers it, storage/bucket_files.py computes it)
+SAMPLE_FUNCTION = "hivepark_hive_bucket"
+
+
+def sample_condition(sample: BucketSample) -> str:
+    """The Spark SQL condition keeping a TABLESAMPLE's rows: Hive's ``(hash(c) & INT_MAX) % y == x - 1``.
+
+    >>> sample_condition(BucketSample(2, 4, ("k", "v")))
+    'hivepark_hive_bucket(4, `k`, `v`) = 1'
+    """
+    columns = ", ".join(f"`{c}`" for c in sample.columns)
+    return f"{SAMPLE_FUNCTION}({sample.denominator}, {columns}) = {sample.numerator - 1}"
 
 
 def _add_broadcast_hint(site: ScanSite) -> None:

@@ -15,15 +15,13 @@ from collections.abc import Callable, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hivepark.catalog.buckets import Bucketing, murmur3_32, table_buckets
+from hivepark.catalog.buckets import HASHED_TYPES, Bucketing, murmur3_32, table_buckets
 from hivepark.catalog.models import Table
 from hivepark.catalog.skew import table_skew
 from hivepark.storage import fs
 from hivepark.types import HiveType
 
 BUCKET_COL = "hivepark_bucket"  # not "_"-prefixed: such names are hidden from listings
-#: the bucket column types whose hash hivepark computes (Hive's hashCodeMurmur of each)
-WRITABLE_TYPES = ("tinyint", "smallint", "int", "bigint", "string", "varchar")
 _SEED = 104729
 _U32 = pa.uint32()
 
@@ -39,10 +37,10 @@ def unwritable(table: Table) -> str | None:
     if table_skew(table) is not None:
         return "it is also SKEWED BY (list bucketing and bucketing together)"
     types = {c.name: HiveType.parse(c.type).base for c in table.columns}
-    other = [f"{c} {types[c]}" for c in b.columns if types[c] not in WRITABLE_TYPES]
+    other = [f"{c} {types[c]}" for c in b.columns if types[c] not in HASHED_TYPES]
     if other:
         return (f"its bucket column {', '.join(other)} is of a type whose Hive hash hivepark does not compute "
-                f"(it does for {', '.join(WRITABLE_TYPES)})")
+                f"(it does for {', '.join(HASHED_TYPES)})")
     return None
 
 
@@ -137,20 +135,41 @@ def bucket_ids(columns: Sequence[pa.Array], types: Sequence[str], count: int) ->
     return pc.cast(rest, pa.int32())
 
 
-def row_buckets(types: Sequence[str], count: int) -> Callable[..., pa.Array]:
-    """The function Spark's Python workers run over a batch's bucket columns: its rows' buckets.
-    It is pickled by value, with this module and ``catalog.buckets`` (the only hivepark code it
-    runs), so that an executor needs pyarrow (as any Arrow UDF does), not hivepark."""
+def _by_value() -> None:
+    """This module and ``catalog.buckets`` (the only hivepark code a worker's function runs) are
+    pickled by value, so that an executor needs pyarrow (as any Arrow UDF does), not hivepark."""
     from pyspark import cloudpickle
 
     from hivepark.catalog import buckets as hash_module
 
     for module in (sys.modules[__name__], hash_module):
         cloudpickle.register_pickle_by_value(module)
+
+
+def row_buckets(types: Sequence[str], count: int) -> Callable[..., pa.Array]:
+    """The function Spark's Python workers run over a batch's bucket columns: its rows' buckets."""
+    _by_value()
     types = list(types)
 
     def buckets(*arrays: pa.Array) -> pa.Array:
         return bucket_ids(arrays, types, count)
+
+    return buckets
+
+
+_ARROW_TYPES = {pa.int8(): "tinyint", pa.int16(): "smallint", pa.int32(): "int", pa.int64(): "bigint",
+                pa.string(): "string", pa.large_string(): "string"}
+
+
+def sampled_buckets() -> Callable[..., pa.Array]:
+    """TABLESAMPLE's function in Spark's Python workers, ``f(count, c1, ...)``: each row's
+    bucket of ``count`` by Hive's hash of the columns, their types read from the Arrow arrays
+    (the query's columns are of :data:`HASHED_TYPES`, which sql/ checked)."""
+    _by_value()
+
+    def buckets(count: pa.Array, *arrays: pa.Array) -> pa.Array:
+        n = count[0].as_py() if len(count) else 1
+        return bucket_ids(arrays, [_ARROW_TYPES[a.type] for a in arrays], n)
 
     return buckets
 
