@@ -33,7 +33,7 @@ def _rows(draw):
     return types, rows, draw(st.integers(1, 64))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(_rows())
 def test_each_row_goes_to_the_bucket_hives_hash_gives(case):
     types, rows, count = case
