@@ -302,9 +302,10 @@ def _write_dynamic(ctx: Context, table: Table, df: DataFrame, static: dict, dyn:
             out = lb_routing.with_lb_column(ctx, table, out, lb, keys)
             by = dirs = keys + [lb_routing.LB_COL]
             tasks = _directory_task_count(ctx, lb)
-        elif buckets is not None:  # a partition's rows in one task, one file per bucket
+        elif buckets is not None:  # each (partition, bucket) one task's one file, in parallel
             out = with_buckets(table, buckets, out)
-            dirs = keys + [BUCKET_COL]
+            by = dirs = keys + [BUCKET_COL]
+            tasks = _bucket_task_count(ctx, rows, keys, buckets.count)
         out = out.repartition(tasks, *[F.col(k) for k in by])
         if buckets is not None:
             out = out.sortWithinPartitions(*bucket_order(buckets, keys))
@@ -462,6 +463,26 @@ def _directory_task_count(ctx: Context, plan: lb_routing.LBPlan) -> int:
     return _task_count(ctx, [h for _, h in groups],
                        ctx.conf.get_int("hive.exec.max.dynamic.partitions.pernode"),
                        parts=[p for p, _ in groups], start=start)
+
+
+def _bucket_task_count(ctx: Context, rows: list, keys: list[str], count: int) -> int:
+    """Write tasks for a bucketed write, whose rows go to the tasks by (partition, bucket), so
+    that one partition's buckets are written in parallel (by partition alone, a one-partition
+    INSERT was one task): Spark's hash of every (partition, bucket) pair (one small job: the
+    partitions the preflight found, each with every bucket), then as many tasks as
+    :func:`_directory_task_count` starts from, doubled until no task writes into more than
+    hive.exec.max.dynamic.partitions.pernode partitions."""
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    parts = ctx.spark.createDataFrame([tuple(r[k] for k in keys) for r in rows],
+                                      StructType([StructField(k, StringType()) for k in keys]))
+    pairs = parts.crossJoin(ctx.spark.range(count).select(F.col("id").cast("int").alias(BUCKET_COL)))
+    hashed = pairs.select(*[F.col(f"`{k}`") for k in keys],
+                          F.hash(*[F.col(f"`{k}`") for k in keys], F.col(BUCKET_COL)).alias("__h")).collect()
+    start = max(int(ctx.spark.conf.get("spark.sql.shuffle.partitions") or "1"),
+                8 * ctx.spark.sparkContext.defaultParallelism)
+    return _task_count(ctx, [r["__h"] for r in hashed], ctx.conf.get_int("hive.exec.max.dynamic.partitions.pernode"),
+                       parts=[tuple(r[k] for k in keys) for r in hashed], start=start)
 
 
 def _task_count(ctx: Context, hashes: list[int], pernode: int, parts: list | None = None,
