@@ -63,12 +63,13 @@ def test_the_workers_function_runs_where_hivepark_is_not_installed(tmp_path):
     from pyspark import cloudpickle
 
     pickled = tmp_path / "f.pickle"
-    pickled.write_bytes(cloudpickle.dumps(row_buckets(["int", "string"], 8)))
+    pickled.write_bytes(cloudpickle.dumps(row_buckets()))
     site = os.path.dirname(os.path.dirname(pa.__file__))
     script = (f"import sys; sys.path.insert(0, {site!r}); import pickle, pyarrow as pa\n"
               "try:\n    import hivepark\nexcept ImportError:\n    pass\nelse:\n    sys.exit('hivepark importable')\n"
               f"f = pickle.loads(open({str(pickled)!r}, 'rb').read())\n"
-              "print(f(pa.array([1, None, 70000], pa.int32()), pa.array(['a', 'b', None])).to_pylist())")
+              "print(f(pa.array([8] * 3), pa.array([1, None, 70000], pa.int32()),\n"
+              "        pa.array(['a', 'b', None])).to_pylist())")
     out = subprocess.run([sys.executable, "-S", "-c", script], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-3000:]
     hive = [HiveType.parse("int"), HiveType.parse("string")]

@@ -21,7 +21,7 @@ from hivepark.plan.runtime_pruning import RuntimeSettings
 from hivepark.sql import views
 from hivepark.sql.analyzer import QueryAnalysis
 from hivepark.sql.rewrite import SAMPLE_FUNCTION, analyze, check_strict, filters_inline, spark_sql
-from hivepark.storage.bucket_files import sampled_buckets
+from hivepark.storage.bucket_files import row_buckets
 from hivepark.storage.formats import spark_literal
 from hivepark.storage.handlers import handler_for
 
@@ -175,7 +175,7 @@ def run_query(ctx: Context, tree: Any) -> tuple[DataFrame, QueryPlan]:
     text = spark_sql(planned.analysis, views, [scan.broadcast for scan in plan.scans],
                      [scan.source_applied for scan in plan.scans], wheres)
     if any(site.sample is not None for site in planned.analysis.sites):
-        ctx.spark.udf.register(SAMPLE_FUNCTION, F.arrow_udf(sampled_buckets(), "int"))  # type: ignore[call-overload]
+        ctx.spark.udf.register(SAMPLE_FUNCTION, F.arrow_udf(row_buckets(), "int"))  # type: ignore[call-overload]
     regex = (ctx.conf.get("hive.support.quoted.identifiers") or "column").strip().lower() == "none"
     try:
         if regex:  # Hive's regular-expression column names: Spark's own switch, for this query only

@@ -39,8 +39,8 @@ from hivepark.sql.validate import (
     full_spec,
     partition_value,
 )
-from hivepark.storage import bucket_files, fs
-from hivepark.storage.bucket_files import BUCKET_COL, bucket_types, name_staged
+from hivepark.storage import fs
+from hivepark.storage.bucket_files import BUCKET_COL, name_staged, row_buckets
 from hivepark.storage.commit import DirectoryWrite, PartitionWrite
 from hivepark.storage.formats import normalize_format, writer
 from hivepark.storage.handlers import StorageHandler, handler_for
@@ -325,9 +325,8 @@ def _write_dynamic(ctx: Context, table: Table, df: DataFrame, static: dict, dyn:
 def with_buckets(table: Table, buckets: Bucketing, df: DataFrame) -> DataFrame:
     """``df`` (the table's data columns by name, then any partition columns) with each row's
     Hive bucket in :data:`BUCKET_COL`, computed in Spark's Python workers (storage/bucket_files.py)."""
-    udf = F.arrow_udf(bucket_files.row_buckets(bucket_types(table, buckets), buckets.count),  # type: ignore[call-overload]
-                      "int")  # (pyspark's stubs miss a function of *arrays)
-    return df.withColumn(BUCKET_COL, udf(*[F.col(f"`{c}`") for c in buckets.columns]))
+    udf = F.arrow_udf(row_buckets(), "int")  # type: ignore[call-overload]  # (pyspark's stubs miss *arrays)
+    return df.withColumn(BUCKET_COL, udf(F.lit(buckets.count), *[F.col(f"`{c}`") for c in buckets.columns]))
 
 
 def bucket_order(buckets: Bucketing, keys: list[str]) -> list[Column]:
@@ -458,11 +457,16 @@ def _directory_task_count(ctx: Context, plan: lb_routing.LBPlan) -> int:
     as directories, up to 8 per core (or spark.sql.shuffle.partitions if more), doubled
     until no task writes into more than hive.exec.max.dynamic.partitions.pernode partitions."""
     groups = lb_routing.directory_hashes(ctx, plan)
-    base = int(ctx.spark.conf.get("spark.sql.shuffle.partitions") or "1")
-    start = max(base, 8 * ctx.spark.sparkContext.defaultParallelism)
     return _task_count(ctx, [h for _, h in groups],
                        ctx.conf.get_int("hive.exec.max.dynamic.partitions.pernode"),
-                       parts=[p for p, _ in groups], start=start)
+                       parts=[p for p, _ in groups], start=_spread_start(ctx))
+
+
+def _spread_start(ctx: Context) -> int:
+    """The task count a write spreading a partition over tasks starts from: up to 8 per core,
+    or spark.sql.shuffle.partitions if more."""
+    return max(int(ctx.spark.conf.get("spark.sql.shuffle.partitions") or "1"),
+               8 * ctx.spark.sparkContext.defaultParallelism)
 
 
 def _bucket_task_count(ctx: Context, rows: list, keys: list[str], count: int) -> int:
@@ -479,10 +483,8 @@ def _bucket_task_count(ctx: Context, rows: list, keys: list[str], count: int) ->
     pairs = parts.crossJoin(ctx.spark.range(count).select(F.col("id").cast("int").alias(BUCKET_COL)))
     hashed = pairs.select(*[F.col(f"`{k}`") for k in keys],
                           F.hash(*[F.col(f"`{k}`") for k in keys], F.col(BUCKET_COL)).alias("__h")).collect()
-    start = max(int(ctx.spark.conf.get("spark.sql.shuffle.partitions") or "1"),
-                8 * ctx.spark.sparkContext.defaultParallelism)
     return _task_count(ctx, [r["__h"] for r in hashed], ctx.conf.get_int("hive.exec.max.dynamic.partitions.pernode"),
-                       parts=[tuple(r[k] for k in keys) for r in hashed], start=start)
+                       parts=[tuple(r[k] for k in keys) for r in hashed], start=_spread_start(ctx))
 
 
 def _task_count(ctx: Context, hashes: list[int], pernode: int, parts: list | None = None,

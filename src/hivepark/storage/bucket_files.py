@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hivepark.catalog.buckets import HASHED_TYPES, Bucketing, murmur3_32, table_buckets
+from hivepark.catalog.buckets import HASHED_TYPES, murmur3_32, table_buckets
 from hivepark.catalog.models import Table
 from hivepark.catalog.skew import table_skew
 from hivepark.storage import fs
@@ -42,12 +42,6 @@ def unwritable(table: Table) -> str | None:
         return (f"its bucket column {', '.join(other)} is of a type whose Hive hash hivepark does not compute "
                 f"(it does for {', '.join(HASHED_TYPES)})")
     return None
-
-
-def bucket_types(table: Table, b: Bucketing) -> list[str]:
-    """The bucket columns' types (their base names), in CLUSTERED BY order."""
-    types = {c.name: HiveType.parse(c.type).base for c in table.columns}
-    return [types[c] for c in b.columns]
 
 
 def file_name(bucket: int, copy: int = 0) -> str:
@@ -146,25 +140,15 @@ def _by_value() -> None:
         cloudpickle.register_pickle_by_value(module)
 
 
-def row_buckets(types: Sequence[str], count: int) -> Callable[..., pa.Array]:
-    """The function Spark's Python workers run over a batch's bucket columns: its rows' buckets."""
-    _by_value()
-    types = list(types)
-
-    def buckets(*arrays: pa.Array) -> pa.Array:
-        return bucket_ids(arrays, types, count)
-
-    return buckets
-
-
 _ARROW_TYPES = {pa.int8(): "tinyint", pa.int16(): "smallint", pa.int32(): "int", pa.int64(): "bigint",
                 pa.string(): "string", pa.large_string(): "string"}
 
 
-def sampled_buckets() -> Callable[..., pa.Array]:
-    """TABLESAMPLE's function in Spark's Python workers, ``f(count, c1, ...)``: each row's
-    bucket of ``count`` by Hive's hash of the columns, their types read from the Arrow arrays
-    (the query's columns are of :data:`HASHED_TYPES`, which sql/ checked)."""
+def row_buckets() -> Callable[..., pa.Array]:
+    """The function Spark's Python workers run, ``f(count, c1, ...)``: each row's bucket of
+    ``count`` by Hive's hash of the columns, their types read from the Arrow arrays (columns of
+    :data:`HASHED_TYPES`: a write's bucket columns, checked by :func:`unwritable`; a
+    TABLESAMPLE's, checked in sql/)."""
     _by_value()
 
     def buckets(count: pa.Array, *arrays: pa.Array) -> pa.Array:
