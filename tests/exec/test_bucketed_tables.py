@@ -189,11 +189,11 @@ def test_inserts_write_hive_bucket_files(wh, spark, tmp_path):
 
 
 def test_bucketed_writes_hivepark_cannot_make_as_hive_are_refused(wh, spark, tmp_path):
-    wh.sql("CREATE TABLE bd (d DATE, v STRING) CLUSTERED BY (d) INTO 2 BUCKETS STORED AS PARQUET")
-    e = _error(wh, "INSERT INTO bd VALUES (DATE '2024-01-01', 'a')")
-    assert "bucket column d date" in str(e) and "nothing was written" in str(e)
-    e = _error(wh, "CREATE TABLE bd2 CLUSTERED BY (d) INTO 2 BUCKETS AS SELECT DATE '2024-01-01' AS d")
-    assert "bucket column d date" in str(e)
+    wh.sql("CREATE TABLE bd (d DECIMAL(10,2), v STRING) CLUSTERED BY (d) INTO 2 BUCKETS STORED AS PARQUET")
+    e = _error(wh, "INSERT INTO bd VALUES (1.5, 'a')")
+    assert "bucket column d decimal" in str(e) and "nothing was written" in str(e)
+    e = _error(wh, "CREATE TABLE bd2 CLUSTERED BY (d) INTO 2 BUCKETS AS SELECT CAST(1.5 AS DECIMAL(10,2)) AS d")
+    assert "bucket column d decimal" in str(e)
     assert not any(p.is_file() for p in (tmp_path / "warehouse").rglob("*") if "bd" in str(p))
     assert "bd2" not in [r[0] for r in wh.sql("SHOW TABLES").collect()]
 
@@ -266,6 +266,38 @@ def test_tablesample_on_columns_takes_the_rows_hive_takes(wh, spark, tmp_path):
     e = _error(wh, "SELECT * FROM bucket2_1 TABLESAMPLE (BUCKET 3 OUT OF 2 ON key)")
     assert e.code == 10061 and str(e).startswith("Numerator should not be bigger than denominator in sample clause "
                                                  "for table bucket2_1")
-    wh.sql("CREATE TABLE dated (d DATE, v STRING) PARTITIONED BY (ds STRING) STORED AS PARQUET")
-    assert "d is date" in str(_error(wh, "SELECT * FROM dated TABLESAMPLE (BUCKET 1 OUT OF 2 ON d)"))
-    assert "partition column" in str(_error(wh, "SELECT * FROM dated TABLESAMPLE (BUCKET 1 OUT OF 2 ON ds)"))
+    wh.sql("CREATE TABLE priced (d DECIMAL(10,2), v STRING) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+    assert "d is decimal" in str(_error(wh, "SELECT * FROM priced TABLESAMPLE (BUCKET 1 OUT OF 2 ON d)"))
+    assert "partition column" in str(_error(wh, "SELECT * FROM priced TABLESAMPLE (BUCKET 1 OUT OF 2 ON ds)"))
+
+
+def test_date_and_boolean_bucket_columns_are_written_pruned_and_sampled_as_hive_hashes_them(wh, spark, tmp_path):
+    """A DATE bucket column (Hive hashes its days as an INT) and a BOOLEAN one (1 or 0): each file
+    holds the rows of its bucket, the rows are plain Spark's over the same files, a point query
+    reads its bucket's files and TABLESAMPLE ON d keeps the rows of its bucket."""
+    import datetime
+
+    wh.sql("CREATE TABLE ev (d DATE, ok BOOLEAN, n INT) CLUSTERED BY (d, ok) INTO 4 BUCKETS STORED AS PARQUET")
+    start = datetime.date(2023, 12, 25)
+    wh.sql("INSERT INTO ev SELECT date_add(DATE '2023-12-25', CAST(id % 20 AS INT)), id % 3 = 0, CAST(id AS INT) "
+           "FROM range(200) UNION ALL SELECT NULL, NULL, -1")
+    root = tmp_path / "warehouse" / "ev"
+    types = [HiveType.parse("date"), HiveType.parse("boolean")]
+    import pyarrow.parquet as pq
+    seen = 0
+    for f in sorted(p for p in root.iterdir() if p.is_file() and not p.name.startswith((".", "_"))):
+        rows = pq.read_table(f).to_pylist()
+        seen += len(rows)
+        assert {hive_bucket([r["d"], r["ok"]], types, 4) for r in rows} == {int(f.name[:6])}, f.name
+    assert seen == 201
+    spark.read.parquet(str(root)).createOrReplaceTempView("plain_ev")
+    assert _rows(wh.sql("SELECT * FROM ev")) == _rows(spark.sql("SELECT * FROM plain_ev"))
+    day = start + datetime.timedelta(days=7)
+    where = f"d = DATE '{day}' AND ok = true"
+    got = wh.sql(f"SELECT * FROM ev WHERE {where}")
+    assert _rows(got) == _rows(spark.sql(f"SELECT * FROM plain_ev WHERE {where}")) and _rows(got)
+    assert {f.rsplit("/", 1)[1][:6] for f in got.inputFiles()} == {f"{hive_bucket([day, True], types, 4):06d}"}
+    sample = wh.sql("SELECT d, n FROM ev TABLESAMPLE (BUCKET 2 OUT OF 3 ON d)")
+    every = spark.sql("SELECT d, n FROM plain_ev").collect()
+    expected = sorted((tuple(r) for r in every if hive_bucket([r[0]], types[:1], 3) == 1), key=repr)
+    assert _rows(sample) == expected and expected

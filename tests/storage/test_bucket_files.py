@@ -4,6 +4,8 @@ tests/catalog/test_buckets.py). Pure: no JVM."""
 
 from __future__ import annotations
 
+import datetime
+
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -14,7 +16,7 @@ from hivepark.storage.bucket_files import bucket_ids, file_name, row_buckets
 from hivepark.types import HiveType
 
 ARROW = {"tinyint": pa.int8(), "smallint": pa.int16(), "int": pa.int32(), "bigint": pa.int64(),
-         "string": pa.string(), "varchar": pa.string()}
+         "string": pa.string(), "varchar": pa.string(), "date": pa.date32(), "boolean": pa.bool_()}
 BITS = {"tinyint": 8, "smallint": 16, "int": 32, "bigint": 64}
 
 
@@ -23,6 +25,10 @@ def _values(base: str) -> st.SearchStrategy:
         n = BITS[base]
         edges = st.sampled_from([0, 1, -1, -(1 << (n - 1)), (1 << (n - 1)) - 1])
         return st.none() | edges | st.integers(-(1 << (n - 1)), (1 << (n - 1)) - 1)
+    if base == "date":
+        return st.none() | st.dates()
+    if base == "boolean":
+        return st.none() | st.booleans()
     return st.none() | st.text(max_size=12)
 
 
@@ -46,6 +52,20 @@ def test_ints_go_to_the_buckets_hive_wrote_them_to():
     keys = sorted(HIVE_BUCKET_0_OF_2 | HIVE_BUCKET_1_OF_2)
     got = dict(zip(keys, bucket_ids([pa.array(keys, pa.int32())], ["int"], 2).to_pylist()))
     assert {k for k, b in got.items() if b != (0 if k in HIVE_BUCKET_0_OF_2 else 1)} == set()
+
+
+def test_a_date_hashes_as_the_int_of_its_days_and_a_boolean_as_one_or_zero():
+    """Hive's hashCodeMurmur: DATE is ``putInt(getDays())`` hashed as an INT is, BOOLEAN the
+    value itself (1 or 0)."""
+    dates = [datetime.date(1970, 1, 1), datetime.date(2024, 2, 29), datetime.date(1969, 12, 31),
+             datetime.date(1, 1, 1), datetime.date(9999, 12, 31)]
+    days = [(d - datetime.date(1970, 1, 1)).days for d in dates]
+    for count in (2, 7, 64):
+        assert bucket_ids([pa.array(dates, pa.date32())], ["date"], count).to_pylist() == \
+            bucket_ids([pa.array(days, pa.int32())], ["int"], count).to_pylist()
+        assert [hive_bucket([d], [HiveType.parse("date")], count) for d in dates] == \
+            [hive_bucket([n], [HiveType.parse("int")], count) for n in days]
+    assert bucket_ids([pa.array([True, False, None])], ["boolean"], 64).to_pylist() == [1, 0, 0]
 
 
 def test_file_names_are_hives():

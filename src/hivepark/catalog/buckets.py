@@ -6,6 +6,7 @@ bucket files (storage/bucket_files.py)."""
 
 from __future__ import annotations
 
+import datetime
 import json
 import re
 import struct
@@ -19,10 +20,11 @@ BUCKET_COLUMNS = "hivepark.bucket.columns"
 BUCKET_SORT = "hivepark.bucket.sort"
 BUCKET_COUNT = "hivepark.bucket.count"
 KEYS = (BUCKET_COLUMNS, BUCKET_SORT, BUCKET_COUNT)
+_EPOCH = datetime.date(1970, 1, 1)
 
 
 #: the column types whose Hive hash hivepark computes (Hive's hashCodeMurmur of each)
-HASHED_TYPES = ("tinyint", "smallint", "int", "bigint", "string", "varchar")
+HASHED_TYPES = ("tinyint", "smallint", "int", "bigint", "string", "varchar", "date", "boolean")
 
 
 @dataclass(frozen=True)
@@ -133,6 +135,11 @@ def _field_hash(value: object, hive_type: HiveType) -> int | None:
         return value
     if base in ("string", "varchar") and isinstance(value, str):
         return murmur3_32(value.encode("utf-8"))
+    if base == "date" and isinstance(value, datetime.date) and not isinstance(value, datetime.datetime):
+        # Hive hashes the days since 1970-01-01 as an INT: four big-endian bytes
+        return murmur3_32((value - _EPOCH).days.to_bytes(4, "big", signed=True))
+    if base == "boolean" and isinstance(value, bool):
+        return int(value)  # the value itself, 1 or 0
     return None
 
 

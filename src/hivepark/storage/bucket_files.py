@@ -98,7 +98,9 @@ def _field_hashes(values: pa.Array, base: str) -> pa.Array:
     if base in ("string", "varchar"):
         return pa.array([0 if s is None else murmur3_32(s.encode("utf-8")) & 0xFFFFFFFF for s in values.to_pylist()],
                         _U32)
-    if base == "tinyint":  # the value itself
+    if base == "date":  # the days since 1970-01-01, hashed as an INT
+        values, base = pc.cast(values, pa.int32()), "int"
+    if base in ("tinyint", "boolean"):  # the value itself (1 or 0)
         out = pc.cast(pc.cast(values, pa.int32()), _U32, safe=False)
     elif base == "smallint":  # two big-endian bytes: Murmur3's tail
         word = pc.cast(pc.cast(values, pa.uint16(), safe=False), _U32)
@@ -141,7 +143,7 @@ def _by_value() -> None:
 
 
 _ARROW_TYPES = {pa.int8(): "tinyint", pa.int16(): "smallint", pa.int32(): "int", pa.int64(): "bigint",
-                pa.string(): "string", pa.large_string(): "string"}
+                pa.string(): "string", pa.large_string(): "string", pa.date32(): "date", pa.bool_(): "boolean"}
 
 
 def row_buckets() -> Callable[..., pa.Array]:
