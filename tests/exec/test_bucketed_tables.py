@@ -186,6 +186,12 @@ def test_inserts_write_hive_bucket_files(wh, spark, tmp_path):
     assert _rows(got) == _rows(spark.sql(f"SELECT * FROM plain_bt WHERE {where}")) and _rows(got)
     bucket = hive_bucket([7, "v2"], types, 4)
     assert {f.rsplit("/", 1)[1][:6] for f in got.inputFiles()} == {f"{bucket:06d}"}
+    # sampled ON its bucket columns (Hive's ON k, v): bucket 2's files only, its rows
+    sample = wh.sql("SELECT k, v, n, ds FROM bt TABLESAMPLE (BUCKET 3 OUT OF 4 ON k, v)")
+    plain = _rows(spark.sql("SELECT k, v, n, ds FROM plain_bt"))
+    expected = [r for r in plain if hive_bucket(list(r[:2]), types, 4) == 2]
+    assert _rows(sample) == expected and expected
+    assert {f.rsplit("/", 1)[1][:6] for f in sample.inputFiles()} == {"000002"}
 
 
 def test_bucketed_writes_hivepark_cannot_make_as_hive_are_refused(wh, spark, tmp_path):
@@ -251,11 +257,17 @@ def test_tablesample_on_columns_takes_the_rows_hive_takes(wh, spark, tmp_path):
              lambda r: hive_bucket([r[1]], [str_t], 3) == 1),
             ("SELECT key, value FROM src2 TABLESAMPLE (BUCKET 3 OUT OF 4 ON key) s WHERE s.key < 300",
              lambda r: hive_bucket([r[0]], [int_t], 4) == 2 and r[0] < 300),
+            ("SELECT key, value FROM src2 TABLESAMPLE (BUCKET 2 OUT OF 3 ON key, value)",
+             lambda r: hive_bucket([r[0], r[1]], [int_t, str_t], 3) == 1),
             ("SELECT a.key, b.value FROM bucket2_1 TABLESAMPLE (BUCKET 1 OUT OF 4 ON key) a "
              "JOIN src2 b ON a.key = b.key",
              lambda r: hive_bucket([r[0]], [int_t], 4) == 0)):
         expected = sorted((tuple(r) for r in every if keep(r)), key=repr)
         assert _rows(wh.sql(sql)) == expected and expected, sql
+    # a view keeps its sample of two columns (its text as hivepark writes it again)
+    wh.sql("CREATE VIEW sampled AS SELECT key, value FROM src2 TABLESAMPLE (BUCKET 2 OUT OF 3 ON key, value)")
+    assert _rows(wh.sql("SELECT * FROM sampled")) == _rows(
+        wh.sql("SELECT key, value FROM src2 TABLESAMPLE (BUCKET 2 OUT OF 3 ON key, value)"))
     # 1 OUT OF 4 of a table of 2 buckets: bucket 0's file, then Hive's hash of 4
     got = wh.sql("SELECT key FROM bucket2_1 TABLESAMPLE (BUCKET 1 OUT OF 4 ON key)")
     assert {f.rsplit("/", 1)[1][:8] for f in got.inputFiles()} == {"000000_0"}

@@ -110,6 +110,8 @@ def bucket_sample(node: exp.Table, table: Table) -> BucketSample | None:
         columns = b.columns
     elif isinstance(on, (exp.Identifier, exp.Column)):
         columns = (on.name.lower(),)
+    elif isinstance(on, exp.Tuple) and all(isinstance(c, (exp.Identifier, exp.Column)) for c in on.expressions):
+        columns = tuple(c.name.lower() for c in on.expressions)  # ON c1, c2: Hive's hash of the row's columns
     else:
         raise SemanticError(f"TABLESAMPLE (BUCKET {x} OUT OF {y} ON {on.sql()}) of {table.name}: Hive samples ON a "
                             "column of the table or rand(). Give one of those.")

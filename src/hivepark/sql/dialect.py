@@ -215,6 +215,25 @@ class HiveQL(Hive):
             "COMPUTE": lambda self: self._parse_hp_compute(),
         }
 
+        def _parse_table_sample(self, as_modifier: bool = False) -> exp.TableSample | None:
+            """Hive's ``TABLESAMPLE (BUCKET x OUT OF y ON c1, c2, ...)``: several ON columns (sqlglot
+            takes one) give a Tuple as the sample's ``bucket_field``; every other sample is sqlglot's."""
+            index = self._index
+            if not (self._match(TokenType.TABLE_SAMPLE) and self._match(TokenType.L_PAREN)
+                    and self._match_text_seq("BUCKET")):
+                self._retreat(index)
+                return super()._parse_table_sample(as_modifier)
+            numerator = self._parse_number()
+            self._match_text_seq("OUT", "OF")
+            denominator = self._parse_number()
+            field: exp.Expression | None = None
+            if self._match(TokenType.ON):
+                fields = self._parse_csv(self._parse_field)
+                field = fields[0] if len(fields) == 1 else exp.Tuple(expressions=fields)
+            self._match_r_paren()
+            return self.expression(exp.TableSample(bucket_numerator=numerator, bucket_denominator=denominator,
+                                                   bucket_field=field))
+
         def _parse_hp_create(self) -> exp.Expression | None:
             """CREATE TEMPORARY MACRO name (arg type, ...) expression, else sqlglot's CREATE."""
             index = self._index
@@ -506,3 +525,12 @@ class HiveQL(Hive):
             **Hive.Generator.PROPERTIES_LOCATION,
             SkewedByProperty: exp.Properties.Location.POST_SCHEMA,
         }
+
+        def tablesample_sql(self, expression: exp.TableSample, tablesample_keyword: str | None = None) -> str:
+            """Hive's ``ON c1, c2`` for a sample of several columns (sqlglot writes a tuple)."""
+            text = super().tablesample_sql(expression, tablesample_keyword)
+            field = expression.args.get("bucket_field")
+            if isinstance(field, exp.Tuple):
+                wrapped = self.sql(field)
+                text = text.replace(f" ON {wrapped}", f" ON {wrapped[1:-1]}", 1)
+            return text
