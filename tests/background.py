@@ -18,10 +18,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-#: the background's processes yield the CPU to the suite's own, and use what it leaves: the
-#: lowest priority, since the kernel weighs each thread (the background's JVMs have dozens of them,
-#: and at 10 together outweighed the suite's own, whose tests then ran 1.5-2.5x slower)
-NICE = 19
+#: the background's processes yield the CPU to the suite's own, and use what it leaves
+NICE = 10
 
 
 class Background:
