@@ -35,6 +35,7 @@ class BucketSample:
     numerator: int
     denominator: int
     columns: tuple[str, ...]
+    types: tuple[str, ...] = ()  # the columns' base types, when known
 
     def buckets_read(self, b: Bucketing) -> frozenset[int] | None:
         """The bucket files of a table bucketed by ``b`` that can hold sampled rows, or None
@@ -158,6 +159,89 @@ def hive_bucket(values: Sequence[object], types: Sequence[HiveType], count: int)
             return None
         h = (31 * h + f) & _MASK
     return (h & 0x7FFFFFFF) % count
+
+
+# -- the same bucket as a Spark SQL expression (no Python workers), for the types Spark's hash can give it
+_C1, _C2 = 0xCC9E2D51, 0x1B873593
+_SPARK_SEED = 42  # Spark's hash(): Murmur3 x86_32, seed 42, each argument hashed with the one before as its seed
+
+
+def _rotr(x: int, r: int) -> int:
+    return _rotl(x, 32 - r)
+
+
+def _seed_preimage(seed: int) -> int:
+    """The INT whose Spark ``hash`` is ``seed``: then Spark's ``hash(that, x)`` hashes ``x`` with
+    ``seed`` as its seed. Murmur3 of one 4-byte block is a bijection; this undoes it step by step
+    (the finalizer's shifts and multiplications, the block's step, the word's mix).
+
+    >>> _seed_preimage(104729)
+    1867871456
+    """
+    def inverse(c: int) -> int:
+        return pow(c, -1, 1 << 32)
+
+    h = seed & _MASK
+    h ^= h >> 16
+    h = (h * inverse(0xC2B2AE35)) & _MASK
+    h ^= (h >> 13) ^ (h >> 26)
+    h = (h * inverse(0x85EBCA6B)) & _MASK
+    h ^= h >> 16
+    h ^= 4  # the length
+    k = _rotr(((h - 0xE6546B64) * inverse(5)) & _MASK, 13) ^ _SPARK_SEED
+    word = (_rotr((k * inverse(_C2)) & _MASK, 15) * inverse(_C1)) & _MASK
+    return word - (1 << 32) if word & 0x80000000 else word
+
+
+_HIVE_SEEDED = _seed_preimage(_SEED)
+
+
+def _byte_swapped(column: str, bits: int) -> str:
+    """``column`` (an INT or BIGINT expression) with its bytes reversed: Hive hashes a number's
+    big-endian bytes, which Murmur3 reads as little-endian words, and Spark hashes the number's own
+    words (a BIGINT's low word first), so Hive's hash of x is Spark's of x's bytes reversed."""
+    parts = []
+    for i in range(bits // 8):
+        moved = f"shiftrightunsigned({column}, {8 * i}) & 255" if i else f"{column} & 255"
+        parts.append(f"shiftleft({moved}, {bits - 8 - 8 * i})" if bits - 8 - 8 * i else f"({moved})")
+    return "(" + " | ".join(parts) + ")"
+
+
+def _spark_field_hash(column: str, base: str) -> str | None:
+    """Spark SQL for Hive's ``hashCodeMurmur`` of ``column`` (a NULL hashes to 0), or None when
+    Spark's hash cannot give it (SMALLINT's two bytes and strings end in a tail that Spark's
+    Murmur3 hashes its own way)."""
+    if base == "date":  # the days since 1970-01-01, hashed as an INT
+        column, base = f"unix_date(CAST({column} AS DATE))", "int"
+    if base in ("int", "bigint"):
+        column = f"CAST({column} AS {base.upper()})"  # a no-op on the table's own column
+        swapped = _byte_swapped(column, 32 if base == "int" else 64)
+        return f"IF({column} IS NULL, 0, hash({_HIVE_SEEDED}, {swapped}))"
+    if base == "tinyint":
+        return f"coalesce(CAST({column} AS INT), 0)"
+    if base == "boolean":
+        return f"CASE WHEN {column} THEN 1 ELSE 0 END"
+    return None
+
+
+def spark_bucket_sql(columns: Sequence[str], types: Sequence[str], count: int) -> str | None:
+    """Spark SQL giving the Hive bucket (of ``count``) of the row whose bucket columns are the
+    SQL expressions ``columns`` of the base ``types``, as :func:`hive_bucket` does, or None when
+    a type needs the Python workers' hash (storage/bucket_files.py).
+
+    >>> spark_bucket_sql(["`k`"], ["tinyint"], 4)
+    'CAST(((coalesce(CAST(`k` AS INT), 0) & 4294967295) & 2147483647) % 4 AS INT)'
+    >>> spark_bucket_sql(["`k`", "`s`"], ["int", "string"], 4) is None
+    True
+    """
+    h = ""
+    for column, base in zip(columns, types):
+        field = _spark_field_hash(column, base)
+        if field is None:
+            return None
+        word = f"(CAST({field} AS BIGINT) & {_MASK})" if base in ("int", "bigint", "date") else f"({field} & {_MASK})"
+        h = word if not h else f"(({h} * 31 + {word}) & {_MASK})"
+    return f"CAST(({h} & {0x7FFFFFFF}) % {count} AS INT)" if h else None
 
 
 def bucket_of_file(name: str) -> int | None:

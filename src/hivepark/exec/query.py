@@ -174,7 +174,7 @@ def run_query(ctx: Context, tree: Any) -> tuple[DataFrame, QueryPlan]:
         wheres.append(None)
     text = spark_sql(planned.analysis, views, [scan.broadcast for scan in plan.scans],
                      [scan.source_applied for scan in plan.scans], wheres)
-    if any(site.sample is not None for site in planned.analysis.sites):
+    if SAMPLE_FUNCTION in text:  # a TABLESAMPLE ON a column whose hash Spark's own cannot give
         ctx.spark.udf.register(SAMPLE_FUNCTION, F.arrow_udf(row_buckets(), "int"))  # type: ignore[call-overload]
     regex = (ctx.conf.get("hive.support.quoted.identifiers") or "column").strip().lower() == "none"
     try:

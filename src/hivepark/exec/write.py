@@ -14,7 +14,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from hivepark import layout
-from hivepark.catalog.buckets import Bucketing, table_buckets
+from hivepark.catalog.buckets import Bucketing, spark_bucket_sql, table_buckets
 from hivepark.catalog.models import Column as TableColumn
 from hivepark.catalog.models import Table
 from hivepark.catalog.skew import table_skew
@@ -324,7 +324,13 @@ def _write_dynamic(ctx: Context, table: Table, df: DataFrame, static: dict, dyn:
 
 def with_buckets(table: Table, buckets: Bucketing, df: DataFrame) -> DataFrame:
     """``df`` (the table's data columns by name, then any partition columns) with each row's
-    Hive bucket in :data:`BUCKET_COL`, computed in Spark's Python workers (storage/bucket_files.py)."""
+    Hive bucket in :data:`BUCKET_COL`: a Spark expression where Spark's hash gives Hive's (INT,
+    BIGINT, DATE, TINYINT, BOOLEAN columns: ``catalog.buckets.spark_bucket_sql``), else computed
+    in Spark's Python workers (storage/bucket_files.py)."""
+    types = {c.name: HiveType.parse(c.type).base for c in table.columns}
+    sql = spark_bucket_sql([f"`{c}`" for c in buckets.columns], [types[c] for c in buckets.columns], buckets.count)
+    if sql is not None:
+        return df.withColumn(BUCKET_COL, F.expr(sql))
     udf = F.arrow_udf(row_buckets(), "int")  # type: ignore[call-overload]  # (pyspark's stubs miss *arrays)
     return df.withColumn(BUCKET_COL, udf(F.lit(buckets.count), *[F.col(f"`{c}`") for c in buckets.columns]))
 

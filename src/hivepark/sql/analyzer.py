@@ -134,7 +134,7 @@ def bucket_sample(node: exp.Table, table: Table) -> BucketSample | None:
                             f"of its own: sample in a subquery first (FROM (SELECT * FROM {table.name} TABLESAMPLE "
                             "(...)) s LATERAL VIEW ...).")
     node.set("sample", None)
-    return BucketSample(x, y, columns)
+    return BucketSample(x, y, columns, tuple(types[c] for c in columns))
 
 
 def find_scans(query: exp.Expression, find: TableFind) -> list[ScanSite]:

@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from hivepark.catalog.buckets import BucketSample
+from hivepark.catalog.buckets import BucketSample, spark_bucket_sql
 from hivepark.errors import SemanticError
 from hivepark.sql.analyzer import QueryAnalysis, ScanSite, TableFind, analyze_query
 
@@ -127,13 +127,19 @@ SAMPLE_FUNCTION = "hivepark_hive_bucket"
 
 
 def sample_condition(sample: BucketSample) -> str:
-    """The Spark SQL condition keeping a TABLESAMPLE's rows: Hive's ``(hash(c) & INT_MAX) % y == x - 1``.
+    """The Spark SQL condition keeping a TABLESAMPLE's rows: Hive's ``(hash(c) & INT_MAX) % y == x - 1``,
+    a Spark expression where Spark's hash gives Hive's, else the Python workers' function.
 
-    >>> sample_condition(BucketSample(2, 4, ("k", "v")))
+    >>> sample_condition(BucketSample(2, 4, ("k", "v"), ("int", "string")))
     'hivepark_hive_bucket(4, `k`, `v`) = 1'
+    >>> sample_condition(BucketSample(2, 4, ("b",), ("boolean",)))
+    'CAST(((CASE WHEN `b` THEN 1 ELSE 0 END & 4294967295) & 2147483647) % 4 AS INT) = 1'
     """
-    columns = ", ".join(f"`{c}`" for c in sample.columns)
-    return f"{SAMPLE_FUNCTION}({sample.denominator}, {columns}) = {sample.numerator - 1}"
+    columns = [f"`{c}`" for c in sample.columns]
+    bucket = spark_bucket_sql(columns, sample.types, sample.denominator) if sample.types else None
+    if bucket is None:
+        bucket = f"{SAMPLE_FUNCTION}({sample.denominator}, {', '.join(columns)})"
+    return f"{bucket} = {sample.numerator - 1}"
 
 
 def _add_broadcast_hint(site: ScanSite) -> None:
