@@ -1,10 +1,11 @@
 """Writing a bucketed table: hivepark's INSERT OVERWRITE into a table CLUSTERED BY (k) INTO 16
 BUCKETS (Hive's files: one per bucket and partition, each row in the bucket of Hive's Murmur3
-hash, computed in Spark's Python workers over Arrow batches) against the same INSERT into the
-same table without buckets, and against Spark's own bucketed write (``bucketBy``, Spark's hash,
-files Hive does not read as buckets).
+hash: for an INT key a Spark expression, for a STRING key (``--key string``) computed in Spark's
+Python workers over Arrow batches) against the same INSERT into the same table without buckets,
+and against Spark's own bucketed write (``bucketBy``, Spark's hash, files Hive does not read as
+buckets).
 
-    .venv/bin/python bench/bucketed_write.py [--rows 4000000] [--days 4] [--repeat 3]
+    .venv/bin/python bench/bucketed_write.py [--rows 4000000] [--days 4] [--repeat 3] [--key int|string]
 
 The default size (4,000,000 rows) takes about two minutes on 2 cores; `--rows` takes more.
 Each figure is a median of alternating runs; figures and ratios on the last lines.
@@ -32,6 +33,7 @@ def main() -> None:
     ap.add_argument("--days", type=int, default=4)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--dir", default=None)
+    ap.add_argument("--key", choices=("int", "string"), default="int", help="the bucket column's type")
     args = ap.parse_args()
 
     import hivepark
@@ -40,11 +42,12 @@ def main() -> None:
     shutil.rmtree(f"{base}/warehouse", ignore_errors=True)
     wh = hivepark.connect(f"{base}/warehouse", conf={"hive.exec.dynamic.partition.mode": "nonstrict"})
     spark = wh.spark
-    wh.sql("CREATE TABLE src (k INT, v STRING, ds STRING) STORED AS PARQUET")
-    wh.sql(f"INSERT OVERWRITE TABLE src SELECT CAST(id * 7919 % 200000 AS INT), concat('payload-', id), "
+    key = args.key.upper()
+    wh.sql(f"CREATE TABLE src (k {key}, v STRING, ds STRING) STORED AS PARQUET")
+    wh.sql(f"INSERT OVERWRITE TABLE src SELECT CAST(id * 7919 % 200000 AS {key}), concat('payload-', id), "
            f"concat('2024-01-0', CAST(id % {args.days} + 1 AS STRING)) FROM range({args.rows})")
     for name, clause in (("bucketed", f"CLUSTERED BY (k) INTO {BUCKETS} BUCKETS "), ("plain", "")):
-        wh.sql(f"CREATE TABLE {name} (k INT, v STRING) PARTITIONED BY (ds STRING) {clause}STORED AS PARQUET")
+        wh.sql(f"CREATE TABLE {name} (k {key}, v STRING) PARTITIONED BY (ds STRING) {clause}STORED AS PARQUET")
     source = spark.read.parquet(f"{base}/warehouse/src")
     spark_dir = f"{base}/spark_bucketed"
 
@@ -73,7 +76,8 @@ def main() -> None:
             times[name].append(time.perf_counter() - t)
     print(f"machine: {platform.machine()} {platform.processor() or ''} cpus={os.cpu_count()} "
           f"python={platform.python_version()} spark={spark.version} master={spark.sparkContext.master}")
-    print(f"{args.rows:,} rows into {args.days} partitions; bucketed: {len(files)} files ({BUCKETS} per partition)")
+    print(f"{args.rows:,} rows into {args.days} partitions; bucketed: {len(files)} files ({BUCKETS} per partition), "
+          f"key {key}")
     med = {n: statistics.median(ts) for n, ts in times.items()}
     for name in writes:
         print(f"{name:8s} median {med[name]:.2f}s  runs {', '.join(f'{t:.2f}' for t in times[name])}")

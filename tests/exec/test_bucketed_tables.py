@@ -364,3 +364,24 @@ def test_bigint_and_tinyint_bucket_columns_are_written_as_hive_hashes_them(wh, s
     spark.read.parquet(str(root)).createOrReplaceTempView("plain_bb")
     assert _rows(wh.sql("SELECT * FROM bb")) == _rows(spark.sql("SELECT * FROM plain_bb"))
     assert len(_rows(wh.sql("SELECT * FROM bb"))) == 300
+
+
+def test_a_char_bucket_column_is_hashed_without_its_trailing_spaces_as_hive_hashes_it(wh, spark, tmp_path):
+    """Hive hashes a CHAR's stripped value (HiveChar.getStrippedValue): 'ab' in a CHAR(4) column
+    lands in the bucket of 'ab', whatever padding the file keeps; TABLESAMPLE ON it keeps those rows."""
+    wh.sql("CREATE TABLE cc (c CHAR(4), n INT) CLUSTERED BY (c) INTO 4 BUCKETS STORED AS PARQUET")
+    words = ["ab", "ab  ", " ab", "xyz", "q", "", "long", "a b"]
+    wh.sql("INSERT INTO cc VALUES " + ", ".join(f"('{w}', {i})" for i, w in enumerate(words * 5)) + ", (NULL, -1)")
+    import pyarrow.parquet as pq
+
+    root = tmp_path / "warehouse" / "cc"
+    char_t = [HiveType.parse("char(4)")]
+    for f in (p for p in root.iterdir() if p.is_file() and not p.name.startswith((".", "_"))):
+        assert {hive_bucket([r["c"]], char_t, 4) for r in pq.read_table(f).to_pylist()} == {int(f.name[:6])}
+    assert hive_bucket(["ab  "], char_t, 4) == hive_bucket(["ab"], [HiveType.parse("string")], 4)
+    assert hive_bucket([" ab"], char_t, 4) == hive_bucket([" ab"], [HiveType.parse("string")], 4)
+    spark.read.parquet(str(root)).createOrReplaceTempView("plain_cc")
+    assert _rows(wh.sql("SELECT * FROM cc")) == _rows(spark.sql("SELECT * FROM plain_cc"))
+    every = spark.sql("SELECT c, n FROM plain_cc").collect()
+    expected = sorted((tuple(r) for r in every if hive_bucket([r[0]], char_t, 3) == 2), key=repr)
+    assert _rows(wh.sql("SELECT c, n FROM cc TABLESAMPLE (BUCKET 3 OUT OF 3 ON c)")) == expected and expected

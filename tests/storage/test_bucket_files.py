@@ -29,7 +29,7 @@ def _values(base: str) -> st.SearchStrategy:
         return st.none() | st.dates()
     if base == "boolean":
         return st.none() | st.booleans()
-    return st.none() | st.text(max_size=12)
+    return st.none() | st.text(max_size=40)  # several blocks and every tail length
 
 
 @st.composite
@@ -46,6 +46,17 @@ def test_each_row_goes_to_the_bucket_hives_hash_gives(case):
     arrays = [pa.array([r[i] for r in rows], ARROW[t]) for i, t in enumerate(types)]
     hive = [HiveType.parse(t) for t in types]
     assert bucket_ids(arrays, types, count).to_pylist() == [hive_bucket(list(r), hive, count) for r in rows]
+
+
+def test_strings_hash_alike_in_a_slice_of_a_batch_and_in_large_strings():
+    """The string hash reads the array's own bytes and offsets: a slice (offsets not from 0) and a
+    large_string array (64-bit offsets) give each row the bucket ``hive_bucket`` gives."""
+    words = [None, "", "a", "abcd", "abcde", "ünïcødé ✓", "x" * 41, "tail3ab"]
+    string_t = [HiveType.parse("string")]
+    for array in (pa.array(words * 3).slice(5, 14), pa.array(words, pa.large_string()),
+                  pa.array([None, None], pa.string())):
+        assert bucket_ids([array], ["string"], 16).to_pylist() == \
+            [hive_bucket([w], string_t, 16) for w in array.to_pylist()]
 
 
 def test_ints_go_to_the_buckets_hive_wrote_them_to():

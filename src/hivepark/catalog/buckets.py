@@ -24,7 +24,7 @@ _EPOCH = datetime.date(1970, 1, 1)
 
 
 #: the column types whose Hive hash hivepark computes (Hive's hashCodeMurmur of each)
-HASHED_TYPES = ("tinyint", "smallint", "int", "bigint", "string", "varchar", "date", "boolean")
+HASHED_TYPES = ("tinyint", "smallint", "int", "bigint", "string", "varchar", "char", "date", "boolean")
 
 
 @dataclass(frozen=True)
@@ -136,6 +136,8 @@ def _field_hash(value: object, hive_type: HiveType) -> int | None:
         return value
     if base in ("string", "varchar") and isinstance(value, str):
         return murmur3_32(value.encode("utf-8"))
+    if base == "char" and isinstance(value, str):  # HiveChar's stripped value: no trailing spaces
+        return murmur3_32(value.rstrip(" ").encode("utf-8"))
     if base == "date" and isinstance(value, datetime.date) and not isinstance(value, datetime.datetime):
         # Hive hashes the days since 1970-01-01 as an INT: four big-endian bytes
         return murmur3_32((value - _EPOCH).days.to_bytes(4, "big", signed=True))
@@ -222,6 +224,16 @@ def _spark_field_hash(column: str, base: str) -> str | None:
     if base == "boolean":
         return f"CASE WHEN {column} THEN 1 ELSE 0 END"
     return None
+
+
+def hashed_input(column: str, base: str) -> str:
+    """The Spark SQL a bucket column's hash takes: a CHAR without its trailing spaces (Hive hashes
+    HiveChar's stripped value; Spark's ``rtrim`` strips spaces only, as Hive does), else the column.
+
+    >>> hashed_input("`c`", "char"), hashed_input("`v`", "varchar")
+    ('rtrim(`c`)', '`v`')
+    """
+    return f"rtrim({column})" if base == "char" else column
 
 
 def spark_bucket_sql(columns: Sequence[str], types: Sequence[str], count: int) -> str | None:

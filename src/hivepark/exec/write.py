@@ -14,7 +14,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from hivepark import layout
-from hivepark.catalog.buckets import Bucketing, spark_bucket_sql, table_buckets
+from hivepark.catalog.buckets import Bucketing, hashed_input, spark_bucket_sql, table_buckets
 from hivepark.catalog.models import Column as TableColumn
 from hivepark.catalog.models import Table
 from hivepark.catalog.skew import table_skew
@@ -332,7 +332,8 @@ def with_buckets(table: Table, buckets: Bucketing, df: DataFrame) -> DataFrame:
     if sql is not None:
         return df.withColumn(BUCKET_COL, F.expr(sql))
     udf = F.arrow_udf(row_buckets(), "int")  # type: ignore[call-overload]  # (pyspark's stubs miss *arrays)
-    return df.withColumn(BUCKET_COL, udf(F.lit(buckets.count), *[F.col(f"`{c}`") for c in buckets.columns]))
+    inputs = [F.expr(hashed_input(f"`{c}`", types[c])) for c in buckets.columns]
+    return df.withColumn(BUCKET_COL, udf(F.lit(buckets.count), *inputs))
 
 
 def bucket_order(buckets: Bucketing, keys: list[str]) -> list[Column]:

@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from hivepark.catalog.buckets import BucketSample, spark_bucket_sql
+from hivepark.catalog.buckets import BucketSample, hashed_input, spark_bucket_sql
 from hivepark.errors import SemanticError
 from hivepark.sql.analyzer import QueryAnalysis, ScanSite, TableFind, analyze_query
 
@@ -132,13 +132,16 @@ def sample_condition(sample: BucketSample) -> str:
 
     >>> sample_condition(BucketSample(2, 4, ("k", "v"), ("int", "string")))
     'hivepark_hive_bucket(4, `k`, `v`) = 1'
+    >>> sample_condition(BucketSample(1, 2, ("c",), ("char",)))
+    'hivepark_hive_bucket(2, rtrim(`c`)) = 0'
     >>> sample_condition(BucketSample(2, 4, ("b",), ("boolean",)))
     'CAST(((CASE WHEN `b` THEN 1 ELSE 0 END & 4294967295) & 2147483647) % 4 AS INT) = 1'
     """
     columns = [f"`{c}`" for c in sample.columns]
     bucket = spark_bucket_sql(columns, sample.types, sample.denominator) if sample.types else None
     if bucket is None:
-        bucket = f"{SAMPLE_FUNCTION}({sample.denominator}, {', '.join(columns)})"
+        inputs = [hashed_input(c, t) for c, t in zip(columns, sample.types)] if sample.types else columns
+        bucket = f"{SAMPLE_FUNCTION}({sample.denominator}, {', '.join(inputs)})"
     return f"{bucket} = {sample.numerator - 1}"
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hivepark.catalog.buckets import HASHED_TYPES, murmur3_32, table_buckets
+from hivepark.catalog.buckets import HASHED_TYPES, table_buckets
 from hivepark.catalog.models import Table
 from hivepark.catalog.skew import table_skew
 from hivepark.storage import fs
@@ -68,8 +68,8 @@ def _block(h: pa.Array, word: pa.Array) -> pa.Array:
     return pc.add(pc.multiply(h, pa.scalar(5, _U32)), pa.scalar(0xE6546B64, _U32))
 
 
-def _final(h: pa.Array, length: int) -> pa.Array:
-    h = pc.bit_wise_xor(h, pa.scalar(length, _U32))
+def _final(h: pa.Array, length: int | pa.Array) -> pa.Array:
+    h = pc.bit_wise_xor(h, pa.scalar(length, _U32) if isinstance(length, int) else length)
     for shift, factor in ((16, 0x85EBCA6B), (13, 0xC2B2AE35)):
         h = pc.multiply(pc.bit_wise_xor(h, pc.shift_right(h, pa.scalar(shift, _U32))), pa.scalar(factor, _U32))
     return pc.bit_wise_xor(h, pc.shift_right(h, pa.scalar(16, _U32)))
@@ -92,12 +92,51 @@ def _seeded(n: int) -> pa.Array:
     return pa.array([_SEED] * n, _U32)
 
 
+def _string_hashes(values: pa.Array) -> pa.Array:
+    """Murmur3 of each string's UTF-8 bytes, as words (a NULL's is 0), over the whole array at
+    once: the array's bytes and offsets as Arrow arrays, block j of every string of at least
+    4j + 4 bytes taken and mixed together, then each string's tail and its length."""
+    n = len(values)
+    if n == 0 or values.null_count == n:
+        return pa.array([0] * n, _U32)
+    _, offsets_buffer, data_buffer = values.buffers()
+    wide = pa.types.is_large_string(values.type) or pa.types.is_large_binary(values.type)
+    offsets = pc.cast(pa.Array.from_buffers(pa.int64() if wide else pa.int32(), n + 1, [None, offsets_buffer],
+                                            offset=values.offset), pa.int64())
+    starts = offsets.slice(0, n)
+    lengths = pc.subtract(offsets.slice(1, n), starts)
+    size = data_buffer.size if data_buffer is not None else 0
+    data = pa.Array.from_buffers(pa.uint8(), size, [None, data_buffer]) if size else pa.array([0], pa.uint8())
+    last = pa.scalar(max(size - 1, 0), pa.int64())
+
+    def byte_at(at: pa.Array, i: int) -> pa.Array:  # the byte at ``at + i`` (a short string's: any)
+        where = pc.min_element_wise(pc.add(at, pa.scalar(i, pa.int64())), last)
+        return pc.shift_left(pc.cast(pc.take(data, where), _U32), pa.scalar(8 * i, _U32))
+
+    h = _seeded(n)
+    longest = pc.max(lengths).as_py() or 0
+    for j in range(longest // 4):
+        at = pc.add(starts, pa.scalar(4 * j, pa.int64()))
+        word = byte_at(at, 0)
+        for i in (1, 2, 3):
+            word = pc.bit_wise_or(word, byte_at(at, i))
+        h = pc.if_else(pc.greater_equal(lengths, pa.scalar(4 * j + 4, pa.int64())), _block(h, word), h)
+    whole = pc.multiply(pc.divide(lengths, pa.scalar(4, pa.int64())), pa.scalar(4, pa.int64()))
+    rest = pc.subtract(lengths, whole)
+    at = pc.add(starts, whole)
+    tail = pa.array([0] * n, _U32)
+    for i in (0, 1, 2):
+        tail = pc.if_else(pc.greater(rest, pa.scalar(i, pa.int64())), pc.bit_wise_or(tail, byte_at(at, i)), tail)
+    h = pc.if_else(pc.greater(rest, pa.scalar(0, pa.int64())), pc.bit_wise_xor(h, _k(tail)), h)
+    h = _final(h, pc.cast(lengths, _U32))
+    return pc.if_else(pc.is_valid(values), h, pa.scalar(0, _U32))
+
+
 def _field_hashes(values: pa.Array, base: str) -> pa.Array:
     """Hive's ``hashCodeMurmur`` of each value, as words; a NULL hashes to 0."""
     n = len(values)
     if base in ("string", "varchar"):
-        return pa.array([0 if s is None else murmur3_32(s.encode("utf-8")) & 0xFFFFFFFF for s in values.to_pylist()],
-                        _U32)
+        return _string_hashes(values)
     if base == "date":  # the days since 1970-01-01, hashed as an INT
         values, base = pc.cast(values, pa.int32()), "int"
     if base in ("tinyint", "boolean"):  # the value itself (1 or 0)
@@ -150,7 +189,8 @@ def row_buckets() -> Callable[..., pa.Array]:
     """The function Spark's Python workers run, ``f(count, c1, ...)``: each row's bucket of
     ``count`` by Hive's hash of the columns, their types read from the Arrow arrays (columns of
     :data:`HASHED_TYPES`: a write's bucket columns, checked by :func:`unwritable`; a
-    TABLESAMPLE's, checked in sql/)."""
+    TABLESAMPLE's, checked in sql/; a CHAR given without its trailing spaces, as
+    ``catalog.buckets.hashed_input`` gives it)."""
     _by_value()
 
     def buckets(count: pa.Array, *arrays: pa.Array) -> pa.Array:
