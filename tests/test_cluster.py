@@ -80,6 +80,19 @@ def _core_suite_on_a_cluster(bg: Background) -> None:
 BACKGROUND_TESTS = {"test_the_core_suite_passes_on_the_cluster": _core_suite_on_a_cluster}
 
 
+def test_every_test_left_out_on_the_cluster_is_a_test_of_the_subset():
+    """pytest's --deselect ignores a name that matches nothing: a test of LOCAL_ONLY renamed would
+    silently run on the cluster again, so each must name a test function its module defines."""
+    import ast
+
+    for test in LOCAL_ONLY:
+        path, name = test.split("::")
+        assert path in SUBSET, test
+        with open(os.path.join(ROOT, path)) as f:
+            defined = {node.name for node in ast.parse(f.read()).body if isinstance(node, ast.FunctionDef)}
+        assert name in defined, f"{test} is not a test of {path}: rename it in LOCAL_ONLY"
+
+
 @pytest.fixture(scope="module")
 def cluster():
     try:
