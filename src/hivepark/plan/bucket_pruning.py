@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from itertools import product
 
-from hivepark.catalog.buckets import Bucketing, hive_bucket, prunes_buckets
+from hivepark.catalog.buckets import HASHED_TYPES, Bucketing, hive_bucket, prunes_buckets, table_buckets
 from hivepark.expr import EqualTo, In
 from hivepark.expr.visitors import conjuncts
 from hivepark.plan.nodes import TableScan
@@ -72,3 +72,34 @@ def _by_predicate(scan: TableScan, b: Bucketing) -> frozenset[int] | None:
             return None
         chosen.add(k)
     return frozenset(chosen)
+
+
+def every_bucket_read(scan: TableScan) -> str | None:
+    """Why a scan of a bucketed table reads every bucket's files (EXPLAIN says it, so that
+    pruning never silently fails to happen), or None: the scan reads only some, or the table
+    is not bucketed.
+
+    >>> from hivepark.catalog.models import Column, Table
+    >>> props = {**Bucketing(("k",), (), 4).properties(), "bucketing_version": "2"}
+    >>> t = Table("db", "t", (Column("k", "int"),), properties=props)
+    >>> every_bucket_read(TableScan(t, "t"))
+    'the filter does not fix k to values of its type (k = v, k IN (...))'
+    >>> every_bucket_read(TableScan(t, "t", buckets=(frozenset({1}), 4))) is None
+    True
+    """
+    b = table_buckets(scan.table)
+    if b is None or scan.buckets is not None:
+        return None
+    version = scan.table.properties.get("bucketing_version")
+    if prunes_buckets(scan.table) is None:
+        return (f"bucketing_version={version}: Hive 1 and 2's hash, which hivepark does not compute" if version else
+                "no bucketing_version=2 in TBLPROPERTIES (Hive 3 records it; without it the files may be Hive 1 "
+                "or 2's hash)")
+    types = {c.name: HiveType.parse(c.type).base for c in scan.table.columns}
+    other = [f"{c} {types[c]}" for c in b.columns if types[c] not in HASHED_TYPES or types[c] == "char"]
+    if other:
+        return f"hivepark does not take the bucket of {', '.join(other)} values from a filter"
+    names = " and ".join(b.columns)
+    forms = ", ".join(f"{c} = v, {c} IN (...)" for c in b.columns)
+    return f"the filter does not fix {names} to values of {'its' if len(b.columns) == 1 else 'their'} type ({forms})"
+

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from hivepark import layout
+from hivepark.catalog.buckets import table_buckets
 from hivepark.expr import AlwaysTrue
 from hivepark.expr.visitors import render_literal, to_filter_string
+from hivepark.plan.bucket_pruning import every_bucket_read
 from hivepark.plan.nodes import (
     Fact,
     FilterShape,
@@ -39,9 +41,7 @@ def render_scan(scan: TableScan, max_dirs: int = 5, extended: bool = False,
         lines.append("  partitioned: false")
         choice = scan.lb_choice(())
         if choice is None:  # the runtime lines too: a big side's reader filter, a broadcast
-            buckets = [] if scan.buckets is None else [
-                f"  buckets={len(scan.buckets[0])}/{scan.buckets[1]} (Hive bucket files read)"]
-            return lines + [f"  directories: {t.location}"] + buckets + _runtime_lines(scan, analyzed)
+            return lines + [f"  directories: {t.location}"] + _bucket_lines(scan) + _runtime_lines(scan, analyzed)
         lines.append(f"  list bucketing: directories={len(choice.chosen)}/{choice.total}")
         return lines + [_dir_line([layout.resolve_location(t.location, loc)
                                    for loc in choice.chosen], max_dirs)] + _runtime_lines(scan, analyzed)
@@ -77,11 +77,19 @@ def render_scan(scan: TableScan, max_dirs: int = 5, extended: bool = False,
         lines.append(_dir_line(dirs, max_dirs))
     else:
         lines.append(_dir_line([p.location for p in parts], max_dirs))
-    if scan.buckets is not None:
-        lines.append(f"  buckets={len(scan.buckets[0])}/{scan.buckets[1]} (Hive bucket files read)")
+    lines += _bucket_lines(scan)
     if extended and not isinstance(scan.predicate, AlwaysTrue):
         lines.append(f"  scan predicate: {to_filter_string(scan.predicate)}")
     return lines + _runtime_lines(scan, analyzed)
+
+
+def _bucket_lines(scan: TableScan) -> list[str]:
+    """A bucketed table's files read: those of the buckets chosen, or every one and why."""
+    if scan.buckets is not None:
+        return [f"  buckets={len(scan.buckets[0])}/{scan.buckets[1]} (Hive bucket files read)"]
+    why = every_bucket_read(scan)
+    b = table_buckets(scan.table)
+    return [] if why is None or b is None else [f"  buckets={b.count}/{b.count} (every file read: {why})"]
 
 
 def handler_lines(scan: TableScan) -> list[str]:

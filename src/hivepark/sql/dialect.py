@@ -527,10 +527,10 @@ class HiveQL(Hive):
         }
 
         def tablesample_sql(self, expression: exp.TableSample, tablesample_keyword: str | None = None) -> str:
-            """Hive's ``ON c1, c2`` for a sample of several columns (sqlglot writes a tuple)."""
-            text = super().tablesample_sql(expression, tablesample_keyword)
+            """Hive's ``ON c1, c2`` for a sample of several columns (sqlglot would write a tuple's
+            parentheses): the columns, each written as sqlglot writes it, given as the clause's field."""
             field = expression.args.get("bucket_field")
             if isinstance(field, exp.Tuple):
-                wrapped = self.sql(field)
-                text = text.replace(f" ON {wrapped}", f" ON {wrapped[1:-1]}", 1)
-            return text
+                expression = expression.copy()
+                expression.set("bucket_field", exp.var(", ".join(self.sql(c) for c in field.expressions)))
+            return super().tablesample_sql(expression, tablesample_keyword)
