@@ -286,17 +286,15 @@ SPARK_CASES: list[tuple[str, Any, str]] = [
 
 def test_partition_text_is_the_dynamic_insert_text(spark: Any) -> None:
     """``partition_text(v)`` is exactly the text a dynamic partition insert writes for
-    ``CAST(v AS t)`` (``exec.write.partition_text_column``: Spark's ``CAST ... AS STRING``, a
+    ``CAST(v AS t)`` (``exec.write.partition_text_sql``: Spark's ``CAST ... AS STRING``, a
     DECIMAL without trailing zeros as Hive's HiveDecimal), one query for the whole table of
     values, so a static and a dynamic value name the same partition."""
-    from pyspark.sql import functions as F
-
-    from hivepark.exec.write import partition_text_column
+    from hivepark.exec.write import partition_text_sql
 
     select = ", ".join(f"CAST({lit} AS {t}) AS c{i}" for i, (t, _, lit) in enumerate(SPARK_CASES))
     typed = spark.sql(f"SELECT {select}")
-    row = typed.select(*[partition_text_column(F.col(f"c{i}"), HiveType.parse(t)).alias(f"c{i}")
-                         for i, (t, _, _) in enumerate(SPARK_CASES)]).collect()[0]
+    row = typed.selectExpr(*[f"{partition_text_sql(f'c{i}', HiveType.parse(t))} AS c{i}"
+                             for i, (t, _, _) in enumerate(SPARK_CASES)]).collect()[0]
     got = [HiveType.parse(t).partition_text(v) for t, v, _ in SPARK_CASES]
     expected = [row[f"c{i}"] for i in range(len(SPARK_CASES))]
     mismatches = [(SPARK_CASES[i][:2], g, e) for i, (g, e) in enumerate(zip(got, expected)) if g != e]

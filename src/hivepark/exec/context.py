@@ -47,6 +47,7 @@ class Context:
     _cached: list[DataFrame] = field(default_factory=list)
     _table_frames: Any = None
     _planning: threading.local = field(default_factory=threading.local)  # same_tables' lookups
+    _empty: DataFrame | None = None
 
     def table_frames(self) -> Any:
         """This warehouse's whole-table DataFrames (exec.scan.TableFrames), made once."""
@@ -217,7 +218,12 @@ class Context:
         return self.spark.sql(f"SELECT * FROM VALUES {values} AS t({names})")
 
     def empty(self) -> DataFrame:
-        return self.spark.createDataFrame([], StructType([]))
+        """The result of a statement without rows (DDL, INSERT): no columns, no rows. One per
+        session, made once: a DataFrame is immutable, and making one from Python data is tens of
+        milliseconds of Py4J calls, on every statement."""
+        if self._empty is None or self._empty.sparkSession is not self.spark:
+            self._empty = self.spark.range(0).select()
+        return self._empty
 
 
 def _sql_string(value: object) -> str:

@@ -31,6 +31,7 @@ from hivepark.exec.context import Context, refuse_bucketed
 from hivepark.exec.locations import check_location
 from hivepark.exec.query import run_query, spark_error
 from hivepark.exec.scan import spark_type
+from hivepark.expr.visitors import render_literal
 from hivepark.sql.statements import Insert, InsertDirectory, LoadData, MultiInsert, PartitionSpec
 from hivepark.sql.validate import (
     check_if_not_exists,
@@ -203,15 +204,17 @@ def _write_handler(ctx: Context, handler: StorageHandler, table: Table, df: Data
             f"Cannot insert into target table because column number/types are different "
             f"'{table.name}': Table insclause-0 has {len(table.columns)} columns, but query has "
             f"{len(df.columns)} columns.", code=10044)
-    out = df.select(*_data_columns(table, df))
+    out = df.selectExpr(*_data_columns(table, df))
     try:
         handler.write(ctx.spark, table, out, overwrite)
     except PySparkException as e:
         raise spark_error(e) from None
 
 
-def _data_columns(table: Table, df: DataFrame) -> list:
-    cols = df.columns
+def _data_columns(table: Table, df: DataFrame) -> list[str]:
+    """The table's data columns, from ``df``'s first columns each cast to its column's type, as
+    Spark SQL for one ``selectExpr``: a Column built in Python costs several Py4J calls per
+    operation, which on a table of 40 columns was most of a small INSERT's own time."""
     fields = df.schema.fields
     for i, c in enumerate(table.columns):
         if not _castable(fields[i].dataType.simpleString(), spark_type(c.type)):
@@ -220,8 +223,12 @@ def _data_columns(table: Table, df: DataFrame) -> list:
                 f"'{table.name}': column {i + 1} of the query is {fields[i].dataType.simpleString()}"
                 f", which cannot be converted to {c.name} {c.type}. Convert it in the SELECT.",
                 code=10044)
-    return [F.col(f"`{cols[i]}`").cast(spark_type(c.type)).alias(c.name)
+    return [f"CAST({_sql_name(fields[i].name)} AS {spark_type(c.type)}) AS {_sql_name(c.name)}"
             for i, c in enumerate(table.columns)]
+
+
+def _sql_name(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
 
 
 def _castable(src: str, dst: str) -> bool:
@@ -242,7 +249,7 @@ def _write_static(ctx: Context, table: Table, df: DataFrame, values: tuple, over
             table.location, table.partition_key_names(), values)
     else:
         location = table.location
-    data = df.select(*_data_columns(table, df))
+    data = df.selectExpr(*_data_columns(table, df))
     buckets = table_buckets(table)
     lb = lb_routing.static_plan(ctx, table, data, existing, overwrite) if buckets is None else None
     with ctx.begin_commit(table, keeps_buckets=True) as commit:
@@ -280,11 +287,11 @@ def _write_dynamic(ctx: Context, table: Table, df: DataFrame, static: dict, dyn:
     for k in table.partition_key_names():
         layout.check_partition_column_name(k)  # a table created before names were checked
         if k in static:  # already its canonical text
-            part_cols.append(F.lit(static[k]).cast("string").alias(k))
+            part_cols.append(f"{render_literal(static[k])} AS {_sql_name(k)}")
         else:
-            value = F.col(f"`{cols[n + dyn.index(k)]}`").cast(spark_type(types[k]))
-            part_cols.append(partition_text_column(value, HiveType.parse(types[k])).alias(k))
-    out = df.select(*_data_columns(table, df), *part_cols)
+            value = f"CAST({_sql_name(cols[n + dyn.index(k)])} AS {spark_type(types[k])})"
+            part_cols.append(f"{partition_text_sql(value, HiveType.parse(types[k]))} AS {_sql_name(k)}")
+    out = df.selectExpr(*_data_columns(table, df), *part_cols)
     keys = list(table.partition_key_names())
     grouped = lb_routing.dynamic_grouped(table, out, keys)
     try:
@@ -343,19 +350,22 @@ def bucket_order(buckets: Bucketing, keys: list[str]) -> list[Column]:
             *[F.col(f"`{c}`").asc() if asc else F.col(f"`{c}`").desc() for c, asc in buckets.sorted_by]]
 
 
-def partition_text_column(value: Column, typ: HiveType) -> Column:
-    """A dynamic partition value (already cast to its column's type) as its canonical text,
-    the text :meth:`HiveType.partition_text` gives a static value: Spark's ``CAST AS STRING``,
-    a VARCHAR(n) cut to n characters (Hive's HiveVarchar), a DECIMAL without trailing zeros
-    (Hive's HiveDecimal text: ``12.50`` is ``12.5``, ``0.00`` is ``0``). The partition
+def partition_text_sql(value: str, typ: HiveType) -> str:
+    """A dynamic partition value (Spark SQL ``value``, already cast to its column's type) as its
+    canonical text, the text :meth:`HiveType.partition_text` gives a static value: Spark's ``CAST
+    AS STRING``, a VARCHAR(n) cut to n characters (Hive's HiveVarchar), a DECIMAL without trailing
+    zeros (Hive's HiveDecimal text: ``12.50`` is ``12.5``, ``0.00`` is ``0``). The partition
     directories are written from this text, so the metastore records exactly it; the preflight
-    checks each value against the type (:func:`_check_dynamic_values`)."""
-    text = value.cast("string")
+    checks each value against the type (:func:`_check_dynamic_values`).
+
+    >>> partition_text_sql("v", HiveType.parse("varchar(3)"))
+    'substring(CAST(v AS STRING), 1, 3)'
+    """
+    text = f"CAST({value} AS STRING)"
     if typ.base == "varchar" and typ.params:
-        return F.substring(text, 1, typ.params[0])
+        return f"substring({text}, 1, {typ.params[0]})"
     if typ.kind == "decimal" and typ.precision_scale[1] > 0:
-        stripped = F.regexp_replace(F.regexp_replace(text, r"0+$", ""), r"\.$", "")
-        return F.when(value == 0, F.lit("0")).otherwise(stripped)
+        return f"CASE WHEN {value} = 0 THEN '0' ELSE regexp_replace(regexp_replace({text}, '0+$', ''), '[.]$', '') END"
     return text
 
 

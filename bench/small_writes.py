@@ -1,0 +1,93 @@
+"""Small writes into a wide table: what a statement costs beyond the data it writes.
+
+    .venv/bin/python bench/small_writes.py [--columns 40] [--rows 10] [--repeat 15]
+
+A table of ``--columns`` columns (INT, BIGINT, STRING, DOUBLE, DATE, DECIMAL(12,2) in turn),
+partitioned by ``ds``, Parquet. Each round runs, alternately:
+
+* static: hivepark's ``INSERT INTO w PARTITION (ds='dN') SELECT ... FROM src`` against Spark's
+  same statement into a Spark table of the same columns (``USING parquet PARTITIONED BY (ds)``);
+* dynamic: ``INSERT OVERWRITE ... PARTITION (ds) SELECT ..., ds FROM src`` (two partitions),
+  Spark's with ``spark.sql.sources.partitionOverwriteMode=dynamic``;
+
+each reading the same ``--rows`` rows of Parquet. hivepark's work per statement (parse, metastore,
+the checks before a write, the commit) is what a small write adds to Spark's own; the medians,
+and their ratios, are on the last lines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
+
+TYPES = ["INT", "BIGINT", "STRING", "DOUBLE", "DATE", "DECIMAL(12,2)"]
+VALUES = {"INT": "CAST(id AS INT)", "BIGINT": "id * 1000003", "STRING": "concat('s', id)",
+          "DOUBLE": "id / 7.0", "DATE": "date_add(DATE '2024-01-01', CAST(id AS INT))",
+          "DECIMAL(12,2)": "CAST(id / 3 AS DECIMAL(12,2))"}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--columns", type=int, default=40)
+    ap.add_argument("--rows", type=int, default=10)
+    ap.add_argument("--repeat", type=int, default=15)
+    args = ap.parse_args()
+
+    import hivepark
+
+    base = tempfile.mkdtemp(prefix="hivepark-bench-small-writes-")
+    wh = hivepark.connect(f"{base}/warehouse", conf={"hive.exec.dynamic.partition.mode": "nonstrict"})
+    spark = wh.spark
+    spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
+    cols = [(f"c{i}", TYPES[i % len(TYPES)]) for i in range(args.columns)]
+    ddl = ", ".join(f"{n} {t}" for n, t in cols)
+    names = ", ".join(n for n, _ in cols)
+    wh.sql(f"CREATE TABLE src ({ddl}, ds STRING) STORED AS PARQUET")
+    wh.sql(f"INSERT OVERWRITE TABLE src SELECT {', '.join(f'{VALUES[t]} AS {n}' for n, t in cols)}, "
+           f"concat('p', id % 2) FROM range({args.rows})")
+    wh.sql(f"CREATE TABLE w ({ddl}) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+    spark.read.parquet(f"{base}/warehouse/src").createOrReplaceTempView("src_files")
+    spark.sql(f"CREATE TABLE sw ({ddl}, ds STRING) USING parquet PARTITIONED BY (ds) LOCATION '{base}/spark_w'")
+
+    rounds = iter(range(10**9))
+    runs = {
+        "static hivepark": lambda: wh.sql(f"INSERT INTO w PARTITION (ds='d{next(rounds)}') SELECT {names} FROM src"),
+        "static spark": lambda: spark.sql(
+            f"INSERT INTO sw PARTITION (ds='d{next(rounds)}') SELECT {names} FROM src_files"),
+        "dynamic hivepark": lambda: wh.sql(f"INSERT OVERWRITE TABLE w PARTITION (ds) SELECT {names}, ds FROM src"),
+        "dynamic spark": lambda: spark.sql(f"INSERT OVERWRITE sw PARTITION (ds) SELECT {names}, ds FROM src_files"),
+    }
+    for run in runs.values():  # warm-up
+        run()
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    for _ in range(args.repeat):
+        for name, run in runs.items():
+            t = time.perf_counter()
+            run()
+            times[name].append(time.perf_counter() - t)
+    hive_rows = wh.sql("SELECT count(*) FROM w").collect()[0][0]
+    spark_rows = spark.sql("SELECT count(*) FROM sw").collect()[0][0]
+    assert hive_rows == spark_rows, (hive_rows, spark_rows)
+    print(f"machine: {platform.machine()} {platform.processor() or ''} cpus={os.cpu_count()} "
+          f"python={platform.python_version()} spark={spark.version} master={spark.sparkContext.master}")
+    print(f"{args.columns} columns, {args.rows} rows a statement, {args.repeat} rounds; both tables {hive_rows:,} rows")
+    med = {name: statistics.median(ts) * 1000 for name, ts in times.items()}
+    for name in runs:
+        quartiles = statistics.quantiles([t * 1000 for t in times[name]], n=4)
+        print(f"{name:17s} median {med[name]:7.1f} ms  quartiles {quartiles[0]:.1f}-{quartiles[2]:.1f} ms")
+    print(f"time ratio static hivepark/spark: {med['static hivepark'] / med['static spark']:.2f}  "
+          f"dynamic hivepark/spark: {med['dynamic hivepark'] / med['dynamic spark']:.2f}")
+    wh.close()
+    shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
