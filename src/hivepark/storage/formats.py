@@ -18,7 +18,6 @@ import pyarrow.compute as pc
 import pyarrow.dataset as pads
 from pyspark.sql import Column as SparkColumn
 from pyspark.sql import DataFrame, DataFrameReader, DataFrameWriter, SparkSession
-from pyspark.sql import functions as F
 from pyspark.sql.types import (
     ArrayType,
     DataType,
@@ -131,26 +130,24 @@ def load(spark: SparkSession, table: Table, paths: Sequence[str], base_path: str
         r = r.option("basePath", base_path)
     extra = dict(extra or {})
     discovered = [_as_discovered(p) for p in parts]
+    # The columns as Spark SQL for one selectExpr: a Column built in Python costs several Py4J
+    # calls per operation, which for a TEXTFILE table of 40 columns was most of a query's time.
     if table.format != "textfile":
         # a DDL string: one call into the JVM (a StructType costs two and a JSON round trip)
         df = _load_paths(r.schema(schema_ddl([*table.columns, *discovered])), paths)
         if discovered == parts:
             return df.select("*", *[c.alias(n) for n, c in extra.items()]) if extra else df
-        return df.select(*[F.col(f"`{c.name}`") for c in table.columns], *_typed_partitions(parts),
-                         *[c.alias(n) for n, c in extra.items()])
-    schema = StructType([StructField(TEXT_LINE, StringType())] + schema_of(discovered).fields)
-    raw = r.schema(schema).load(list(paths))
-    fields = F.split(F.col(TEXT_LINE), re.escape(table.field_delim or DEFAULT_TEXT_DELIM), -1)
-    cols = []
-    for i, c in enumerate(table.columns):
-        text = F.try_element_at(fields, F.lit(i + 1))
-        typ = spark_type(c.type)
-        if _is_complex(typ):
-            cols.append(_parse_text(text, _spark_data_type(typ), 2).alias(c.name))
-            continue
-        value = F.when(text == F.lit(NULL_TEXT), F.lit(None)).otherwise(text)
-        cols.append((value if typ == "string" else value.try_cast(typ)).alias(c.name))
-    return raw.select(*cols, *_typed_partitions(parts), *[e.alias(n) for n, e in extra.items()])
+        cols = [_sql_name(c.name) for c in table.columns]
+    else:
+        schema = StructType([StructField(TEXT_LINE, StringType())] + schema_of(discovered).fields)
+        df = r.schema(schema).load(list(paths))
+        delim = render_literal(re.escape(table.field_delim or DEFAULT_TEXT_DELIM))
+        fields = f"split({_sql_name(TEXT_LINE)}, {delim}, -1)"
+        cols = [f"{_parse_text(f'try_element_at({fields}, {i + 1})', _text_type(c), 2)} AS {_sql_name(c.name)}"
+                for i, c in enumerate(table.columns)]
+    if extra:  # computed on each raw row (a hidden column such as _metadata is there only)
+        df = df.select("*", *[c.alias(n) for n, c in extra.items()])
+    return df.selectExpr(*cols, *_typed_partitions(parts), *[_sql_name(n) for n in extra])
 
 
 def _as_discovered(key: Column) -> Column:
@@ -160,11 +157,15 @@ def _as_discovered(key: Column) -> Column:
     return Column(key.name, "string") if key.hive_type.kind == "decimal" else key
 
 
-def _typed_partitions(parts: Sequence[Column]) -> list[SparkColumn]:
-    """The partition columns typed as in the metastore: a DECIMAL read as text is cast by
-    Spark SQL (NULL for text that is not a number, as Hive reads such a partition value)."""
-    return [F.col(f"`{p.name}`").try_cast(spark_type(p.type)).alias(p.name)
-            if _as_discovered(p) is not p else F.col(f"`{p.name}`") for p in parts]
+def _typed_partitions(parts: Sequence[Column]) -> list[str]:
+    """The partition columns typed as in the metastore, as Spark SQL: a DECIMAL read as text is
+    cast (NULL for text that is not a number, as Hive reads such a partition value)."""
+    return [f"try_cast({_sql_name(p.name)} AS {spark_type(p.type)}) AS {_sql_name(p.name)}"
+            if _as_discovered(p) is not p else _sql_name(p.name) for p in parts]
+
+
+def _sql_name(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
 
 
 # the text source's one column; not "value", which a partition column may be called
@@ -182,53 +183,79 @@ def _is_complex(ddl: str) -> bool:
     return ddl.lower().startswith(("array<", "map<", "struct<"))
 
 
+def _text_type(column: Column) -> DataType | str:
+    """A column's type as the text functions take it: ARRAY/MAP/STRUCT parsed (a call into the
+    JVM), any other its Spark DDL."""
+    ddl = spark_type(column.type)
+    return _spark_data_type(ddl) if _is_complex(ddl) else ddl
+
+
 def _spark_data_type(ddl: str) -> DataType:
     parsed: DataType = _parse_datatype_string(ddl)
     return parsed
 
 
-def _parse_text(text: SparkColumn, typ: DataType, level: int) -> SparkColumn:
-    """One field's text as a value of ``typ`` (LazySimpleSerDe): ``\\N`` is NULL, a value
-    that does not parse is NULL, ARRAY/MAP/STRUCT split on their level's separators."""
-    value = F.when(text == F.lit(NULL_TEXT), F.lit(None)).otherwise(text)
-    sep = re.escape(_separator(level))
+def _type_sql(typ: DataType) -> str:
+    """A Spark type as SQL, its struct fields' names quoted."""
     if isinstance(typ, ArrayType):
-        items = F.split(value, sep, -1)
-        parsed = F.transform(items, lambda x: _parse_text(x, typ.elementType, level + 1))
-        return F.when(value == F.lit(""), F.array().cast(typ)).otherwise(parsed)
+        return f"array<{_type_sql(typ.elementType)}>"
     if isinstance(typ, MapType):
-        entries = F.split(value, sep, -1)
-        inner = re.escape(_separator(level + 1))
-        pairs = F.transform(entries, lambda e: F.struct(
-            _parse_text(F.try_element_at(F.split(e, inner, 2), F.lit(1)), typ.keyType, level + 2).alias("key"),
-            _parse_text(F.try_element_at(F.split(e, inner, 2), F.lit(2)), typ.valueType, level + 2).alias("value")))
-        kept = F.filter(pairs, lambda p: p["key"].isNotNull())
-        return F.when(value == F.lit(""), F.create_map().cast(typ)).otherwise(F.map_from_entries(kept))
+        return f"map<{_type_sql(typ.keyType)},{_type_sql(typ.valueType)}>"
     if isinstance(typ, StructType):
-        parts = F.split(value, sep, -1)
-        return F.when(value.isNull(), F.lit(None).cast(typ)).otherwise(F.struct(*[
-            _parse_text(F.try_element_at(parts, F.lit(i + 1)), f.dataType, level + 1).alias(f.name)
-            for i, f in enumerate(typ.fields)]))
-    if isinstance(typ, StringType):
-        return value
-    return value.try_cast(typ)
+        return "struct<" + ",".join(f"{_sql_name(f.name)}:{_type_sql(f.dataType)}" for f in typ.fields) + ">"
+    return typ.simpleString()
 
 
-def _format_text(col: SparkColumn, typ: DataType, level: int) -> SparkColumn:
-    """A value as LazySimpleSerDe writes it (NULL stays NULL: the caller writes ``\\N``)."""
-    def item(x: SparkColumn, t: DataType, lvl: int) -> SparkColumn:
-        return F.coalesce(_format_text(x, t, lvl), F.lit(NULL_TEXT))
+def _parse_text(text: str, typ: DataType | str, level: int) -> str:
+    """Spark SQL for one field's text (Spark SQL ``text``) as a value of ``typ`` (a DataType, or
+    a type that is not ARRAY/MAP/STRUCT as its Spark DDL, which needs no call into the JVM)
+    (LazySimpleSerDe): ``\\N`` is NULL, a value that does not parse is NULL, ARRAY/MAP/STRUCT
+    split on their level's separators.
 
+    >>> print(_parse_text("t", "int", 2))
+    try_cast(nullif(t, '\\\\N') AS int)
+    """
+    value = f"nullif({text}, {render_literal(NULL_TEXT)})"
+    sep = render_literal(re.escape(_separator(level)))
+    x = f"x{level}"  # a lambda's variable, one name per nesting level
     if isinstance(typ, ArrayType):
-        return F.array_join(F.transform(col, lambda x: item(x, typ.elementType, level + 1)), _separator(level))
+        parsed = f"transform(split({value}, {sep}, -1), {x} -> {_parse_text(x, typ.elementType, level + 1)})"
+        return f"CASE WHEN {value} = '' THEN CAST(array() AS {_type_sql(typ)}) ELSE {parsed} END"
     if isinstance(typ, MapType):
-        return F.array_join(F.transform(F.map_entries(col), lambda e: F.concat(
-            item(e["key"], typ.keyType, level + 2), F.lit(_separator(level + 1)),
-            item(e["value"], typ.valueType, level + 2))), _separator(level))
+        inner = render_literal(re.escape(_separator(level + 1)))
+        key = _parse_text(f"try_element_at(split({x}, {inner}, 2), 1)", typ.keyType, level + 2)
+        val = _parse_text(f"try_element_at(split({x}, {inner}, 2), 2)", typ.valueType, level + 2)
+        pairs = f"transform(split({value}, {sep}, -1), {x} -> named_struct('key', {key}, 'value', {val}))"
+        kept = f"filter({pairs}, {x} -> {x}.key IS NOT NULL)"
+        return f"CASE WHEN {value} = '' THEN CAST(map() AS {_type_sql(typ)}) ELSE map_from_entries({kept}) END"
     if isinstance(typ, StructType):
-        return F.when(col.isNull(), F.lit(None)).otherwise(F.concat_ws(
-            _separator(level), *[item(col[f.name], f.dataType, level + 1) for f in typ.fields]))
-    return col.cast("string")
+        parts = f"split({value}, {sep}, -1)"
+        fields = ", ".join(f"{render_literal(f.name)}, "
+                           f"{_parse_text(f'try_element_at({parts}, {i + 1})', f.dataType, level + 1)}"
+                           for i, f in enumerate(typ.fields))
+        return f"CASE WHEN {value} IS NULL THEN CAST(NULL AS {_type_sql(typ)}) ELSE named_struct({fields}) END"
+    simple = typ if isinstance(typ, str) else _type_sql(typ)
+    return value if simple == "string" else f"try_cast({value} AS {simple})"
+
+
+def _format_text(col: str, typ: DataType | str, level: int) -> str:
+    """Spark SQL for a value (Spark SQL ``col``, of ``typ`` as :func:`_parse_text` takes it) as
+    LazySimpleSerDe writes it (NULL stays NULL: the caller writes ``\\N``)."""
+    def item(x: str, t: DataType | str, lvl: int) -> str:
+        return f"coalesce({_format_text(x, t, lvl)}, {render_literal(NULL_TEXT)})"
+
+    sep = render_literal(_separator(level))
+    x = f"x{level}"
+    if isinstance(typ, ArrayType):
+        return f"array_join(transform({col}, {x} -> {item(x, typ.elementType, level + 1)}), {sep})"
+    if isinstance(typ, MapType):
+        pair = (f"concat({item(f'{x}.key', typ.keyType, level + 2)}, {render_literal(_separator(level + 1))}, "
+                f"{item(f'{x}.value', typ.valueType, level + 2)})")
+        return f"array_join(transform(map_entries({col}), {x} -> {pair}), {sep})"
+    if isinstance(typ, StructType):
+        fields = ", ".join(item(f"{col}.{_sql_name(f.name)}", f.dataType, level + 1) for f in typ.fields)
+        return f"CASE WHEN {col} IS NULL THEN NULL ELSE concat_ws({sep}, {fields}) END"
+    return f"CAST({col} AS STRING)"
 
 
 def _load_paths(reader: DataFrameReader, paths: Sequence[str]) -> DataFrame:
@@ -247,14 +274,11 @@ def writer(df: DataFrame, table: Table) -> DataFrameWriter:
     """A writer for ``df`` (data columns in table order, then any partition columns)."""
     if table.format != "textfile":
         return df.write.format(FORMATS[table.format])
-    names = [c.name for c in table.columns]
-    ddl = {c.name: spark_type(c.type) for c in table.columns}
-    line = F.concat_ws(table.field_delim or DEFAULT_TEXT_DELIM,
-                       *[F.coalesce(_format_text(F.col(f"`{n}`"), _spark_data_type(ddl[n]), 2)
-                                    if _is_complex(ddl[n]) else F.col(f"`{n}`").cast("string"), F.lit(NULL_TEXT))
-                         for n in names])
-    rest = [F.col(f"`{c}`") for c in df.columns if c not in names]
-    return df.select(line.alias(TEXT_LINE), *rest).write.format("text")
+    names = {c.name for c in table.columns}
+    fields = ", ".join(f"coalesce({_format_text(_sql_name(c.name), _text_type(c), 2)}, {render_literal(NULL_TEXT)})"
+                       for c in table.columns)
+    line = f"concat_ws({render_literal(table.field_delim or DEFAULT_TEXT_DELIM)}, {fields}) AS {_sql_name(TEXT_LINE)}"
+    return df.selectExpr(line, *[_sql_name(c) for c in df.columns if c not in names]).write.format("text")
 
 
 def read_arrow(table: Table, paths: Sequence[str], schema: pa.Schema,

@@ -1,18 +1,21 @@
-"""Small writes into a wide table: what a statement costs beyond the data it writes.
+"""Small statements on a wide table: what a statement costs beyond the data it touches.
 
-    .venv/bin/python bench/small_writes.py [--columns 40] [--rows 10] [--repeat 15]
+    .venv/bin/python bench/small_statements.py [--columns 40] [--rows 10] [--repeat 15]
 
 A table of ``--columns`` columns (INT, BIGINT, STRING, DOUBLE, DATE, DECIMAL(12,2) in turn),
-partitioned by ``ds``, Parquet. Each round runs, alternately:
+partitioned by ``ds``. Each round runs, alternately:
 
-* static: hivepark's ``INSERT INTO w PARTITION (ds='dN') SELECT ... FROM src`` against Spark's
-  same statement into a Spark table of the same columns (``USING parquet PARTITIONED BY (ds)``);
+* static: hivepark's ``INSERT INTO w PARTITION (ds='dN') SELECT ... FROM src`` (Parquet) against
+  Spark's same statement into a Spark table of the same columns (``USING parquet PARTITIONED BY (ds)``);
 * dynamic: ``INSERT OVERWRITE ... PARTITION (ds) SELECT ..., ds FROM src`` (two partitions),
   Spark's with ``spark.sql.sources.partitionOverwriteMode=dynamic``;
+* text query: hivepark's first query of a TEXTFILE table (Hive's default format, split into its
+  columns by Spark expressions) after a commit to it, against the same query of the same table
+  STORED AS PARQUET after a commit (the query's plan is made anew after each commit).
 
-each reading the same ``--rows`` rows of Parquet. hivepark's work per statement (parse, metastore,
-the checks before a write, the commit) is what a small write adds to Spark's own; the medians,
-and their ratios, are on the last lines.
+each reading ``--rows`` rows. hivepark's work per statement (parse, metastore, the checks before
+a write, the commit, the columns' expressions) is what a small statement adds to Spark's own; the
+medians, and their ratios, are on the last lines.
 """
 
 from __future__ import annotations
@@ -57,6 +60,16 @@ def main() -> None:
     spark.read.parquet(f"{base}/warehouse/src").createOrReplaceTempView("src_files")
     spark.sql(f"CREATE TABLE sw ({ddl}, ds STRING) USING parquet PARTITIONED BY (ds) LOCATION '{base}/spark_w'")
 
+    for fmt in ("textfile", "parquet"):
+        wh.sql(f"CREATE TABLE q_{fmt} ({ddl}) PARTITIONED BY (ds STRING) STORED AS {fmt.upper()}")
+        wh.sql(f"INSERT INTO q_{fmt} PARTITION (ds='a') SELECT {names} FROM src")
+
+    def query_after_commit(fmt: str) -> float:
+        wh.sql(f"INSERT INTO q_{fmt} PARTITION (ds='b') SELECT {names} FROM src LIMIT 1")  # not timed
+        t = time.perf_counter()
+        wh.sql(f"SELECT c1, c2 FROM q_{fmt} WHERE ds = 'b'").collect()  # the partition just written
+        return time.perf_counter() - t
+
     rounds = iter(range(10**9))
     runs = {
         "static hivepark": lambda: wh.sql(f"INSERT INTO w PARTITION (ds='d{next(rounds)}') SELECT {names} FROM src"),
@@ -67,12 +80,17 @@ def main() -> None:
     }
     for run in runs.values():  # warm-up
         run()
-    times: dict[str, list[float]] = {name: [] for name in runs}
+    queries = {"text query": "textfile", "parquet query": "parquet"}
+    for fmt in queries.values():
+        query_after_commit(fmt)
+    times: dict[str, list[float]] = {name: [] for name in [*runs, *queries]}
     for _ in range(args.repeat):
         for name, run in runs.items():
             t = time.perf_counter()
             run()
             times[name].append(time.perf_counter() - t)
+        for name, fmt in queries.items():
+            times[name].append(query_after_commit(fmt))
     hive_rows = wh.sql("SELECT count(*) FROM w").collect()[0][0]
     spark_rows = spark.sql("SELECT count(*) FROM sw").collect()[0][0]
     assert hive_rows == spark_rows, (hive_rows, spark_rows)
@@ -80,11 +98,12 @@ def main() -> None:
           f"python={platform.python_version()} spark={spark.version} master={spark.sparkContext.master}")
     print(f"{args.columns} columns, {args.rows} rows a statement, {args.repeat} rounds; both tables {hive_rows:,} rows")
     med = {name: statistics.median(ts) * 1000 for name, ts in times.items()}
-    for name in runs:
+    for name in times:
         quartiles = statistics.quantiles([t * 1000 for t in times[name]], n=4)
         print(f"{name:17s} median {med[name]:7.1f} ms  quartiles {quartiles[0]:.1f}-{quartiles[2]:.1f} ms")
     print(f"time ratio static hivepark/spark: {med['static hivepark'] / med['static spark']:.2f}  "
-          f"dynamic hivepark/spark: {med['dynamic hivepark'] / med['dynamic spark']:.2f}")
+          f"dynamic hivepark/spark: {med['dynamic hivepark'] / med['dynamic spark']:.2f}  "
+          f"text/parquet query: {med['text query'] / med['parquet query']:.2f}")
     wh.close()
     shutil.rmtree(base, ignore_errors=True)
 
