@@ -43,7 +43,7 @@ from hivepark.sql.validate import (
 from hivepark.storage import fs
 from hivepark.storage.bucket_files import BUCKET_COL, name_staged, row_buckets
 from hivepark.storage.commit import DirectoryWrite, PartitionWrite
-from hivepark.storage.formats import normalize_format, writer
+from hivepark.storage.formats import normalize_format, sql_name, writer
 from hivepark.storage.handlers import StorageHandler, handler_for
 from hivepark.types import HiveType, PartitionValueError
 
@@ -223,12 +223,8 @@ def _data_columns(table: Table, df: DataFrame) -> list[str]:
                 f"'{table.name}': column {i + 1} of the query is {fields[i].dataType.simpleString()}"
                 f", which cannot be converted to {c.name} {c.type}. Convert it in the SELECT.",
                 code=10044)
-    return [f"CAST({_sql_name(fields[i].name)} AS {spark_type(c.type)}) AS {_sql_name(c.name)}"
+    return [f"CAST({sql_name(fields[i].name)} AS {spark_type(c.type)}) AS {sql_name(c.name)}"
             for i, c in enumerate(table.columns)]
-
-
-def _sql_name(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
 
 
 def _castable(src: str, dst: str) -> bool:
@@ -287,10 +283,10 @@ def _write_dynamic(ctx: Context, table: Table, df: DataFrame, static: dict, dyn:
     for k in table.partition_key_names():
         layout.check_partition_column_name(k)  # a table created before names were checked
         if k in static:  # already its canonical text
-            part_cols.append(f"{render_literal(static[k])} AS {_sql_name(k)}")
+            part_cols.append(f"{render_literal(static[k])} AS {sql_name(k)}")
         else:
-            value = f"CAST({_sql_name(cols[n + dyn.index(k)])} AS {spark_type(types[k])})"
-            part_cols.append(f"{partition_text_sql(value, HiveType.parse(types[k]))} AS {_sql_name(k)}")
+            value = f"CAST({sql_name(cols[n + dyn.index(k)])} AS {spark_type(types[k])})"
+            part_cols.append(f"{partition_text_sql(value, HiveType.parse(types[k]))} AS {sql_name(k)}")
     out = df.selectExpr(*_data_columns(table, df), *part_cols)
     keys = list(table.partition_key_names())
     grouped = lb_routing.dynamic_grouped(table, out, keys)

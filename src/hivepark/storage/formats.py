@@ -137,17 +137,17 @@ def load(spark: SparkSession, table: Table, paths: Sequence[str], base_path: str
         df = _load_paths(r.schema(schema_ddl([*table.columns, *discovered])), paths)
         if discovered == parts:
             return df.select("*", *[c.alias(n) for n, c in extra.items()]) if extra else df
-        cols = [_sql_name(c.name) for c in table.columns]
+        cols = [sql_name(c.name) for c in table.columns]
     else:
         schema = StructType([StructField(TEXT_LINE, StringType())] + schema_of(discovered).fields)
         df = r.schema(schema).load(list(paths))
         delim = render_literal(re.escape(table.field_delim or DEFAULT_TEXT_DELIM))
-        fields = f"split({_sql_name(TEXT_LINE)}, {delim}, -1)"
-        cols = [f"{_parse_text(f'try_element_at({fields}, {i + 1})', _text_type(c), 2)} AS {_sql_name(c.name)}"
+        fields = f"split({sql_name(TEXT_LINE)}, {delim}, -1)"
+        cols = [f"{_parse_text(f'try_element_at({fields}, {i + 1})', _text_type(c), 2)} AS {sql_name(c.name)}"
                 for i, c in enumerate(table.columns)]
     if extra:  # computed on each raw row (a hidden column such as _metadata is there only)
         df = df.select("*", *[c.alias(n) for n, c in extra.items()])
-    return df.selectExpr(*cols, *_typed_partitions(parts), *[_sql_name(n) for n in extra])
+    return df.selectExpr(*cols, *_typed_partitions(parts), *[sql_name(n) for n in extra])
 
 
 def _as_discovered(key: Column) -> Column:
@@ -160,11 +160,16 @@ def _as_discovered(key: Column) -> Column:
 def _typed_partitions(parts: Sequence[Column]) -> list[str]:
     """The partition columns typed as in the metastore, as Spark SQL: a DECIMAL read as text is
     cast (NULL for text that is not a number, as Hive reads such a partition value)."""
-    return [f"try_cast({_sql_name(p.name)} AS {spark_type(p.type)}) AS {_sql_name(p.name)}"
-            if _as_discovered(p) is not p else _sql_name(p.name) for p in parts]
+    return [f"try_cast({sql_name(p.name)} AS {spark_type(p.type)}) AS {sql_name(p.name)}"
+            if _as_discovered(p) is not p else sql_name(p.name) for p in parts]
 
 
-def _sql_name(name: str) -> str:
+def sql_name(name: str) -> str:
+    """A column name as Spark SQL text, back-quoted.
+
+    >>> sql_name("a`b")
+    '`a``b`'
+    """
     return "`" + name.replace("`", "``") + "`"
 
 
@@ -202,7 +207,7 @@ def _type_sql(typ: DataType) -> str:
     if isinstance(typ, MapType):
         return f"map<{_type_sql(typ.keyType)},{_type_sql(typ.valueType)}>"
     if isinstance(typ, StructType):
-        return "struct<" + ",".join(f"{_sql_name(f.name)}:{_type_sql(f.dataType)}" for f in typ.fields) + ">"
+        return "struct<" + ",".join(f"{sql_name(f.name)}:{_type_sql(f.dataType)}" for f in typ.fields) + ">"
     return typ.simpleString()
 
 
@@ -253,7 +258,7 @@ def _format_text(col: str, typ: DataType | str, level: int) -> str:
                 f"{item(f'{x}.value', typ.valueType, level + 2)})")
         return f"array_join(transform(map_entries({col}), {x} -> {pair}), {sep})"
     if isinstance(typ, StructType):
-        fields = ", ".join(item(f"{col}.{_sql_name(f.name)}", f.dataType, level + 1) for f in typ.fields)
+        fields = ", ".join(item(f"{col}.{sql_name(f.name)}", f.dataType, level + 1) for f in typ.fields)
         return f"CASE WHEN {col} IS NULL THEN NULL ELSE concat_ws({sep}, {fields}) END"
     return f"CAST({col} AS STRING)"
 
@@ -275,10 +280,10 @@ def writer(df: DataFrame, table: Table) -> DataFrameWriter:
     if table.format != "textfile":
         return df.write.format(FORMATS[table.format])
     names = {c.name for c in table.columns}
-    fields = ", ".join(f"coalesce({_format_text(_sql_name(c.name), _text_type(c), 2)}, {render_literal(NULL_TEXT)})"
+    fields = ", ".join(f"coalesce({_format_text(sql_name(c.name), _text_type(c), 2)}, {render_literal(NULL_TEXT)})"
                        for c in table.columns)
-    line = f"concat_ws({render_literal(table.field_delim or DEFAULT_TEXT_DELIM)}, {fields}) AS {_sql_name(TEXT_LINE)}"
-    return df.selectExpr(line, *[_sql_name(c) for c in df.columns if c not in names]).write.format("text")
+    line = f"concat_ws({render_literal(table.field_delim or DEFAULT_TEXT_DELIM)}, {fields}) AS {sql_name(TEXT_LINE)}"
+    return df.selectExpr(line, *[sql_name(c) for c in df.columns if c not in names]).write.format("text")
 
 
 def read_arrow(table: Table, paths: Sequence[str], schema: pa.Schema,
