@@ -106,24 +106,119 @@ def test_another_connections_commit_is_seen_after_refresh_views(tmp_path, spark)
     assert not spark.catalog.tableExists("shared_t")  # close() removes its views
 
 
-def test_a_hivepark_view_has_no_spark_view_and_removes_the_table_view_it_replaced(tmp_path, spark):
+def test_a_hivepark_view_replacing_a_table_replaces_its_spark_view(tmp_path, spark):
     path = str(tmp_path / "warehouse")
     first = hivepark.connect(path, spark=spark)
     try:
         _sales(first)
-        first.sql("CREATE VIEW big_sales AS SELECT id FROM sales WHERE amount > 2")
-        assert _rows(first.sql("SELECT * FROM big_sales")) == [(2,), (3,)]
-        assert not spark.catalog.tableExists("big_sales")  # wh.sql and wh.table read it, spark.sql not
         assert _rows(spark.sql("SELECT id FROM sales WHERE ds = 'c'")) == [(4,)]
         second = hivepark.connect(path, spark=spark, conf={"hivepark.spark.views": "false"})
         second.sql("DROP TABLE sales")
         second.sql("CREATE TABLE other (id INT)")
+        second.sql("INSERT INTO other VALUES (9)")
         second.sql("CREATE VIEW sales AS SELECT id FROM other")
         second.close()
         first.refresh_views()
-        assert not spark.catalog.tableExists("sales")  # not the dropped table's files
+        assert _rows(spark.sql("SELECT * FROM sales")) == [(9,)]  # the view, not the dropped table's files
     finally:
         first.close()
+    assert not spark.catalog.tableExists("sales")
+
+
+def _view_rows(spark, wh):
+    """The view big_sales's query run by plain Spark SQL over the table's files."""
+    _plain(spark, wh, "sales").createOrReplaceTempView("plain_sales")
+    try:
+        return _rows(spark.sql("SELECT id, ds FROM plain_sales WHERE amount > 2"))
+    finally:
+        spark.catalog.dropTempView("plain_sales")
+
+
+def test_spark_sql_reads_a_hivepark_view_and_follows_its_tables_commits(wh, spark):
+    _sales(wh)
+    wh.sql("CREATE VIEW big_sales AS SELECT id, ds FROM sales WHERE amount > 2")
+    assert _rows(spark.sql("SELECT * FROM big_sales")) == [(2, "a"), (3, "b")] == _view_rows(spark, wh)
+    assert _rows(spark.sql("SELECT * FROM big_sales")) == _rows(wh.sql("SELECT * FROM big_sales"))
+    wh.sql("INSERT OVERWRITE TABLE sales PARTITION (ds='a') VALUES (10, 10.0), (11, 1.0)")
+    assert _rows(spark.sql("SELECT id FROM big_sales WHERE ds = 'a'")) == [(10,)]
+    assert _rows(spark.sql("SELECT * FROM big_sales")) == _view_rows(spark, wh)
+    wh.sql("ALTER VIEW big_sales AS SELECT id, ds FROM sales WHERE amount < 2")
+    assert _rows(spark.sql("SELECT * FROM big_sales")) == [(11, "a")]
+    wh.sql("ALTER VIEW big_sales RENAME TO small_sales")
+    assert _rows(spark.sql("SELECT * FROM small_sales")) == [(11, "a")]
+    assert not spark.catalog.tableExists("big_sales")
+    wh.sql("DROP VIEW small_sales")
+    assert not spark.catalog.tableExists("small_sales")
+
+
+def test_a_view_is_pruned_by_its_own_filter_when_spark_sql_reads_it(wh, spark):
+    import glob
+
+    _sales(wh)
+    wh.sql("CREATE VIEW day_a AS SELECT id, amount FROM sales WHERE ds = 'a'")
+    for path in glob.glob(f"{wh.location}/sales/ds=b/*.parquet"):
+        with open(path, "wb") as f:  # never opened when only ds='a' is read
+            f.write(b"not parquet")
+    wh.sql("INSERT INTO sales PARTITION (ds='c') VALUES (5, 5.0)")  # a commit: the view is rebuilt
+    assert _rows(spark.sql("SELECT * FROM day_a")) == [(1, 1.5), (2, 2.5)]
+    plain = _plain(spark, wh, "sales").where("ds = 'a'").select("id", "amount")
+    assert _rows(spark.sql("SELECT * FROM day_a")) == _rows(plain)
+    with pytest.raises(Exception, match="(?i)parquet"):
+        spark.sql("SELECT sum(id) FROM sales").collect()  # the table itself reads ds=b
+
+
+def test_a_view_through_views_and_databases_follows_the_table_it_reads(wh, spark):
+    wh.sql("CREATE DATABASE far")
+    wh.sql("CREATE TABLE far.base (k INT, v STRING) STORED AS PARQUET")
+    wh.sql("INSERT INTO far.base VALUES (1, 'one'), (2, 'two')")
+    wh.sql("CREATE VIEW far.inner_v AS SELECT k, v FROM far.base WHERE k > 1")
+    wh.sql("CREATE VIEW outer_v AS SELECT k, upper(v) AS v FROM far.inner_v")
+    assert _rows(spark.sql("SELECT * FROM outer_v")) == [(2, "TWO")]
+    assert not spark.catalog.tableExists("inner_v")  # another database's view: not in spark.sql
+    wh.sql("INSERT INTO far.base VALUES (3, 'three')")  # a commit in another database
+    assert _rows(spark.sql("SELECT * FROM outer_v")) == [(2, "TWO"), (3, "THREE")]
+    wh.sql("ALTER VIEW far.inner_v AS SELECT k, v FROM far.base WHERE k < 3")  # the inner view changes
+    got = _rows(spark.sql("SELECT * FROM outer_v"))
+    assert got == [(1, "ONE"), (2, "TWO")] == _rows(wh.sql("SELECT * FROM outer_v"))
+    base = spark.read.parquet(f"{wh.location}/far.db/base")
+    assert got == sorted((r.k, r.v.upper()) for r in base.where("k < 3").collect())
+
+
+def test_a_view_whose_table_is_dropped_warns_and_leaves_no_spark_view(wh, spark):
+    from hivepark.exec.spark_views import SparkViewWarning
+
+    wh.sql("CREATE TABLE doomed (a INT) STORED AS PARQUET")
+    wh.sql("INSERT INTO doomed VALUES (1)")
+    wh.sql("CREATE VIEW reads_doomed AS SELECT a FROM doomed")
+    assert spark.sql("SELECT a FROM reads_doomed").first()[0] == 1
+    with pytest.warns(SparkViewWarning, match="view default.reads_doomed.*doomed"):
+        wh.sql("DROP TABLE doomed")
+    assert not spark.catalog.tableExists("reads_doomed")
+    wh.sql("CREATE TABLE doomed (a INT) STORED AS PARQUET")  # back: the view reads again
+    wh.sql("INSERT INTO doomed VALUES (2)")
+    assert spark.sql("SELECT a FROM reads_doomed").first()[0] == 2
+
+
+def test_strict_mode_does_not_keep_a_view_from_spark_sql(wh, spark):
+    _sales(wh)
+    wh.sql("CREATE VIEW all_sales AS SELECT id FROM sales")
+    wh.sql("SET hive.mapred.mode=strict")
+    with pytest.raises(hivepark.HiveParkError, match="partition filter"):
+        wh.sql("SELECT * FROM all_sales").collect()  # hivepark's own queries stay strict
+    wh.sql("INSERT INTO sales PARTITION (ds='d') VALUES (7, 7.0)")
+    assert _rows(spark.sql("SELECT * FROM all_sales")) == [(1,), (2,), (3,), (4,), (7,)]
+
+
+def test_a_view_of_the_users_with_a_hivepark_views_name_is_never_replaced(wh, spark):
+    spark.sql("CREATE OR REPLACE TEMPORARY VIEW mine_v AS SELECT 'user' AS who")
+    try:
+        wh.sql("CREATE TABLE t_for_v (who STRING) STORED AS PARQUET")
+        wh.sql("INSERT INTO t_for_v VALUES ('warehouse')")
+        wh.sql("CREATE VIEW mine_v AS SELECT who FROM t_for_v")
+        assert spark.sql("SELECT who FROM mine_v").first()[0] == "user"
+        assert wh.sql("SELECT who FROM mine_v").first()[0] == "warehouse"
+    finally:
+        spark.catalog.dropTempView("mine_v")
 
 
 def test_a_table_of_another_warehouse_is_not_read_as_a_spark_view(tmp_path, spark):
@@ -155,6 +250,15 @@ def test_iceberg_table_view_follows_its_snapshots(wh, spark):
     assert _rows(spark.sql("SELECT id, d FROM ice")) == [(1, "x"), (2, "y")]
     wh.sql("INSERT OVERWRITE TABLE ice VALUES (3, 'x')")
     assert _rows(spark.sql("SELECT id, d FROM ice")) == _rows(wh.sql("SELECT id, d FROM ice"))
+
+
+def test_a_view_of_an_iceberg_table_follows_its_snapshots(wh, spark):
+    wh.sql("CREATE TABLE ice_v_src (id INT) PARTITIONED BY (d STRING) STORED BY ICEBERG")
+    wh.sql("INSERT INTO ice_v_src VALUES (1, 'x'), (2, 'y')")
+    wh.sql("CREATE VIEW ice_x AS SELECT id FROM ice_v_src WHERE d = 'x'")
+    assert _rows(spark.sql("SELECT * FROM ice_x")) == [(1,)]
+    wh.sql("INSERT INTO ice_v_src VALUES (3, 'x')")
+    assert _rows(spark.sql("SELECT * FROM ice_x")) == [(1,), (3,)] == _rows(wh.sql("SELECT * FROM ice_x"))
 
 
 def test_a_table_with_a_missing_file_warns_and_leaves_spark_sql_without_a_stale_view(wh, spark):

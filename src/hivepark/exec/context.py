@@ -24,7 +24,7 @@ from hivepark.errors import (
     UserInputError,
     mask_credentials,
 )
-from hivepark.exec.spark_views import made_by_hivepark
+from hivepark.exec.spark_registry import made_by_hivepark
 from hivepark.sql.parser import substitute_variables
 from hivepark.sql.statements import TableRef
 from hivepark.storage.bucket_files import unwritable

@@ -9,7 +9,17 @@ that may change a table (and at connect(), after ``Warehouse.insert`` and on
 whose table changed is rebuilt, one whose table is gone is dropped. A storage handler's table
 is rebuilt when its handler's :meth:`~StorageHandler.state` changes too (an Iceberg snapshot).
 
-Spark's temporary views belong to the SparkSession; the registry below records which views
+A hivepark view (CREATE VIEW) of the current database is a temporary view too, of the rows
+``Warehouse.table(view)`` gives. Where every table it reads (through other views too) is a
+table of the current database, it is Spark SQL over those tables' own views, by name
+(:func:`_view_text`): Spark resolves it whenever it is read, so a commit costs the view
+nothing (Spark prunes the tables' partitions by the view's filters, as for a table's view);
+it is made again only when the view, or a view it reads, changes. Otherwise (a table of another
+database) it is the view's query planned by hivepark on the latest commits of what it reads,
+rebuilt when any of them changes (:func:`_reads`), without runtime (map-join) pruning, so
+that bringing the views up to date never runs a Spark job.
+
+Spark's temporary views belong to the SparkSession; a registry (exec/spark_registry.py) records which views
 hivepark made, so a temporary view of the user's with a table's name is never replaced (it
 hides the table from ``spark.sql``, and is left alone). Several warehouses in one session:
 the one that synced last owns a name. ``hivepark.spark.views=false`` turns all of it off
@@ -18,16 +28,19 @@ the one that synced last owns a name. ``hivepark.spark.views=false`` turns all o
 
 from __future__ import annotations
 
-import threading
+import dataclasses
 import warnings
-import weakref
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from hivepark.catalog.models import Table
 from hivepark.errors import NoSuchDatabase, NoSuchTable
+from hivepark.exec.spark_registry import LOCK, MADE
+from hivepark.lru import Lru
 from hivepark.storage.handlers import handler_for
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
     from hivepark.exec.context import Context
 
@@ -35,12 +48,10 @@ SETTING = "hivepark.spark.views"
 
 
 class SparkViewWarning(UserWarning):
-    """A table's Spark view could not be built (a recorded file is missing or unreadable): the
-    statement that ran succeeded; spark.sql does not see the table until it is fixed."""
+    """A table's or view's Spark view could not be built (a recorded file is missing or
+    unreadable, a table the view reads is gone): the statement that ran succeeded; spark.sql
+    does not see the table or view until it is fixed."""
 
-# Per SparkSession: view name -> (owner registry id, token). Only hivepark's views are here.
-_MADE: weakref.WeakKeyDictionary[SparkSession, dict[str, tuple[int, object]]] = weakref.WeakKeyDictionary()
-_LOCK = threading.Lock()
 
 
 def enabled(ctx: Context) -> bool:
@@ -49,8 +60,8 @@ def enabled(ctx: Context) -> bool:
 
 def sync(ctx: Context) -> None:
     """Makes the session's views match the current database's tables as committed now."""
-    with _LOCK:
-        made = _MADE.setdefault(ctx.spark, {})
+    with LOCK:
+        made = MADE.setdefault(ctx.spark, {})
         mine = {name for name, (owner, _) in made.items() if owner == id(ctx)}
         if not enabled(ctx):
             _drop(ctx.spark, made, mine)
@@ -60,60 +71,207 @@ def sync(ctx: Context) -> None:
         except NoSuchDatabase:  # the current database was dropped
             versions = {}
         _drop(ctx.spark, made, {n for n in mine if n not in versions})
-        for name, version in sorted(versions.items()):
-            _refresh(ctx, made, name, version)
+        by_db = {ctx.current_db: versions}
 
+        def versions_of(db: str) -> dict[str, tuple[str, int]]:  # each database's read once a sync
+            if db not in by_db:
+                try:
+                    by_db[db] = ctx.catalog.table_versions(db)
+                except NoSuchDatabase:
+                    by_db[db] = {}
+            return by_db[db]
 
-def made_by_hivepark(spark: SparkSession, name: str) -> bool:
-    """Whether the session's temporary view ``name`` is one of hivepark's table views."""
-    return name.lower() in _MADE.get(spark, {})
+        views = [(name, version) for name, version in sorted(versions.items())
+                 if _refresh(ctx, made, name, version, versions_of, views=False)]
+        for name, version in views:  # after the tables: a view may read their Spark views by name
+            _refresh(ctx, made, name, version, versions_of, views=True)
 
 
 def drop_all(ctx: Context) -> None:
     """Removes this warehouse's views (Warehouse.close)."""
-    with _LOCK:
-        made = _MADE.get(ctx.spark, {})
+    with LOCK:
+        made = MADE.get(ctx.spark, {})
         _drop(ctx.spark, made, {n for n, (owner, _) in made.items() if owner == id(ctx)})
 
 
 def _refresh(ctx: Context, made: dict[str, tuple[int, object]], name: str,
-             version: tuple[str, int]) -> None:
+             version: tuple[str, int], versions_of: Callable[[str], dict[str, tuple[str, int]]],
+             views: bool) -> bool:
+    """Brings the Spark view of ``name`` up to date if it is a table (``views``: a view);
+    True for a view left for the pass over views."""
     from hivepark.exec.scan import scan_dataframe
     from hivepark.plan.nodes import TableScan
     from hivepark.plan.planner import plan_scans
 
     known = made.get(name)
     if known is not None and known[0] == id(ctx) and known[1] == (ctx.current_db, version, None):
-        return  # unchanged, and not a table whose handler's state moves on its own
+        return False  # unchanged, and not a table whose handler's state moves on its own
     if known is None and ctx.spark.catalog.tableExists(name):
-        return  # the user's own view (or a Spark table) of that name: never replaced
-    try:
-        table = ctx.catalog.get_table(ctx.current_db, name)
-    except NoSuchTable:  # dropped since the versions were read: the next sync drops the view
-        return
-    if table.is_view:  # read through hivepark (wh.sql, wh.table): no Spark view of its own, and
-        if known is not None and known[0] == id(ctx):  # none left of a table of that name
-            _drop(ctx.spark, made, {name})
-        return
-    handler = handler_for(table)
-    token = (ctx.current_db, version, handler.state(table) if handler is not None else None)
+        return False  # the user's own view (or a Spark table) of that name: never replaced
+    table = _table_at(ctx, ctx.current_db, name, version, fresh=True)
+    if table is None:  # dropped since the versions were read: the next sync drops the view
+        return False
+    if table.is_view != views:
+        return table.is_view
+    by_name = False
+    if table.is_view:
+        reads = _reads(ctx, table, versions_of)
+        by_name = _tables_by_name(ctx, reads)
+        token: object = _view_token(ctx, version, reads, by_name)
+    else:
+        handler = handler_for(table)
+        token = (ctx.current_db, version, handler.state(table) if handler is not None else None)
     if known in ((id(ctx), token), (id(ctx), ("unreadable", token))):
-        return  # current, or found unreadable at this same version (warned once)
+        return False  # current, or found unreadable at this same version (warned once)
     try:
-        plan = plan_scans([TableScan(table, table.name)], ctx.catalog)
-        # its own DataFrame, not the warm whole-table frames hivepark's queries share
-        # (exec/scan.TableFrames): building a view never changes what a query plans
-        df = scan_dataframe(ctx.spark, plan.scans[0], settings=ctx.conf)
+        text = _view_text(ctx, table) if by_name else None
+        if text is not None:  # resolved by Spark when read: follows its tables' views by itself
+            ctx.spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW `{name}` AS {text}")
+            made[name] = (id(ctx), token)
+            return False
+        if by_name:  # rare (see _view_text): planned now, so rebuilt when a table it reads commits
+            token = _view_token(ctx, version, reads, False)
+        if table.is_view:
+            df = _view_dataframe(ctx, table)
+        else:
+            plan = plan_scans([TableScan(table, table.name)], ctx.catalog)
+            # its own DataFrame, not the warm whole-table frames hivepark's queries share
+            # (exec/scan.TableFrames): building a view never changes what a query plans
+            df = scan_dataframe(ctx.spark, plan.scans[0], settings=ctx.conf)
     except Exception as e:  # noqa: BLE001 - the statement that ran succeeded: never fail it here
         from hivepark.exec.failures import translate
 
         ctx.spark.catalog.dropTempView(name)  # an old view would read the old files
         made[name] = (id(ctx), ("unreadable", token))
-        warnings.warn(f"spark.sql cannot read table {table.qualified_name} until this is fixed: "
+        kind = "view" if table.is_view else "table"
+        warnings.warn(f"spark.sql cannot read {kind} {table.qualified_name} until this is fixed: "
                       f"{translate(e, ctx)}", SparkViewWarning, stacklevel=2)
-        return
+        return False
     df.createOrReplaceTempView(name)
     made[name] = (id(ctx), token)
+    return False
+
+
+#: what a view's Spark view is planned with: no Spark job while the views are brought up to date
+#: (Spark's own dynamic partition pruning still prunes its joins when spark.sql reads it), and
+#: none of Hive's strict-mode refusals, which are for queries, not for a view's whole rows
+_VIEW_SETTINGS = {"hive.optimize.mapjoin.partition.pruning": "false", "hive.mapred.mode": "nonstrict",
+                  "hive.strict.checks.no.partition.filter": "false",
+                  "hive.strict.checks.orderby.no.limit": "false",
+                  "hive.strict.checks.cartesian.product": "false",
+                  "hive.strict.checks.type.safety": "false"}
+
+
+def _view_text(ctx: Context, view: Table) -> str | None:
+    """A view's query as Spark SQL over its tables' Spark views (each reference to a table
+    becomes the table's name in the current database), for a Spark temporary view that Spark
+    resolves each time it is read, so a commit to a table it reads needs no rebuild: its
+    table's view is rebuilt, and the view reads it by name. None where the text needs what only
+    a query run by hivepark sets up (TABLESAMPLE by Hive's hash through a Python function)."""
+    from hivepark.sql.parser import parse_one
+    from hivepark.sql.rewrite import SAMPLE_FUNCTION, analyze, spark_sql
+    from hivepark.sql.statements import Query
+    from hivepark.sql.views import expand
+
+    query = parse_one(f"SELECT * FROM `{view.db}`.`{view.name}`").statement
+    assert isinstance(query, Query)
+    with ctx.same_tables():
+        analysis = analyze(expand(query.tree, ctx.find_view), ctx.find)
+    if any(site.table.db != ctx.current_db or site.table.is_view for site in analysis.sites):
+        return None  # another database's table (or an Iceberg metadata table): no Spark view
+    text = spark_sql(analysis, [site.table.name for site in analysis.sites], [False] * len(analysis.sites))
+    return None if SAMPLE_FUNCTION in text else text
+
+
+def _view_token(ctx: Context, version: tuple[str, int],
+                reads: tuple[tuple[str, str, tuple[str, int] | None, object, bool], ...],
+                by_name: bool) -> object:
+    """What a view's Spark view was built from: the view's version, and what it reads (for a
+    view reading its tables by name, a table's identity only: its own Spark view follows its
+    commits)."""
+    return (ctx.current_db, version, by_name,
+            tuple((db, n, (v[0] if v else None)) if by_name and not is_view else (db, n, v, st, is_view)
+                  for db, n, v, st, is_view in reads))
+
+
+def _tables_by_name(ctx: Context, reads: tuple[tuple[str, str, object, object, bool], ...]) -> bool:
+    """Whether every table a view reads is in the current database with a Spark view of
+    hivepark's (not hidden by a temporary view of the user's), so the view can read them by
+    name (:func:`_view_text`)."""
+    if (ctx.conf.get("hive.support.quoted.identifiers") or "column").strip().lower() == "none":
+        return False  # Hive's regular-expression column names: Spark's own switch, set per query
+    made = MADE.get(ctx.spark, {})
+    for db, name, version, _, is_view in reads:
+        if is_view:
+            continue
+        if db != ctx.current_db or version is None:
+            return False
+        if name not in made and ctx.spark.catalog.tableExists(name):
+            return False
+    return True
+
+
+def _view_dataframe(ctx: Context, view: Table) -> DataFrame:
+    """A hivepark view's rows as ``wh.table(view)`` gives them, planned now: each table it
+    reads (through other views too) on its latest commit, pruned by the view's own filters."""
+    from hivepark.config import Config
+    from hivepark.exec.query import run_query
+    from hivepark.sql.parser import parse_one
+    from hivepark.sql.statements import Query
+
+    conf = Config()
+    for key, value in [*ctx.conf.items(), *_VIEW_SETTINGS.items()]:
+        conf.set(key, value)
+    query = parse_one(f"SELECT * FROM `{view.db}`.`{view.name}`").statement
+    assert isinstance(query, Query)
+    return run_query(dataclasses.replace(ctx, conf=conf), query.tree)[0]
+
+
+#: tables and views by (db, name, uid, version): a view and what it reads are found without a
+#: metastore query per sync unless one of them changed
+_TABLES: Lru[Table] = Lru(512, lambda _: 1)
+
+
+def _table_at(ctx: Context, db: str, name: str, version: tuple[str, int],
+              fresh: bool = False) -> Table | None:
+    """Table ``db.name`` as it is at ``version`` (its uid and version); None if it is gone.
+    ``fresh``: a table (not a view) is read from the metastore again (a storage handler's
+    properties may move on with its own commits)."""
+    key = (db, name, *version)
+    table = _TABLES.get(key)
+    if table is not None and (table.is_view or not fresh):
+        return table
+    try:
+        table = ctx.catalog.get_table(db, name)
+    except (NoSuchTable, NoSuchDatabase):
+        return None
+    if (table.uid, table.version) == version:  # not a later one (read after the versions)
+        _TABLES.put(key, table)
+    return table
+
+
+def _reads(ctx: Context, view: Table, versions_of: Callable[[str], dict[str, tuple[str, int]]]
+           ) -> tuple[tuple[str, str, tuple[str, int] | None, object, bool], ...]:
+    """Each table and view ``view`` reads, directly or through views: (db, name, its (uid,
+    version) or None when missing, its storage handler's state, whether it is a view)."""
+    from hivepark.sql import views as sql_views
+
+    def find(db: str | None, name: str) -> Table | None:
+        db, name = (db or ctx.current_db).lower(), name.lower()
+        version = versions_of(db).get(name)
+        table = _table_at(ctx, db, name, version) if version is not None else None
+        return table if table is not None and table.is_view else None
+
+    def read(db: str, name: str) -> tuple[str, str, tuple[str, int] | None, object, bool]:
+        version = versions_of(db).get(name)
+        table = _table_at(ctx, db, name, version) if version is not None else None
+        if table is None:
+            return db, name, None, None, False
+        handler = handler_for(table)
+        return db, name, version, handler.state(table) if handler is not None else None, table.is_view
+
+    found = {((db or ctx.current_db).lower(), name) for db, name in sql_views.view_dependencies(view, find)}
+    return tuple(read(db, name) for db, name in sorted(found))
 
 
 def _drop(spark: SparkSession, made: dict[str, tuple[int, object]], names: set[str]) -> None:

@@ -88,6 +88,12 @@ def dependencies(tree: exp.Expression, find: ViewFind
     return found
 
 
+def view_dependencies(view: Table, find: ViewFind
+                      ) -> dict[tuple[str | None, str], tuple[Table | None, list[str]]]:
+    """:func:`dependencies` of what ``view`` itself reads (its stored query)."""
+    return dependencies(_parsed(view.properties[VIEW_EXPANDED_TEXT]), find)
+
+
 def _view_of(node: exp.Table, find: ViewFind, ctes: frozenset[str]) -> Table | None:
     """The view ``node`` names, None for a table, a CTE, a Spark view or a table function."""
     if not isinstance(node.this, exp.Identifier) or node.args.get("catalog") is not None:
