@@ -199,6 +199,25 @@ def test_a_view_whose_table_is_dropped_warns_and_leaves_no_spark_view(wh, spark)
     assert spark.sql("SELECT a FROM reads_doomed").first()[0] == 2
 
 
+def test_a_view_of_an_unreadable_table_comes_back_with_it(wh, spark):
+    import glob
+    import os
+
+    from hivepark.exec.spark_views import SparkViewWarning
+
+    wh.sql("CREATE TABLE frail (a INT) PARTITIONED BY (p STRING) STORED AS PARQUET")
+    wh.sql("INSERT INTO frail PARTITION (p='x') VALUES (1)")
+    wh.sql("INSERT INTO frail PARTITION (p='y') VALUES (2)")
+    wh.sql("CREATE VIEW frail_v AS SELECT a FROM frail")
+    for path in glob.glob(f"{wh.location}/frail/p=x/*"):
+        os.remove(path)  # deleted by hand: the table's Spark view cannot be built, nor the view's
+    with pytest.warns(SparkViewWarning, match="frail_v"):
+        wh.sql("ALTER TABLE frail ADD PARTITION (p='z')")
+    assert not spark.catalog.tableExists("frail_v")
+    wh.sql("MSCK REPAIR TABLE frail")  # the files that are there now: both views are back
+    assert _rows(spark.sql("SELECT * FROM frail_v")) == [(2,)] == _rows(wh.sql("SELECT * FROM frail_v"))
+
+
 def test_strict_mode_does_not_keep_a_view_from_spark_sql(wh, spark):
     _sales(wh)
     wh.sql("CREATE VIEW all_sales AS SELECT id FROM sales")

@@ -187,11 +187,17 @@ def _view_token(ctx: Context, version: tuple[str, int],
                 reads: tuple[tuple[str, str, tuple[str, int] | None, object, bool], ...],
                 by_name: bool) -> object:
     """What a view's Spark view was built from: the view's version, and what it reads (for a
-    view reading its tables by name, a table's identity only: its own Spark view follows its
-    commits)."""
+    view reading its tables by name, a table's identity and whether its own Spark view could be
+    built: that view follows the table's commits, and Spark resolves the view over it)."""
+    made = MADE.get(ctx.spark, {})
+
+    def readable(name: str) -> bool:
+        known = made.get(name)
+        return known is not None and not (isinstance(known[1], tuple) and known[1][:1] == ("unreadable",))
+
     return (ctx.current_db, version, by_name,
-            tuple((db, n, (v[0] if v else None)) if by_name and not is_view else (db, n, v, st, is_view)
-                  for db, n, v, st, is_view in reads))
+            tuple((db, n, (v[0] if v else None), readable(n)) if by_name and not is_view
+                  else (db, n, v, st, is_view) for db, n, v, st, is_view in reads))
 
 
 def _tables_by_name(ctx: Context, reads: tuple[tuple[str, str, object, object, bool], ...]) -> bool:
