@@ -1,6 +1,6 @@
 """Small statements on a wide table: what a statement costs beyond the data it touches.
 
-    .venv/bin/python bench/small_statements.py [--columns 40] [--rows 10] [--repeat 15]
+    .venv/bin/python bench/small_statements.py [--columns 40] [--rows 10] [--repeat 15] [--skewed 10]
 
 A table of ``--columns`` columns (INT, BIGINT, STRING, DOUBLE, DATE, DECIMAL(12,2) in turn),
 partitioned by ``ds``. Each round runs, alternately:
@@ -9,6 +9,9 @@ partitioned by ``ds``. Each round runs, alternately:
   Spark's same statement into a Spark table of the same columns (``USING parquet PARTITIONED BY (ds)``);
 * dynamic: ``INSERT OVERWRITE ... PARTITION (ds) SELECT ..., ds FROM src`` (two partitions),
   Spark's with ``spark.sql.sources.partitionOverwriteMode=dynamic``;
+* skewed: hivepark's static INSERT into a list-bucketed table of the same columns (``SKEWED BY
+  (c0) ON (--skewed values) STORED AS DIRECTORIES``: each row routed to its directory) against
+  the static INSERT into the plain table above (issue 15's item 4 for a small statement);
 * text query: hivepark's first query of a TEXTFILE table (Hive's default format, split into its
   columns by Spark expressions) after a commit to it, against the same query of the same table
   STORED AS PARQUET after a commit (the query's plan is made anew after each commit).
@@ -42,6 +45,7 @@ def main() -> None:
     ap.add_argument("--columns", type=int, default=40)
     ap.add_argument("--rows", type=int, default=10)
     ap.add_argument("--repeat", type=int, default=15)
+    ap.add_argument("--skewed", type=int, default=10, help="skewed values of the list-bucketed table")
     args = ap.parse_args()
 
     import hivepark
@@ -57,6 +61,9 @@ def main() -> None:
     wh.sql(f"INSERT OVERWRITE TABLE src SELECT {', '.join(f'{VALUES[t]} AS {n}' for n, t in cols)}, "
            f"concat('p', id % 2) FROM range({args.rows})")
     wh.sql(f"CREATE TABLE w ({ddl}) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+    skewed = ", ".join(str(i) for i in range(args.skewed))
+    wh.sql(f"CREATE TABLE lbw ({ddl}) PARTITIONED BY (ds STRING) SKEWED BY (c0) ON ({skewed}) "
+           "STORED AS DIRECTORIES STORED AS PARQUET")
     spark.read.parquet(f"{base}/warehouse/src").createOrReplaceTempView("src_files")
     spark.sql(f"CREATE TABLE sw ({ddl}, ds STRING) USING parquet PARTITIONED BY (ds) LOCATION '{base}/spark_w'")
 
@@ -75,6 +82,7 @@ def main() -> None:
         "static hivepark": lambda: wh.sql(f"INSERT INTO w PARTITION (ds='d{next(rounds)}') SELECT {names} FROM src"),
         "static spark": lambda: spark.sql(
             f"INSERT INTO sw PARTITION (ds='d{next(rounds)}') SELECT {names} FROM src_files"),
+        "skewed hivepark": lambda: wh.sql(f"INSERT INTO lbw PARTITION (ds='d{next(rounds)}') SELECT {names} FROM src"),
         "dynamic hivepark": lambda: wh.sql(f"INSERT OVERWRITE TABLE w PARTITION (ds) SELECT {names}, ds FROM src"),
         "dynamic spark": lambda: spark.sql(f"INSERT OVERWRITE sw PARTITION (ds) SELECT {names}, ds FROM src_files"),
     }
@@ -94,16 +102,20 @@ def main() -> None:
     hive_rows = wh.sql("SELECT count(*) FROM w").collect()[0][0]
     spark_rows = spark.sql("SELECT count(*) FROM sw").collect()[0][0]
     assert hive_rows == spark_rows, (hive_rows, spark_rows)
+    lb_rows = wh.sql("SELECT count(*) FROM lbw").collect()[0][0]
+    assert lb_rows == args.rows * (args.repeat + 1), lb_rows
     print(f"machine: {platform.machine()} {platform.processor() or ''} cpus={os.cpu_count()} "
           f"python={platform.python_version()} spark={spark.version} master={spark.sparkContext.master}")
-    print(f"{args.columns} columns, {args.rows} rows a statement, {args.repeat} rounds; both tables {hive_rows:,} rows")
+    print(f"{args.columns} columns, {args.rows} rows a statement, {args.repeat} rounds; both tables "
+          f"{hive_rows:,} rows; the list-bucketed table {args.skewed} skewed values")
     med = {name: statistics.median(ts) * 1000 for name, ts in times.items()}
     for name in times:
         quartiles = statistics.quantiles([t * 1000 for t in times[name]], n=4)
         print(f"{name:17s} median {med[name]:7.1f} ms  quartiles {quartiles[0]:.1f}-{quartiles[2]:.1f} ms")
     print(f"time ratio static hivepark/spark: {med['static hivepark'] / med['static spark']:.2f}  "
           f"dynamic hivepark/spark: {med['dynamic hivepark'] / med['dynamic spark']:.2f}  "
-          f"text/parquet query: {med['text query'] / med['parquet query']:.2f}")
+          f"text/parquet query: {med['text query'] / med['parquet query']:.2f}  "
+          f"skewed/plain static hivepark: {med['skewed hivepark'] / med['static hivepark']:.2f}")
     wh.close()
     shutil.rmtree(base, ignore_errors=True)
 
