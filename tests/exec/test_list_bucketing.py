@@ -472,14 +472,21 @@ def test_a_dynamic_write_spreads_a_partitions_directories_over_tasks_within_the_
             rows(spark.sql(f"SELECT * FROM spread_src WHERE {where}"))
 
 
-def test_a_static_partition_write_fills_its_directories_in_parallel(env, spark):
-    # one partition's directories are written by several tasks, each directory by one (one file)
-    env.sql("CREATE TABLE spread1 (a INT, x INT) PARTITIONED BY (ds STRING) SKEWED BY (x) ON (1, 2, 3, 4) "
+@pytest.mark.parametrize("large", [False, True])
+def test_a_static_partition_write_fills_its_directories_in_parallel(env, spark, large, monkeypatch):
+    # one partition's directories are written by several tasks, each directory by one (one file);
+    # an input Spark estimates small (700 rows: 5,600 bytes) by one task (large: as if it were not)
+    from hivepark.exec import write
+
+    n = 700 + large  # a table of its own for each case
+    if large:
+        monkeypatch.setattr(write, "SMALL_WRITE_BYTES", 0)
+    env.sql(f"CREATE TABLE spread1_{n} (a INT, x INT) PARTITIONED BY (ds STRING) SKEWED BY (x) ON (1, 2, 3, 4) "
             "STORED AS DIRECTORIES STORED AS PARQUET")
-    spark.sql("SELECT CAST(id AS INT) AS a, CAST(id % 7 AS INT) AS x FROM range(700)") \
-        .createOrReplaceTempView("spread1_src")
-    env.sql("INSERT OVERWRITE TABLE spread1 PARTITION (ds='d') SELECT a, x FROM spread1_src")
-    t = env.catalog.get_table("default", "spread1")
+    spark.sql(f"SELECT CAST(id AS INT) AS a, CAST(id % 7 AS INT) AS x FROM range({n})") \
+        .createOrReplaceTempView(f"spread1_src_{n}")
+    env.sql(f"INSERT OVERWRITE TABLE spread1_{n} PARTITION (ds='d') SELECT a, x FROM spread1_src_{n}")
+    t = env.catalog.get_table("default", f"spread1_{n}")
     dirs = data_dirs(t.location)
     assert dirs == sorted(f"ds=d/{sub}" for sub in (D, "x=1", "x=2", "x=3", "x=4"))
     tasks = set()
@@ -487,10 +494,10 @@ def test_a_static_partition_write_fills_its_directories_in_parallel(env, spark):
         files = [f for f in os.listdir(os.path.join(t.location, d)) if not f.startswith((".", "_"))]
         assert len(files) == 1, d
         tasks.add(_task_of(files[0]))
-    assert len(tasks) > 1, tasks
-    assert rows(env.sql("SELECT a, x FROM spread1")) == rows(spark.sql("SELECT * FROM spread1_src"))
-    assert rows(env.sql("SELECT a, x FROM spread1 WHERE x IN (2, 6)")) == \
-        rows(spark.sql("SELECT * FROM spread1_src WHERE x IN (2, 6)"))
+    assert len(tasks) > 1 if large else len(tasks) == 1, tasks
+    assert rows(env.sql(f"SELECT a, x FROM spread1_{n}")) == rows(spark.sql(f"SELECT * FROM spread1_src_{n}"))
+    assert rows(env.sql(f"SELECT a, x FROM spread1_{n} WHERE x IN (2, 6)")) == \
+        rows(spark.sql(f"SELECT * FROM spread1_src_{n} WHERE x IN (2, 6)"))
 
 
 def test_created_files_limit_counts_the_list_bucketing_directories(env, spark):
