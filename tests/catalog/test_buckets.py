@@ -1,9 +1,14 @@
-"""Hive's bucket of a row (bucketing_version 2), checked against Hive's own output."""
+"""Hive's bucket of a row (bucketing_version 2), checked against Hive's own output; Spark's hash of a
+row, checked against Spark's."""
 
 from __future__ import annotations
 
-from hivepark.catalog.buckets import bucket_of_file, hive_bucket, murmur3_32
+import hypothesis.strategies as st
+from hypothesis import HealthCheck, given, settings
+
+from hivepark.catalog.buckets import bucket_of_file, hive_bucket, murmur3_32, spark_hash
 from hivepark.types import HiveType
+from spark_cluster import PROPERTY_EXAMPLES
 
 # Hive's bucket2.q.out: `SELECT * FROM bucket2_1 TABLESAMPLE (BUCKET 1 OUT OF 2)` of src's keys written
 # into a table CLUSTERED BY (key INT) INTO 2 BUCKETS: the keys Hive put in bucket 0
@@ -48,3 +53,19 @@ def test_types_and_files():
     # Hive's names (an extension or hivepark's commit after a dot too); Spark's are no bucket's
     assert [bucket_of_file(n) for n in ("000000_0", "000012_0_copy_3", "000001_0.orc", "000002_0.20261127_ab12",
                                         "part-00000.c000", "x000001_0")] == [0, 12, 1, 2, None, None]
+
+
+_KEY_TEXT = st.one_of(st.none(), st.text(max_size=14))
+_INTS = st.one_of(st.none(), st.integers(-2**31, 2**31 - 1))
+
+
+@settings(max_examples=PROPERTY_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.tuples(_KEY_TEXT, _KEY_TEXT, _INTS), min_size=1, max_size=40))
+def test_spark_hash_is_the_hash_spark_sends_rows_by(spark, rows):
+    # the hash a dynamic write is sized by (partition texts and a directory or bucket number),
+    # computed in Python, is the one Spark's repartition by those columns uses: Spark's own hash()
+    from pyspark.sql import functions as F
+
+    df = spark.createDataFrame(rows, "a STRING, b STRING, c INT")
+    got = [tuple(r) for r in df.select(F.hash("a", "b", "c"), F.hash("a"), F.hash("c")).collect()]
+    assert got == [(spark_hash(list(r)), spark_hash([r[0]]), spark_hash([r[2]])) for r in rows]

@@ -29,6 +29,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
 from hivepark import layout
+from hivepark.catalog.buckets import spark_hash
 from hivepark.catalog.models import Partition, Table
 from hivepark.catalog.skew import (
     SKEW_LOCATIONS,
@@ -222,21 +223,14 @@ def _dynamic_tops(table: Table, keys: list[str], grouped: DataFrame,
 
 # ---------------------------------------------------------------- the __lb column
 
-def directory_hashes(ctx: Context, plan: LBPlan) -> list[tuple[PartValues, int]]:
+def directory_hashes(plan: LBPlan) -> list[tuple[PartValues, int]]:
     """Each (partition, directory) a dynamic write (``plan.typed_keys``: its partitions by
     their key strings) can fill, with Spark's hash of
     its (key strings..., ``__lb``) as the write's rows carry them (string keys, an int
-    ``__lb``), the hash Spark's ``repartition`` by those columns sends its rows by: one small
-    Spark job, so that the write can be sized before it runs."""
-    groups = [(part, d) for part in plan.typed_keys for d in plan.directories(part)]
-    if not groups:
-        return []
-    width = len(groups[0][0])
-    schema = StructType([StructField(f"k{i}", StringType()) for i in range(width)]
-                        + [StructField("lb", IntegerType())])
-    df = ctx.spark.createDataFrame([(*part, d) for part, d in groups], schema)
-    hashes = [r[0] for r in df.select(F.hash(*df.columns)).collect()]
-    return [(part, h) for (part, _), h in zip(groups, hashes)]
+    ``__lb``), the hash Spark's ``repartition`` by those columns sends its rows by, so that
+    the write can be sized before it runs: computed here as the JVM does (:func:`spark_hash`;
+    it was a small Spark job, 290 ms of a 1.4 s dynamic INSERT of 10 rows)."""
+    return [(part, spark_hash([*part, d])) for part in plan.typed_keys for d in plan.directories(part)]
 
 
 def with_lb_column(ctx: Context, table: Table, df: DataFrame, plan: LBPlan,

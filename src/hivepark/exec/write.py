@@ -14,7 +14,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from hivepark import layout
-from hivepark.catalog.buckets import Bucketing, hashed_input, spark_bucket_sql, table_buckets
+from hivepark.catalog.buckets import Bucketing, hashed_input, spark_bucket_sql, spark_hash, table_buckets
 from hivepark.catalog.models import Column as TableColumn
 from hivepark.catalog.models import Table
 from hivepark.catalog.skew import table_skew
@@ -484,7 +484,7 @@ def _directory_task_count(ctx: Context, plan: lb_routing.LBPlan) -> int:
     partitions of 11 directories: 1.39 -> 1.24 times the plain table's write). As many tasks
     as directories, up to 8 per core (or spark.sql.shuffle.partitions if more), doubled
     until no task writes into more than hive.exec.max.dynamic.partitions.pernode partitions."""
-    groups = lb_routing.directory_hashes(ctx, plan)
+    groups = lb_routing.directory_hashes(plan)
     return _task_count(ctx, [h for _, h in groups],
                        ctx.conf.get_int("hive.exec.max.dynamic.partitions.pernode"),
                        parts=[p for p, _ in groups], start=_spread_start(ctx))
@@ -500,19 +500,15 @@ def _spread_start(ctx: Context) -> int:
 def _bucket_task_count(ctx: Context, rows: list, keys: list[str], count: int) -> int:
     """Write tasks for a bucketed write, whose rows go to the tasks by (partition, bucket), so
     that one partition's buckets are written in parallel (by partition alone, a one-partition
-    INSERT was one task): Spark's hash of every (partition, bucket) pair (one small job: the
-    partitions the preflight found, each with every bucket), then as many tasks as
-    :func:`_directory_task_count` starts from, doubled until no task writes into more than
+    INSERT was one task): Spark's hash of every (partition, bucket) pair (the partitions the
+    preflight found, each with every bucket: their key texts and the int bucket, hashed as the
+    JVM does, catalog.buckets.spark_hash), then as many tasks as :func:`_directory_task_count`
+    starts from, doubled until no task writes into more than
     hive.exec.max.dynamic.partitions.pernode partitions."""
-    from pyspark.sql.types import StringType, StructField, StructType
-
-    parts = ctx.spark.createDataFrame([tuple(r[k] for k in keys) for r in rows],
-                                      StructType([StructField(k, StringType()) for k in keys]))
-    pairs = parts.crossJoin(ctx.spark.range(count).select(F.col("id").cast("int").alias(BUCKET_COL)))
-    hashed = pairs.select(*[F.col(f"`{k}`") for k in keys],
-                          F.hash(*[F.col(f"`{k}`") for k in keys], F.col(BUCKET_COL)).alias("__h")).collect()
-    return _task_count(ctx, [r["__h"] for r in hashed], ctx.conf.get_int("hive.exec.max.dynamic.partitions.pernode"),
-                       parts=[tuple(r[k] for k in keys) for r in hashed], start=_spread_start(ctx))
+    pairs = [(part, spark_hash([*part, b])) for part in (tuple(r[k] for k in keys) for r in rows)
+             for b in range(count)]
+    return _task_count(ctx, [h for _, h in pairs], ctx.conf.get_int("hive.exec.max.dynamic.partitions.pernode"),
+                       parts=[p for p, _ in pairs], start=_spread_start(ctx))
 
 
 def _task_count(ctx: Context, hashes: list[int], pernode: int, parts: list | None = None,
