@@ -505,8 +505,8 @@ def _bucket_task_count(ctx: Context, rows: list, keys: list[str], count: int) ->
     JVM does, catalog.buckets.spark_hash), then as many tasks as :func:`_directory_task_count`
     starts from, doubled until no task writes into more than
     hive.exec.max.dynamic.partitions.pernode partitions."""
-    pairs = [(part, spark_hash([*part, b])) for part in (tuple(r[k] for k in keys) for r in rows)
-             for b in range(count)]
+    pairs = [(part, spark_hash([b], seed)) for part, seed in
+             ((p, spark_hash(p)) for p in (tuple(r[k] for k in keys) for r in rows)) for b in range(count)]
     return _task_count(ctx, [h for _, h in pairs], ctx.conf.get_int("hive.exec.max.dynamic.partitions.pernode"),
                        parts=[p for p, _ in pairs], start=_spread_start(ctx))
 
