@@ -11,7 +11,9 @@ partitioned by ``ds``. Each round runs, alternately:
   Spark's with ``spark.sql.sources.partitionOverwriteMode=dynamic``;
 * skewed: hivepark's static INSERT into a list-bucketed table of the same columns (``SKEWED BY
   (c0) ON (--skewed values) STORED AS DIRECTORIES``: each row routed to its directory) against
-  the static INSERT into the plain table above (issue 15's item 4 for a small statement);
+  the static INSERT into the plain table above (issue 15's item 4 for a small statement), and the
+  dynamic INSERT into it and into a table ``CLUSTERED BY (c1) INTO 8 BUCKETS`` against the dynamic
+  INSERT into the plain table;
 * text query: hivepark's first query of a TEXTFILE table (Hive's default format, split into its
   columns by Spark expressions) after a commit to it, against the same query of the same table
   STORED AS PARQUET after a commit (the query's plan is made anew after each commit).
@@ -64,6 +66,7 @@ def main() -> None:
     skewed = ", ".join(str(i) for i in range(args.skewed))
     wh.sql(f"CREATE TABLE lbw ({ddl}) PARTITIONED BY (ds STRING) SKEWED BY (c0) ON ({skewed}) "
            "STORED AS DIRECTORIES STORED AS PARQUET")
+    wh.sql(f"CREATE TABLE bkw ({ddl}) PARTITIONED BY (ds STRING) CLUSTERED BY (c1) INTO 8 BUCKETS STORED AS PARQUET")
     spark.read.parquet(f"{base}/warehouse/src").createOrReplaceTempView("src_files")
     spark.sql(f"CREATE TABLE sw ({ddl}, ds STRING) USING parquet PARTITIONED BY (ds) LOCATION '{base}/spark_w'")
 
@@ -84,6 +87,8 @@ def main() -> None:
             f"INSERT INTO sw PARTITION (ds='d{next(rounds)}') SELECT {names} FROM src_files"),
         "skewed hivepark": lambda: wh.sql(f"INSERT INTO lbw PARTITION (ds='d{next(rounds)}') SELECT {names} FROM src"),
         "dynamic hivepark": lambda: wh.sql(f"INSERT OVERWRITE TABLE w PARTITION (ds) SELECT {names}, ds FROM src"),
+        "dynamic skewed": lambda: wh.sql(f"INSERT OVERWRITE TABLE lbw PARTITION (ds) SELECT {names}, ds FROM src"),
+        "dynamic bucketed": lambda: wh.sql(f"INSERT OVERWRITE TABLE bkw PARTITION (ds) SELECT {names}, ds FROM src"),
         "dynamic spark": lambda: spark.sql(f"INSERT OVERWRITE sw PARTITION (ds) SELECT {names}, ds FROM src_files"),
     }
     for run in runs.values():  # warm-up
@@ -102,8 +107,9 @@ def main() -> None:
     hive_rows = wh.sql("SELECT count(*) FROM w").collect()[0][0]
     spark_rows = spark.sql("SELECT count(*) FROM sw").collect()[0][0]
     assert hive_rows == spark_rows, (hive_rows, spark_rows)
-    lb_rows = wh.sql("SELECT count(*) FROM lbw").collect()[0][0]
-    assert lb_rows == args.rows * (args.repeat + 1), lb_rows
+    lb_rows = wh.sql("SELECT count(*) FROM lbw").collect()[0][0]  # the static rounds' and the last dynamic's
+    assert lb_rows == args.rows * (args.repeat + 2), lb_rows
+    assert wh.sql("SELECT count(*) FROM bkw").collect()[0][0] == args.rows
     print(f"machine: {platform.machine()} {platform.processor() or ''} cpus={os.cpu_count()} "
           f"python={platform.python_version()} spark={spark.version} master={spark.sparkContext.master}")
     print(f"{args.columns} columns, {args.rows} rows a statement, {args.repeat} rounds; both tables "
@@ -116,6 +122,8 @@ def main() -> None:
           f"dynamic hivepark/spark: {med['dynamic hivepark'] / med['dynamic spark']:.2f}  "
           f"text/parquet query: {med['text query'] / med['parquet query']:.2f}  "
           f"skewed/plain static hivepark: {med['skewed hivepark'] / med['static hivepark']:.2f}")
+    print(f"time ratio dynamic skewed/plain hivepark: {med['dynamic skewed'] / med['dynamic hivepark']:.2f}  "
+          f"dynamic bucketed/plain hivepark: {med['dynamic bucketed'] / med['dynamic hivepark']:.2f}")
     wh.close()
     shutil.rmtree(base, ignore_errors=True)
 
