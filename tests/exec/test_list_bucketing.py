@@ -440,6 +440,32 @@ def _task_of(file_name: str) -> int:
     return int(re.search(r"part-(\d+)-", file_name).group(1))
 
 
+@pytest.mark.parametrize("large", [False, True])
+def test_a_small_dynamic_write_is_one_task_a_large_one_spreads_its_directories(env, spark, large, monkeypatch):
+    # a dynamic write of an input Spark estimates small (200 rows) writes every directory of its two
+    # partitions from one task; a large one (the threshold lowered) spreads them; one file each either way
+    from hivepark.exec import write
+
+    if large:
+        monkeypatch.setattr(write, "SMALL_WRITE_BYTES", 0)
+    name = f"dyn_spread_{int(large)}"
+    env.sql(f"CREATE TABLE {name} (a INT, x INT) PARTITIONED BY (ds STRING) SKEWED BY (x) ON (1, 2, 3) "
+            "STORED AS DIRECTORIES STORED AS PARQUET")
+    spark.sql("SELECT CAST(id AS INT) AS a, CAST(id % 5 AS INT) AS x, CONCAT('d', id % 2) AS ds "
+              "FROM range(200)").createOrReplaceTempView(f"{name}_src")
+    env.sql(f"INSERT OVERWRITE TABLE {name} PARTITION (ds) SELECT a, x, ds FROM {name}_src")
+    t = env.catalog.get_table("default", name)
+    dirs = data_dirs(t.location)
+    assert dirs == sorted(f"ds=d{i}/{sub}" for i in range(2) for sub in (D, "x=1", "x=2", "x=3"))
+    tasks = set()
+    for d in dirs:
+        files = [f for f in os.listdir(os.path.join(t.location, d)) if not f.startswith((".", "_"))]
+        assert len(files) == 1, d
+        tasks.add(_task_of(files[0]))
+    assert len(tasks) > 1 if large else len(tasks) == 1, tasks
+    assert rows(env.sql(f"SELECT a, x, ds FROM {name}")) == rows(spark.sql(f"SELECT * FROM {name}_src"))
+
+
 def test_a_dynamic_write_spreads_a_partitions_directories_over_tasks_within_the_pernode_limit(env, spark):
     # rows go to the write's tasks by (partition, directory): one file per directory still,
     # a partition's directories written by several tasks, and no task writes into more

@@ -277,16 +277,23 @@ def _write_static(ctx: Context, table: Table, df: DataFrame, values: tuple, over
 SMALL_WRITE_BYTES = 16 << 20
 
 
-def _by_directory(data: DataFrame, dirs: int) -> DataFrame:
-    """A static list-bucketed write's rows, each directory's in one task (its one file): for an
-    input Spark's optimizer estimates small (:data:`SMALL_WRITE_BYTES`: a VALUES list, a few
-    files), one task writes every directory (a 10-row INSERT of 10 skewed values took ~100 ms
-    more as 11 tasks); otherwise a task per directory, in parallel."""
+def _small(data: DataFrame) -> bool:
+    """Whether Spark's optimizer estimates ``data`` at :data:`SMALL_WRITE_BYTES` or less (a
+    VALUES list, a few files): a write spreading a partition's directories or buckets over
+    tasks then needs no more tasks than its limits ask for (eleven tasks for ten rows of ten
+    skewed values cost ~100 ms more than one)."""
     try:
         size = int(str(data._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()))
-    except Exception:  # noqa: BLE001 - no estimate (a Spark Connect session): a task per directory
-        size = SMALL_WRITE_BYTES + 1
-    return data.repartition(1 if size <= SMALL_WRITE_BYTES else dirs, F.col(lb_routing.LB_COL))
+    except Exception:  # noqa: BLE001 - no estimate (a Spark Connect session): not small
+        return False
+    return size <= SMALL_WRITE_BYTES
+
+
+def _by_directory(data: DataFrame, dirs: int) -> DataFrame:
+    """A static list-bucketed write's rows, each directory's in one task (its one file): one
+    task writes every directory of a small input (:func:`_small`), else a task per directory,
+    in parallel."""
+    return data.repartition(1 if _small(data) else dirs, F.col(lb_routing.LB_COL))
 
 
 def _write_dynamic(ctx: Context, table: Table, df: DataFrame, static: dict, dyn: list[str],
@@ -319,11 +326,11 @@ def _write_dynamic(ctx: Context, table: Table, df: DataFrame, static: dict, dyn:
         if lb is not None:
             out = lb_routing.with_lb_column(ctx, table, out, lb, keys)
             by = dirs = keys + [lb_routing.LB_COL]
-            tasks = _directory_task_count(ctx, lb)
+            tasks = _directory_task_count(ctx, lb, _small(out))
         elif buckets is not None:  # each (partition, bucket) one task's one file, in parallel
             out = with_buckets(table, buckets, out)
             by = dirs = keys + [BUCKET_COL]
-            tasks = _bucket_task_count(ctx, rows, keys, buckets.count)
+            tasks = _bucket_task_count(ctx, rows, keys, buckets.count, _small(out))
         out = out.repartition(tasks, *[F.col(k) for k in by])
         if buckets is not None:
             out = out.sortWithinPartitions(*bucket_order(buckets, keys))
@@ -476,18 +483,19 @@ def _check_staged_files(ctx: Context, writes: list[PartitionWrite]) -> None:
         raise _too_many_files(files, max_files)
 
 
-def _directory_task_count(ctx: Context, plan: lb_routing.LBPlan) -> int:
+def _directory_task_count(ctx: Context, plan: lb_routing.LBPlan, small: bool = False) -> int:
     """Write tasks for a list-bucketed write, whose rows go to the tasks by (partition,
     directory) rather than by partition: a partition's directories are written by several
     tasks at once (each directory by one, so still one file each), and the skewed values'
     large directories no longer queue behind each other in one task (10,000,000 rows, 7
     partitions of 11 directories: 1.39 -> 1.24 times the plain table's write). As many tasks
     as directories, up to 8 per core (or spark.sql.shuffle.partitions if more), doubled
-    until no task writes into more than hive.exec.max.dynamic.partitions.pernode partitions."""
+    until no task writes into more than hive.exec.max.dynamic.partitions.pernode partitions;
+    for a ``small`` input (:func:`_small`), from one task."""
     groups = lb_routing.directory_hashes(plan)
     return _task_count(ctx, [h for _, h in groups],
                        ctx.conf.get_int("hive.exec.max.dynamic.partitions.pernode"),
-                       parts=[p for p, _ in groups], start=_spread_start(ctx))
+                       parts=[p for p, _ in groups], start=1 if small else _spread_start(ctx))
 
 
 def _spread_start(ctx: Context) -> int:
@@ -497,18 +505,18 @@ def _spread_start(ctx: Context) -> int:
                8 * ctx.spark.sparkContext.defaultParallelism)
 
 
-def _bucket_task_count(ctx: Context, rows: list, keys: list[str], count: int) -> int:
+def _bucket_task_count(ctx: Context, rows: list, keys: list[str], count: int, small: bool = False) -> int:
     """Write tasks for a bucketed write, whose rows go to the tasks by (partition, bucket), so
     that one partition's buckets are written in parallel (by partition alone, a one-partition
     INSERT was one task): Spark's hash of every (partition, bucket) pair (the partitions the
     preflight found, each with every bucket: their key texts and the int bucket, hashed as the
     JVM does, catalog.buckets.spark_hash), then as many tasks as :func:`_directory_task_count`
-    starts from, doubled until no task writes into more than
+    starts from (one for a ``small`` input), doubled until no task writes into more than
     hive.exec.max.dynamic.partitions.pernode partitions."""
     pairs = [(part, spark_hash([b], seed)) for part, seed in
              ((p, spark_hash(p)) for p in (tuple(r[k] for k in keys) for r in rows)) for b in range(count)]
     return _task_count(ctx, [h for _, h in pairs], ctx.conf.get_int("hive.exec.max.dynamic.partitions.pernode"),
-                       parts=[p for p, _ in pairs], start=_spread_start(ctx))
+                       parts=[p for p, _ in pairs], start=1 if small else _spread_start(ctx))
 
 
 def _task_count(ctx: Context, hashes: list[int], pernode: int, parts: list | None = None,
