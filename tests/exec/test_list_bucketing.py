@@ -440,6 +440,16 @@ def _task_of(file_name: str) -> int:
     return int(re.search(r"part-(\d+)-", file_name).group(1))
 
 
+def _one_file_each(location: str, dirs: list[str]) -> set[int]:
+    """The write tasks that wrote ``dirs`` (under ``location``), each directory holding one file."""
+    tasks = set()
+    for d in dirs:
+        files = [f for f in os.listdir(os.path.join(location, d)) if not f.startswith((".", "_"))]
+        assert len(files) == 1, d
+        tasks.add(_task_of(files[0]))
+    return tasks
+
+
 @pytest.mark.parametrize("large", [False, True])
 def test_a_small_dynamic_write_is_one_task_a_large_one_spreads_its_directories(env, spark, large, monkeypatch):
     # a dynamic write of an input Spark estimates small (200 rows) writes every directory of its two
@@ -457,11 +467,7 @@ def test_a_small_dynamic_write_is_one_task_a_large_one_spreads_its_directories(e
     t = env.catalog.get_table("default", name)
     dirs = data_dirs(t.location)
     assert dirs == sorted(f"ds=d{i}/{sub}" for i in range(2) for sub in (D, "x=1", "x=2", "x=3"))
-    tasks = set()
-    for d in dirs:
-        files = [f for f in os.listdir(os.path.join(t.location, d)) if not f.startswith((".", "_"))]
-        assert len(files) == 1, d
-        tasks.add(_task_of(files[0]))
+    tasks = _one_file_each(t.location, dirs)
     assert len(tasks) > 1 if large else len(tasks) == 1, tasks
     assert rows(env.sql(f"SELECT a, x, ds FROM {name}")) == rows(spark.sql(f"SELECT * FROM {name}_src"))
 
@@ -515,11 +521,7 @@ def test_a_static_partition_write_fills_its_directories_in_parallel(env, spark, 
     t = env.catalog.get_table("default", f"spread1_{n}")
     dirs = data_dirs(t.location)
     assert dirs == sorted(f"ds=d/{sub}" for sub in (D, "x=1", "x=2", "x=3", "x=4"))
-    tasks = set()
-    for d in dirs:
-        files = [f for f in os.listdir(os.path.join(t.location, d)) if not f.startswith((".", "_"))]
-        assert len(files) == 1, d
-        tasks.add(_task_of(files[0]))
+    tasks = _one_file_each(t.location, dirs)
     assert len(tasks) > 1 if large else len(tasks) == 1, tasks
     assert rows(env.sql(f"SELECT a, x FROM spread1_{n}")) == rows(spark.sql(f"SELECT * FROM spread1_src_{n}"))
     assert rows(env.sql(f"SELECT a, x FROM spread1_{n} WHERE x IN (2, 6)")) == \
