@@ -273,7 +273,8 @@ def _write_static(ctx: Context, table: Table, df: DataFrame, values: tuple, over
         return commit.finish(ctx.catalog, [w])
 
 
-#: a static list-bucketed write whose input Spark estimates at most this size is written by one task
+#: a list-bucketed or bucketed write whose input Spark estimates at most this size takes as few tasks
+#: as its limits allow (a static partition: one)
 SMALL_WRITE_BYTES = 16 << 20
 
 
