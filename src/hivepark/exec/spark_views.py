@@ -31,7 +31,7 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from hivepark.catalog.models import Table
 from hivepark.errors import NoSuchDatabase, NoSuchTable
@@ -168,15 +168,11 @@ def _view_text(ctx: Context, view: Table) -> str | None:
     resolves each time it is read, so a commit to a table it reads needs no rebuild: its
     table's view is rebuilt, and the view reads it by name. None where the text needs what only
     a query run by hivepark sets up (TABLESAMPLE by Hive's hash through a Python function)."""
-    from hivepark.sql.parser import parse_one
     from hivepark.sql.rewrite import SAMPLE_FUNCTION, analyze, spark_sql
-    from hivepark.sql.statements import Query
     from hivepark.sql.views import expand
 
-    query = parse_one(f"SELECT * FROM `{view.db}`.`{view.name}`").statement
-    assert isinstance(query, Query)
     with ctx.same_tables():
-        analysis = analyze(expand(query.tree, ctx.find_view), ctx.find)
+        analysis = analyze(expand(_all_rows(view), ctx.find_view), ctx.find)
     if any(site.table.db != ctx.current_db or site.table.is_view for site in analysis.sites):
         return None  # another database's table (or an Iceberg metadata table): no Spark view
     text = spark_sql(analysis, [site.table.name for site in analysis.sites], [False] * len(analysis.sites))
@@ -222,15 +218,21 @@ def _view_dataframe(ctx: Context, view: Table) -> DataFrame:
     reads (through other views too) on its latest commit, pruned by the view's own filters."""
     from hivepark.config import Config
     from hivepark.exec.query import run_query
-    from hivepark.sql.parser import parse_one
-    from hivepark.sql.statements import Query
 
     conf = Config()
     for key, value in [*ctx.conf.items(), *_VIEW_SETTINGS.items()]:
         conf.set(key, value)
+    return run_query(dataclasses.replace(ctx, conf=conf), _all_rows(view))[0]
+
+
+def _all_rows(view: Table) -> Any:
+    """``SELECT * FROM db.view`` as a query tree (what ``Warehouse.table(view)`` runs)."""
+    from hivepark.sql.parser import parse_one
+    from hivepark.sql.statements import Query
+
     query = parse_one(f"SELECT * FROM `{view.db}`.`{view.name}`").statement
     assert isinstance(query, Query)
-    return run_query(dataclasses.replace(ctx, conf=conf), query.tree)[0]
+    return query.tree
 
 
 #: tables and views by (db, name, uid, version): a view and what it reads are found without a
