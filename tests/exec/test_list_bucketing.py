@@ -593,6 +593,12 @@ def test_analyze_compute_skew(env, fact):
     assert len(got) == 10
     out = env.sql("ANALYZE TABLE fact COMPUTE SKEW FOR COLUMNS x, b").collect()
     assert {r["partition"] for r in out} == {"ds=2012-04-15", "ds=2012-04-16"}
+    want = env.spark.sql(  # the same figures by plain Spark SQL over the rows written
+        "SELECT concat('ds=', ds), rank, concat('[', coalesce(string(x), 'NULL'), ', ', coalesce(b, 'NULL'), ']'), n, "
+        "round(n / total, 4) FROM (SELECT ds, x, b, n, sum(n) OVER (PARTITION BY ds) AS total, "
+        "row_number() OVER (PARTITION BY ds ORDER BY n DESC, x, b) AS rank "
+        "FROM (SELECT ds, x, b, count(*) AS n FROM lb_src GROUP BY ds, x, b)) WHERE rank <= 10")
+    assert sorted(tuple(r) for r in out) == sorted(tuple(r) for r in want.collect())
     with pytest.raises(SemanticError) as e:
         env.sql("ANALYZE TABLE fact COMPUTE SKEW FOR COLUMNS nope")
     assert e.value.code == 10203

@@ -3,7 +3,7 @@ columns are (the list-bucketing metadata itself is in :mod:`hivepark.catalog.ske
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from hivepark import layout
@@ -11,10 +11,12 @@ from hivepark.catalog.skew import SKEW_AUTO_TOPK
 from hivepark.exec.context import Context
 from hivepark.exec.scan import scan_dataframe
 from hivepark.expr import AlwaysTrue
+from hivepark.expr.visitors import render_literal
 from hivepark.plan.nodes import TableScan
 from hivepark.plan.planner import plan_scans
 from hivepark.sql.statements import AnalyzeSkew
 from hivepark.sql.validate import check_skew_columns, spec_filter
+from hivepark.storage.formats import sql_name
 
 
 def analyze(ctx: Context, stmt: AnalyzeSkew) -> DataFrame:
@@ -30,18 +32,18 @@ def analyze(ctx: Context, stmt: AnalyzeSkew) -> DataFrame:
     df = scan_dataframe(ctx.spark, scan)
     keys = list(table.partition_key_names())
     k = int(table.properties.get(SKEW_AUTO_TOPK) or 0) or 10
-    counted = df.groupBy(*[F.col(f"`{c}`") for c in keys + cols]).agg(
-        F.count(F.lit(1)).alias("num_rows"))
-    by_part = Window.partitionBy(*[F.col(f"`{c}`") for c in keys])
-    ranked = counted.withColumn("share", F.col("num_rows") / F.sum("num_rows").over(by_part)) \
-        .withColumn("rank", F.row_number().over(by_part.orderBy(
-            F.desc("num_rows"), *[F.col(f"`{c}`") for c in cols]))) \
-        .where(F.col("rank") <= k)
-    name = F.concat_ws("/", *[F.concat(F.lit(f"{c}="), F.coalesce(
-        F.col(f"`{c}`").cast("string"), F.lit(layout.DEFAULT_PARTITION_NAME))) for c in keys]) \
-        if keys else F.lit("")
-    value = F.concat(F.lit("["), F.concat_ws(", ", *[F.coalesce(
-        F.col(f"`{c}`").cast("string"), F.lit("NULL")) for c in cols]), F.lit("]"))
-    return ranked.select(name.alias("partition"), "rank", value.alias("skewed_value"),
-                         "num_rows", F.round("share", 4).alias("share")) \
-        .orderBy("partition", "rank")
+    # Spark SQL text: a few calls into Spark, where Columns took several per operation
+    q = [sql_name(c) for c in keys]
+    v = [sql_name(c) for c in cols]
+    over = f"PARTITION BY {', '.join(q)}" if keys else ""
+    ranked = (df.groupBy(*[F.col(c) for c in q + v]).agg(F.expr("count(1) AS num_rows"))
+              .selectExpr("*", f"num_rows / sum(num_rows) OVER ({over}) AS share",
+                          f"row_number() OVER ({over} ORDER BY num_rows DESC, {', '.join(v)}) AS rank")
+              .where(f"rank <= {k}"))
+    default = render_literal(layout.DEFAULT_PARTITION_NAME)
+    name = ("concat_ws('/', " + ", ".join(
+        f"concat({render_literal(c + '=')}, coalesce(CAST({n} AS STRING), {default}))" for c, n in zip(keys, q))
+        + ")") if keys else "''"
+    value = "concat('[', concat_ws(', ', " + ", ".join(f"coalesce(CAST({n} AS STRING), 'NULL')" for n in v) + "), ']')"
+    return ranked.selectExpr(f"{name} AS partition", "rank", f"{value} AS skewed_value", "num_rows",
+                             "round(share, 4) AS share").orderBy("partition", "rank")
