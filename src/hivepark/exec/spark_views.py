@@ -179,32 +179,40 @@ def _view_text(ctx: Context, view: Table) -> str | None:
     return None if SAMPLE_FUNCTION in text else text
 
 
-def _view_token(ctx: Context, version: tuple[str, int],
-                reads: tuple[tuple[str, str, tuple[str, int] | None, object, bool], ...],
-                by_name: bool) -> object:
+#: a table or view a view reads: (db, name, its (uid, version), its metastore row); None, None: missing
+Read = tuple[str, str, tuple[str, int] | None, Table | None]
+
+
+def _view_token(ctx: Context, version: tuple[str, int], reads: tuple[Read, ...], by_name: bool) -> object:
     """What a view's Spark view was built from: the view's version, and what it reads (for a
     view reading its tables by name, a table's identity and whether its own Spark view could be
-    built: that view follows the table's commits, and Spark resolves the view over it)."""
+    built: that view follows the table's commits, and Spark resolves the view over it; else each
+    one's version and, for a storage handler's table, its state, read only then: an Iceberg
+    table's state is a load of its metadata)."""
     made = MADE.get(ctx.spark, {})
 
     def readable(name: str) -> bool:
         known = made.get(name)
         return known is not None and not (isinstance(known[1], tuple) and known[1][:1] == ("unreadable",))
 
+    def state(table: Table | None) -> object:
+        handler = handler_for(table) if table is not None and not table.is_view else None
+        return handler.state(table) if handler is not None and table is not None else None
+
     return (ctx.current_db, version, by_name,
-            tuple((db, n, (v[0] if v else None), readable(n)) if by_name and not is_view
-                  else (db, n, v, st, is_view) for db, n, v, st, is_view in reads))
+            tuple((db, n, (v[0] if v else None), readable(n)) if by_name and not (t is not None and t.is_view)
+                  else (db, n, v, state(t)) for db, n, v, t in reads))
 
 
-def _tables_by_name(ctx: Context, reads: tuple[tuple[str, str, object, object, bool], ...]) -> bool:
+def _tables_by_name(ctx: Context, reads: tuple[Read, ...]) -> bool:
     """Whether every table a view reads is in the current database with a Spark view of
     hivepark's (not hidden by a temporary view of the user's), so the view can read them by
     name (:func:`_view_text`)."""
     if (ctx.conf.get("hive.support.quoted.identifiers") or "column").strip().lower() == "none":
         return False  # Hive's regular-expression column names: Spark's own switch, set per query
     made = MADE.get(ctx.spark, {})
-    for db, name, version, _, is_view in reads:
-        if is_view:
+    for db, name, version, table in reads:
+        if table is not None and table.is_view:
             continue
         if db != ctx.current_db or version is None:
             return False
@@ -259,9 +267,8 @@ def _table_at(ctx: Context, db: str, name: str, version: tuple[str, int],
 
 
 def _reads(ctx: Context, view: Table, versions_of: Callable[[str], dict[str, tuple[str, int]]]
-           ) -> tuple[tuple[str, str, tuple[str, int] | None, object, bool], ...]:
-    """Each table and view ``view`` reads, directly or through views: (db, name, its (uid,
-    version) or None when missing, its storage handler's state, whether it is a view)."""
+           ) -> tuple[Read, ...]:
+    """Each table and view ``view`` reads, directly or through views."""
     from hivepark.sql import views as sql_views
 
     def find(db: str | None, name: str) -> Table | None:
@@ -270,13 +277,10 @@ def _reads(ctx: Context, view: Table, versions_of: Callable[[str], dict[str, tup
         table = _table_at(ctx, db, name, version) if version is not None else None
         return table if table is not None and table.is_view else None
 
-    def read(db: str, name: str) -> tuple[str, str, tuple[str, int] | None, object, bool]:
+    def read(db: str, name: str) -> Read:
         version = versions_of(db).get(name)
         table = _table_at(ctx, db, name, version) if version is not None else None
-        if table is None:
-            return db, name, None, None, False
-        handler = handler_for(table)
-        return db, name, version, handler.state(table) if handler is not None else None, table.is_view
+        return (db, name, version, table) if table is not None else (db, name, None, None)
 
     found = {((db or ctx.current_db).lower(), name) for db, name in sql_views.view_dependencies(view, find)}
     return tuple(read(db, name) for db, name in sorted(found))
