@@ -87,6 +87,7 @@ def table_buckets(table: Table) -> Bucketing | None:
 
 # -- Hive's bucket of a row (bucketing_version 2, Hive 3 and 4) ------------------------------------
 _SEED = 104729  # Hive's Murmur3.DEFAULT_SEED
+_SPARK_SEED = 42  # Spark's hash(): Murmur3 x86_32, seed 42, each argument hashed with the one before as its seed
 _MASK = 0xFFFFFFFF
 _INT_BYTES = {"smallint": 2, "int": 4, "bigint": 8}
 _BUCKET_FILE = re.compile(r"^(\d+)_\d+(_copy_\d+)?(\.[^/]*)?$")  # Hive: a suffix after a dot too
@@ -109,17 +110,15 @@ def murmur3_32(data: bytes, seed: int = _SEED) -> int:
     h = seed & _MASK
     whole = len(data) // 4 * 4
     for (k,) in struct.iter_unpack("<I", data[:whole]):
-        h = (_rotl(h ^ _mix(k), 13) * 5 + 0xE6546B64) & _MASK
+        h = _mix_h1(h, k)
     tail = data[whole:]
     if tail:
         h ^= _mix(int.from_bytes(tail, "little"))
-    h ^= len(data)
-    h ^= h >> 16
-    h = (h * 0x85EBCA6B) & _MASK
-    h ^= h >> 13
-    h = (h * 0xC2B2AE35) & _MASK
-    h ^= h >> 16
-    return h - (1 << 32) if h & 0x80000000 else h
+    return _signed(_fmix(h, len(data)))
+
+
+def _mix_h1(h: int, k: int) -> int:
+    return (_rotl(h ^ _mix(k), 13) * 5 + 0xE6546B64) & _MASK
 
 
 def _fmix(h: int, length: int) -> int:
@@ -131,11 +130,11 @@ def _fmix(h: int, length: int) -> int:
     return h ^ (h >> 16)
 
 
-def _mix_h1(h: int, k: int) -> int:
-    return (_rotl(h ^ _mix(k), 13) * 5 + 0xE6546B64) & _MASK
+def _signed(h: int) -> int:
+    return h - (1 << 32) if h & 0x80000000 else h
 
 
-def spark_hash(values: Sequence[str | int | None], seed: int = 42) -> int:
+def spark_hash(values: Sequence[str | int | None], seed: int = _SPARK_SEED) -> int:
     """Spark SQL's ``hash(v1, v2, ...)`` of STRING (``str``) and INT (``int``) values, as the
     JVM computes it: Murmur3 x86_32 of each value with the previous result as its seed (the
     first: 42), a NULL leaving it as it is; an INT hashed as one 4-byte block, a string as its
@@ -160,7 +159,7 @@ def spark_hash(values: Sequence[str | int | None], seed: int = 42) -> int:
             h = _fmix(h, len(data))
         else:
             h = _fmix(_mix_h1(h, v & _MASK), 4)
-    return h - (1 << 32) if h & 0x80000000 else h
+    return _signed(h)
 
 
 def _field_hash(value: object, hive_type: HiveType) -> int | None:
@@ -206,7 +205,6 @@ def hive_bucket(values: Sequence[object], types: Sequence[HiveType], count: int)
 
 # -- the same bucket as a Spark SQL expression (no Python workers), for the types Spark's hash can give it
 _C1, _C2 = 0xCC9E2D51, 0x1B873593
-_SPARK_SEED = 42  # Spark's hash(): Murmur3 x86_32, seed 42, each argument hashed with the one before as its seed
 
 
 def _rotr(x: int, r: int) -> int:
@@ -233,7 +231,7 @@ def _seed_preimage(seed: int) -> int:
     h ^= 4  # the length
     k = _rotr(((h - 0xE6546B64) * inverse(5)) & _MASK, 13) ^ _SPARK_SEED
     word = (_rotr((k * inverse(_C2)) & _MASK, 15) * inverse(_C1)) & _MASK
-    return word - (1 << 32) if word & 0x80000000 else word
+    return _signed(word)
 
 
 _HIVE_SEEDED = _seed_preimage(_SEED)
