@@ -325,13 +325,15 @@ def _write_dynamic(ctx: Context, table: Table, df: DataFrame, static: dict, dyn:
     with ctx.begin_commit(table, keeps_buckets=True) as commit:
         by, dirs = keys, keys
         if lb is not None:
+            small = _small(out)  # the rows', not their routing's (a join with Python data: no estimate)
             out = lb_routing.with_lb_column(ctx, table, out, lb, keys)
             by = dirs = keys + [lb_routing.LB_COL]
-            tasks = _directory_task_count(ctx, lb, _small(out))
+            tasks = _directory_task_count(ctx, lb, small)
         elif buckets is not None:  # each (partition, bucket) one task's one file, in parallel
+            small = _small(out)
             out = with_buckets(table, buckets, out)
             by = dirs = keys + [BUCKET_COL]
-            tasks = _bucket_task_count(ctx, rows, keys, buckets.count, _small(out))
+            tasks = _bucket_task_count(ctx, rows, keys, buckets.count, small)
         out = out.repartition(tasks, *[F.col(k) for k in by])
         if buckets is not None:
             out = out.sortWithinPartitions(*bucket_order(buckets, keys))
