@@ -13,7 +13,9 @@ partitioned by ``ds``. Each round runs, alternately:
   (c0) ON (--skewed values) STORED AS DIRECTORIES``: each row routed to its directory) against
   the static INSERT into the plain table above (issue 15's item 4 for a small statement), and the
   dynamic INSERT into it and into a table ``CLUSTERED BY (c1) INTO 8 BUCKETS`` against the dynamic
-  INSERT into the plain table;
+  INSERT into the plain table; the same two INSERTs into a table whose skewed values each write
+  chooses (``'hivepark.skew.auto.topk'='3'``: the three heaviest values of c0 in each partition,
+  found by an aggregation of the rows before they are written);
 * text query: hivepark's first query of a TEXTFILE table (Hive's default format, split into its
   columns by Spark expressions) after a commit to it, against the same query of the same table
   STORED AS PARQUET after a commit (the query's plan is made anew after each commit).
@@ -66,6 +68,8 @@ def main() -> None:
     skewed = ", ".join(str(i) for i in range(args.skewed))
     wh.sql(f"CREATE TABLE lbw ({ddl}) PARTITIONED BY (ds STRING) SKEWED BY (c0) ON ({skewed}) "
            "STORED AS DIRECTORIES STORED AS PARQUET")
+    wh.sql(f"CREATE TABLE tkw ({ddl}) PARTITIONED BY (ds STRING) SKEWED BY (c0) ON (0) "
+           "STORED AS DIRECTORIES STORED AS PARQUET TBLPROPERTIES ('hivepark.skew.auto.topk'='3')")
     wh.sql(f"CREATE TABLE bkw ({ddl}) PARTITIONED BY (ds STRING) CLUSTERED BY (c1) INTO 8 BUCKETS STORED AS PARQUET")
     spark.read.parquet(f"{base}/warehouse/src").createOrReplaceTempView("src_files")
     spark.sql(f"CREATE TABLE sw ({ddl}, ds STRING) USING parquet PARTITIONED BY (ds) LOCATION '{base}/spark_w'")
@@ -88,6 +92,8 @@ def main() -> None:
         "skewed hivepark": lambda: wh.sql(f"INSERT INTO lbw PARTITION (ds='d{next(rounds)}') SELECT {names} FROM src"),
         "dynamic hivepark": lambda: wh.sql(f"INSERT OVERWRITE TABLE w PARTITION (ds) SELECT {names}, ds FROM src"),
         "dynamic skewed": lambda: wh.sql(f"INSERT OVERWRITE TABLE lbw PARTITION (ds) SELECT {names}, ds FROM src"),
+        "static top-k": lambda: wh.sql(f"INSERT INTO tkw PARTITION (ds='d{next(rounds)}') SELECT {names} FROM src"),
+        "dynamic top-k": lambda: wh.sql(f"INSERT OVERWRITE TABLE tkw PARTITION (ds) SELECT {names}, ds FROM src"),
         "dynamic bucketed": lambda: wh.sql(f"INSERT OVERWRITE TABLE bkw PARTITION (ds) SELECT {names}, ds FROM src"),
         "dynamic spark": lambda: spark.sql(f"INSERT OVERWRITE sw PARTITION (ds) SELECT {names}, ds FROM src_files"),
     }
@@ -109,6 +115,7 @@ def main() -> None:
     assert hive_rows == spark_rows, (hive_rows, spark_rows)
     lb_rows = wh.sql("SELECT count(*) FROM lbw").collect()[0][0]  # the static rounds' and the last dynamic's
     assert lb_rows == args.rows * (args.repeat + 2), lb_rows
+    assert wh.sql("SELECT count(*) FROM tkw").collect()[0][0] == lb_rows
     assert wh.sql("SELECT count(*) FROM bkw").collect()[0][0] == args.rows
     print(f"machine: {platform.machine()} {platform.processor() or ''} cpus={os.cpu_count()} "
           f"python={platform.python_version()} spark={spark.version} master={spark.sparkContext.master}")
@@ -123,7 +130,9 @@ def main() -> None:
           f"text/parquet query: {med['text query'] / med['parquet query']:.2f}  "
           f"skewed/plain static hivepark: {med['skewed hivepark'] / med['static hivepark']:.2f}")
     print(f"time ratio dynamic skewed/plain hivepark: {med['dynamic skewed'] / med['dynamic hivepark']:.2f}  "
-          f"dynamic bucketed/plain hivepark: {med['dynamic bucketed'] / med['dynamic hivepark']:.2f}")
+          f"dynamic bucketed/plain hivepark: {med['dynamic bucketed'] / med['dynamic hivepark']:.2f}  "
+          f"static top-k/plain: {med['static top-k'] / med['static hivepark']:.2f}  "
+          f"dynamic top-k/plain: {med['dynamic top-k'] / med['dynamic hivepark']:.2f}")
     wh.close()
     shutil.rmtree(base, ignore_errors=True)
 

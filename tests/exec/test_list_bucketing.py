@@ -581,6 +581,24 @@ def test_auto_topk_follows_the_data_per_partition(env, spark):
     assert env.sql("SELECT count(*) FROM tk WHERE ds = 'd3' AND x = 9").first()[0] == 300
 
 
+def test_auto_topk_with_braces_and_spaces_in_names(env, spark):
+    """The heaviest values are found by Spark SQL text: names that are format syntax (braces)
+    or need quoting (a space, a comma) in the skewed column and the partition key still route rows."""
+    env.sql("CREATE TABLE tkq (a INT, `x{0}, y` INT) PARTITIONED BY (`d{s}` STRING) "
+            "SKEWED BY (`x{0}, y`) ON (0) STORED AS DIRECTORIES STORED AS PARQUET "
+            "TBLPROPERTIES ('hivepark.skew.auto.topk'='1')")
+    spark.sql("SELECT CAST(id AS INT) AS a, CAST(IF(id % 3 = 0, 4, id) AS INT) AS x, "
+              "IF(id < 30, 'p', 'q') AS d FROM range(60)").createOrReplaceTempView("tkq_src")
+    env.sql("INSERT OVERWRITE TABLE tkq PARTITION (`d{s}`) SELECT a, x, d FROM tkq_src")
+    env.sql("INSERT OVERWRITE TABLE tkq PARTITION (`d{s}`='r') SELECT a, IF(a < 40, 7, a) FROM tkq_src")
+    t = env.catalog.get_table("default", "tkq")
+    assert [d for d in data_dirs(t.location) if D not in d] == \
+        ["d%7Bs}=p/x%7B0}, y=4", "d%7Bs}=q/x%7B0}, y=4", "d%7Bs}=r/x%7B0}, y=7"]  # Hive escapes { alone
+    assert rows(env.sql("SELECT * FROM tkq WHERE `x{0}, y` IN (4, 7)")) == rows(spark.sql(
+        "SELECT * FROM (SELECT a, x, d FROM tkq_src UNION ALL SELECT a, IF(a < 40, 7, a), 'r' FROM tkq_src) "
+        "WHERE x IN (4, 7)"))
+
+
 def test_analyze_compute_skew(env, fact):
     out = env.sql("ANALYZE TABLE fact PARTITION (ds='2012-04-15') COMPUTE SKEW FOR COLUMNS x")
     got = out.collect()

@@ -24,7 +24,7 @@ from decimal import Decimal
 from typing import Any
 
 from pyspark.sql import Column as SparkColumn
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
@@ -123,17 +123,25 @@ def _from_layout(lay: SkewLayout, values: PartValues) -> LBPlan:
 
 def _top_values(data: DataFrame, table: Table, cols: Sequence[str], k: int) -> list[Values]:
     types = {c.name: c.type for c in table.columns}
-    counted = (data.where(_all_not_null(cols)).groupBy(*[F.col(f"`{c}`") for c in cols])
-               .agg(F.count(F.lit(1)).alias("__rows")))
-    rows = counted.orderBy(F.desc("__rows"), *[F.col(f"`{c}`") for c in cols]).limit(k).collect()
-    return [tuple(canonical_value(_text(r[c]), types[c]) for c in cols) for r in rows]
+    names = _names(cols)
+    rows = _sql(data, f"SELECT {names} FROM {{rows}} WHERE {_all_not_null(cols)} GROUP BY {names} "
+                      f"ORDER BY count(1) DESC, {names} LIMIT {int(k)}").collect()
+    return [tuple(canonical_value(_text(r[i]), types[c]) for i, c in enumerate(cols)) for r in rows]
 
 
-def _all_not_null(cols: Sequence[str]) -> SparkColumn:
-    cond = F.lit(True)
-    for c in cols:
-        cond = cond & F.col(f"`{c}`").isNotNull()
-    return cond
+def _sql(rows: DataFrame, text: str) -> DataFrame:
+    """``text`` over ``rows`` (named ``{rows}`` in it) as one Spark SQL statement: a Column
+    costs several Py4J calls per operation (see :func:`_case`)."""
+    return rows.sparkSession.sql(text, rows=rows)
+
+
+def _names(cols: Sequence[str]) -> str:
+    """The columns' names as Spark SQL text, braces doubled for ``_sql``'s formatting."""
+    return ", ".join(sql_name(c) for c in cols).replace("{", "{{").replace("}", "}}")
+
+
+def _all_not_null(cols: Sequence[str]) -> str:
+    return " AND ".join(f"{_names([c])} IS NOT NULL" for c in cols) or "true"
 
 
 def _text(v: Any) -> str:
@@ -157,8 +165,8 @@ def dynamic_grouped(table: Table, out: DataFrame, keys: list[str]) -> DataFrame 
         return None
     spec = table_skew(table)
     assert spec is not None
-    cols = [F.col(f"`{c}`") for c in (*keys, *spec.columns)]
-    return out.groupBy(*cols).agg(F.count(F.lit(1)).alias("__rows")).persist()
+    names = _names([*keys, *spec.columns])
+    return _sql(out, f"SELECT {names}, count(1) AS __rows FROM {{rows}} GROUP BY {names}").persist()
 
 
 def dynamic_plan(ctx: Context, table: Table, keys: list[str], parts: list[Any],
@@ -209,11 +217,10 @@ def _dynamic_tops(table: Table, keys: list[str], grouped: DataFrame,
                   cols: Sequence[str]) -> dict[tuple[Any, ...], list[Values]]:
     types = {c.name: c.type for c in table.columns}
     k = auto_topk(table)
-    w = Window.partitionBy(*[F.col(f"`{c}`") for c in keys]).orderBy(
-        F.desc("__rows"), *[F.col(f"`{c}`") for c in cols])
-    rows = (grouped.where(_all_not_null(cols)).withColumn("__rank", F.row_number().over(w))
-            .where(F.col("__rank") <= k).orderBy(*[F.col(f"`{c}`") for c in keys], "__rank")
-            .collect())
+    by, names = _names(keys), _names(cols)
+    rows = _sql(grouped, f"SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY {by} "
+                         f"ORDER BY __rows DESC, {names}) AS __rank FROM {{rows}} WHERE {_all_not_null(cols)}) "
+                         f"WHERE __rank <= {int(k)} ORDER BY {by}, __rank").collect()
     out: dict[tuple[Any, ...], list[Values]] = {}
     for r in rows:
         out.setdefault(tuple(r[c] for c in keys), []).append(
