@@ -112,6 +112,15 @@ class NoSuchPartition(NotFoundError):
     pass
 
 
+class UnmatchedFilter(NoSuchPartition):
+    """``Catalog.drop_partitions``: its ``index``-th required filter matched no partition, so
+    nothing was dropped (the statement names the spec in its own words)."""
+
+    def __init__(self, message: str, index: int) -> None:
+        super().__init__(message)
+        self.index = index
+
+
 class AlreadyExistsError(SemanticError):
     """A database, table or partition that is already there."""
 

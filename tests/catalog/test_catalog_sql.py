@@ -39,6 +39,7 @@ from hivepark.errors import (
     NoSuchDatabase,
     NoSuchTable,
     SemanticError,
+    UnmatchedFilter,
     UserInputError,
 )
 from hivepark.expr.nodes import (
@@ -326,6 +327,17 @@ def test_drop_partitions_exact(catalog: SqlCatalog) -> None:
     assert catalog.count_partitions(t) == 3
     assert values_of(catalog.drop_partitions(t, IsNull("hr"))) == [("d", None)]
     assert catalog.drop_partitions(t, AlwaysFalse()) == []
+    # required filters: each must match a partition, or nothing is dropped
+    specs = [EqualTo("hr", 8), GreaterThan("hr", 100), EqualTo("hr", 9)]
+    with pytest.raises(UnmatchedFilter) as e:
+        catalog.drop_partitions(t, Or(Or(specs[0], specs[1]), specs[2]), specs)
+    assert e.value.index == 1 and values_of(catalog.list_partitions(t)) == [("d", "8"), ("d", "9")]
+    with pytest.raises(UnmatchedFilter) as e:
+        catalog.drop_partitions(t, AlwaysFalse(), [AlwaysFalse()])
+    assert e.value.index == 0 and catalog.count_partitions(t) == 2
+    del specs[1]
+    assert values_of(catalog.drop_partitions(t, Or(*specs), specs)) == [("d", "8"), ("d", "9")]
+    assert catalog.count_partitions(t) == 0
 
 
 def test_commit(catalog: SqlCatalog) -> None:

@@ -384,6 +384,15 @@ def test_drop_partition_purge(wh, spark, tmp_path):
     assert _rows(wh.sql("SELECT * FROM pp")) == _rows(want) and len(_rows(want)) == 4
     e = _error(wh, "ALTER TABLE pp DROP PARTITION (p='nope') PURGE")
     assert e.code == 10006 and str(e).startswith("Partition not found")
+    # as Hive, every spec is checked before any partition is dropped: one that matches nothing
+    # fails the statement and the others' partitions, files and rows stay
+    e = _error(wh, "ALTER TABLE pp DROP PARTITION (p='c'), PARTITION (p='nope'), PARTITION (p>'c')")
+    assert e.code == 10006 and "{p=nope}" in str(e) and "none was dropped" in str(e)
+    assert sorted(x.name for x in root.iterdir() if x.name.startswith("p=")) == ["p=c", "p=d"]
+    assert [r[0] for r in wh.sql("SHOW PARTITIONS pp").collect()] == ["p=c", "p=d"]
+    assert _rows(wh.sql("SELECT * FROM pp")) == _rows(spark.read.parquet(str(root)).select("k", "v", "p"))
+    wh.sql("ALTER TABLE pp DROP PARTITION (p='c'), PARTITION (p>'c')")  # both in one transaction
+    assert [r[0] for r in wh.sql("SHOW PARTITIONS pp").collect()] == [] and not any(root.iterdir())
 
 
 def test_truncate_table(wh, spark, tmp_path):

@@ -141,8 +141,10 @@ class Catalog(ABC):
         """
 
     @abstractmethod
-    def drop_partitions(self, table: Table, filter: Expr) -> list[Partition]:
-        """Removes the partitions matching ``filter`` (exactly, not "may match")."""
+    def drop_partitions(self, table: Table, filter: Expr, required: Sequence[Expr] = ()) -> list[Partition]:
+        """Removes the partitions matching ``filter`` (exactly, not "may match"), in one
+        transaction. Each of ``required`` (filters ``filter`` is the OR of, say) must match one
+        of them: if one matches none, nothing is removed and :class:`UnmatchedFilter` says which."""
 
     @abstractmethod
     def commit(self, table: Table, expected_version: int,

@@ -71,6 +71,7 @@ from hivepark.errors import (
     NoSuchDatabase,
     NoSuchTable,
     SemanticError,
+    UnmatchedFilter,
     UserInputError,
 )
 from hivepark.expr import EqualTo, Expr, In, and_all, conjuncts, evaluate
@@ -168,6 +169,18 @@ _decode = json.JSONDecoder().decode
 
 def _part_name_of(row: Any) -> str:
     return row[5]
+
+
+def _bound(table: Table, filter: Expr, codecs: Mapping[str, Any]) -> Expr:
+    """``filter``'s literals bound to the keys' types once (each partition is then evaluated
+    by the tree's evaluator); a literal the key's type cannot hold is the user's error."""
+    try:
+        return bind_to_keys(filter, codecs)
+    except Undecidable as e:
+        raise UserInputError(
+            f"Cannot drop partitions of {table.qualified_name} by {e.atom!r}: "
+            f"{e.reason}. Compare partition columns with constants of their "
+            f"type.") from e
 
 
 def _partition_of(row: Any) -> Partition:
@@ -907,7 +920,7 @@ class SqlCatalog(Catalog):
         if len(parts) >= _ANALYZE_AFTER:
             s.info["analyze"] = True
 
-    def drop_partitions(self, table: Table, filter: Expr) -> list[Partition]:
+    def drop_partitions(self, table: Table, filter: Expr, required: Sequence[Expr] = ()) -> list[Partition]:
         opaque = opaque_atoms(filter)
         if opaque:
             raise UserInputError(
@@ -918,29 +931,24 @@ class SqlCatalog(Catalog):
         with self._session(write=True) as s:
             tbl_id = self._table_row(s, table.db, table.name, lock=True).id
             stmt = self._filtered(tbl_id, table, filter, with_id=True)
-            if stmt is None:
-                return []
-            dropped: list[Partition] = []
+            rows = sorted(s.connection().execute(stmt).all(), key=_part_name_of) if stmt is not None else []
+            dropped: list[tuple[Partition, Any]] = []
             ids: list[int] = []
-            rows = sorted(s.connection().execute(stmt).all(), key=_part_name_of)
-            if not rows:
-                return []
-            try:  # the filter's literals bound once; each partition by the tree's evaluator
-                bound = bind_to_keys(filter, codecs)
-            except Undecidable as e:
-                raise UserInputError(
-                    f"Cannot drop partitions of {table.qualified_name} by {e.atom!r}: "
-                    f"{e.reason}. Compare partition columns with constants of their "
-                    f"type.") from e
+            bound = _bound(table, filter, codecs) if rows else filter
             for r in rows:
                 part = _partition_of(r)
-                if evaluate(bound, key_values(dict(zip(names, part.values)), codecs)) is True:
-                    dropped.append(part)
+                keys = key_values(dict(zip(names, part.values)), codecs)
+                if evaluate(bound, keys) is True:
+                    dropped.append((part, keys))
                     ids.append(r[6])
+            for i, f in enumerate(required):  # before anything is deleted
+                each = _bound(table, f, codecs)
+                if not any(evaluate(each, keys) is True for _, keys in dropped):
+                    raise UnmatchedFilter(f"No partition of {table.qualified_name} matches {f!r}", i)
             _delete_partition_ids(s, ids)
             if ids:
                 _bump_version(s, tbl_id)
-            return dropped
+            return [part for part, _ in dropped]
 
     def commit(self, table: Table, expected_version: int,
                put: Sequence[Partition] = (), drop: Sequence[tuple[str | None, ...]] = (),

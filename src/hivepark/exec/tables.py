@@ -35,6 +35,7 @@ from hivepark.errors import (
     NoSuchPartition,
     NoSuchTable,
     SemanticError,
+    UnmatchedFilter,
     UnsupportedError,
 )
 from hivepark.exec.concatenate import concatenate
@@ -49,6 +50,7 @@ from hivepark.exec.relocate import (
     spec_text,
 )
 from hivepark.exec.write import count_rows, leaf_dirs, write_rows
+from hivepark.expr import or_all
 from hivepark.sql import statements as s
 from hivepark.sql.validate import (
     check_column_change,
@@ -649,17 +651,21 @@ def add_partitions(ctx: Context, table: Table, action: s.AddPartitions) -> None:
 
 
 def drop_partitions(ctx: Context, table: Table, action: s.DropPartitions) -> None:
-    for spec in action.specs:
-        dropped = ctx.catalog.drop_partitions(table, spec_filter(table, spec))
-        if not dropped and not action.if_exists:
-            raise NoSuchPartition(
-                f"Partition not found {given_spec_text(spec)}: no partition of {table.qualified_name} matches "
-                f"{spec.text}. Use DROP IF EXISTS PARTITION to ignore this; SHOW PARTITIONS {table.name} "
-                "lists them.", code=10006)
-        if not table.is_external:
-            for p in dropped:
-                delete_owned(p.location, current_files(p.location, p.files, p.parameters))
-                delete_empty_parents(table, p.location)
+    """Every spec's partitions in one metastore transaction; as Hive, a spec that matches no
+    partition (without IF EXISTS) fails the statement before anything is dropped."""
+    filters = [spec_filter(table, spec) for spec in action.specs]
+    try:
+        dropped = ctx.catalog.drop_partitions(table, or_all(*filters), () if action.if_exists else filters)
+    except UnmatchedFilter as e:
+        spec = action.specs[e.index]
+        raise NoSuchPartition(
+            f"Partition not found {given_spec_text(spec)}: no partition of {table.qualified_name} matches "
+            f"{spec.text}, so none was dropped. Use DROP IF EXISTS PARTITION to ignore this; SHOW PARTITIONS "
+            f"{table.name} lists them.", code=10006) from None
+    if not table.is_external:
+        for p in dropped:
+            delete_owned(p.location, current_files(p.location, p.files, p.parameters))
+            delete_empty_parents(table, p.location)
 
 
 def rename_table(ctx: Context, table: Table, target: s.TableRef) -> None:
