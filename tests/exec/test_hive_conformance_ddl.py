@@ -442,6 +442,26 @@ def test_truncate_table(wh, spark, tmp_path):
     assert _rows(wh.sql("SELECT * FROM ext_t")) == [(1,)]
 
 
+@pytest.mark.parametrize("fmt", ["TEXTFILE", "PARQUET"])
+def test_truncated_table_of_every_format_reads_empty(wh, spark, fmt):
+    # found by a hunt for bugs: a TEXTFILE table whose every partition was emptied failed every
+    # query (Spark's text reader cannot read no file with partition columns); Parquet's read empty
+    wh.sql(f"CREATE TABLE te_{fmt} (k INT, v STRING) PARTITIONED BY (ds STRING, n INT) STORED AS {fmt}")
+    spark.sql("SELECT 1 AS k, 'x' AS v").createOrReplaceTempView("te_src")
+    for n in (1, 2):
+        wh.sql(f"INSERT INTO te_{fmt} PARTITION (ds='a', n={n}) SELECT * FROM te_src")
+    for _ in range(2):  # the second query reuses what the first built
+        assert _rows(wh.sql(f"SELECT * FROM te_{fmt}")) == [(1, "x", "a", 1), (1, "x", "a", 2)]
+    wh.sql(f"TRUNCATE TABLE te_{fmt}")
+    for _ in range(2):
+        for query in (f"SELECT * FROM te_{fmt}", f"SELECT * FROM te_{fmt} WHERE n = 1"):
+            assert _rows(wh.sql(query)) == _rows(spark.sql("SELECT * FROM te_src WHERE k = 0")), query
+        assert _rows(wh.sql(f"SELECT count(*) FROM te_{fmt} WHERE ds = 'a'")) == [(0,)]
+        assert _rows(spark.sql(f"SELECT * FROM te_{fmt}")) == []  # the table's Spark view
+    wh.sql(f"INSERT INTO te_{fmt} PARTITION (ds='b', n=3) SELECT * FROM te_src")
+    assert _rows(wh.sql(f"SELECT * FROM te_{fmt}")) == [(1, "x", "b", 3)]
+
+
 def test_drop_database_cascade_deletes_partition_files(wh, tmp_path):
     # found re-running alter_rename_partition.q: DROP DATABASE ... CASCADE left the files of a
     # managed partitioned table's partitions (and so the database's directory) behind

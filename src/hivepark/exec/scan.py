@@ -288,6 +288,8 @@ class TableFrames:
             return None
         files = {p.location: frozenset(current_files(p.location, p.files)) for p in parts}
         paths = [path for p in parts for path in sorted(files[p.location])]
+        if not paths:  # every partition empty (TRUNCATE): Spark's text reader cannot read no file
+            return None
         df = load(spark, table, [fs.to_spark_path(p) for p in paths],
                   base_path=fs.to_spark_path(table.location))
         return _Frame(df, _register(df), files, frozenset(p.values for p in parts),
