@@ -186,7 +186,7 @@ def test_created_files_limit_and_rows_per_file(env, spark, t):
     assert ours(env) == plain(spark, t)
 
 
-def test_one_file_per_partition(env, t):
+def test_one_file_per_partition(env, spark, t):
     env.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
     env.spark.conf.set("spark.sql.shuffle.partitions", "4")
     env.sql("INSERT OVERWRITE TABLE t PARTITION (ds, hr) "
@@ -194,6 +194,18 @@ def test_one_file_per_partition(env, t):
     for d in data_dirs(t):
         assert len([f for f in os.listdir(os.path.join(t.location, d))
                     if not f.startswith((".", "_"))]) == 1, d
+    # NULL and '' are both the default partition: one directory, one task, one file
+    env.sql("INSERT OVERWRITE TABLE t PARTITION (ds, hr) "
+            "SELECT /*+ REPARTITION(8) */ key, value, CASE WHEN key < 10 THEN concat('d', key % 5) "
+            "WHEN key % 2 = 0 THEN '' END, key DIV 2 % 4 FROM src")
+    for hr in range(4):
+        d = os.path.join(t.location, "ds=__HIVE_DEFAULT_PARTITION__", f"hr={hr}")
+        assert len([f for f in os.listdir(d) if not f.startswith((".", "_"))]) == 1, hr
+        assert parts(env).count(f"ds=__HIVE_DEFAULT_PARTITION__/hr={hr}") == 1
+    assert env.sql("SELECT count(*) FROM t WHERE ds IS NULL AND hr < 4").first()[0] == 32
+    got = env.sql("SELECT * FROM t").collect()
+    assert sorted(map(tuple, got), key=repr) == sorted(map(tuple, spark.read.schema(
+        "key int, value string, ds string, hr int").parquet(t.location).collect()), key=repr)
     env.spark.conf.set("spark.sql.shuffle.partitions", "2")
 
 

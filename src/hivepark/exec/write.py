@@ -309,7 +309,10 @@ def _write_dynamic(ctx: Context, table: Table, df: DataFrame, static: dict, dyn:
             part_cols.append(f"{render_literal(static[k])} AS {sql_name(k)}")
         else:
             value = f"CAST({sql_name(cols[n + dyn.index(k)])} AS {spark_type(types[k])})"
-            part_cols.append(f"{partition_text_sql(value, HiveType.parse(types[k]))} AS {sql_name(k)}")
+            # '' is the default partition, as NULL (Hive's and Spark's writers): one value, so
+            # that one task writes its file and the limits count one partition
+            text = partition_text_sql(value, HiveType.parse(types[k]))
+            part_cols.append(f"nullif({text}, '') AS {sql_name(k)}")
     out = df.selectExpr(*_data_columns(table, df), *part_cols)
     keys = list(table.partition_key_names())
     grouped = lb_routing.dynamic_grouped(table, out, keys)
