@@ -11,7 +11,7 @@ import pytest
 
 import hivepark
 from described import parameters
-from hivepark.errors import AlreadyExistsError, NoSuchPartition, SemanticError
+from hivepark.errors import AlreadyExistsError, InvalidPartitionSpec, NoSuchPartition, SemanticError
 
 SALES_SCHEMA = "id bigint, item string, ds string, hr int"
 
@@ -556,6 +556,41 @@ def test_msck_repair_picks_up_directories_written_by_spark(wh, spark):
         .mode("append").parquet(_uri(loc))
     wh.sql("MSCK REPAIR TABLE ms")
     assert _rows(wh.sql("SELECT a FROM ms WHERE ds = 'd1'")) == [(1,), (2,), (9,)]
+
+
+def test_msck_checks_directory_names_as_hive(wh, spark):
+    """Found by a hunt for bugs: MSCK skipped, silently, directories whose keys differ from the
+    table's by case (Spark's partitionBy("DS")) or order. As Hive's checker: a key matches its
+    column whatever its case; a key out of place or a name that is not column=value fails the
+    statement (hive.msck.path.validation=throw) or is skipped and reported (skip)."""
+    wh.sql("CREATE TABLE mk (a INT) PARTITIONED BY (ds STRING, hr INT) STORED AS PARQUET")
+    wh.sql("ALTER TABLE mk ADD PARTITION (ds='own', hr=1) LOCATION 'mk/own_place/x'")  # in the table's directory
+    wh.sql("INSERT INTO mk PARTITION (ds='own', hr=1) VALUES (7)")
+    loc = os.path.join(wh.location, "mk")
+    spark.createDataFrame([(1, "d1", 3), (2, "d2", 4)], "a int, DS string, HR int") \
+        .write.partitionBy("DS", "HR").mode("append").parquet(_uri(loc))
+    spark.createDataFrame([(3, 5, "d3")], "a int, hr int, ds string") \
+        .write.partitionBy("hr", "ds").mode("append").parquet(_uri(loc))
+    os.makedirs(os.path.join(loc, "junk", "more"))
+    with pytest.raises(InvalidPartitionSpec) as e:
+        wh.sql("MSCK REPAIR TABLE mk")
+    assert "hr=5/ds=d3: Unexpected partition key hr found where the table's partition column ds goes" in str(e.value)
+    assert "junk/more: Invalid partition name" in str(e.value) and "own_place" not in str(e.value)
+    assert _parts(wh, "mk") == ["ds=own/hr=1"]  # nothing registered
+    wh.sql("SET hive.msck.path.validation=skip")
+    try:
+        out = sorted(_col(wh.sql("MSCK REPAIR TABLE mk")))
+    finally:
+        wh.sql("SET hive.msck.path.validation=throw")
+    assert out[:2] == ["Repair: Added partition to metastore mk:ds=d1/hr=3 (directory DS=d1/HR=3)",
+                       "Repair: Added partition to metastore mk:ds=d2/hr=4 (directory DS=d2/HR=4)"]
+    assert [o.split(" (")[0] for o in out[2:]] == ["Repair: Skipped directory mk:hr=5/ds=d3",
+                                                   "Repair: Skipped directory mk:junk/more"]
+    assert _parts(wh, "mk") == ["ds=d1/hr=3", "ds=d2/hr=4", "ds=own/hr=1"]
+    plain = spark.read.option("basePath", _uri(loc)).parquet(_uri(f"{loc}/DS=d1"), _uri(f"{loc}/DS=d2"))
+    assert _rows(wh.sql("SELECT a, ds, hr FROM mk WHERE ds IN ('d1', 'd2')")) == _rows(plain.select("a", "DS", "HR"))
+    assert _rows(wh.sql("SELECT a, hr FROM mk WHERE ds = 'd2'")) == [(2, 4)]
+    assert _rows(wh.sql("SELECT a FROM mk WHERE ds = 'own'")) == [(7,)]
 
 
 def test_msck_drop_and_sync_partitions_forget_partitions_whose_directory_is_gone(wh, spark):

@@ -986,6 +986,10 @@ def msck_repair(ctx: Context, stmt: s.MsckRepair) -> DataFrame:
     forgets the partitions whose directory is gone (``Partitions missing from filesystem:``
     without REPAIR), and ``SYNC PARTITIONS`` does both.
 
+    Every directory at the partition depth is checked as Hive's checker does: a key is its
+    column whatever its case (registered in that directory), and a name that is not
+    ``column=value`` or a key out of place cannot be registered (below).
+
     A directory's values are bound to the partition columns' types as a static value is
     (:meth:`hivepark.types.HiveType.partition_text`): ``n=12.50`` of a DECIMAL(10,2) column is the
     partition ``n=12.5``, registered with that directory as its location. A directory whose value
@@ -1008,13 +1012,24 @@ def msck_repair(ctx: Context, stmt: s.MsckRepair) -> DataFrame:
     now = int(time.time())
     for leaf in leaf_dirs(table.location, len(keys)) if stmt.mode != "DROP" else ():
         rel = leaf[len(fs.normalize(table.location)):].strip("/")
+        old = at.get(fs.normalize(leaf))
         try:
             parsed = layout.parse_part_name(rel)
         except HiveParkError:
+            parsed = []
+        # as Hive's checker: a key matches its column whatever its case (Spark's
+        # partitionBy("DS") writes DS=...), and a name that is not column=value or a key out
+        # of place is reported, not skipped (unless a registered partition's directory holds
+        # it or lies in it: a partition given its own LOCATION)
+        found = [k.lower() for k, _ in parsed]
+        if old is None and found != list(keys):
+            if not _near_partition(fs.normalize(leaf), at):
+                wrong = next((i for i, k in enumerate(found) if k != keys[i]), None)
+                problems.append((rel, "Invalid partition name: each directory level is column=value"
+                                 if wrong is None else
+                                 f"Unexpected partition key {parsed[wrong][0]} found where the table's partition "
+                                 f"column {keys[wrong]} goes (its columns: {', '.join(keys)})"))
             continue
-        if [k for k, _ in parsed] != list(keys):
-            continue
-        old = at.get(fs.normalize(leaf))
         if old is not None:
             values = old.values  # a registered partition's directory: its files are refreshed
         else:
@@ -1064,6 +1079,11 @@ def msck_repair(ctx: Context, stmt: s.MsckRepair) -> DataFrame:
     return ctx.rows(["result"], [(f"Repair: Added partition to metastore {a}",) for a in added]
                     + [(f"Repair: Dropped partition from metastore {n}",) for n in gone_names]
                     + [(f"Repair: Skipped directory {table.name}:{rel} ({why})",) for rel, why in problems])
+
+
+def _near_partition(leaf: str, locations: Mapping[str, Partition]) -> bool:
+    """Whether a registered partition's directory holds ``leaf`` or lies inside it."""
+    return any(loc.startswith(leaf + "/") or leaf.startswith(loc + "/") for loc in locations)
 
 
 def _file_stats(table: Table, files: Sequence[fs.FileEntry], now: str, rows: bool = True) -> dict[str, str]:
