@@ -503,6 +503,31 @@ def test_load_data_from_missing_path(bad, tmp_path):
     assert _tree(_loc(bad, "flat")) == []
 
 
+@pytest.mark.parametrize("fmt", ["PARQUET", "ORC"])
+def test_load_data_of_another_format_is_30019(bad, spark, tmp_path, fmt):
+    """Hive's 30019 (Hive checks ORC tables; Parquet ones too here): a text file loaded into a
+    Parquet or ORC table would fail every query of it later. Nothing is moved or registered."""
+    bad.sql(f"CREATE TABLE lf_{fmt} (a INT, b STRING) PARTITIONED BY (p STRING) STORED AS {fmt}")
+    src = tmp_path / f"in_{fmt}"
+    spark.createDataFrame([(1, "x"), (2, "y")], "a int, b string").coalesce(1).write.format(fmt.lower()) \
+        .save(str(src))
+    (src / "notes.csv").write_text("3,z\n")
+    before = sorted(p.name for p in src.iterdir())
+    with pytest.raises(SemanticError) as e:
+        bad.sql(f"LOAD DATA INPATH '{src}' INTO TABLE lf_{fmt} PARTITION (p='a')")
+    assert e.value.code == 30019 and str(e.value).startswith(
+        "The file that you are trying to load does not match the file format of the destination table. "
+        f"Destination table is stored as {fmt} but ") and "notes.csv" in str(e.value)
+    assert sorted(p.name for p in src.iterdir()) == before  # nothing moved
+    assert _tree(_loc(bad, f"lf_{fmt}")) == [] and bad.sql(f"SHOW PARTITIONS lf_{fmt}").collect() == []
+    (src / "notes.csv").unlink()
+    bad.sql(f"LOAD DATA INPATH '{src}' INTO TABLE lf_{fmt} PARTITION (p='a')")
+    assert sorted(map(tuple, bad.sql(f"SELECT a, b FROM lf_{fmt}").collect())) == [(1, "x"), (2, "y")]
+    num_rows = {r[1].strip(): r[2].strip() for r in bad.sql(
+        f"DESCRIBE FORMATTED lf_{fmt} PARTITION (p='a')").collect() if r[1]}
+    assert num_rows["numRows"] == "2"
+
+
 def test_drop_default_database(bad):
     with pytest.raises(SemanticError, match="default"):
         bad.sql("DROP DATABASE default")

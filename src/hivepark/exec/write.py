@@ -597,23 +597,43 @@ def spark_write(w, path: str) -> None:
 
 
 def count_rows(table: Table, files: Sequence[fs.FileEntry]) -> int:
-    """Rows in the written files, from their footers (parquet, orc) or lines (text)."""
+    """Rows in the written files, from their footers (parquet, orc) or lines (text); -1 when a
+    file cannot be read so."""
+    try:
+        return sum(_file_rows(table, f.path) for f in files)
+    except (OSError, ValueError):
+        return -1
+
+
+def _file_rows(table: Table, path: str) -> int:
+    """The rows of one file of ``table``'s format (OSError or ValueError: not such a file)."""
     import pyarrow.orc as po
     import pyarrow.parquet as pq
 
+    if table.format == "parquet":
+        with fs.open_input(path) as fh:
+            return int(pq.read_metadata(fh).num_rows)
+    if table.format == "orc":
+        with fs.open_input(path) as fh:
+            return int(po.ORCFile(fh).nrows)
+    return fs.count_lines(path)
+
+
+def _check_load_format(table: Table, files: Sequence[fs.FileEntry]) -> int:
+    """The rows of LOAD's files, each checked to be of the table's format first (Hive checks
+    ORC's; a Parquet table is checked too): a file of another format would make every query
+    of the table fail after the load."""
     total = 0
-    try:
-        for f in files:
-            if table.format == "parquet":
-                with fs.open_input(f.path) as fh:
-                    total += pq.read_metadata(fh).num_rows
-            elif table.format == "orc":
-                with fs.open_input(f.path) as fh:
-                    total += po.ORCFile(fh).nrows
-            else:
-                total += fs.count_lines(f.path)
-    except (OSError, ValueError):
-        return -1
+    for f in files:
+        try:
+            total += _file_rows(table, f.path)
+        except (OSError, ValueError) as e:
+            fmt = table.format.upper()
+            raise SemanticError(
+                "The file that you are trying to load does not match the file format of the destination "
+                f"table. Destination table is stored as {fmt} but {f.path} is not a valid {fmt} file ({e}); "
+                "nothing was loaded. Load it into a table stored as its own format (TEXTFILE for delimited "
+                "text), then INSERT ... SELECT from that table.", code=30019) from None
     return total
 
 
@@ -645,6 +665,8 @@ def load_data(ctx: Context, stmt: LoadData) -> DataFrame:
     entries = fs.list_files(src)
     if not entries:
         raise UserInputError(f"No files to load in '{src}'")
+    rows = _check_load_format(table, [x for x in entries if not x.is_dir]) if table.format in ("parquet", "orc") \
+        else None
     with ctx.begin_commit(table) as commit:
         fs.makedirs(commit.staging + "/data")
         for i, e in enumerate(x for x in entries if not x.is_dir):
@@ -660,7 +682,8 @@ def load_data(ctx: Context, stmt: LoadData) -> DataFrame:
                 table.location, table.partition_key_names(), values)
         else:
             location = table.location
-        w = PartitionWrite(values, location, files, count_rows(table, files), stmt.overwrite)
+        w = PartitionWrite(values, location, files, count_rows(table, files) if rows is None else rows,
+                           stmt.overwrite)
         commit.finish(ctx.catalog, [w])
     return ctx.empty()
 
