@@ -702,18 +702,21 @@ def _data_file(itbl: Any, path: str) -> Any:
 
 
 def _transform_column(pf: PartitionField, source: NestedField) -> Any:
-    """A column whose value is the same for every row of one partition (files are split by it)."""
+    """A column whose value is the same for every row of one partition (files are split by it,
+    Spark's ``partitionBy`` writing a directory per value). A string's is its SHA-256: Spark
+    writes NULL and '' to one directory (Hive's default partition), which Iceberg keeps apart,
+    and a long value would be a directory name longer than the file system takes."""
     from pyspark.sql import functions as F
 
     col = F.col(f"`{source.name}`")
     t = pf.transform
     if isinstance(t, IdentityTransform):
-        return col
+        return F.sha2(col, 256) if isinstance(source.field_type, StringType) else col
     if isinstance(t, (YearTransform, MonthTransform, DayTransform, HourTransform)):
         unit = {YearTransform: "year", MonthTransform: "month", DayTransform: "day", HourTransform: "hour"}[type(t)]
         return F.date_trunc(unit, col)
     if isinstance(t, TruncateTransform) and isinstance(source.field_type, StringType):
-        return F.substring(col, 1, t.width)
+        return F.sha2(F.substring(col, 1, t.width), 256)
     if isinstance(t, TruncateTransform) and isinstance(source.field_type, (IntegerType, LongType)):
         return col - F.pmod(col, F.lit(t.width))
     raise UnsupportedError(f"hivepark cannot write Iceberg tables partitioned by {t}({source.name}) yet: it "
