@@ -162,6 +162,8 @@ def analyze_query(query: exp.Expression, find: TableFind, type_safety: bool = Fa
         found = {alias: referenced_table(node, find) for alias, node in tables.items()}
         resolved = {a: t for a, t in found.items() if t is not None}
         if not resolved:
+            if any(isinstance(src, Scope) for src in scope.sources.values()):  # a view's or a subquery's columns
+                hive_comparisons(scope.expression, {}, {}, type_safety, _Derived(scope, find))
             continue
         applicable = _applicable_conjuncts(scope, set(resolved))
         resolvers = {a: _resolver(scope, a, t, resolved) for a, t in resolved.items()}
@@ -181,8 +183,39 @@ def analyze_query(query: exp.Expression, find: TableFind, type_safety: bool = Fa
         if isinstance(scope.expression, exp.Select):
             joins += [(scope_id, k) for k in join_keys(scope.expression, resolvers, _conjuncts,
                                                        _source_alias)]
-        hive_comparisons(scope.expression, resolvers, resolved, type_safety)
+        hive_comparisons(scope.expression, resolvers, resolved, type_safety, _Derived(scope, find))
     return QueryAnalysis(sites, joins, query)
+
+
+class _Derived:
+    """The Hive type of a column a scope reads from a derived table (a view's query, a
+    subquery in FROM, a CTE) whose SELECT passes a warehouse table's column through."""
+
+    def __init__(self, scope: Scope, find: TableFind) -> None:
+        self.scope, self.find = scope, find
+
+    def type_of(self, col: exp.Column, depth: int = 0) -> tuple[str, str | None] | None:
+        name = col.name.lower()
+        if col.table:
+            src = self.scope.sources.get(col.table)
+            if src is None:
+                src = next((s for a, s in self.scope.sources.items() if a.lower() == col.table.lower()), None)
+        else:  # unqualified: the one source that has it (a table's columns are not known here)
+            having = [s for s in self.scope.sources.values()
+                      if not isinstance(s, Scope) or {name, "*"} & {n.lower() for n in s.expression.named_selects}]
+            src = having[0] if len(having) == 1 else None
+        if not isinstance(src, Scope) or not isinstance(src.expression, exp.Select) or depth > 32:
+            return None
+        proj = next((p for p in src.expression.selects if p.alias_or_name.lower() == name), None)
+        inner = proj.this if isinstance(proj, exp.Alias) else proj
+        if proj is None and any(isinstance(p, exp.Star) for p in src.expression.selects):
+            inner = exp.column(name)  # SELECT *: the column of that name of its sources
+        if not isinstance(inner, exp.Column):
+            return None
+        tables = {a: t for a, node in src.sources.items() if isinstance(node, exp.Table)
+                  for t in [referenced_table(node, self.find)] if t is not None}
+        resolvers = {a: _resolver(src, a, t, tables) for a, t in tables.items()}
+        return _side_type(inner, resolvers, tables, _Derived(src, self.find), depth + 1)
 
 
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ)
@@ -215,19 +248,20 @@ def _check_type_safety(node: exp.Expression, operands: list[exp.Expression],
 
 
 def hive_comparisons(select: exp.Expression, resolvers: dict[str, Callable[[exp.Column], str | None]],
-                     tables: dict[str, Table], type_safety: bool = False) -> None:
+                     tables: dict[str, Table], type_safety: bool = False, derived: _Derived | None = None) -> None:
     """Hive's implicit conversion where a string meets a number in a comparison, an IN list or
     a BETWEEN: every operand is compared as DOUBLE (``int_col = 'abc'`` matches nothing, ``str_col = 1`` matches
     '1' and '1.0'), where Spark's ANSI rules would cast the string to the number's type and
     fail on 'abc'. Rewritten in place (``TRY_CAST(x AS DOUBLE)`` on both sides) after the
     scan predicates were read, so pruning sees the query as written: such an atom never
     binds, so it never prunes. A string literal that binds exactly to the numeric column
-    (``hr = '11'``) is left alone: Spark compares it as Hive does."""
+    (``hr = '11'``) is left alone: Spark compares it as Hive does. ``derived`` types the
+    columns a view's query or a subquery passes through from a table."""
     for node in list(select.find_all(*_COMPARISONS, exp.In, exp.Between)):
         if node.parent_select is not select:  # a subquery's comparisons are its own scope's
             continue
         operands = _operands(node)
-        types = [_side_type(o, resolvers, tables) for o in operands]
+        types = [_side_type(o, resolvers, tables, derived) for o in operands]
         if type_safety and not isinstance(node, exp.In):  # Hive's IN makes no such check
             _check_type_safety(node, operands, types)
         if any(t is None for t in types) or {t[0] for t in types if t} != {"string", "numeric"}:
@@ -254,10 +288,12 @@ def _operands(node: exp.Expression) -> list[exp.Expression]:
 
 
 def _side_type(node: exp.Expression, resolvers: dict[str, Callable[[exp.Column], str | None]],
-               tables: dict[str, Table]) -> tuple[str, str | None] | None:
-    """(family, Hive type) of a literal or a warehouse column; None for anything else."""
+               tables: dict[str, Table], derived: _Derived | None = None,
+               depth: int = 0) -> tuple[str, str | None] | None:
+    """(family, Hive type) of a literal or a warehouse column (read directly, or through
+    ``derived`` sources); None for anything else."""
     if isinstance(node, exp.Paren):
-        return _side_type(node.this, resolvers, tables)
+        return _side_type(node.this, resolvers, tables, derived, depth)
     if isinstance(node, exp.Literal):
         return ("string", None) if node.is_string else ("numeric", None)
     if isinstance(node, exp.Column):
@@ -269,6 +305,8 @@ def _side_type(node: exp.Expression, resolvers: dict[str, Callable[[exp.Column],
                 if HiveType.parse(typ).kind == "char":
                     return None
                 return family, typ
+        if derived is not None:
+            return derived.type_of(node, depth)
     return None
 
 
