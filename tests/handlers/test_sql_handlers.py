@@ -6,6 +6,7 @@ warehouse tables, INSERT, and DROP TABLE leaving the database table alone."""
 
 from __future__ import annotations
 
+import datetime
 import sqlite3
 import sys
 from decimal import Decimal
@@ -249,6 +250,46 @@ def test_sqlite(wh, spark, sqlite_db):
     _plain(spark, sqlite_db, "orders", "plain_lite")
     assert got == _rows(spark.sql(query.format(t="plain_lite"))) and got
     assert "pushed: ((o_id >= 100) and (o_id <= 400))" in _explain(wh, query.format(t="lite"))
+
+
+def test_sqlite_dates_and_timestamps_in_every_form_sqlite_keeps(wh, spark, tmp_path):
+    """Found by a hunt for bugs: SQLite has no date type, and sqlite-jdbc reads text only in its
+    own form, so a DATE column written by Python's sqlite3 or SQLite's date() ('2024-01-05')
+    failed every read with the driver's stack trace. Text of any form SQLite's date functions
+    take, the driver's own numbers (hivepark's INSERT) and NULL all read; the oracle is Python's
+    reading of the same database file."""
+    path = tmp_path / "dates.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE ev (id INTEGER PRIMARY KEY, d DATE, ts DATETIME)")
+        conn.executemany("INSERT INTO ev VALUES (?, ?, ?)", [
+            (1, "2024-01-05", "2024-01-05 10:11:12"), (2, "2024-02-29", "2024-02-29T23:59:59.250"),
+            (3, None, None), (4, "2024-03-01 00:00:00.000", "2024-03-01 08:00:00.000")])
+        conn.execute("INSERT INTO ev VALUES (6, date('2024-05-06'), datetime('2024-05-06 07:08:09'))")
+    props = {"hive.sql.database.type": "SQLITE", "hive.sql.jdbc.url": f"jdbc:sqlite:{path}", "hive.sql.table": "ev"}
+    wh.sql(f"CREATE EXTERNAL TABLE ev STORED BY '{JDBC}' TBLPROPERTIES ({_tblprops(props)})")
+    assert [tuple(r)[:2] for r in wh.sql("DESCRIBE ev").collect()] == [("id", "bigint"), ("d", "date"),
+                                                                        ("ts", "timestamp")]
+    wh.sql("INSERT INTO ev VALUES (5, DATE '2024-04-02', TIMESTAMP '2024-04-02 01:02:03.5')")  # stored as numbers
+
+    def value(v, kind):  # Python's reading of what SQLite holds
+        if v is None:
+            return None
+        if isinstance(v, int):  # sqlite-jdbc's milliseconds since the epoch (the session and JVM are UTC)
+            t = datetime.datetime(1970, 1, 1) + datetime.timedelta(milliseconds=v)
+        else:
+            t = datetime.datetime.fromisoformat(v)
+        return t.date() if kind == "d" else t
+
+    with sqlite3.connect(path) as conn:
+        held = conn.execute("SELECT id, d, ts, typeof(d) FROM ev").fetchall()
+    assert {r[3] for r in held} == {"text", "integer", "null"}
+    spark.createDataFrame([(i, value(d, "d"), value(ts, "ts")) for i, d, ts, _ in held],
+                          "id bigint, d date, ts timestamp").createOrReplaceTempView("py_ev")
+    for q in ("SELECT * FROM {t}", "SELECT id, d FROM {t} WHERE d >= DATE '2024-02-29' AND id > 1",
+              "SELECT id FROM {t} WHERE ts < TIMESTAMP '2024-03-01 08:00:00' OR ts IS NULL",
+              "SELECT count(*), max(d), min(ts) FROM {t}"):
+        assert _rows(wh.sql(q.format(t="ev"))) == _rows(spark.sql(q.format(t="py_ev"))), q
+    assert len(_rows(wh.sql("SELECT * FROM ev"))) == 6
 
 
 def test_mariadb_issue_example(wh, spark, mariadb):

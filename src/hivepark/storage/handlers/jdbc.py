@@ -44,6 +44,7 @@ from hivepark.expr.nodes import (
 )
 from hivepark.expr.visitors import conjuncts
 from hivepark.plan.pushdown import DecomposedPredicate
+from hivepark.storage.formats import sql_name
 from hivepark.storage.handlers.base import PushedFilter, StorageHandler
 from hivepark.storage.handlers.jdbc_sql import SQLGLOT_DIALECT, SourceColumn, SqlTranslator, ident, sqlite_affinity
 from hivepark.types import HiveType
@@ -343,13 +344,9 @@ class JdbcStorageHandler(StorageHandler):
         db = (_get(props, DATABASE_TYPE) or "").upper()
         cols = self._columns(table)
         translator = SqlTranslator(db, cols)
-        wanted = list(columns)
-        part_col = (_get(props, PARTITION_COLUMN) or "").lower()
-        if part_col and part_col not in wanted and self._num_partitions(props) > 1:
-            wanted.append(part_col)
-        if not wanted:
-            wanted = [table.columns[0].name]
-        select = [exp.alias_(exp.column(ident(cols[c].source)), ident(c)) for c in wanted]
+        wanted = self._wanted(table, columns)
+        select = [exp.alias_(_sqlite_datetime(cols[c].source) if c in self._sqlite_datetimes(table, wanted)
+                             else exp.column(ident(cols[c].source)), ident(c)) for c in wanted]
         q = exp.select(*select).from_(self._relation(props, translator.dialect))
         if pushed is not None:
             where = translator.translate(pushed.expr)
@@ -357,6 +354,30 @@ class JdbcStorageHandler(StorageHandler):
                 raise UnsupportedError(f"The pushed filter {pushed.text} cannot be written for {db}")
             q = q.where(where)
         return translator.sql(q)
+
+    def _wanted(self, table: Table, columns: Sequence[str]) -> list[str]:
+        """The columns the SELECT reads: the query's, the split column, at least one."""
+        props = _props(table.properties)
+        wanted = list(columns)
+        part_col = (_get(props, PARTITION_COLUMN) or "").lower()
+        if part_col and part_col not in wanted and self._num_partitions(props) > 1:
+            wanted.append(part_col)
+        return wanted or [table.columns[0].name]
+
+    def _sqlite_datetimes(self, table: Table, wanted: Sequence[str]) -> dict[str, str]:
+        """A SQLite source's DATE and TIMESTAMP columns among ``wanted``, with their Spark types.
+
+        SQLite has no date type: a column declared DATE holds text (Python's sqlite3 and
+        SQLite's ``date()`` write ``2024-01-05``), an integer (sqlite-jdbc writes milliseconds)
+        or a real (a Julian day). The driver reads the numbers, and text only in its own form
+        ``yyyy-MM-dd HH:mm:ss.SSS``: such text is given in that form (:func:`_sqlite_datetime`)
+        and Spark told to read the column as a date or timestamp whatever its values
+        (``customSchema``)."""
+        if (_get(_props(table.properties), DATABASE_TYPE) or "").upper() != "SQLITE":
+            return {}
+        cols = self._columns(table)
+        return {c: cols[c].hive_type.spark_ddl for c in wanted
+                if cols[c].hive_type.kind in ("date", "timestamp")}
 
     @staticmethod
     def _num_partitions(props: Mapping[str, str]) -> int:
@@ -458,6 +479,9 @@ class JdbcStorageHandler(StorageHandler):
         sql = self.statement(table, columns, pushed)
         splits = self.split_predicates(table, columns, pushed)
         opts = self.jdbc_options(table.properties)
+        datetimes = self._sqlite_datetimes(table, self._wanted(table, columns))
+        if datetimes:
+            opts["customSchema"] = ", ".join(f"{sql_name(c)} {t}" for c, t in datetimes.items())
         relation = f"({sql}) {SCAN_ALIAS}"
         if splits:
             url = opts.pop("url")
@@ -471,6 +495,16 @@ class JdbcStorageHandler(StorageHandler):
     def write(self, spark: SparkSession, table: Table, df: DataFrame, overwrite: bool) -> None:
 
         write_all_or_nothing(self, spark, table, df, overwrite)
+
+
+def _sqlite_datetime(source: str) -> exp.Expression:
+    """A SQLite DATE or TIMESTAMP column for sqlite-jdbc's date reader: text in the driver's
+    form (``strftime`` reads every form SQLite's date functions take), numbers as they are
+    (the driver reads them as milliseconds or a Julian day)."""
+    col = exp.column(ident(source))
+    is_text = exp.EQ(this=exp.Anonymous(this="typeof", expressions=[col]), expression=exp.Literal.string("text"))
+    as_text = exp.Anonymous(this="strftime", expressions=[exp.Literal.string("%Y-%m-%d %H:%M:%f"), col.copy()])
+    return exp.Case(ifs=[exp.If(this=is_text, true=as_text)], default=col.copy())
 
 
 def _sqlite_quote(name: str) -> str:
