@@ -209,7 +209,8 @@ def test_strings_and_numbers_compare_as_doubles(wh, spark):
         ("SELECT i FROM nsv WHERE day > 9", "SELECT i FROM plain_ns WHERE try_cast(ds AS DOUBLE) > 9"),
         ("SELECT ds, c FROM nsg WHERE ds = 9", "SELECT ds, count(*) FROM plain_ns WHERE try_cast(ds AS DOUBLE) = 9 "
          "GROUP BY ds"),
-        ("SELECT i FROM (SELECT * FROM nsv) y WHERE day = 9", "SELECT i FROM plain_ns WHERE try_cast(ds AS DOUBLE) = 9"),
+        ("SELECT i FROM (SELECT * FROM nsv) y WHERE day = 9",
+         "SELECT i FROM plain_ns WHERE try_cast(ds AS DOUBLE) = 9"),
     ]:
         assert _rows(wh.sql(mine)) == _rows(spark.sql(hive)), mine
 

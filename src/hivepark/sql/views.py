@@ -31,12 +31,85 @@ None for anything else (a table, a Spark view, a missing name)."""
 
 def expand(tree: exp.Expression, find: ViewFind) -> exp.Expression:
     """``tree`` with each reference to a view replaced by the view's query (views within it
-    too), aliased as the reference was; ``tree`` itself when it names no view."""
-    if not any(_view_of(t, find, frozenset()) for t in tree.find_all(exp.Table)):
+    too), aliased as the reference was, and the outer filters on a view's, a subquery's or a
+    CTE's columns pushed into its query (:func:`push_into_derived`); ``tree`` itself when it
+    names no view and nothing is pushed."""
+    if any(_view_of(t, find, frozenset()) for t in tree.find_all(exp.Table)):
+        tree = push_into_derived(tree.copy(), copy=False)
+        _expand_in(tree, find, ())
         return tree
-    tree = tree.copy()
-    _expand_in(tree, find, ())
+    return push_into_derived(tree)
+
+
+def push_into_derived(tree: exp.Expression, copy: bool = True) -> exp.Expression:
+    """The WHERE conjuncts on the columns of a subquery in FROM (or an inner join), or of a CTE
+    read once, ANDed into its query as well, as into a view's (:func:`_push_filters`), outer
+    queries first so that a filter goes down through several: its tables' partitions are
+    pruned by hivepark's plan (and EXPLAIN and strict mode see it), as Hive's predicate pushdown
+    does. ``tree`` itself (not copied) when nothing can be pushed."""
+    derived = [q for q in tree.find_all(exp.Subquery) if isinstance(q.parent, (exp.From, exp.Join))
+               and q.alias and _outer_where(q) is not None]
+    ctes = _single_use_ctes(tree)
+    if not derived and not ctes:
+        return tree
+    if copy:
+        return push_into_derived(tree.copy(), copy=False)
+    for node in list(tree.find_all(exp.Subquery, exp.Table)):  # pre-order: outer queries first
+        if isinstance(node, exp.Subquery) and isinstance(node.parent, (exp.From, exp.Join)) and node.alias:
+            _push_filters(node, _query_columns(node.this, _outer_names(node)))
+        elif isinstance(node, exp.Table) and node.args.get("db") is None and node.name.lower() in ctes:
+            _push_filters(node, _query_columns(ctes[node.name.lower()].this, _outer_names(node)))
     return tree
+
+
+def _outer_where(node: exp.Expression) -> exp.Expression | None:
+    holder = node.parent
+    select = holder.parent if isinstance(holder, (exp.From, exp.Join)) else None
+    return select.args.get("where") if isinstance(select, exp.Select) else None
+
+
+def _outer_names(node: exp.Expression) -> set[str]:
+    where = _outer_where(node)
+    return {c.name.lower() for c in where.find_all(exp.Column)} if where is not None else set()
+
+
+def _single_use_ctes(tree: exp.Expression) -> dict[str, exp.CTE]:
+    """The CTEs read by exactly one reference (a filter pushed into one read by two would
+    change the other's rows), their names defined once in the statement."""
+    defined = list(tree.find_all(exp.CTE))
+    names = [c.alias_or_name.lower() for c in defined]
+    uses: dict[str, int] = {}
+    for t in tree.find_all(exp.Table):
+        if t.args.get("db") is None and isinstance(t.this, exp.Identifier):
+            uses[t.name.lower()] = uses.get(t.name.lower(), 0) + 1
+    return {n: c for n, c in zip(names, defined) if names.count(n) == 1 and uses.get(n) == 1
+            and isinstance(c.this, (exp.Select, exp.Union))}
+
+
+def _query_columns(query: exp.Expression, names_used: set[str]
+                   ) -> list[tuple[exp.Select, dict[str, exp.Column]]]:
+    """Where the outer filters on a subquery's (or CTE's) columns may go, as
+    :func:`_view_columns` says for a view: each SELECT (each branch of a UNION [ALL]) with, for
+    each output that is a plain column of it, that column as it reads it (``SELECT * FROM t``:
+    each of ``names_used``, the names the outer WHERE reads, as itself)."""
+    branches = _branches(query) if isinstance(query, exp.Union) else [query]
+    if not all(isinstance(b, exp.Select) for b in branches):
+        return []
+    first = branches[0]
+    assert isinstance(first, exp.Select)
+    names = _output_names(first)
+    targets: list[tuple[exp.Select, dict[str, exp.Column]]] = []
+    for branch in branches:
+        assert isinstance(branch, exp.Select)
+        if any(isinstance(p, exp.Star) for p in branch.expressions):  # SELECT * FROM t: its names
+            if len(branches) == 1 and len(branch.expressions) == 1 and not branch.args.get("joins") \
+                    and not branch.args.get("group") and _plain_outputs(branch) is not None:
+                targets.append((branch, {n: exp.column(n, quoted=True) for n in names_used}))
+            continue
+        outputs = _plain_outputs(branch)
+        if outputs is not None and len(outputs) == len(names):
+            targets.append((branch, {n: c for n, c in zip(names, outputs) if c is not None}))
+    return targets
 
 
 def _expand_in(tree: exp.Expression, find: ViewFind, stack: tuple[str, ...]) -> None:
@@ -49,8 +122,8 @@ def _expand_in(tree: exp.Expression, find: ViewFind, stack: tuple[str, ...]) -> 
             chain = " -> ".join((*stack, view.qualified_name))
             raise SemanticError(f"View {stack[0]} reads itself through {chain}: ALTER VIEW one of them so "
                                 "that it no longer reads the other")
-        body = _parsed(view.properties[VIEW_EXPANDED_TEXT]).copy()
-        _push_filters(node, body)
+        body = push_into_derived(_parsed(view.properties[VIEW_EXPANDED_TEXT]).copy(), copy=False)
+        _push_filters(node, _view_columns(body))
         _expand_in(body, find, (*stack, view.qualified_name))
         alias = node.args.get("alias")
         node.replace(exp.Subquery(this=body, alias=alias.copy() if alias is not None else exp.TableAlias(
@@ -115,14 +188,14 @@ _PUSHABLE = (exp.Column, exp.Identifier, exp.Literal, exp.Null, exp.Boolean, exp
              exp.Like, exp.Tuple)
 
 
-def _push_filters(node: exp.Table, body: exp.Expression) -> None:
-    """The outer query's WHERE conjuncts on the view's columns, ANDed into the view's own
-    query as well, so that they prune its tables' partitions (and strict mode sees them), as
-    Hive's predicate pushdown does. Only where that cannot change a row: the view is read in
-    FROM or an inner join and no RIGHT or FULL join may fill it with NULLs, its query has no
-    LIMIT or window, each column the filter reads is a column of the view's query (a grouping
-    column of a grouped one: :func:`_view_columns`), and the filter holds only columns,
-    literals and comparisons.
+def _push_filters(node: exp.Expression, targets: list[tuple[exp.Select, dict[str, exp.Column]]]) -> None:
+    """The outer query's WHERE conjuncts on the columns of a view (or a subquery, a CTE),
+    ANDed into ``targets``, its own query's SELECTs, as well, so that they prune its tables'
+    partitions (and strict mode sees them), as Hive's predicate pushdown does. Only where that
+    cannot change a row: the view is read in FROM or an inner join and no RIGHT or FULL join
+    may fill it with NULLs, its query has no LIMIT or window, each column the filter reads is a
+    column of the view's query (a grouping column of a grouped one: :func:`_view_columns`), and
+    the filter holds only columns, literals and comparisons.
     The outer WHERE keeps the conjunct."""
     holder = node.parent
     select = holder.parent if isinstance(holder, (exp.From, exp.Join)) else None
@@ -132,7 +205,6 @@ def _push_filters(node: exp.Table, body: exp.Expression) -> None:
         return
     if any(j.side.upper() in ("RIGHT", "FULL") for j in select.args.get("joins") or []):
         return  # the view may be on a side an outer join fills with NULLs
-    targets = _view_columns(body)
     if not targets:
         return
     alias = node.alias_or_name.lower()
