@@ -88,7 +88,7 @@ class Warehouse:
         from hivepark.sql.parser import parse_one
         from hivepark.sql.statements import Explain
 
-        return explain(self._ctx, Explain.of(parse_one(text).statement))
+        return explain(self._ctx, Explain.of(parse_one(self._ctx.substitute(text)).statement))
 
     def table(self, name: str) -> DataFrame:
         """All rows of a table or a view (``db.name`` or a name in the current database)."""

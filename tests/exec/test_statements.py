@@ -133,6 +133,14 @@ def test_explain_shows_partitions_read_out_of_total(shared):
     assert as_rows == text
     # the directories read are the chosen partitions'
     assert os.path.join(shared.location, "sales", "ds=2024-01-01", "hr=2") in text
+    # variables are substituted as wh.sql() does (found by a hunt for bugs: explain() kept '${d}')
+    shared.sql("SET hivevar:d=2024-01-02")
+    try:
+        assert "partitions=2/4" in shared.explain("SELECT id FROM sales WHERE ds = '${d}'")
+        assert shared.explain("SELECT id FROM sales WHERE ds = '${d}'") == \
+            "\n".join(_col(shared.sql("EXPLAIN SELECT id FROM sales WHERE ds = '${hivevar:d}'")))
+    finally:
+        shared.sql("SET hivevar:d=")
 
 
 def test_explain_extended_adds_spark_plan(shared):

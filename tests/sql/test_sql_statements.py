@@ -295,3 +295,15 @@ def test_hive_features_hivepark_has_not_are_refused_saying_why(text, why):
 
 def test_show_conf():
     assert stmt("SHOW CONF 'hive.exec.dynamic.partition.mode'") == s.ShowConf("hive.exec.dynamic.partition.mode")
+
+
+def test_comments_hive_strips_in_scripts_and_set():
+    """Found by a hunt for bugs: a block comment after the last ``;`` failed the script ("expected
+    exactly one statement"), and ``--`` inside a quoted SET value cut the value there."""
+    assert [type(p.statement).__name__ for p in parse("SELECT 42;\n/* end of script */")] == ["Query"]
+    assert [p.text for p in parse("SELECT 1; /* a */ -- b\n;\nSELECT '--;' /* c */;")] == \
+        ["SELECT 1", "SELECT '--;' /* c */"]
+    st = stmt("SET hivevar:pat='--x' -- the pattern")
+    assert isinstance(st, s.Set) and (st.key, st.value) == ("hivevar:pat", "'--x'")
+    st = stmt('SET a="x -- y"')
+    assert isinstance(st, s.Set) and st.value == '"x -- y"'

@@ -103,18 +103,19 @@ def split_statements(text: str) -> list[tuple[str, int]]:
         tokens = HiveQL().tokenize(text)
     except TokenError as e:
         raise _token_error(e, text, 1) from None
-    pieces: list[tuple[str, int]] = []
-    start = 0
+    pieces: list[tuple[str, bool]] = []  # each text, and whether it holds a token (not only comments)
+    start, words = 0, False
     for tok in tokens:
         if tok.token_type == TokenType.SEMICOLON:
-            pieces.append((text[start:tok.start], 0))
-            start = tok.end + 1
-    pieces.append((text[start:], 0))
+            pieces.append((text[start:tok.start], words))
+            start, words = tok.end + 1, False
+        else:
+            words = True
+    pieces.append((text[start:], words))
     out: list[tuple[str, int]] = []
     offset = 0
-    for piece, _ in pieces:
-        stripped = _strip_comments(piece)
-        if stripped.strip():
+    for piece, holds_words in pieces:
+        if holds_words:
             lead = len(piece) - len(piece.lstrip())
             line = text.count("\n", 0, offset + lead) + 1
             out.append((piece.strip(), line))
@@ -189,7 +190,30 @@ def _hive_parse_error(text: str, first_line: int, err_line: int, err_col: int) -
 
 
 def _strip_comments(s: str) -> str:
-    return "\n".join(line.split("--", 1)[0] for line in s.splitlines())
+    """``s`` without its ``--`` comments: from ``--`` outside quotes to the end of the line
+    (``SET v='--x'`` keeps its value, as Hive's CLI does).
+
+    >>> _strip_comments("SET a='--x' -- the pattern\nSET b=1--c")
+    "SET a='--x' \nSET b=1"
+    """
+    lines = []
+    for line in s.splitlines():
+        quote, i, cut = "", 0, len(line)
+        while i < len(line):
+            c = line[i]
+            if quote:
+                if c == "\\":
+                    i += 1
+                elif c == quote:
+                    quote = ""
+            elif c in "'\"`":
+                quote = c
+            elif line.startswith("--", i):
+                cut = i
+                break
+            i += 1
+        lines.append(line[:cut])
+    return "\n".join(lines)
 
 
 def parse_one(text: str, line: int = 1) -> ParsedStatement:
