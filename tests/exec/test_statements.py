@@ -376,6 +376,31 @@ def test_ctas_plain_partitioned_and_in_database(wh, spark):
     assert _rows(wh.sql("SELECT * FROM c1")) == [(2, "B"), (3, None)]
 
 
+def test_ctas_names_expressions_as_hive_and_refuses_an_untyped_null(wh, spark):
+    """Found by a hunt for bugs: CTAS named an expression without an alias as Spark does,
+    `(id + 1)`, where Hive names it _c<position>; an untyped NULL made a VOID column that no
+    query could read (Hive refuses it, 10305); PARTITIONED BY every column named the wrong fix."""
+    wh.sql("CREATE TABLE nb (id INT, name STRING) STORED AS PARQUET")
+    wh.sql("INSERT INTO nb VALUES (1, 'a'), (2, NULL)")
+    wh.sql("CREATE TABLE ce STORED AS PARQUET AS SELECT id + 1, name, upper(name) AS u, length(name) FROM nb")
+    assert [tuple(r)[:2] for r in wh.sql("DESCRIBE ce").collect()] == [
+        ("_c0", "int"), ("name", "string"), ("u", "string"), ("_c3", "int")]
+    plain = spark.read.parquet(os.path.join(wh.location, "ce"))
+    assert plain.columns == ["_c0", "name", "u", "_c3"]
+    assert _rows(wh.sql("SELECT _c0, _c3 FROM ce")) == _rows(plain.select("_c0", "_c3")) == [(2, 1), (3, None)]
+    wh.sql("CREATE TABLE cs STORED AS PARQUET AS SELECT *, id * 10 FROM nb")
+    assert [tuple(r)[0] for r in wh.sql("DESCRIBE cs").collect()] == ["id", "name", "_c2"]
+    for fmt in ("TEXTFILE", "ORC"):
+        with pytest.raises(SemanticError) as e:
+            wh.sql(f"CREATE TABLE cv STORED AS {fmt} AS SELECT NULL AS x, id FROM nb")
+        assert e.value.code == 10305 and "CAST(NULL AS STRING) AS x" in str(e.value)
+        assert not os.path.exists(os.path.join(wh.location, "cv")) and "cv" not in _col(wh.sql("SHOW TABLES"))
+    wh.sql("CREATE TABLE cv AS SELECT CAST(NULL AS STRING) AS x, id FROM nb")
+    assert _rows(wh.sql("SELECT * FROM cv")) == [(None, 1), (None, 2)]
+    with pytest.raises(SemanticError, match=r"needs at least one data column before them"):
+        wh.sql("CREATE TABLE cp PARTITIONED BY (id, name) AS SELECT id, name FROM nb")
+
+
 # ---------------------------------------------------------------------------------------
 # DROP TABLE, RENAME
 

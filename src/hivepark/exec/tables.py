@@ -8,6 +8,7 @@ import os
 import posixpath
 import time
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from pyspark.sql import DataFrame
 
@@ -52,6 +53,7 @@ from hivepark.exec.relocate import (
 from hivepark.exec.write import count_rows, leaf_dirs, write_rows
 from hivepark.expr import or_all
 from hivepark.sql import statements as s
+from hivepark.sql.rewrite import hive_output_names
 from hivepark.sql.validate import (
     check_column_change,
     check_create_skew,
@@ -295,22 +297,40 @@ def copy_for_like(src: Table) -> dict[str, str]:
 
 def _query_columns(ctx: Context, query: s.Query, n_keys: int) -> list[Column]:
     """The data columns a CTAS query gives (its schema; no Spark job runs)."""
-    fields = run_query(ctx, query.tree)[0].schema.fields
-    return [Column(f.name.lower(), f.dataType.simpleString())
-            for f in fields[:len(fields) - n_keys]]
+    columns = ctas_columns(run_query(ctx, query.tree)[0], query.tree)
+    return columns[:len(columns) - n_keys]
 
 
 def _untyped_partition_keys(ctx: Context, names: list[str], query: s.Query) -> list[Column]:
     """``PARTITIONED BY (p)`` without types: allowed in CTAS, typed from the query."""
-    fields = run_query(ctx, query.tree)[0].schema.fields
-    last = [f.name.lower() for f in fields[len(fields) - len(names):]]
-    if len(fields) <= len(names) or last != names:
+    columns = ctas_columns(run_query(ctx, query.tree)[0], query.tree)
+    last = [c.name for c in columns[len(columns) - len(names):]]
+    if len(columns) <= len(names):
+        raise SemanticError(
+            f"CREATE TABLE ... AS SELECT with PARTITIONED BY ({', '.join(names)}) needs at least one data "
+            f"column before them in the SELECT, which gives only ({', '.join(c.name for c in columns)}). Add "
+            "the data columns before the partition columns.")
+    if last != names:
         raise SemanticError(
             f"The partition columns ({', '.join(names)}) of CREATE TABLE ... AS SELECT must be "
             f"the last columns of the SELECT, in PARTITIONED BY order; the SELECT ends with "
             f"({', '.join(last)}). Reorder the SELECT list.")
-    return [Column(f.name.lower(), f.dataType.simpleString())
-            for f in fields[len(fields) - len(names):]]
+    return columns[len(columns) - len(names):]
+
+
+def ctas_columns(df: DataFrame, tree: Any) -> list[Column]:
+    """The columns CREATE TABLE ... AS SELECT gives its table, named as Hive names them: an
+    expression without an alias is ``_c<position>`` (Spark would call it ``(a + 1)``). A column
+    of no type (an untyped NULL) is refused as Hive refuses it (10305): no format can hold it."""
+    names = hive_output_names(tree, [f.name.lower() for f in df.schema.fields])
+    out = []
+    for name, f in zip(names, df.schema.fields):
+        if f.dataType.typeName() == "void":
+            raise SemanticError(f"CREATE-TABLE-AS-SELECT creates a VOID type, please use CAST to specify the "
+                                f"type, near field: {name}. CAST it, e.g. CAST(NULL AS STRING) AS {name}.",
+                                code=10305)
+        out.append(Column(name, f.dataType.simpleString()))
+    return out
 
 
 def store_table(ctx: Context, table: Table, if_not_exists: bool) -> Table | None:
@@ -352,8 +372,7 @@ def ctas(ctx: Context, table: Table, query: s.Query, if_not_exists: bool) -> Dat
         return _handler_ctas(ctx, handler, table, df, if_not_exists)
     if not table.columns:
         n = len(df.columns) - len(table.partition_keys)
-        table = table.evolve(columns=tuple(
-            Column(f.name.lower(), f.dataType.simpleString()) for f in df.schema.fields[:n]))
+        table = table.evolve(columns=tuple(ctas_columns(df, query.tree)[:n]))
     refuse_unwritable_buckets(table)
     existed = fs.exists(table.location)  # a LOCATION given may hold another's files: never deleted
     stored = store_table(ctx, table, if_not_exists)

@@ -28,6 +28,39 @@ def analyze(tree: Any, find: TableFind, type_safety: bool = False) -> QueryAnaly
     return analyze_query(virtual_columns(hoist_table_joins(tree.copy())), find, type_safety)
 
 
+def hive_output_names(tree: Any, names: list[str]) -> list[str]:
+    """``names`` (a query's output columns as Spark names them) with each expression that has
+    no alias named as Hive names it, ``_c<position>`` (a UNION's by its first branch); the
+    names as they are where the outputs cannot be matched to the SELECT list (several ``*``).
+
+    >>> import sqlglot
+    >>> hive_output_names(sqlglot.parse_one("SELECT a + 1, b, upper(s) AS u, 2 FROM t"),
+    ...                   ["(a + 1)", "b", "u", "2"])
+    ['_c0', 'b', 'u', '_c3']
+    >>> hive_output_names(sqlglot.parse_one("SELECT *, k * 2 FROM t"), ["x", "y", "(k * 2)"])
+    ['x', 'y', '_c2']
+    """
+    query = tree
+    while isinstance(query, exp.SetOperation):
+        query = query.this
+    select = query.selects if isinstance(query, exp.Query) else []
+    stars = [i for i, e in enumerate(select) if isinstance(e, exp.Star) or
+             (isinstance(e, exp.Column) and isinstance(e.this, exp.Star))]
+    if len(stars) > 1 or not select:
+        return list(names)
+    out = list(names)
+    width = len(names) - (len(select) - 1) if stars else 1  # the outputs the one star gives
+    pos = 0
+    for i, e in enumerate(select):
+        if i in stars:
+            pos += width
+            continue
+        if pos < len(out) and not isinstance(e, (exp.Alias, exp.Column)):
+            out[pos] = f"_c{pos}"
+        pos += 1
+    return out
+
+
 def virtual_columns(tree: exp.Expression) -> exp.Expression:
     """Hive's virtual columns: ``INPUT__FILE__NAME`` (the file a row was read from) is Spark's
     ``input_file_name()``; ``BLOCK__OFFSET__INSIDE__FILE`` and ``ROW__OFFSET__INSIDE__BLOCK``
