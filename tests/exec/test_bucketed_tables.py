@@ -100,6 +100,23 @@ def test_a_renamed_bucket_column_keeps_its_role(wh):
     assert [r[0] for r in wh.sql("DESCRIBE z2").collect()] == ["key", "v"]
 
 
+def test_a_bucket_columns_type_changes_only_while_the_table_holds_no_file(wh, spark, tmp_path):
+    """Found by a hunt for bugs: INT -> BIGINT of a bucket column was accepted, and bucket pruning
+    then hashed the literal as a BIGINT and read the wrong file: `k = 3` lost the row."""
+    wh.sql("CREATE TABLE rb (k SMALLINT, v STRING) CLUSTERED BY (k) INTO 4 BUCKETS STORED AS ORC")
+    wh.sql("ALTER TABLE rb CHANGE k k INT")  # no file yet: the files written later follow it
+    wh.sql("INSERT INTO rb VALUES (3, 'old'), (5, 'five')")
+    for change in ("CHANGE k k BIGINT", "CHANGE k key BIGINT", "REPLACE COLUMNS (k BIGINT, v STRING)"):
+        e = _error(wh, f"ALTER TABLE rb {change}")
+        assert "k is a bucketing column of default.rb" in str(e) and "CAST(k AS bigint)" in str(e), change
+    assert [tuple(r)[:2] for r in wh.sql("DESCRIBE rb").collect()] == [("k", "int"), ("v", "string")]
+    wh.sql("ALTER TABLE rb CHANGE v v STRING COMMENT 'not a bucket column'")
+    plain = spark.read.orc(str(tmp_path / "warehouse" / "rb"))
+    for k in (3, 5):
+        assert sorted(map(tuple, wh.sql(f"SELECT * FROM rb WHERE k = {k}").collect())) == \
+            sorted(map(tuple, plain.where(f"k = {k}").collect()))
+
+
 def test_a_point_query_reads_only_its_buckets_files(wh, spark, tmp_path):
     """Hive's files of a table with bucketing_version 2: rows placed by Hive's hash (catalog/buckets.py,
     checked against Hive's own output in tests/catalog/test_buckets.py); a query fixing the bucket
