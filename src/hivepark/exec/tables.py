@@ -772,12 +772,12 @@ def change_columns(ctx: Context, table: Table, action: s.AddColumns | s.ChangeCo
     rebucket = [n for n in retyped if buckets is not None and was.get(n, n) in buckets.columns]
     if rebucket and buckets is not None and _has_files(ctx, table):
         a, b = retyped[rebucket[0]]
-        col = was.get(rebucket[0], rebucket[0])
+        bucket_col = was.get(rebucket[0], rebucket[0])
         raise UnsupportedError(
-            f"{col} is a bucketing column of {name} (CLUSTERED BY), whose files hold each row in the bucket "
+            f"{bucket_col} is a bucketing column of {name} (CLUSTERED BY), whose files hold each row in the bucket "
             f"of its {a} value's hash; as {b} the hash differs, so bucket pruning and TABLESAMPLE would read the "
             f"wrong files and miss rows. Make a new table with the new type (CREATE TABLE ... CLUSTERED BY "
-            f"({col}) INTO {buckets.count} BUCKETS AS SELECT CAST({col} AS {b}) ...).")
+            f"({bucket_col}) INTO {buckets.count} BUCKETS AS SELECT CAST({bucket_col} AS {b}) ...).")
     if ctx.conf.get_bool("hive.metastore.disallow.incompatible.col.type.changes"):
         bad = [n for n, (a, b) in retyped.items() if not hive_allows_type_change(a, b)]
         if bad:
