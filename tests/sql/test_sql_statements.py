@@ -307,3 +307,26 @@ def test_comments_hive_strips_in_scripts_and_set():
     assert isinstance(st, s.Set) and (st.key, st.value) == ("hivevar:pat", "'--x'")
     st = stmt('SET a="x -- y"')
     assert isinstance(st, s.Set) and st.value == '"x -- y"'
+
+
+def test_row_format_clauses_are_honoured_or_refused():
+    """Found by a hunt for bugs: ESCAPED BY, COLLECTION ITEMS / MAP KEYS / LINES TERMINATED BY and
+    NULL DEFINED AS were accepted and ignored (files of other bytes than Hive's: a value holding the
+    delimiter read back split), and a LazySimpleSerDe's SERDEPROPERTIES delimiter was dropped."""
+    ok = stmt("CREATE TABLE t (a INT, m MAP<STRING, INT>) ROW FORMAT DELIMITED FIELDS TERMINATED BY ',' "
+              "COLLECTION ITEMS TERMINATED BY '\\002' MAP KEYS TERMINATED BY '\\003' LINES TERMINATED BY '\\n' "
+              "NULL DEFINED AS '\\\\N' STORED AS TEXTFILE")
+    assert isinstance(ok, s.CreateTable) and ok.field_delim == ","
+    for clause in ("ESCAPED BY '\\\\'", "COLLECTION ITEMS TERMINATED BY '|'", "MAP KEYS TERMINATED BY ':'",
+                   "LINES TERMINATED BY '\\r'", "NULL DEFINED AS 'NA'"):
+        for text in (f"CREATE TABLE t (a INT) ROW FORMAT DELIMITED FIELDS TERMINATED BY ',' {clause}",
+                     f"INSERT OVERWRITE LOCAL DIRECTORY '/tmp/x' ROW FORMAT DELIMITED FIELDS TERMINATED BY ',' "
+                     f"{clause} SELECT 1"):
+            assert "is not supported by hivepark" in error(text), text
+    serde = "ROW FORMAT SERDE 'org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe' WITH SERDEPROPERTIES"
+    for props, delim in ((" ('field.delim'=',', 'serialization.format'=',')", ","),
+                         (" ('serialization.format'='1')", "\x01"), (" ('field.delim'='9')", "\t")):
+        st = stmt(f"CREATE TABLE t (a INT, b STRING) {serde}{props} STORED AS TEXTFILE")
+        assert isinstance(st, s.CreateTable) and st.field_delim == delim, props
+    assert "is not supported by hivepark" in error(
+        f"CREATE TABLE t (a INT) {serde} ('field.delim'=',', 'serialization.null.format'='') STORED AS TEXTFILE")

@@ -238,6 +238,7 @@ def _create_table(node: exp.Create) -> s.CreateTable:
     props = node.args.get("properties")
     kw: dict = {}
     tblprops: dict[str, str] = {}
+    lazy = False  # ROW FORMAT SERDE names LazySimpleSerDe (its SERDEPROPERTIES give the delimiter)
     for p in props.expressions if props else []:
         if isinstance(p, d.SkewedByProperty):
             kw["skew"] = skew_clause(p)
@@ -255,8 +256,9 @@ def _create_table(node: exp.Create) -> s.CreateTable:
                                     f"e.g. PARTITIONED BY ({untyped[0]} STRING)")
             kw["untyped_partition_columns"] = untyped
         elif isinstance(p, exp.RowFormatDelimitedProperty):
-            if p.args.get("fields") is not None:
-                kw["field_delim"] = p.args["fields"].name
+            delim = delimited_fields(p)
+            if delim is not None:
+                kw["field_delim"] = delim
         elif isinstance(p, exp.FileFormatProperty):
             kw["format"] = p.this.name
         elif isinstance(p, exp.LocationProperty):
@@ -274,6 +276,11 @@ def _create_table(node: exp.Create) -> s.CreateTable:
                                    "(wh.sql(\"SELECT ...\").createOrReplaceTempView(\"name\")), which wh.sql() reads")
         elif isinstance(p, exp.RowFormatSerdeProperty):
             _check_serde(p.this.name)
+            lazy = p.this.name.strip().lower() == "org.apache.hadoop.hive.serde2.lazy.lazysimpleserde"
+            inner = p.args.get("serde_properties")
+            if isinstance(inner, exp.SerdeProperties):  # ROW FORMAT SERDE '...' WITH SERDEPROPERTIES (...)
+                kw["serde_properties"] = (*kw.get("serde_properties", ()),
+                                          *((e.name, e.args["value"].name) for e in inner.expressions))
         elif isinstance(p, exp.SchemaCommentProperty):
             tblprops["comment"] = p.this.name
         elif isinstance(p, exp.Property) and isinstance(p.args.get("value"), exp.Expression):
@@ -281,9 +288,73 @@ def _create_table(node: exp.Create) -> s.CreateTable:
         elif isinstance(p, exp.Property):
             raise UnsupportedError(f"CREATE TABLE ... {p.sql(dialect='hive')[:80]} is not supported by hivepark: "
                                    "leave the clause out (README: Statements)")
+    if lazy and "storage_handler" not in kw:
+        delim = _lazy_serde_delimiter(dict(kw.get("serde_properties", ())))
+        if delim is not None:
+            kw.setdefault("field_delim", delim)
     return s.CreateTable(table_ref(target), tuple(columns), properties=tuple(tblprops.items()),
                          as_select=s.Query(query) if query is not None else None,
                          if_not_exists=bool(node.args.get("exists")), **kw)
+
+
+#: ROW FORMAT DELIMITED's other clauses, as LazySimpleSerDe's defaults that hivepark reads and
+#: writes: a clause giving anything else is refused (it would be ignored: files of other bytes)
+_DELIMITED_DEFAULTS = {"collection_items": ("COLLECTION ITEMS TERMINATED BY", "\x02", "'\\002'"),
+                       "map_keys": ("MAP KEYS TERMINATED BY", "\x03", "'\\003'"),
+                       "lines": ("LINES TERMINATED BY", "\n", "'\\n'"),
+                       "null": ("NULL DEFINED AS", "\\N", "'\\\\N'")}
+
+
+def _lazy_serde_delimiter(props: dict[str, str]) -> str | None:
+    """LazySimpleSerDe's field delimiter from its SERDEPROPERTIES (``field.delim``, else
+    ``serialization.format``), read as Hive reads it: a number is the byte of that value
+    (``'1'`` is \\001), other text its first character. Its other separators, NULL text and
+    escape are refused unless they are the defaults hivepark reads and writes."""
+    for key in ("colelction.delim", "collection.delim", "mapkey.delim", "serialization.null.format",
+                "escape.delim", "line.delim"):
+        value = props.get(key)
+        default = {"colelction.delim": "\x02", "collection.delim": "\x02", "mapkey.delim": "\x03",
+                   "serialization.null.format": "\\N", "line.delim": "\n"}.get(key)
+        if value is not None and _serde_byte(value) != default and value != default:
+            raise UnsupportedError(
+                f"SERDEPROPERTIES ('{key}'='{value}') is not supported by hivepark: it reads and writes "
+                "LazySimpleSerDe's default separators, NULL text and no escape character. Leave the property "
+                "out, or store the table AS PARQUET or ORC.")
+    value = props.get("field.delim", props.get("serialization.format"))
+    return _serde_byte(value) if value is not None else None
+
+
+def _serde_byte(value: str) -> str:
+    """Hive's LazyUtils.getByte: a number is the byte of that value, other text its first character.
+
+    >>> _serde_byte("1"), _serde_byte(","), _serde_byte("9")
+    ('\\x01', ',', '\\t')
+    """
+    try:
+        return chr(int(value) & 0xFF)
+    except ValueError:
+        return value[:1]
+
+
+def delimited_fields(p: exp.RowFormatDelimitedProperty) -> str | None:
+    """ROW FORMAT DELIMITED's field delimiter (None: not given). ESCAPED BY, and a collection,
+    map-key, line or NULL form other than LazySimpleSerDe's defaults, are refused: hivepark
+    writes and reads those defaults only, and a clause it ignored would give other bytes than
+    Hive's (a value holding the delimiter split in two, a NULL written as \\N)."""
+    if p.args.get("escaped") is not None:
+        raise UnsupportedError(
+            "ROW FORMAT DELIMITED ... ESCAPED BY is not supported by hivepark: it writes no escape character, so "
+            "a value holding the field delimiter would be read back split. Leave the clause out and choose a "
+            "field delimiter no value holds (the default \\001), or store the table AS PARQUET or ORC.")
+    for key, (clause, default, shown) in _DELIMITED_DEFAULTS.items():
+        given = p.args.get(key)
+        if given is not None and given.name != default:
+            raise UnsupportedError(
+                f"ROW FORMAT DELIMITED {clause} {given.sql(dialect='hive')} is not supported by hivepark: it reads and "
+                f"writes LazySimpleSerDe's default, {shown}. Leave the clause out (files written by Hive with another "
+                "one: load them with Spark and INSERT their rows), or store the table AS PARQUET or ORC.")
+    fields = p.args.get("fields")
+    return fields.name if fields is not None else None
 
 
 #: SerDes whose files hivepark reads as its formats do (the STORED AS format decides)
@@ -465,10 +536,10 @@ def _insert_directory(node: exp.Insert) -> s.InsertDirectory:
         raise UnsupportedError("INSERT INTO DIRECTORY is not HiveQL: INSERT OVERWRITE [LOCAL] DIRECTORY 'path' "
                                "SELECT ... writes a query's rows into a directory, replacing what it holds")
     row_format, stored = directory.args.get("row_format"), node.args.get("stored")
-    fields = row_format.args.get("fields") if isinstance(row_format, exp.RowFormatDelimitedProperty) else None
+    fields = delimited_fields(row_format) if isinstance(row_format, exp.RowFormatDelimitedProperty) else None
     return s.InsertDirectory(directory.this.name, s.Query(_with_ctes(node)), bool(directory.args.get("local")),
                              stored.this.name if isinstance(stored, exp.FileFormatProperty) else "textfile",
-                             fields.name if fields is not None else None)
+                             fields)
 
 
 def _multi_insert(node: exp.MultitableInserts) -> s.MultiInsert:
