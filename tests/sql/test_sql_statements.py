@@ -330,3 +330,9 @@ def test_row_format_clauses_are_honoured_or_refused():
         assert isinstance(st, s.CreateTable) and st.field_delim == delim, props
     assert "is not supported by hivepark" in error(
         f"CREATE TABLE t (a INT) {serde} ('field.delim'=',', 'serialization.null.format'='') STORED AS TEXTFILE")
+
+
+def test_multi_insert_into_a_directory_is_refused_by_name():
+    """Found by a hunt for bugs: the directory's path was taken as a table's name (NoSuchTable)."""
+    text = error("FROM src INSERT OVERWRITE LOCAL DIRECTORY '/tmp/out' SELECT a INSERT INTO TABLE t1 SELECT a, s")
+    assert "into a DIRECTORY is not supported by hivepark" in text and "INSERT OVERWRITE [LOCAL] DIRECTORY" in text

@@ -559,6 +559,11 @@ def _multi_insert(node: exp.MultitableInserts) -> s.MultiInsert:
         select.set("from_", exp.From(this=exp.Table(
             this=exp.to_identifier(view), alias=exp.TableAlias(this=exp.to_identifier(alias)))))
         target, columns = _insert_target(branch.this)
+        if isinstance(target, exp.Directory):
+            raise UnsupportedError(
+                "A multi-table insert (FROM src INSERT ... INSERT ...) into a DIRECTORY is not supported by "
+                "hivepark: its targets are tables. Write the directory in a statement of its own (INSERT "
+                "OVERWRITE [LOCAL] DIRECTORY '...' SELECT ... FROM src).")
         inserts.append(s.Insert(table_ref(target), partition_spec(target.args.get("partition")),
                                 bool(branch.args.get("overwrite")), s.Query(select),
                                 bool(branch.args.get("exists")), columns))
