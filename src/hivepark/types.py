@@ -244,7 +244,7 @@ class HiveType:
         kind = self.kind
         if kind in ("string", "char"):
             text = _spark_string(value)
-            if self.base == "varchar" and self.params:  # Hive's HiveVarchar: cut to the length
+            if self.base in ("varchar", "char") and self.params:  # Hive's HiveVarchar, HiveChar: cut to the length
                 text = text[: self.params[0]]
             return text
         converter = _PARTITION_TEXT.get(kind)

@@ -376,6 +376,20 @@ def test_ctas_plain_partitioned_and_in_database(wh, spark):
     assert _rows(wh.sql("SELECT * FROM c1")) == [(2, "B"), (3, None)]
 
 
+def test_char_and_varchar_values_are_cut_to_their_length_as_hive(wh, spark):
+    """Found by a hunt for bugs: CHAR(n) and VARCHAR(n) values longer than n were written whole
+    (and a dynamic CHAR partition's directory named by the whole value); Hive cuts them to n."""
+    wh.sql("CREATE TABLE cv3 (c CHAR(3), v VARCHAR(3), s STRING) PARTITIONED BY (p CHAR(3)) STORED AS PARQUET")
+    wh.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
+    wh.sql("INSERT INTO cv3 PARTITION (p) VALUES ('abcdef', 'abcdef', 'abcdef', 'xyzzy'), ('a', 'a', 'a', 'a')")
+    wh.sql("INSERT INTO cv3 PARTITION (p='static') VALUES ('ABCD', 'ABCD', 'ABCD')")
+    assert _parts(wh, "cv3") == ["p=a", "p=sta", "p=xyz"]
+    loc = os.path.join(wh.location, "cv3")
+    plain = _plain_parquet(spark, loc, "c string, v string, s string, p string", base=loc)
+    assert _rows(wh.sql("SELECT * FROM cv3")) == _rows(plain) == [
+        ("ABC", "ABC", "ABCD", "sta"), ("a", "a", "a", "a"), ("abc", "abc", "abcdef", "xyz")]
+
+
 def test_ctas_names_expressions_as_hive_and_refuses_an_untyped_null(wh, spark):
     """Found by a hunt for bugs: CTAS named an expression without an alias as Spark does,
     `(id + 1)`, where Hive names it _c<position>; an untyped NULL made a VOID column that no

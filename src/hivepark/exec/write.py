@@ -223,8 +223,20 @@ def _data_columns(table: Table, df: DataFrame) -> list[str]:
                 f"'{table.name}': column {i + 1} of the query is {fields[i].dataType.simpleString()}"
                 f", which cannot be converted to {c.name} {c.type}. Convert it in the SELECT.",
                 code=10044)
-    return [f"CAST({sql_name(fields[i].name)} AS {spark_type(c.type)}) AS {sql_name(c.name)}"
-            for i, c in enumerate(table.columns)]
+    return [f"{_cast_to(sql_name(fields[i].name), c.type)} AS {sql_name(c.name)}" for i, c in enumerate(table.columns)]
+
+
+def _cast_to(value: str, hive_type: str) -> str:
+    """``value`` (Spark SQL) cast to a column's type; a CHAR(n) or VARCHAR(n) value cut to n
+    characters, as Hive's HiveChar and HiveVarchar cut it (Spark reads both as STRING).
+
+    >>> _cast_to("`c`", "varchar(3)"), _cast_to("`n`", "int")
+    ('substring(CAST(`c` AS STRING), 1, 3)', 'CAST(`n` AS int)')
+    """
+    typ = HiveType.parse(hive_type)
+    if typ.base in ("varchar", "char") and typ.params:
+        return f"substring(CAST({value} AS STRING), 1, {typ.params[0]})"
+    return f"CAST({value} AS {spark_type(hive_type)})"
 
 
 def _castable(src: str, dst: str) -> bool:
@@ -386,7 +398,7 @@ def partition_text_sql(value: str, typ: HiveType) -> str:
     'substring(CAST(v AS STRING), 1, 3)'
     """
     text = f"CAST({value} AS STRING)"
-    if typ.base == "varchar" and typ.params:
+    if typ.base in ("varchar", "char") and typ.params:
         return f"substring({text}, 1, {typ.params[0]})"
     if typ.kind == "decimal" and typ.precision_scale[1] > 0:
         return f"CASE WHEN {value} = 0 THEN '0' ELSE regexp_replace(regexp_replace({text}, '0+$', ''), '[.]$', '') END"
