@@ -48,3 +48,24 @@ def test_trailer_silence_database_and_version():
     assert "FAILED: Database does not exist: nope" in missing.stderr
     version = runs.get("version")
     assert version.returncode == 0 and version.stdout == f"hivepark {hivepark.__version__}\n"
+
+
+def test_values_print_as_hives_cli_prints_them():
+    """Found by a hunt for bugs: ARRAY, MAP, STRUCT and BINARY values and large DOUBLEs printed as
+    Python's reprs (['p', 'q'], Row(x=1, y='z'), b'ab', 1e+20), which nothing downstream parses."""
+    import datetime
+    from decimal import Decimal
+
+    from pyspark.sql import Row
+
+    from hivepark.cli import _format
+
+    assert _format(["p", "q"]) == '["p","q"]' and _format([]) == "[]"
+    assert _format({"k": 1, "j": None}) == '{"k":1,"j":null}'
+    assert _format(Row(x=1, y="z", d=datetime.date(2024, 1, 5), m=Decimal("1.50"))) == \
+        '{"x":1,"y":"z","d":"2024-01-05","m":1.50}'
+    assert _format([Row(a=[1.5, None])]) == '[{"a":[1.5,null]}]'
+    assert _format(b"ab") == "ab" and _format(None) == "NULL" and _format(True) == "true"
+    assert [_format(x) for x in (1e20, 2.0, 0.001, 1e-4, -12345678.9, 1234567.0, float("nan"), -0.0)] == \
+        ["1.0E20", "2.0", "0.001", "1.0E-4", "-1.23456789E7", "1234567.0", "NaN", "-0.0"]
+    assert _format(0.10000000149011612, single=True) == "0.1"  # a FLOAT column's value

@@ -20,12 +20,79 @@ app = typer.Typer(add_completion=False, help="hivepark: a Hive-compatible wareho
 HISTORY = Path(os.environ.get("HIVEPARK_HISTORY", Path.home() / ".hivepark_history"))
 
 
-def _format(value: object) -> str:
+def _format(value: object, single: bool = False) -> str:
+    """A value as Hive's CLI prints it: NULL, ``true``, a DOUBLE as Java prints it (``1.0E20``),
+    an ARRAY, MAP or STRUCT as Hive's JSON-like text (``["p","q"]``, ``{"k":1}``, ``{"x":1,"y":"z"}``),
+    BINARY as its bytes; ``single``: a FLOAT column's value (Java prints its shortest float text).
+
+    >>> _format([1.0e20, None, "ab"]), _format({"k": [True]}), _format(0.1), _format(12345678.0)
+    ('[1.0E20,null,"ab"]', '{"k":[true]}', '0.1', '1.2345678E7')
+    """
     if value is None:
         return "NULL"
+    if isinstance(value, float):
+        return _java_float(value, single)
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).decode("utf-8", errors="replace")
+    if isinstance(value, (list, tuple, dict)):
+        return _nested(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
+
+
+def _nested(value: object) -> str:
+    """A value inside an ARRAY, MAP or STRUCT as Hive writes it there (SerDeUtils.getJSONString):
+    strings, dates and timestamps quoted, NULL as ``null``."""
+    import json
+
+    from pyspark.sql import Row
+
+    if value is None:
+        return "null"
+    if isinstance(value, Row):
+        return "{" + ",".join(f"{json.dumps(k)}:{_nested(v)}" for k, v in value.asDict().items()) + "}"
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{_nested(k)}:{_nested(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(_nested(v) for v in value) + "]"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)) or type(value).__name__ == "Decimal":
+        return _format(value)
+    return json.dumps(_format(value), ensure_ascii=False)
+
+
+def _java_float(x: float, single: bool = False) -> str:
+    """Java's Double.toString (Float.toString with ``single``): the shortest digits that read
+    back as the value, in plain notation from 10^-3 to below 10^7, else ``d.dddE±n``."""
+    import math
+    import struct
+
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "Infinity" if x > 0 else "-Infinity"
+    text = repr(x)
+    if single:  # the shortest text that is the same 32-bit float
+        def same(t: str) -> bool:
+            return struct.unpack("f", struct.pack("f", float(t)))[0] == struct.unpack("f", struct.pack("f", x))[0]
+        text = next((t for t in (f"{x:.{p}g}" for p in range(1, 10)) if same(t)), text)
+    from decimal import Decimal
+
+    sign, digits, exp = Decimal(text).normalize().as_tuple()
+    if x == 0:
+        return "-0.0" if sign else "0.0"
+    assert isinstance(exp, int)
+    ds = "".join(map(str, digits))
+    point = len(ds) + exp  # digits before the decimal point
+    minus = "-" if sign else ""
+    if 1e-3 <= abs(x) < 1e7:
+        if point <= 0:
+            return f"{minus}0.{'0' * -point}{ds}"
+        whole, frac = ds[:point].ljust(point, "0"), ds[point:]
+        return f"{minus}{whole}.{frac or '0'}"
+    return f"{minus}{ds[0]}.{ds[1:] or '0'}E{point - 1}"
 
 
 _printed = [0]  # rows of the current statement already on stdout (a re-run must not repeat them)
@@ -40,8 +107,9 @@ def print_result(df, tty: bool) -> int | None:
     if not tty:
         out = sys.stdout
         n = 0
+        singles = _float_columns(df)
         for row in df.toLocalIterator():
-            out.write("\t".join(_format(v) for v in row) + "\n")
+            out.write("\t".join(_format(v, i in singles) for i, v in enumerate(row)) + "\n")
             n += 1
             _printed[0] = n
         out.flush()
@@ -51,8 +119,9 @@ def print_result(df, tty: bool) -> int | None:
 
     table = Table(*df.columns)
     count = 0
+    singles = _float_columns(df)
     for row in df.toLocalIterator():
-        table.add_row(*(_format(v) for v in row))
+        table.add_row(*(_format(v, i in singles) for i, v in enumerate(row)))
         count += 1
     console = Console()
     console.print(table)
@@ -79,10 +148,19 @@ def _error(e: BaseException, verbose: bool) -> None:
 OUTPUT_FORMATS = ("table", "tsv2", "csv2", "json")
 
 
-def _cell(value: object) -> object:
-    if isinstance(value, (bool, int, float, str)) or value is None:
+def _float_columns(df) -> set[int]:
+    """The places of a result's FLOAT columns (Java prints a float's own shortest text)."""
+    return {i for i, f in enumerate(df.schema.fields) if f.dataType.typeName() == "float"}
+
+
+def _cell(value: object, single: bool = False) -> object:
+    if isinstance(value, (bool, int, str)) or value is None:
         return value
-    return str(value)
+    if isinstance(value, float) and single:
+        return float(_java_float(value, True))
+    if isinstance(value, float):
+        return value
+    return _format(value, single)
 
 
 def print_formatted(df, fmt: str) -> int | None:
@@ -95,7 +173,8 @@ def print_formatted(df, fmt: str) -> int | None:
     _clear_progress()
     if fmt == "table":
         return print_result(df, True)
-    rows = [[_cell(v) for v in row] for row in df.toLocalIterator()]
+    singles = _float_columns(df)
+    rows = [[_cell(v, i in singles) for i, v in enumerate(row)] for row in df.toLocalIterator()]
     if fmt == "json":
         import json
 
@@ -106,7 +185,7 @@ def print_formatted(df, fmt: str) -> int | None:
     def field(v: object) -> str:
         if v is None:
             return ""
-        text = _format(v)
+        text = _format(v) if not isinstance(v, str) else v
         if text == "" or any(c in text for c in (delim, '"', "\n", "\r")):
             return '"' + text.replace('"', '""') + '"'
         return text
