@@ -1078,6 +1078,14 @@ def test_set_serdeproperties_fixes_a_delimiter_and_set_fileformat_changes_an_emp
     assert _rows(wh.sql("SELECT * FROM later")) == _rows(plain) == [(1, "apple"), (2, "pear")]
     with pytest.raises(SemanticError, match="not supported by hivepark"):
         wh.sql("ALTER TABLE later SET SERDE 'org.apache.hadoop.hive.serde2.OpenCSVSerde'")
+    # a partitioned table with an empty partition: the message says what counts and what to do
+    wh.sql("CREATE TABLE emptyp (id INT) PARTITIONED BY (ds STRING)")
+    wh.sql("ALTER TABLE emptyp ADD PARTITION (ds='a')")
+    with pytest.raises(SemanticError, match=r"has partitions, which may hold TEXTFILE files \(an empty one counts: "
+                                            r"DROP it first\)"):
+        wh.sql("ALTER TABLE emptyp SET FILEFORMAT ORC")
+    wh.sql("ALTER TABLE emptyp DROP PARTITION (ds='a')")
+    wh.sql("ALTER TABLE emptyp SET FILEFORMAT ORC")
 
 
 def test_show_conf_gives_a_settings_default_and_type(wh):

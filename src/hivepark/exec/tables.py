@@ -576,8 +576,10 @@ def set_file_format(ctx: Context, table: Table, fmt: str) -> Table:
     if new == table.format:
         return table
     if _has_files(ctx, table):
+        holds = (f"has partitions, which may hold {table.format.upper()} files (an empty one counts: DROP it first)"
+                 if table.is_partitioned else f"holds {table.format.upper()} files")
         raise UnsupportedError(
-            f"{table.qualified_name} holds {table.format.upper()} files, which would not be read as {new.upper()}: "
+            f"{table.qualified_name} {holds}, which would not be read as {new.upper()}: "
             f"make a new table, CREATE TABLE t2 ... STORED AS {new.upper()} AS SELECT * FROM {table.name} (or "
             "INSERT OVERWRITE a new partitioned table from it), then drop this one and rename t2.")
     return ctx.catalog.alter_table(table.evolve(format=new, field_delim=None), table.version)
