@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
 import os
 import threading
 import uuid
@@ -666,16 +667,22 @@ def _write_files(spark: SparkSession, itbl: Any, table: Table, df: DataFrame, st
     for entry in fs.list_files(staging):
         if entry.is_dir:
             fs.delete_dir(entry.path)
+    for marker in ("_SUCCESS", "._SUCCESS.crc"):  # Spark's job marker: not the table's
+        fs.delete_file(f"{staging}/{marker}")
     return [_data_file(itbl, _file_uri(p)) for p in files]
 
 
 def _data_file(itbl: Any, path: str) -> Any:
     """The Iceberg DataFile of a Parquet file Spark wrote: statistics from its footer, the
     partition from those statistics (each file holds one partition), a bucket from the file's
-    first non-NULL source value (Spark grouped the rows by their bucket)."""
+    first non-NULL source value (Spark grouped the rows by their bucket), and a NaN identity
+    value from the file's rows (its bounds are NaN, which the statistics cannot compare)."""
     spec = itbl.spec()
     if not any(isinstance(f.transform, BucketTransform) for f in spec.fields):
-        return parquet_file_to_data_file(itbl.io, itbl.metadata, path)
+        try:
+            return parquet_file_to_data_file(itbl.io, itbl.metadata, path)
+        except ValueError:
+            pass  # a partition the statistics cannot give (NaN): below, from the rows
     import pyarrow.parquet as pq
 
     schema = itbl.schema()
@@ -687,7 +694,10 @@ def _data_file(itbl: Any, path: str) -> Any:
     values = []
     for pf in spec.fields:
         if not isinstance(pf.transform, BucketTransform):
-            values.append(stats._partition_value(pf, schema))
+            try:
+                values.append(stats._partition_value(pf, schema))
+            except ValueError:
+                values.append(_nan_partition(pf, schema, local))
             continue
         source = schema.find_field(pf.source_id)
         col = pq.read_table(local, columns=[source.name]).column(0).drop_null()
@@ -699,6 +709,21 @@ def _data_file(itbl: Any, path: str) -> Any:
                               partition=Record(*values), file_size_in_bytes=os.path.getsize(local),
                               sort_order_id=None, spec_id=itbl.metadata.default_spec_id, equality_ids=None,
                               key_metadata=None, **stats.to_serialized_dict())
+
+
+def _nan_partition(pf: PartitionField, schema: Any, local: str) -> Any:
+    """The identity partition value of a file of NaN FLOAT or DOUBLE values (Spark grouped them
+    in one file: the value is NaN); anything else the statistics cannot give is refused."""
+    import pyarrow.parquet as pq
+
+    source = schema.find_field(pf.source_id)
+    if isinstance(pf.transform, IdentityTransform) and isinstance(source.field_type, (FloatType, DoubleType)):
+        col = pq.read_table(local, columns=[source.name]).column(0).drop_null()
+        value = col[0].as_py() if len(col) else None
+        if value is None or math.isnan(value):
+            return value
+    raise UnsupportedError(f"hivepark cannot tell the Iceberg partition {pf.name} of the rows written into "
+                           f"{local} (column {source.name}): filter out or CAST those values in the SELECT")
 
 
 def _transform_column(pf: PartitionField, source: NestedField) -> Any:
