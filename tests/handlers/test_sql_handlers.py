@@ -292,6 +292,27 @@ def test_sqlite_dates_and_timestamps_in_every_form_sqlite_keeps(wh, spark, tmp_p
     assert len(_rows(wh.sql("SELECT * FROM ev"))) == 6
 
 
+def test_rows_the_source_refuses_are_a_clear_error_and_change_nothing(wh, tmp_path):
+    """Found by a hunt for bugs: a constraint the rows broke came out as the driver's raw
+    sqlite3.IntegrityError. The source keeps its rows and no staging table is left."""
+    from hivepark.errors import DataError
+
+    path = tmp_path / "c.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, s TEXT NOT NULL)")
+        conn.execute("INSERT INTO t VALUES (1, 'orig')")
+    props = {"hive.sql.database.type": "SQLITE", "hive.sql.jdbc.url": f"jdbc:sqlite:{path}", "hive.sql.table": "t"}
+    wh.sql(f"CREATE EXTERNAL TABLE ct (id BIGINT, s STRING) STORED BY '{JDBC}' TBLPROPERTIES ({_tblprops(props)})")
+    for stmt, broken in (("INSERT INTO ct VALUES (2, 'x'), (1, 'dup')", "UNIQUE constraint failed: t.id"),
+                         ("INSERT OVERWRITE TABLE ct VALUES (9, NULL)", "NOT NULL constraint failed: t.s")):
+        with pytest.raises(DataError) as e:
+            wh.sql(stmt)
+        assert str(e.value).startswith("The SQLITE source of default.ct refused the rows") and broken in str(e.value)
+        with sqlite3.connect(path) as conn:
+            assert conn.execute("SELECT * FROM t").fetchall() == [(1, "orig")]
+            assert [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")] == ["t"]
+
+
 def test_mariadb_issue_example(wh, spark, mariadb):
     wh.sql(f"CREATE EXTERNAL TABLE orders ({COLUMNS}) STORED BY '{JDBC}' TBLPROPERTIES ({_tblprops(mariadb)})")
     query = QUERY + " UNION ALL SELECT o_status, sum(o_total), count(*) FROM {t} WHERE o_status = 'open' " \

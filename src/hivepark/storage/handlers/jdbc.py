@@ -32,7 +32,7 @@ from urllib.parse import parse_qsl, urlsplit
 import sqlalchemy as sa
 from sqlglot import exp
 
-from hivepark.errors import SemanticError, UnsupportedError, UserInputError
+from hivepark.errors import DataError, SemanticError, UnsupportedError, UserInputError
 from hivepark.expr.nodes import (
     And,
     Expr,
@@ -598,10 +598,17 @@ def write_all_or_nothing(handler: JdbcStorageHandler, spark: SparkSession, table
             col_list = ", ".join(sql(ident(n)) for n in source_names)
             if db == "SQLITE":
                 cur.execute("BEGIN IMMEDIATE")
-            if overwrite:
-                cur.execute(f"DELETE FROM {sql(target)}")
-            cur.execute(f"INSERT INTO {sql(target)} ({col_list}) SELECT {col_list} FROM {stage_text}")
-            raw.commit()
+            try:
+                if overwrite:
+                    cur.execute(f"DELETE FROM {sql(target)}")
+                cur.execute(f"INSERT INTO {sql(target)} ({col_list}) SELECT {col_list} FROM {stage_text}")
+                raw.commit()
+            except Exception as e:  # the driver's own error (a constraint the rows break, ...)
+                reason = (str(e).strip().splitlines() or [type(e).__name__])[0]
+                raise DataError(
+                    f"The {db} source of {table.qualified_name} refused the rows ({type(e).__name__}: {reason}); "
+                    f"nothing was written and {name} is as it was. Change the rows (or the source table's "
+                    "constraints) and run the statement again.") from None
         except BaseException:
             raw.rollback()
             raise
