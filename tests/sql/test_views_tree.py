@@ -23,8 +23,17 @@ def _finder(*defined: Table) -> views.ViewFind:
     return lambda db, name: by_name.get(name.lower()) if db in (None, "default") else None
 
 
+#: the tables' column types the UNION rule asks for (t.k, u.id, w.id int; t.ds, u.day, w.day string; x.n string)
+TYPES = {("t", "k"): "int", ("u", "id"): "int", ("w", "id"): "int", ("t", "ds"): "string", ("u", "day"): "string",
+         ("w", "day"): "string", ("x", "n"): "string"}
+
+
+def _typer(db: str | None, table: str, column: str) -> str | None:
+    return TYPES.get((table, column))
+
+
 def _expanded(query: str, *defined: Table) -> str:
-    return views.expand(parse_one(query).statement.tree, _finder(*defined)).sql(dialect="hive")  # type: ignore[union-attr]
+    return views.expand(parse_one(query).statement.tree, _finder(*defined), _typer).sql(dialect="hive")  # type: ignore[union-attr]
 
 
 DAYS = _view("days", "SELECT k, ds FROM default.t WHERE k > 0", ["k", "ds"])
@@ -92,10 +101,22 @@ def test_each_branch_of_a_union_takes_the_filters_it_can():
     years = _view("years", "SELECT k, ds FROM default.t UNION ALL SELECT id, day FROM default.u "
                   "UNION ALL SELECT max(id), day FROM default.w GROUP BY day", ["k", "ds"])
     out = _expanded("SELECT * FROM years WHERE ds = 'a' AND k > 1", years)
+    # k is an aggregate in the third branch, whose type decides the union's too: its filter stays outside
+    assert "FROM default.t WHERE ds = 'a' UNION ALL SELECT id, day FROM default.u WHERE day = 'a' " \
+           "UNION ALL SELECT MAX(id), day FROM default.w WHERE day = 'a' GROUP BY day" in out
+    two = _view("two", "SELECT k, ds FROM default.t UNION ALL SELECT id, day FROM default.u", ["k", "ds"])
     assert "FROM default.t WHERE ds = 'a' AND k > 1 UNION ALL SELECT id, day FROM default.u WHERE day = 'a' " \
-           "AND id > 1 UNION ALL SELECT MAX(id), day FROM default.w WHERE day = 'a' GROUP BY day" in out
+           "AND id > 1" in _expanded("SELECT * FROM two WHERE ds = 'a' AND k > 1", two)
     distinct = _view("kinds", "SELECT k, ds FROM default.t UNION SELECT id, day FROM default.u", ["k", "ds"])
     assert "WHERE day = 'a')" in _expanded("SELECT * FROM kinds WHERE ds = 'a'", distinct)
+    # a branch whose column has another type (x.n STRING under t.k INT) would compare the literal as its
+    # own type: that column's filter stays outside every branch; without the types, none goes in
+    mixed = _view("mixed", "SELECT k, ds FROM default.t UNION ALL SELECT n, ds FROM default.x", ["k", "ds"])
+    out = _expanded("SELECT * FROM mixed WHERE k > '5'", mixed)
+    assert "'5'" not in out.split("AS mixed")[0]
+    untyped = views.expand(parse_one("SELECT * FROM years WHERE ds = 'a'").statement.tree,  # type: ignore[union-attr]
+                           _finder(years)).sql(dialect="hive")
+    assert "= 'a'" not in untyped.split("AS years")[0]
     limited = _view("limited", "SELECT k, ds FROM default.t UNION ALL SELECT id, day FROM default.u LIMIT 3",
                     ["k", "ds"])
     assert "= 'a'" not in _expanded("SELECT * FROM limited WHERE ds = 'a'", limited).split("AS limited")[0]

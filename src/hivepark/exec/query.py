@@ -11,6 +11,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from hivepark.catalog.models import Table
+from hivepark.errors import HiveParkError
 from hivepark.exec.context import Context
 from hivepark.exec.failures import spark_error
 from hivepark.exec.runtime import resolve_runtime
@@ -49,7 +50,7 @@ def plan_query(ctx: Context, tree: Any) -> PlannedQuery:
     planner's rules; runtime (map-join) pruning is only marked here and resolved at
     execution, where a scan it may narrow is listed once."""
     with ctx.same_tables():
-        tree = views.expand(tree, ctx.find_view)
+        tree = views.expand(tree, ctx.find_view, _column_type(ctx))
         check_strict(tree, planner.strict_check(ctx.conf, "hive.strict.checks.orderby.no.limit"),
                      planner.strict_check(ctx.conf, "hive.strict.checks.cartesian.product"))
         analysis = analyze(tree, ctx.find, type_safety(ctx.conf))
@@ -59,6 +60,19 @@ def plan_query(ctx: Context, tree: Any) -> PlannedQuery:
     settings = _settings(ctx)
     env = planner.Planning(ctx.catalog, settings, scan_size, handler_for=handler_for, conf=ctx.conf)
     return PlannedQuery(analysis, planner.plan_query(scans, analysis.joins, env), settings)
+
+
+def _column_type(ctx: Context) -> views.ColumnTyper:
+    """The Hive type of a warehouse table's column, for the filters pushed into UNION branches."""
+    def typer(db: str | None, name: str, column: str) -> str | None:
+        try:
+            table = ctx.find(db, name)
+        except HiveParkError:
+            return None
+        if table is None:
+            return None
+        return next((c.type for c in table.all_columns if c.name == column), None)
+    return typer
 
 
 def describe_handler_scans(plan: QueryPlan) -> QueryPlan:

@@ -29,19 +29,26 @@ ViewFind = Callable[[str | None, str], Table | None]
 None for anything else (a table, a Spark view, a missing name)."""
 
 
-def expand(tree: exp.Expression, find: ViewFind) -> exp.Expression:
+ColumnTyper = Callable[[str | None, str, str], str | None]
+"""``typer(db, table, column)``: the Hive type of a warehouse table's column, None when unknown.
+It decides whether a filter may go into each branch of a UNION: only where every branch's
+column has the same type (a branch of another type would compare the filter's literal as that
+type, and drop rows the union's own type keeps)."""
+
+
+def expand(tree: exp.Expression, find: ViewFind, typer: ColumnTyper | None = None) -> exp.Expression:
     """``tree`` with each reference to a view replaced by the view's query (views within it
     too), aliased as the reference was, and the outer filters on a view's, a subquery's or a
     CTE's columns pushed into its query (:func:`push_into_derived`); ``tree`` itself when it
     names no view and nothing is pushed."""
     if any(_view_of(t, find, frozenset()) for t in tree.find_all(exp.Table)):
-        tree = push_into_derived(tree.copy(), copy=False)
-        _expand_in(tree, find, ())
+        tree = push_into_derived(tree.copy(), copy=False, typer=typer)
+        _expand_in(tree, find, (), typer)
         return tree
-    return push_into_derived(tree)
+    return push_into_derived(tree, typer=typer)
 
 
-def push_into_derived(tree: exp.Expression, copy: bool = True) -> exp.Expression:
+def push_into_derived(tree: exp.Expression, copy: bool = True, typer: ColumnTyper | None = None) -> exp.Expression:
     """The WHERE conjuncts on the columns of a subquery in FROM (or an inner join), or of a CTE
     read once, ANDed into its query as well, as into a view's (:func:`_push_filters`), outer
     queries first so that a filter goes down through several: its tables' partitions are
@@ -53,13 +60,59 @@ def push_into_derived(tree: exp.Expression, copy: bool = True) -> exp.Expression
     if not derived and not ctes:
         return tree
     if copy:
-        return push_into_derived(tree.copy(), copy=False)
+        return push_into_derived(tree.copy(), copy=False, typer=typer)
     for node in list(tree.find_all(exp.Subquery, exp.Table)):  # pre-order: outer queries first
         if isinstance(node, exp.Subquery) and isinstance(node.parent, (exp.From, exp.Join)) and node.alias:
-            _push_filters(node, _query_columns(node.this, _outer_names(node)))
-        elif isinstance(node, exp.Table) and node.args.get("db") is None and node.name.lower() in ctes:
-            _push_filters(node, _query_columns(ctes[node.name.lower()].this, _outer_names(node)))
+            _push_filters(node, _same_types(_query_columns(node.this, _outer_names(node)), typer))
+        elif isinstance(node, exp.Table) and node.args.get("db") is None and node.name.lower() in ctes \
+                and not _in_subquery_expression(node):
+            # (a CTE read inside EXISTS or IN (...) may be filtered by the outer query's columns,
+            # which its body, at the top of the statement, cannot see)
+            _push_filters(node, _same_types(_query_columns(ctes[node.name.lower()].this, _outer_names(node)), typer))
     return tree
+
+
+def _in_subquery_expression(node: exp.Expression) -> bool:
+    """Whether ``node`` lies in a subquery used as a value or condition (EXISTS, IN, a scalar)."""
+    parent = node.parent
+    while parent is not None:
+        if isinstance(parent, exp.Subquery) and not isinstance(parent.parent, (exp.From, exp.Join)):
+            return True
+        if isinstance(parent, (exp.Exists, exp.In)) and not isinstance(parent, exp.Subquery):
+            if isinstance(parent, exp.Exists) or parent.args.get("query") is not None:
+                return True
+        parent = parent.parent
+    return False
+
+
+def _same_types(targets: list[tuple[exp.Select, dict[str, exp.Column]]], typer: ColumnTyper | None
+                ) -> list[tuple[exp.Select, dict[str, exp.Column]]]:
+    """``targets`` with, where there are several (a UNION's branches), only the columns whose
+    type is known and the same in every branch (none without ``typer``)."""
+    if len(targets) <= 1:
+        return targets
+    keep = set.intersection(*(set(cols) for _, cols in targets))
+    for name in list(keep):
+        types = {_branch_type(select, cols[name], typer) if typer is not None else None for select, cols in targets}
+        if None in types or len(types) != 1:
+            keep.discard(name)
+    return [(select, {n: c for n, c in cols.items() if n in keep}) for select, cols in targets]
+
+
+def _branch_type(select: exp.Select, col: exp.Column, typer: ColumnTyper) -> str | None:
+    """The Hive type of ``col`` as ``select`` reads it from its one warehouse table of that name."""
+    source = select.args.get("from_")
+    tables = [t for t in [source.this if source is not None else None,
+                          *(j.this for j in select.args.get("joins") or [])] if isinstance(t, exp.Table)]
+    if col.table:
+        tables = [t for t in tables if t.alias_or_name.lower() == col.table.lower()]
+    found = set()
+    for t in tables:
+        db = t.args.get("db")
+        typ = typer(db.name if db is not None else None, t.name, col.name.lower())
+        if typ is not None:
+            found.add(typ.lower())
+    return found.pop() if len(found) == 1 else None
 
 
 def _outer_where(node: exp.Expression) -> exp.Expression | None:
@@ -112,7 +165,7 @@ def _query_columns(query: exp.Expression, names_used: set[str]
     return targets
 
 
-def _expand_in(tree: exp.Expression, find: ViewFind, stack: tuple[str, ...]) -> None:
+def _expand_in(tree: exp.Expression, find: ViewFind, stack: tuple[str, ...], typer: ColumnTyper | None = None) -> None:
     ctes = _cte_names(tree)
     for node in list(tree.find_all(exp.Table)):
         view = _view_of(node, find, ctes)
@@ -122,9 +175,9 @@ def _expand_in(tree: exp.Expression, find: ViewFind, stack: tuple[str, ...]) -> 
             chain = " -> ".join((*stack, view.qualified_name))
             raise SemanticError(f"View {stack[0]} reads itself through {chain}: ALTER VIEW one of them so "
                                 "that it no longer reads the other")
-        body = push_into_derived(_parsed(view.properties[VIEW_EXPANDED_TEXT]).copy(), copy=False)
-        _push_filters(node, _view_columns(body))
-        _expand_in(body, find, (*stack, view.qualified_name))
+        body = push_into_derived(_parsed(view.properties[VIEW_EXPANDED_TEXT]).copy(), copy=False, typer=typer)
+        _push_filters(node, _same_types(_view_columns(body), typer))
+        _expand_in(body, find, (*stack, view.qualified_name), typer)
         alias = node.args.get("alias")
         node.replace(exp.Subquery(this=body, alias=alias.copy() if alias is not None else exp.TableAlias(
             this=exp.to_identifier(node.name))))
