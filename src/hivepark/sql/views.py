@@ -75,12 +75,10 @@ def push_into_derived(tree: exp.Expression, copy: bool = True, typer: ColumnType
 def _in_subquery_expression(node: exp.Expression) -> bool:
     """Whether ``node`` lies in a subquery used as a value or condition (EXISTS, IN, a scalar)."""
     parent = node.parent
-    while parent is not None:
-        if isinstance(parent, exp.Subquery) and not isinstance(parent.parent, (exp.From, exp.Join)):
+    while parent is not None:  # IN (...) and a scalar hold a Subquery; EXISTS its query itself
+        if isinstance(parent, exp.Exists) or (
+                isinstance(parent, exp.Subquery) and not isinstance(parent.parent, (exp.From, exp.Join))):
             return True
-        if isinstance(parent, (exp.Exists, exp.In)) and not isinstance(parent, exp.Subquery):
-            if isinstance(parent, exp.Exists) or parent.args.get("query") is not None:
-                return True
         parent = parent.parent
     return False
 
@@ -130,6 +128,8 @@ def _single_use_ctes(tree: exp.Expression) -> dict[str, exp.CTE]:
     """The CTEs read by exactly one reference (a filter pushed into one read by two would
     change the other's rows), their names defined once in the statement."""
     defined = list(tree.find_all(exp.CTE))
+    if not defined:  # every query passes here: no walk of its tables when it has no WITH
+        return {}
     names = [c.alias_or_name.lower() for c in defined]
     uses: dict[str, int] = {}
     for t in tree.find_all(exp.Table):

@@ -345,7 +345,8 @@ class JdbcStorageHandler(StorageHandler):
         cols = self._columns(table)
         translator = SqlTranslator(db, cols)
         wanted = self._wanted(table, columns)
-        select = [exp.alias_(_sqlite_datetime(cols[c].source) if c in self._sqlite_datetimes(table, wanted)
+        datetimes = self._sqlite_datetimes(table, wanted)
+        select = [exp.alias_(_sqlite_datetime(cols[c].source) if c in datetimes
                              else exp.column(ident(cols[c].source)), ident(c)) for c in wanted]
         q = exp.select(*select).from_(self._relation(props, translator.dialect))
         if pushed is not None:
