@@ -390,6 +390,23 @@ def test_char_and_varchar_values_are_cut_to_their_length_as_hive(wh, spark):
         ("ABC", "ABC", "ABCD", "sta"), ("a", "a", "a", "a"), ("abc", "abc", "abcdef", "xyz")]
 
 
+def test_char_values_are_stored_without_trailing_spaces_and_compare_as_hive(wh, spark):
+    """A CHAR value's trailing spaces are not part of it in Hive (its writers store HiveChar's
+    stripped value, its comparisons ignore them): 'ab' and 'ab  ' in a CHAR(4) column are one
+    value, and `c = 'ab'` finds both rows. hivepark stored 'ab  ' as written, and the query
+    found one row. VARCHAR keeps its spaces, as in Hive; a tab is not a space."""
+    wh.sql("CREATE TABLE ch4 (c CHAR(4), v VARCHAR(4), id INT) STORED AS PARQUET")
+    wh.sql("INSERT INTO ch4 VALUES ('ab', 'ab', 1), ('ab  ', 'ab  ', 2), ('ab\t', 'x', 3), ('abcdef', 'y', 4)")
+    plain = _plain_parquet(spark, os.path.join(wh.location, "ch4"), "c string, v string, id int")
+    plain.createOrReplaceTempView("ch4_plain")
+    for where in ("c = 'ab'", "v = 'ab'", "length(c) = 2", "c = 'abcd'"):
+        got = _rows(wh.sql(f"SELECT id FROM ch4 WHERE {where}"))
+        assert got == _rows(spark.sql(f"SELECT id FROM ch4_plain WHERE {where}")), where
+    assert _rows(wh.sql("SELECT id FROM ch4 WHERE c = 'ab'")) == [(1,), (2,)]
+    assert _rows(wh.sql("SELECT id, c FROM ch4 WHERE id >= 3")) == [(3, "ab\t"), (4, "abcd")]
+    assert _rows(wh.sql("SELECT id FROM ch4 WHERE v = 'ab'")) == [(1,)]
+
+
 def test_ctas_names_expressions_as_hive_and_refuses_an_untyped_null(wh, spark):
     """Found by a hunt for bugs: CTAS named an expression without an alias as Spark does,
     `(id + 1)`, where Hive names it _c<position>; an untyped NULL made a VOID column that no

@@ -228,14 +228,17 @@ def _data_columns(table: Table, df: DataFrame) -> list[str]:
 
 def _cast_to(value: str, hive_type: str) -> str:
     """``value`` (Spark SQL) cast to a column's type; a CHAR(n) or VARCHAR(n) value cut to n
-    characters, as Hive's HiveChar and HiveVarchar cut it (Spark reads both as STRING).
+    characters, as Hive's HiveChar and HiveVarchar cut it (Spark reads both as STRING), and
+    a CHAR value without its trailing spaces, as Hive's writers store it (HiveChar's stripped
+    value): `'ab'` and `'ab  '` are one CHAR value, equal to `'ab'` in a comparison.
 
-    >>> _cast_to("`c`", "varchar(3)"), _cast_to("`n`", "int")
-    ('substring(CAST(`c` AS STRING), 1, 3)', 'CAST(`n` AS int)')
+    >>> _cast_to("`c`", "varchar(3)"), _cast_to("`h`", "char(2)"), _cast_to("`n`", "int")
+    ('substring(CAST(`c` AS STRING), 1, 3)', 'rtrim(substring(CAST(`h` AS STRING), 1, 2))', 'CAST(`n` AS int)')
     """
     typ = HiveType.parse(hive_type)
     if typ.base in ("varchar", "char") and typ.params:
-        return f"substring(CAST({value} AS STRING), 1, {typ.params[0]})"
+        cut = f"substring(CAST({value} AS STRING), 1, {typ.params[0]})"
+        return f"rtrim({cut})" if typ.base == "char" else cut
     return f"CAST({value} AS {spark_type(hive_type)})"
 
 
