@@ -25,8 +25,9 @@ from typing import Any
 from hivepark.catalog.base import Catalog, PartitionLister
 from hivepark.catalog.models import Partition, Table
 from hivepark.errors import SemanticError
-from hivepark.expr import and_all
+from hivepark.expr import Opaque, and_all
 from hivepark.expr.bind import bind, bind_literal
+from hivepark.expr.visitors import conjuncts
 from hivepark.plan.bucket_pruning import prune_buckets
 from hivepark.plan.list_bucketing import prune_list_bucketing, table_layouts
 from hivepark.plan.nodes import JoinKey, QueryPlan, TableScan
@@ -76,7 +77,7 @@ def partition_filter_rule(plan: QueryPlan, env: Planning) -> QueryPlan:
     if strict_check(env.conf, "hive.strict.checks.no.partition.filter"):
         for scan in plan.scans:
             keys = set(scan.table.partition_key_names())
-            if keys and env.handler_for(scan.table) is None and not (scan.predicate.columns() & keys):
+            if keys and env.handler_for(scan.table) is None and not _names_partitions(scan, keys):
                 raise SemanticError(
                     "Queries against partitioned tables without a partition filter are disabled for safety "
                     "reasons. If you know what you are doing, please set hive.strict.checks.no.partition.filter "
@@ -85,6 +86,26 @@ def partition_filter_rule(plan: QueryPlan, env: Planning) -> QueryPlan:
                     f"features. No partition predicate for Alias \"{scan.alias}\" Table \"{scan.table.name}\"",
                     code=10056)
     return plan
+
+
+def _names_partitions(scan: TableScan, keys: set[str]) -> bool:
+    """Whether strict mode takes ``scan`` as filtered on its partitions, as Hive's pruner
+    does: the predicate's projection on the partition columns mentions one (``ds = 'x' OR a
+    = 1`` projects to nothing: every partition is read, and Hive refuses it), or a conjunct
+    hivepark does not evaluate reads only partition columns (``upper(ds) = 'X'``, or an inner
+    join on a partition key, for which Hive adds ``ds IS NOT NULL``).
+
+    >>> from hivepark.catalog.models import Column, Table
+    >>> from hivepark.expr import And, EqualTo, Opaque, Or
+    >>> t = Table("default", "f", (Column("a", "int"),), (Column("ds", "string"),))
+    >>> [_names_partitions(partition_filter(TableScan(t, "f", p)), {"ds"}) for p in (
+    ...     Or(EqualTo("ds", "x"), EqualTo("a", 1)), And(EqualTo("ds", "x"), EqualTo("a", 1)),
+    ...     And(Opaque("f.ds = d.ds", frozenset({"ds"})), EqualTo("a", 1)))]
+    [False, True, True]
+    """
+    if scan.partition_filter.columns() & keys:
+        return True
+    return any(isinstance(c, Opaque) and c.refs and c.refs <= keys for c in conjuncts(scan.predicate))
 
 
 def strict_check(conf: Any, key: str) -> bool:
