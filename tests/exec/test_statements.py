@@ -276,6 +276,25 @@ def test_text_table_custom_delimiter_and_null(wh, spark):
     assert "TextInputFormat" in info["InputFormat:"]
 
 
+def test_text_table_numeric_delimiter_is_a_byte_as_hive(wh, spark, tmp_path):
+    """Hive reads a field delimiter that is a number as the byte of that value (LazyUtils.getByte):
+    FIELDS TERMINATED BY '9' is a tab, '44' a comma, and of '||' the first character. hivepark
+    took '9' as the character 9: a file Hive wrote read as one field, and 19 written split."""
+    src = tmp_path / "tabs.txt"
+    src.write_text("1\tann\n19\tbob\n")
+    for table, delim, sep in (("nd9", "9", "\t"), ("nd44", "44", ","), ("ndbar", "||", "|")):
+        wh.sql(f"CREATE TABLE {table} (id INT, name STRING) ROW FORMAT DELIMITED FIELDS TERMINATED BY '{delim}' "
+               "STORED AS TEXTFILE")
+        wh.sql(f"INSERT INTO {table} VALUES (29, 'c9d')")
+        loc = os.path.join(wh.location, table)
+        assert _text_lines(loc) == [f"29{sep}c9d"]
+        assert _describe(wh, f"DESCRIBE FORMATTED {table}")["field.delim"] == sep.strip()  # its rows are stripped
+    wh.sql(f"LOAD DATA LOCAL INPATH '{src}' INTO TABLE nd9")
+    loc = os.path.join(wh.location, "nd9")
+    assert _rows(wh.sql("SELECT * FROM nd9")) == _rows(_plain_text(spark, loc, "id int, name string", "\t")) \
+        == sorted([(1, "ann"), (19, "bob"), (29, "c9d")], key=repr)
+
+
 def test_default_format_is_text_with_ctrl_a(wh):
     wh.sql("CREATE TABLE plain (a INT, b STRING)")
     wh.sql("INSERT INTO plain VALUES (7, 'x y')")

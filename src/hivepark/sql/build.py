@@ -6,6 +6,8 @@ lists); checks against the target table are in ``sql/validate.py``.
 
 from __future__ import annotations
 
+import re
+
 from sqlglot import exp
 
 from hivepark.catalog.buckets import Bucketing
@@ -325,15 +327,15 @@ def _lazy_serde_delimiter(props: dict[str, str]) -> str | None:
 
 
 def _serde_byte(value: str) -> str:
-    """Hive's LazyUtils.getByte: a number is the byte of that value, other text its first character.
+    """Hive's LazyUtils.getByte: a number Java's ``Byte.parseByte`` takes (-128 to 127) is the
+    byte of that value, other text its first character.
 
-    >>> _serde_byte("1"), _serde_byte(","), _serde_byte("9")
-    ('\\x01', ',', '\\t')
+    >>> _serde_byte("1"), _serde_byte(","), _serde_byte("9"), _serde_byte("||"), _serde_byte("200")
+    ('\\x01', ',', '\\t', '|', '2')
     """
-    try:
+    if re.fullmatch(r"[+-]?[0-9]+", value) and -128 <= int(value) <= 127:
         return chr(int(value) & 0xFF)
-    except ValueError:
-        return value[:1]
+    return value[:1]
 
 
 def delimited_fields(p: exp.RowFormatDelimitedProperty) -> str | None:
@@ -354,7 +356,7 @@ def delimited_fields(p: exp.RowFormatDelimitedProperty) -> str | None:
                 f"writes LazySimpleSerDe's default, {shown}. Leave the clause out (files written by Hive with another "
                 "one: load them with Spark and INSERT their rows), or store the table AS PARQUET or ORC.")
     fields = p.args.get("fields")
-    return fields.name if fields is not None else None
+    return _serde_byte(fields.name) if fields is not None and fields.name else None
 
 
 #: SerDes whose files hivepark reads as its formats do (the STORED AS format decides)
