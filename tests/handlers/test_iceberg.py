@@ -472,3 +472,38 @@ def test_ctas_partitioned_by_a_column_that_is_not_last(wh):
     assert [tuple(r)[:2] for r in wh.sql("DESCRIBE c1").collect()] == [("s", "string"), ("d", "double"),
                                                                        ("k", "int")]
     assert [tuple(r) for r in wh.sql("SELECT * FROM c1").collect()] == [("x", 1.5, 7)]
+
+
+def test_add_columns_evolves_the_iceberg_schema(wh, spark):
+    """Hive 4 adds columns to an Iceberg table with ALTER TABLE ... ADD COLUMNS; hivepark refused it
+    ("change them in the source"), and a column added through pyiceberg was never seen. The rows
+    are pyiceberg's reader's; files written before the column read NULL for it."""
+    from pyiceberg.types import StringType
+
+    wh.sql("CREATE TABLE ev (id BIGINT, kind STRING) PARTITIONED BY (day DATE) STORED BY ICEBERG")
+    wh.sql("INSERT INTO ev VALUES (1, 'a', DATE '2024-01-01'), (2, 'b', DATE '2024-01-02')")
+    wh.sql("ALTER TABLE ev ADD COLUMNS (amount DECIMAL(10,2) COMMENT 'money', tag SMALLINT)")
+    wh.sql("INSERT INTO ev VALUES (3, 'c', DATE '2024-01-02', 5.25, 7)")
+    assert [tuple(r) for r in wh.sql("DESCRIBE ev").collect()][-2:] == [
+        ("amount", "decimal(10,2)", "money"), ("tag", "int", "")]
+    itbl = _iceberg(wh, "ev")
+    assert [f.name for f in itbl.schema().fields] == ["id", "kind", "day", "amount", "tag"]
+    _reference(spark, itbl, "ref_ev")
+    for query in ("SELECT * FROM {t}", "SELECT id, amount FROM {t} WHERE amount > 1",
+                  "SELECT id FROM {t} WHERE tag IS NULL"):
+        assert _rows(wh.sql(query.format(t="ev"))) == _rows(spark.sql(query.format(t="ref_ev"))) != [], query
+    with itbl.update_schema() as update:  # another engine adds a column: ADD COLUMNS takes it as it is
+        update.add_column("note", StringType())
+    wh.sql("ALTER TABLE ev ADD COLUMNS (note STRING)")
+    assert _rows(wh.sql("SELECT id, note FROM ev")) == [(1, None), (2, None), (3, None)]
+    with pytest.raises(HiveParkError, match="already has a column note2 of type string"):
+        with _iceberg(wh, "ev").update_schema() as update:
+            update.add_column("note2", StringType())
+        wh.sql("ALTER TABLE ev ADD COLUMNS (note2 INT)")
+    with pytest.raises(HiveParkError, match="Duplicate column name: kind") as e:
+        wh.sql("ALTER TABLE ev ADD COLUMNS (kind STRING)")
+    assert e.value.code == 10036
+    with pytest.raises(HiveParkError, match="CHANGE COLUMN of default.ev, a storage handler's table, is not supported"):
+        wh.sql("ALTER TABLE ev CHANGE COLUMN kind kind2 STRING")
+    assert [f.name for f in _iceberg(wh, "ev").schema().fields] == ["id", "kind", "day", "amount", "tag", "note",
+                                                                      "note2"]

@@ -731,8 +731,7 @@ def change_columns(ctx: Context, table: Table, action: s.AddColumns | s.ChangeCo
     hold it."""
     name = table.qualified_name
     if is_handler_table(table):
-        raise UnsupportedError(f"The columns of {name} are its storage handler's source's: change them there "
-                               "(the handler reads them from it)")
+        return _change_handler_columns(ctx, table, action)
     check_column_change(table, action)
     old = list(table.columns)
     if isinstance(action, s.AddColumns):
@@ -754,11 +753,7 @@ def change_columns(ctx: Context, table: Table, action: s.AddColumns | s.ChangeCo
                                     f"{changed.name} after. DESCRIBE {name} lists its columns.", code=10002)
             new.insert(to, changed)
         moved = new.index(changed) != at
-    names = [c.name for c in new] + [k.name for k in table.partition_keys]
-    dup = next((n for i, n in enumerate(names) if n in names[:i]), None)
-    if dup is not None:
-        raise SemanticError(f"Duplicate column name: {dup} in table {name}: a column (or partition column) of "
-                            "that name exists. Choose another name.", code=10036)
+    _refuse_duplicates(name, [c.name for c in new] + [k.name for k in table.partition_keys])
     skew = table_skew(table)
     kept = {c.name for c in new}
     if skew is not None and any(c not in kept for c in skew.columns):
@@ -805,6 +800,27 @@ def change_columns(ctx: Context, table: Table, action: s.AddColumns | s.ChangeCo
                 "columns (CREATE TABLE ... AS SELECT ..., CAST(c AS type) AS new_name), or ADD COLUMNS for a new one.")
     return ctx.catalog.alter_table(table.evolve(columns=tuple(new), properties=_rebucketed(table, action, kept)),
                                    table.version)
+
+
+def _refuse_duplicates(table_name: str, names: list[str]) -> None:
+    dup = next((n for i, n in enumerate(names) if n in names[:i]), None)
+    if dup is not None:
+        raise SemanticError(f"Duplicate column name: {dup} in table {table_name}: a column (or partition column) of "
+                            "that name exists. Choose another name.", code=10036)
+
+
+def _change_handler_columns(ctx: Context, table: Table, action: s.AddColumns | s.ChangeColumn) -> Table:
+    """ADD COLUMNS of a storage handler's table, by its handler (Iceberg's schema update: Hive 4
+    adds them so); REPLACE and CHANGE are refused."""
+    name = table.qualified_name
+    if not isinstance(action, s.AddColumns) or action.replace:
+        raise UnsupportedError(f"{'REPLACE COLUMNS' if isinstance(action, s.AddColumns) else 'CHANGE COLUMN'} of "
+                               f"{name}, a storage handler's table, is not supported: ADD COLUMNS is (where its "
+                               "handler can add them); change the others in the source itself.")
+    _refuse_duplicates(name, [c.name for c in (*table.columns, *action.columns)])
+    handler = handler_for(table)
+    assert handler is not None
+    return ctx.catalog.alter_table(handler.add_columns(table, action.columns), table.version)
 
 
 def _rebucketed(table: Table, action: s.AddColumns | s.ChangeColumn, kept: set[str]) -> Mapping[str, str]:

@@ -36,7 +36,7 @@ from hivepark.plan.pushdown import DecomposedPredicate
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-    from hivepark.catalog.models import Table
+    from hivepark.catalog.models import Column, Table
 
 __all__ = ["FILTER_EXPR_KEY", "FILTER_TEXT_KEY", "MASK", "PARTITION_SPEC_KEY", "STORAGE_HANDLER_KEY",
            "DecomposedPredicate", "HandlerEnvironment", "PushedFilter", "StorageHandler", "current_environment",
@@ -167,6 +167,12 @@ class StorageHandler(ABC):
 
     def rename_table(self, table: Table, new_db: str, new_name: str) -> None:  # noqa: B027 - optional hook
         """ALTER TABLE ... RENAME TO: the metastore already calls ``table`` ``new_db.new_name``."""
+
+    def add_columns(self, table: Table, columns: Sequence[Column]) -> Table:
+        """ALTER TABLE ... ADD COLUMNS: ``columns`` added to the source; returns the table to
+        record. By default refused: the source's columns are its own (a JDBC table's)."""
+        raise UnsupportedError(f"The columns of {table.qualified_name} are its storage handler's source's: change "
+                               "them there (the handler reads them from it)")
 
     def metadata_table(self, table: Table, kind: str) -> Table | None:
         """The table a query names ``<table>.<kind>`` (Iceberg's ``snapshots``), or None when

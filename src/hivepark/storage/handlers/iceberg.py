@@ -370,6 +370,31 @@ class IcebergStorageHandler(StorageHandler):
         return table.evolve(columns=tuple(stored), partition_keys=(),
                             properties=_with_field_ids(table, [(c.name, f.field_id) for c, f in zip(stored, fields)]))
 
+    def add_columns(self, table: Table, columns: Sequence[Column]) -> Table:
+        """Hive 4's ALTER TABLE ... ADD COLUMNS of an Iceberg table: one schema update (new
+        field ids: files written before read NULL for them). A column the Iceberg table already
+        has under that name (added by another engine, or by this statement before the metastore
+        could record it) is taken as it is when its type is the one asked for."""
+        itbl = load(table)
+        have = {f.name.lower(): f for f in itbl.schema().fields}
+        for c in columns:
+            f = have.get(c.name)
+            if f is not None and f.field_type != iceberg_type(c.type, c.name):
+                raise SemanticError(
+                    f"The Iceberg table {'.'.join(identifier(table))} already has a column {f.name} of type "
+                    f"{hive_type(f.field_type, f.name)}: ADD COLUMNS ({c.name} {hive_type(f.field_type, f.name)}) "
+                    "takes it as it is, or choose another name.", code=10036)
+        fresh = [c for c in columns if c.name not in have]
+        if fresh:
+            with itbl.update_schema() as update:
+                for c in fresh:
+                    update.add_column(c.name, iceberg_type(c.type, c.name), doc=c.comment)
+            have = {f.name.lower(): f for f in load(table).schema().fields}
+        stored = [Column(c.name, hive_type(have[c.name].field_type, c.name), c.comment) for c in columns]
+        ids = json.loads(table.properties.get(FIELD_IDS) or "{}")
+        ids.update((c.name, have[c.name].field_id) for c in columns)
+        return table.evolve(columns=(*table.columns, *stored), properties=_with_field_ids(table, list(ids.items())))
+
     def rename_table(self, table: Table, new_db: str, new_name: str) -> None:
         if IDENTIFIER in _props(table):
             return  # an explicit identifier names the Iceberg table whatever hivepark calls it
