@@ -127,9 +127,13 @@ def _table(props: dict[str, str], columns=HIVE_COLUMNS, **extra: str) -> Table:
 
 
 def _plain(spark, table: Table):
-    """Plain Spark: its JDBC source on the same database table, no pushdown at all."""
+    """Plain Spark: its JDBC source on the same database table, no pushdown at all; a SQLite
+    table's columns read as their declared types (``customSchema``: sqlite-jdbc reports INTEGER as
+    a 32-bit INT and NUMERIC as a decimal, so a STRING column's 7 would read '7.000000000000000000')."""
     h = get_handler("jdbc")
     opts = h.jdbc_options(table.properties)  # type: ignore[attr-defined]
+    if "SQLITE" in str(table.properties):
+        opts["customSchema"] = ", ".join(f"`{c.name}` {HiveType.parse(c.type).spark_ddl}" for c in table.columns)
     df = spark.read.format("jdbc").options(**opts).option("dbtable", '"Items"' if "SQLITE" in str(table.properties)
                                                           or "POSTGRES" in str(table.properties) else "`Items`").load()
     df = df.toDF(*[c.lower() for c in df.columns])

@@ -292,6 +292,27 @@ def test_sqlite_dates_and_timestamps_in_every_form_sqlite_keeps(wh, spark, tmp_p
     assert len(_rows(wh.sql("SELECT * FROM ev"))) == 6
 
 
+def test_sqlite_integers_read_as_64_bit(wh, spark, tmp_path):
+    """Found by a hunt for bugs: sqlite-jdbc reports a column declared INTEGER as a 32-bit INT, and
+    Spark read 5000000000 as 705032704 (pushed `k = 5000000000` returned that row with the wrong
+    value, unpushed none); BIGINT it reports as DECIMAL(20,0), and a NULL in it failed the read.
+    The oracle is Python's reading of the same database file."""
+    path = tmp_path / "ints.db"
+    rows = [(1, 5_000_000_000, 7, 1.5), (2, 3, None, None), (3, -9_007_199_254_740_993, 2**62, -0.25)]
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, k INTEGER, b BIGINT, r REAL)")
+        conn.executemany("INSERT INTO t VALUES (?, ?, ?, ?)", rows)
+    props = {"hive.sql.database.type": "SQLITE", "hive.sql.jdbc.url": f"jdbc:sqlite:{path}", "hive.sql.table": "t"}
+    wh.sql(f"CREATE EXTERNAL TABLE ints STORED BY '{JDBC}' TBLPROPERTIES ({_tblprops(props)})")
+    with sqlite3.connect(path) as conn:
+        held = conn.execute("SELECT id, k, b, r FROM t").fetchall()
+    spark.createDataFrame(held, "id bigint, k bigint, b bigint, r double").createOrReplaceTempView("py_ints")
+    for q in ("SELECT * FROM {t}", "SELECT id, k FROM {t} WHERE k = 5000000000", "SELECT b FROM {t}",
+              "SELECT id FROM {t} WHERE k < -9007199254740992", "SELECT count(b), sum(k) FROM {t}"):
+        assert _rows(wh.sql(q.format(t="ints"))) == _rows(spark.sql(q.format(t="py_ints"))) != [], q
+    assert _rows(wh.sql("SELECT k FROM ints WHERE id = 1")) == [(5_000_000_000,)]
+
+
 def test_rows_the_source_refuses_are_a_clear_error_and_change_nothing(wh, tmp_path):
     """Found by a hunt for bugs: a constraint the rows broke came out as the driver's raw
     sqlite3.IntegrityError. The source keeps its rows and no staging table is left."""

@@ -345,8 +345,8 @@ class JdbcStorageHandler(StorageHandler):
         cols = self._columns(table)
         translator = SqlTranslator(db, cols)
         wanted = self._wanted(table, columns)
-        datetimes = self._sqlite_datetimes(table, wanted)
-        select = [exp.alias_(_sqlite_datetime(cols[c].source) if c in datetimes
+        typed = self._sqlite_types(table, wanted)
+        select = [exp.alias_(_sqlite_datetime(cols[c].source) if typed.get(c) in ("date", "timestamp")
                              else exp.column(ident(cols[c].source)), ident(c)) for c in wanted]
         q = exp.select(*select).from_(self._relation(props, translator.dialect))
         if pushed is not None:
@@ -365,20 +365,20 @@ class JdbcStorageHandler(StorageHandler):
             wanted.append(part_col)
         return wanted or [table.columns[0].name]
 
-    def _sqlite_datetimes(self, table: Table, wanted: Sequence[str]) -> dict[str, str]:
-        """A SQLite source's DATE and TIMESTAMP columns among ``wanted``, with their Spark types.
+    def _sqlite_types(self, table: Table, wanted: Sequence[str]) -> dict[str, str]:
+        """A SQLite source's columns among ``wanted``, with the Spark types Spark is told to
+        read them as (``customSchema``): the table's own, not those sqlite-jdbc reports.
 
-        SQLite has no date type: a column declared DATE holds text (Python's sqlite3 and
-        SQLite's ``date()`` write ``2024-01-05``), an integer (sqlite-jdbc writes milliseconds)
-        or a real (a Julian day). The driver reads the numbers, and text only in its own form
-        ``yyyy-MM-dd HH:mm:ss.SSS``: such text is given in that form (:func:`_sqlite_datetime`)
-        and Spark told to read the column as a date or timestamp whatever its values
-        (``customSchema``)."""
+        The driver reports a column declared INTEGER as a 32-bit INT (5000000000 read as
+        705032704) and BIGINT as DECIMAL(20,0) (a NULL in it failed the read). And SQLite has
+        no date type: a column declared DATE holds text (Python's sqlite3 and SQLite's
+        ``date()`` write ``2024-01-05``), an integer (sqlite-jdbc writes milliseconds) or a real
+        (a Julian day). The driver reads the numbers, and text only in its own form
+        ``yyyy-MM-dd HH:mm:ss.SSS``: such text is given in that form (:func:`_sqlite_datetime`)."""
         if (_get(_props(table.properties), DATABASE_TYPE) or "").upper() != "SQLITE":
             return {}
         cols = self._columns(table)
-        return {c: cols[c].hive_type.spark_ddl for c in wanted
-                if cols[c].hive_type.kind in ("date", "timestamp")}
+        return {c: cols[c].hive_type.spark_ddl for c in wanted}
 
     @staticmethod
     def _num_partitions(props: Mapping[str, str]) -> int:
@@ -480,9 +480,9 @@ class JdbcStorageHandler(StorageHandler):
         sql = self.statement(table, columns, pushed)
         splits = self.split_predicates(table, columns, pushed)
         opts = self.jdbc_options(table.properties)
-        datetimes = self._sqlite_datetimes(table, self._wanted(table, columns))
-        if datetimes:
-            opts["customSchema"] = ", ".join(f"{sql_name(c)} {t}" for c, t in datetimes.items())
+        typed = self._sqlite_types(table, self._wanted(table, columns))
+        if typed:
+            opts["customSchema"] = ", ".join(f"{sql_name(c)} {t}" for c, t in typed.items())
         relation = f"({sql}) {SCAN_ALIAS}"
         if splits:
             url = opts.pop("url")
