@@ -134,8 +134,9 @@ def _plain(spark, table: Table):
     opts = h.jdbc_options(table.properties)  # type: ignore[attr-defined]
     if "SQLITE" in str(table.properties):
         opts["customSchema"] = ", ".join(f"`{c.name}` {HiveType.parse(c.type).spark_ddl}" for c in table.columns)
-    df = spark.read.format("jdbc").options(**opts).option("dbtable", '"Items"' if "SQLITE" in str(table.properties)
-                                                          or "POSTGRES" in str(table.properties) else "`Items`").load()
+    name = table.properties["hive.sql.table"]
+    quote = "`" if "MARIADB" in str(table.properties) else '"'
+    df = spark.read.format("jdbc").options(**opts).option("dbtable", quote + name + quote).load()
     df = df.toDF(*[c.lower() for c in df.columns])
     types = {c.name: HiveType.parse(c.type).spark_ddl for c in table.columns}
     return df.select(*[df[f"`{c}`"].cast(types[c]).alias(c) for c in df.columns if c in types])
@@ -205,6 +206,54 @@ def test_sqlite_affinity(spark, sqlite_db):
     assert push_filters(handler, table, EqualTo("s", "x"), {}).residual is None
 
 
+def test_sqlite_columns_of_another_collation_compare_bytewise(spark, tmp_path):
+    """Found by a hunt for bugs: a SQLite column declared COLLATE NOCASE or RTRIM compared the
+    pushed `s = 'abc'` ignoring case (or trailing spaces) where Spark compares bytes: rows Spark
+    would not keep came back. String comparisons are sent under COLLATE BINARY."""
+    path = tmp_path / "coll.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE coll (id INTEGER PRIMARY KEY, s TEXT COLLATE NOCASE, v TEXT COLLATE RTRIM)")
+        conn.executemany("INSERT INTO coll VALUES (?, ?, ?)", [(1, "abc", "a"), (2, "ABC", "a  "), (3, "b", "B")])
+    props = {"hive.sql.database.type": "SQLITE", "hive.sql.jdbc.url": f"jdbc:sqlite:{path}", "hive.sql.table": "coll"}
+    table = _table(props, (Column("id", "bigint"), Column("s", "string"), Column("v", "string")))
+    for predicate in (EqualTo("s", "abc"), LessThan("s", "b"), In("s", ("ABC", "x")), EqualTo("v", "a"),
+                      NotEqualTo("v", "a")):
+        assert _check(spark, table, predicate, ["id", "s", "v"]).pushed is not None
+
+
+def test_postgres_pushes_nothing_the_source_would_compare_otherwise(spark, postgres):
+    """Found by a hunt for bugs: PostgreSQL compares a citext column, or one of a nondeterministic
+    collation, ignoring case; an unconstrained NUMERIC is compared unrounded but read as
+    DECIMAL(38,18); and a column CREATE TABLE declared with another type than the source's (DATE
+    over a timestamp, BIGINT over a float, INT over text) compares as the source's type. Each
+    was pushed: wrong rows, or a syntax error the source raised. A column of a type with no Hive
+    counterpart (point) failed every read of the table, even when not read."""
+    import psycopg
+
+    url = "postgresql://" + postgres["hive.sql.jdbc.url"].split("//", 1)[1]
+    with psycopg.connect(url, user="postgres", autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS citext")
+        conn.execute("CREATE COLLATION IF NOT EXISTS ci_und (provider = icu, locale = 'und-u-ks-level2', "
+                     "deterministic = false)")
+        conn.execute("CREATE TABLE oddities (id int, c citext, n text COLLATE ci_und, x numeric, ts timestamp, "
+                     "f float8, vt text, loc point)")
+        conn.execute("INSERT INTO oddities VALUES (1, 'abc', 'abc', 1, '2024-01-05 10:00', 1.5, '0100', '(1,2)'), "
+                     "(2, 'ABC', 'ABC', 1::numeric / 3, '2024-01-05 00:00', 2.0, '100', NULL), "
+                     "(3, 'Y', 'Y', 0.0000000000000000001, NULL, NULL, 'x', NULL)")
+    columns = (Column("id", "int"), Column("c", "string"), Column("n", "string"), Column("x", "decimal(38,18)"),
+               Column("ts", "date"), Column("f", "bigint"), Column("vt", "string"))
+    table = _table({**postgres, "hive.sql.table": "oddities"}, columns)
+    for predicate in (EqualTo("c", "abc"), LessThan("c", "b"), EqualTo("n", "abc"), NotEqualTo("n", "abc"),
+                      EqualTo("x", 1), GreaterThan("x", 0), EqualTo("x", Decimal("0.333333333333333333")),
+                      EqualTo("ts", datetime.date(2024, 1, 5)), GreaterThan("f", 1), EqualTo("vt", "100"),
+                      IsNull("ts")):
+        _check(spark, table, predicate, [c.name for c in columns])
+    for predicate in (EqualTo("c", "abc"), EqualTo("n", "abc"), GreaterThan("x", 0), EqualTo("ts", "2024-01-05"),
+                      GreaterThan("f", 1)):
+        assert push_filters(get_handler("jdbc"), table, predicate, {}).pushed is None, predicate
+    assert push_filters(get_handler("jdbc"), table, EqualTo("vt", "100"), {}).pushed is not None
+
+
 def test_schema_from_the_source(postgres, mariadb, sqlite_db):
     from hivepark.errors import UnsupportedError
 
@@ -243,7 +292,7 @@ def test_unknown_source_type_is_clear(postgres):
     url = postgres["hive.sql.jdbc.url"].replace("jdbc:postgresql://", "postgresql://postgres@")
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("CREATE TABLE odd (id INT, span INTERVAL)")
-    with pytest.raises(UnsupportedError, match="Column 'span' has type INTERVAL"):
+    with pytest.raises(UnsupportedError, match="Column 'span' has type interval"):
         get_handler("jdbc").schema({**postgres, "hive.sql.table": "odd"})
 
 

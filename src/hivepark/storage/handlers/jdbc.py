@@ -114,8 +114,11 @@ def hive_type_of(database_type: str, declared: str, column: str) -> str:
     ('decimal(12,2)', 'bigint')
     >>> hive_type_of("SQLITE", "VARCHAR(20)", "x"), hive_type_of("MYSQL", "TINYINT(1)", "x")
     ('string', 'boolean')
+    >>> hive_type_of("POSTGRES", "timestamp(3) without time zone", "x"), hive_type_of("POSTGRES", "bpchar", "x")
+    ('timestamp', 'char(1)')
     """
-    raw = " ".join(declared.strip().lower().split())
+    raw = " ".join(declared.strip().lower().split()).removesuffix(" nondeterministic")  # _pg_columns' mark
+    raw = re.sub(r"^(timestamp|time)\s*\(\s*\d+\s*\)", r"\1", raw)  # PostgreSQL's timestamp(3) ...
     unsigned = " unsigned" in raw
     raw = raw.replace(" unsigned", "").replace(" zerofill", "")
     m = re.fullmatch(r"([a-z ]+?)\s*(?:\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\))?(?: collate .*| character set .*)?", raw)
@@ -257,7 +260,9 @@ class JdbcStorageHandler(StorageHandler):
         return (_get(_props(properties), DATABASE_TYPE) or "").upper()
 
     def _source_columns(self, props: Mapping[str, str]) -> list[tuple[str, str]]:
-        """``(source name, declared type)`` of the table or query, from the source."""
+        """``(source name, declared type)`` of the table or query, from the source; on
+        PostgreSQL the type as ``format_type`` gives it, with `` nondeterministic`` added
+        for a column of a nondeterministic collation (:func:`_pg_columns`)."""
         eng = engine_for(props)
         db = (_get(props, DATABASE_TYPE) or "").upper()
         table, query = _get(props, TABLE), _get(props, QUERY)
@@ -274,11 +279,13 @@ class JdbcStorageHandler(StorageHandler):
                 if not rows:
                     raise SemanticError(f"Table '{table}' does not exist in the SQLite database")
                 return [(r[1], r[2] or "") for r in rows]
+            if db == "POSTGRES":
+                return _pg_columns(conn, schema, table)
             try:
                 cols = sa.inspect(conn).get_columns(table, schema=schema)
             except sa.exc.NoSuchTableError:
                 raise SemanticError(f"Table '{table}' does not exist in the {db} source") from None
-            return [(c["name"], c["type"].compile(dialect=eng.dialect)) for c in cols]
+            return [(c["name"], _type_text(c["type"], eng.dialect)) for c in cols]
 
     def schema(self, properties: Mapping[str, str]) -> list[tuple[str, str]]:
         props = _props(properties)
@@ -309,8 +316,10 @@ class JdbcStorageHandler(StorageHandler):
         out = {}
         for c in table.columns:
             source, decl = declared.get(c.name.lower(), (c.name, ""))
-            out[c.name] = SourceColumn(c.name, source, HiveType.parse(c.type),
-                                       sqlite_affinity(decl) if db == "SQLITE" and declared else None)
+            typ = HiveType.parse(c.type)
+            out[c.name] = SourceColumn(c.name, source, typ,
+                                       sqlite_affinity(decl) if db == "SQLITE" and declared else None,
+                                       exact=db == "SQLITE" or not declared or _compares_as(db, decl, typ, c.name))
         return out
 
     # -- pushdown ------------------------------------------------------------------------
@@ -496,6 +505,57 @@ class JdbcStorageHandler(StorageHandler):
     def write(self, spark: SparkSession, table: Table, df: DataFrame, overwrite: bool) -> None:
 
         write_all_or_nothing(self, spark, table, df, overwrite)
+
+
+def _pg_columns(conn: Any, schema: str | None, table: str) -> list[tuple[str, str]]:
+    """A PostgreSQL table's columns from its catalog: ``format_type``'s text for every type
+    (SQLAlchemy's reflection failed the whole table on one it cannot compile: ``point``,
+    ``xml``), and whether the column's collation is deterministic (``to_jsonb`` reads
+    ``collisdeterministic``, PostgreSQL 12's, as NULL on an older server)."""
+    quoted = ".".join('"' + part.replace('"', '""') + '"' for part in ((schema,) if schema else ()) + (table,))
+    rows = conn.exec_driver_sql(
+        "SELECT a.attname, format_type(a.atttypid, a.atttypmod), "
+        "coalesce((to_jsonb(c) ->> 'collisdeterministic')::boolean, true) "
+        "FROM pg_attribute a LEFT JOIN pg_collation c ON c.oid = a.attcollation "
+        "WHERE a.attrelid = to_regclass(%(t)s) AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum",
+        {"t": quoted}).fetchall()
+    if not rows:
+        raise SemanticError(f"Table '{table}' does not exist in the POSTGRES source")
+    return [(name, typ if deterministic else f"{typ} nondeterministic") for name, typ, deterministic in rows]
+
+
+def _type_text(typ: Any, dialect: Any) -> str:
+    """A reflected column type as the database declares it; a type SQLAlchemy cannot compile
+    (reflected as NullType) as its name, so that only a column the table uses must map."""
+    try:
+        return str(typ.compile(dialect=dialect))
+    except sa.exc.CompileError:
+        return type(typ).__name__
+
+
+def _compares_as(db: str, declared: str, hive: HiveType, column: str) -> bool:
+    """Whether the source compares a column declared ``declared`` as Spark compares values of
+    ``hive`` (the type CREATE TABLE gave it): the source type must read as the same kind (a
+    DECIMAL as the same precision and scale) and compare exactly (not PostgreSQL's ``citext``,
+    a nondeterministic collation, or an unconstrained NUMERIC, which is read rounded to 18
+    decimals but compared unrounded).
+
+    >>> _compares_as("POSTGRES", "numeric(12,2)", HiveType.parse("decimal(12,2)"), "x")
+    True
+    >>> [_compares_as("POSTGRES", t, HiveType.parse(h), "x") for t, h in (("numeric", "decimal(38,18)"),
+    ...     ("citext", "string"), ("text nondeterministic", "string"), ("text", "int"), ("integer", "bigint"))]
+    [False, False, False, False, True]
+    """
+    raw = " ".join(declared.lower().split())
+    if db == "POSTGRES" and (raw in ("numeric", "decimal") or raw == "citext" or raw.endswith(" nondeterministic")):
+        return False
+    try:
+        source = HiveType.parse(hive_type_of(db, declared, column))
+    except (UnsupportedError, ValueError):
+        return False
+    if source.kind != hive.kind:
+        return False
+    return source.kind != "decimal" or source.precision_scale == hive.precision_scale
 
 
 def _sqlite_datetime(source: str) -> exp.Expression:

@@ -13,9 +13,10 @@ atoms is exact; what decides is each atom:
   ranges under ``COLLATE "C"`` (code-point order, as Spark); MariaDB's default collations
   ignore case and trailing spaces, so ``=``/``IN`` are sent as ``col = 'x' AND
   CAST(col AS BINARY) = CAST('x' AS BINARY)`` (the first keeps the index, the second is
-  exact) and ranges as the binary comparison alone; SQLite compares text bytewise but only
-  a column of TEXT affinity holds text for sure (``STRING`` has NUMERIC affinity: '007' is
-  stored as 7);
+  exact) and ranges as the binary comparison alone; SQLite compares text bytewise under
+  ``COLLATE BINARY`` (sent: a column may be declared NOCASE) but only a column of TEXT
+  affinity holds text for sure (``STRING`` has NUMERIC affinity: '007' is stored as 7);
+* a column whose source type is not the Hive type's (``SourceColumn.exact``) takes none;
 * ``LIKE`` is pushed to PostgreSQL only (MariaDB's and SQLite's ignore case);
 * CHAR (padding), FLOAT (single precision), TIMESTAMP (time zones) and anything on SQLite
   but integers, doubles and TEXT-affinity strings stay in the residual; so does an
@@ -84,13 +85,17 @@ def sqlite_affinity(declared: str) -> str:
 
 @dataclass(frozen=True)
 class SourceColumn:
-    """One column: its Hive name and type, its name in the source, and (SQLite) its
-    declared type's affinity."""
+    """One column: its Hive name and type, its name in the source, (SQLite) its declared
+    type's affinity, and whether the source compares its values as Spark compares the Hive
+    type's (``exact``: false when CREATE TABLE declared another type than the source's, for
+    PostgreSQL's unconstrained NUMERIC (read rounded to 18 decimals), ``citext`` and columns
+    of a nondeterministic collation; nothing but IS NULL is then pushed on it)."""
 
     hive: str
     source: str
     hive_type: HiveType
     affinity: str | None = None
+    exact: bool = True
 
 
 def ident(name: str) -> exp.Identifier:
@@ -115,6 +120,8 @@ class SqlTranslator:
         sqlite = self.db == "SQLITE"
         if value is None:
             return exp.Null()
+        if not col.exact:
+            return None
         if isinstance(value, bool):
             if kind != "boolean" or sqlite:
                 return None
@@ -172,6 +179,15 @@ class SqlTranslator:
             return None
         return exp.column(ident(col.hive if self.outer else col.source))
 
+    def _compared(self, ref: exp.Expression, col: SourceColumn) -> exp.Expression:
+        """The column as a string comparison reads it: on SQLite under ``COLLATE BINARY``
+        (bytewise, as Spark), whatever collation the column was declared with (``NOCASE``,
+        ``RTRIM``); an explicit COLLATE decides SQLite's comparison, and a BINARY index
+        still serves it."""
+        if self.db == "SQLITE" and col.hive_type.kind == "string":
+            return exp.Collate(this=ref, expression=exp.var("BINARY"))
+        return ref
+
     def _binary(self, e: exp.Expression) -> exp.Expression:
         return exp.Cast(this=e, to=exp.DataType.build("BINARY", dialect="mysql"))
 
@@ -195,7 +211,7 @@ class SqlTranslator:
             if isinstance(node, EqualTo):
                 return exp.and_(exp.EQ(this=ref.copy(), expression=lit.copy()), exact)
             return exact
-        return op(this=ref, expression=lit)
+        return op(this=self._compared(ref, col), expression=lit)
 
     def _in(self, node: In) -> exp.Expression | None:
         col, ref = self.columns.get(node.term), self.column(node.term)
@@ -204,7 +220,7 @@ class SqlTranslator:
         lits = [self._literal(v, col) for v in node.values]
         if any(lit is None for lit in lits):
             return None
-        plain = exp.In(this=ref, expressions=lits)
+        plain = exp.In(this=self._compared(ref, col), expressions=lits)
         if col.hive_type.kind == "string" and self.dialect == "mysql":
             exact = exp.In(this=self._binary(ref.copy()),
                            expressions=[lit.copy() if isinstance(lit, exp.Null) else self._binary(lit.copy())
