@@ -409,6 +409,19 @@ def test_char_and_varchar_values_are_cut_to_their_length_as_hive(wh, spark):
         ("ABC", "ABC", "ABCD", "sta"), ("a", "a", "a", "a"), ("abc", "abc", "abcdef", "xyz")]
 
 
+def test_multi_insert_keeps_if_not_exists(wh, spark):
+    """Found by a hunt for bugs: in a multi-table insert, INSERT OVERWRITE ... PARTITION (...) IF
+    NOT EXISTS overwrote an existing partition (the flag was read where the single INSERT's parser
+    does not put it); as Hive, the branch into an existing partition writes nothing."""
+    wh.sql("CREATE TABLE mi (a INT) PARTITIONED BY (p STRING) STORED AS PARQUET")
+    wh.sql("INSERT INTO mi PARTITION (p='x') VALUES (1)")
+    wh.sql("FROM (SELECT 7 AS a) s INSERT OVERWRITE TABLE mi PARTITION (p='x') IF NOT EXISTS SELECT a "
+           "INSERT OVERWRITE TABLE mi PARTITION (p='y') IF NOT EXISTS SELECT a")
+    loc = os.path.join(wh.location, "mi")
+    plain = _plain_parquet(spark, loc, "a int, p string", base=loc)
+    assert _rows(wh.sql("SELECT * FROM mi")) == _rows(plain) == [(1, "x"), (7, "y")]
+
+
 def test_char_values_are_stored_without_trailing_spaces_and_compare_as_hive(wh, spark):
     """A CHAR value's trailing spaces are not part of it in Hive (its writers store HiveChar's
     stripped value, its comparisons ignore them): 'ab' and 'ab  ' in a CHAR(4) column are one

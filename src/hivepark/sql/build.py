@@ -525,11 +525,15 @@ def _insert(node: exp.Insert) -> s.Insert | s.InsertDirectory:
     if isinstance(node.this, exp.Directory):
         return _insert_directory(node)
     target, columns = _insert_target(node.this)
+    return s.Insert(table_ref(target), partition_spec(target.args.get("partition")),
+                    bool(node.args.get("overwrite")), s.Query(_with_ctes(node)), _if_not_exists(node, target),
+                    columns)
+
+
+def _if_not_exists(node: exp.Expression, target: exp.Expression) -> bool:
+    """INSERT OVERWRITE TABLE t PARTITION (...) IF NOT EXISTS: the dialect marks the partition."""
     part_node = target.args.get("partition")
-    if_not_exists = bool(node.args.get("exists")) or bool(
-        part_node is not None and part_node.meta.get("if_not_exists"))
-    return s.Insert(table_ref(target), partition_spec(part_node),
-                    bool(node.args.get("overwrite")), s.Query(_with_ctes(node)), if_not_exists, columns)
+    return bool(node.args.get("exists")) or bool(part_node is not None and part_node.meta.get("if_not_exists"))
 
 
 def _insert_directory(node: exp.Insert) -> s.InsertDirectory:
@@ -568,7 +572,7 @@ def _multi_insert(node: exp.MultitableInserts) -> s.MultiInsert:
                 "OVERWRITE [LOCAL] DIRECTORY '...' SELECT ... FROM src).")
         inserts.append(s.Insert(table_ref(target), partition_spec(target.args.get("partition")),
                                 bool(branch.args.get("overwrite")), s.Query(select),
-                                bool(branch.args.get("exists")), columns))
+                                _if_not_exists(branch, target), columns))
     return s.MultiInsert(s.Query(src_query), view, tuple(inserts))
 
 
