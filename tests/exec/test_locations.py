@@ -51,6 +51,37 @@ def test_relative_location_is_hive_10244(w):
     with pytest.raises(SemanticError, match=r"^rel/dir  is not absolute.  Please specify a complete absolute uri") as e:
         w.sql("CREATE TABLE t (a INT) LOCATION 'rel/dir'")
     assert e.value.code == 10244
+    # found by a hunt for bugs: a partition's SET LOCATION took a relative path (resolved against
+    # the table, as only ADD PARTITION does in Hive), '../../x' one outside the warehouse
+    w.sql("ALTER TABLE p ADD PARTITION (ds='x')")
+    for loc in ("../../outside", "rel/dir"):
+        with pytest.raises(SemanticError, match="is not absolute") as e:
+            w.sql(f"ALTER TABLE p PARTITION (ds='x') SET LOCATION '{loc}'")
+        assert e.value.code == 10244
+    assert w.sql("DESCRIBE FORMATTED p PARTITION (ds='x')").filter("col_name LIKE 'Location%'").collect()[0][1] \
+        .endswith("/p/ds=x")
+    assert not os.path.exists(os.path.join(os.path.dirname(os.path.dirname(w.location)), "outside"))
+
+
+def test_a_file_where_a_partition_directory_goes_fails_cleanly(w):
+    """Found by a hunt for bugs: with a file at `p/ds=x`, ADD PARTITION failed but left the
+    partition registered, and an INSERT failed with the error of its own undoing (`Cannot delete
+    file .../ds=y/...`), leaving its staging directory and a journal every connect() warned of.
+    Now the file system's own error, and nothing recorded or left."""
+    from hivepark.errors import HiveParkError
+
+    table_dir = os.path.join(w.location, "p")
+    for name in ("ds=x", "ds=y"):
+        with open(os.path.join(table_dir, name), "w") as f:
+            f.write("not a directory\n")
+    with pytest.raises(HiveParkError, match="Cannot create directory .*ds=x"):
+        w.sql("ALTER TABLE p ADD PARTITION (ds='x')")
+    with pytest.raises(HiveParkError, match="Cannot create directory .*ds=y"):
+        w.sql("INSERT INTO p PARTITION (ds='y') VALUES (1)")
+    assert w.sql("SHOW PARTITIONS p").collect() == []
+    assert sorted(os.listdir(table_dir)) == ["ds=x", "ds=y"]
+    assert os.listdir(os.path.join(w.location, ".hivepark", "journal")) == []
+    _intact(w)
 
 
 def test_partition_location_outside_its_own(w):
@@ -74,6 +105,12 @@ def test_database_location_and_table_names(w):
     with pytest.raises(SemanticError, match="cannot contain '.'"):
         w.sql("CREATE TABLE `.hivepark` (a INT)")
     assert os.path.isdir(os.path.join(w.location, "x.db"))
+    # found by a hunt for bugs: RENAME TO `x.db` went through (the table's directory became database
+    # x's) and then failed with Spark's error, on that and every later statement and connect()
+    with pytest.raises(SemanticError, match="cannot contain '.'"):
+        w.sql("ALTER TABLE other RENAME TO `x.db`")
+    assert sorted(r[0] for r in w.sql("SHOW TABLES").collect()) == ["other", "p"]
+    assert os.listdir(os.path.join(w.location, "x.db")) == []
     _intact(w)
 
 

@@ -650,6 +650,7 @@ def set_location(ctx: Context, table: Table, spec: s.PartitionSpec | None, given
         raise NoSuchPartition(f"Partition not found {spec_text(table.partition_key_names(), values)}: "
                               f"{table.qualified_name} has no such partition. SHOW PARTITIONS {table.name} "
                               "lists them.", code=10006)
+    absolute(given)  # as Hive's SET LOCATION: a relative path is 10244 (ADD PARTITION resolves one)
     location = _given_partition_location(ctx, table, given)
     return ctx.catalog.commit(table, table.version, put=[part.evolve(location=location, files=None)])
 
@@ -666,9 +667,19 @@ def add_partitions(ctx: Context, table: Table, action: s.AddPartitions) -> None:
                     else layout.partition_path(table.location, table.partition_key_names(), values))
         parts.append(Partition(values, location, {"transient_lastDdlTime": str(int(time.time()))},
                                None, int(time.time())))
-    added = ctx.catalog.add_partitions(table, parts, if_not_exists=action.if_not_exists)
-    for p in added:
-        fs.makedirs(p.location)
+    # the directories first: a path the file system refuses (a file in the way, too long a
+    # name) fails the statement before the metastore records anything
+    made = [p.location for p in parts if not fs.exists(p.location)]
+    try:
+        for p in parts:
+            fs.makedirs(p.location)
+        ctx.catalog.add_partitions(table, parts, if_not_exists=action.if_not_exists)
+    except BaseException:
+        for loc in reversed(made):  # the directories this statement made, if still empty
+            if fs.exists(loc) and not fs.list_files(loc):
+                fs.delete_dir_if_empty(loc)
+                delete_empty_parents(table, loc)
+        raise
 
 
 def drop_partitions(ctx: Context, table: Table, action: s.DropPartitions) -> None:
@@ -691,6 +702,7 @@ def drop_partitions(ctx: Context, table: Table, action: s.DropPartitions) -> Non
 
 def rename_table(ctx: Context, table: Table, target: s.TableRef) -> None:
     new_db, new_name = target.resolve(table.db)
+    check_table_name(new_name)  # as CREATE TABLE: `x.db` would take database x's directory
     ctx.catalog.get_database(new_db)
     handler = handler_for(table)
     if handler is not None:  # the handler's data stays where it is; the handler renames its own

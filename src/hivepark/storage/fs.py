@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import time
 import unicodedata
@@ -201,11 +202,17 @@ def count_lines(path: str) -> int:
 
 
 def delete_file(path: str) -> None:
+    """Deletes a file; one that is not there, or cannot be there (a file where a parent
+    directory would be, a name the file system refuses as too long: a write that failed
+    there is being undone), is nothing to do."""
     fs, p = _split(path)
     try:
         fs.delete_file(p)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         pass
+    except OSError as e:
+        if e.errno != errno.ENAMETOOLONG:
+            raise
 
 
 def delete_dir(path: str) -> None:
