@@ -94,6 +94,32 @@ def test_partition_location_outside_its_own(w):
     _intact(w)
 
 
+def test_no_table_or_partition_takes_another_partitions_directory(w, tmp_path):
+    """Found by a hunt for bugs: only tables' directories were compared, so a table created at a
+    partition's LOCATION (or at its default directory, a partition having been given that one)
+    shared the partition's files, and its INSERT OVERWRITE deleted them; two partitions could share
+    one directory and read each other's rows. Each is refused before anything is written."""
+    ext = str(tmp_path / "ext")
+    w.sql(f"ALTER TABLE p ADD PARTITION (ds='x') LOCATION '{ext}/px'")
+    w.sql("INSERT INTO p PARTITION (ds='x') VALUES (1), (2)")
+    w.sql(f"ALTER TABLE p ADD PARTITION (ds='z') LOCATION '{w.location}/foo'")
+    for stmt, match in (
+            (f"CREATE TABLE t (a INT) STORED AS PARQUET LOCATION '{ext}/px'", "partition \\(x\\) of table default.p"),
+            (f"CREATE EXTERNAL TABLE t (a INT) STORED AS PARQUET LOCATION '{ext}'", "partition \\(x\\)"),
+            ("CREATE TABLE foo (a INT) STORED AS PARQUET", "partition \\(z\\) of table default.p"),
+            (f"ALTER TABLE p ADD PARTITION (ds='y') LOCATION '{ext}/px'", "partition \\(x\\)"),
+            (f"ALTER TABLE p ADD PARTITION (ds='y') LOCATION '{ext}/px/sub'", "partition \\(x\\)")):
+        with pytest.raises(SemanticError, match=match):
+            w.sql(stmt)
+    assert sorted(r[0] for r in w.sql("SHOW TABLES").collect()) == ["other", "p"]
+    assert [r[0] for r in w.sql("SHOW PARTITIONS p").collect()] == ["ds=x", "ds=z"]
+    w.sql(f"ALTER TABLE p PARTITION (ds='x') SET LOCATION '{ext}/px'")  # its own directory: fine
+    plain = w.spark.read.parquet(f"file://{ext}/px").selectExpr("a", "'x' AS ds")
+    assert sorted(tuple(r) for r in w.sql("SELECT * FROM p").collect()) == sorted(tuple(r) for r in plain.collect()) \
+        == [(1, "x"), (2, "x")]
+    _intact(w)
+
+
 def test_database_location_and_table_names(w):
     with pytest.raises(SemanticError, match="warehouse root"):
         w.sql(f"CREATE DATABASE d LOCATION '{w.location}'")

@@ -51,6 +51,12 @@ class Catalog(ABC):
         gives it ``location`` if not None (SET LOCATION). Raises NoSuchDatabase."""
 
     @abstractmethod
+    def locations_overlapping(self, location: str) -> list[tuple[str, str, tuple[str | None, ...] | None, str]]:
+        """The tables and partitions whose directory is ``location`` (normalized), lies below
+        it or holds it: ``(database, table, partition values or None for the table itself,
+        their location)``."""
+
+    @abstractmethod
     def drop_database(self, name: str, cascade: bool = False) -> list[Table]:
         """Drops the database (and with ``cascade`` its tables and their partitions).
 

@@ -7,10 +7,11 @@ would delete or move what it does not own. Checked before anything is written.""
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Sequence
 
 from hivepark import layout
 from hivepark.catalog.models import Table
-from hivepark.errors import NoSuchTable, SemanticError
+from hivepark.errors import SemanticError
 from hivepark.exec.context import Context
 from hivepark.storage import fs
 
@@ -33,11 +34,14 @@ def _metastore_file(ctx: Context) -> str | None:
 
 
 def check_location(ctx: Context, location: str, what: str, own: Table | None = None,
-                   own_db: str | None = None, directory: bool = True) -> None:
+                   own_db: str | None = None, directory: bool = True,
+                   own_partition: Sequence[str | None] | None = None) -> None:
     """Refuses ``location`` (normalized) for ``what`` (words for the message) when it is the
     file-system root, is or contains the warehouse root, the metastore or ``.hivepark``, or
-    overlaps the directory of a table other than ``own`` (or, for a database, of another
-    database than ``own_db``), or, with ``directory``, is an existing file."""
+    overlaps the directory of a table other than ``own`` or of a partition of another table
+    (with ``own_partition``, a partition of ``own`` other than that one: two partitions never
+    share a directory), or, for a database, of another database than ``own_db``, or, with
+    ``directory``, is an existing file."""
     loc = fs.normalize(location)
     warehouse = fs.normalize(ctx.warehouse)
     scheme, sep, rest = loc.partition("://")
@@ -59,17 +63,14 @@ def check_location(ctx: Context, location: str, what: str, own: Table | None = N
                 (layout.is_within(db.location, loc) or (own_db is not None and layout.is_within(loc, db.location))):
             raise SemanticError(f"{what} '{location}' overlaps the directory of database {db_name} "
                                 f"({db.location}): give a directory of its own.")
-        for name in ctx.catalog.list_tables(db_name):
-            if own is not None and (own.db, own.name) == (db_name, name):
-                continue
-            try:
-                other = ctx.catalog.get_table(db_name, name)
-            except NoSuchTable:
-                continue
-            if layout.is_within(other.location, loc) or layout.is_within(loc, other.location):
-                raise SemanticError(f"{what} '{location}' overlaps the directory of table {other.qualified_name} "
-                                    f"({other.location}): a write or DROP of one would delete the other's files. "
-                                    "Give a directory of its own.")
+    for db_name, name, values, where in ctx.catalog.locations_overlapping(loc):
+        if own is not None and (own.db, own.name) == (db_name, name) and (
+                values is None or own_partition is None or tuple(values) == tuple(own_partition)):
+            continue  # the table itself; for a table's LOCATION also its partitions
+        whose = f"table {db_name}.{name}" if values is None else \
+            f"partition ({', '.join(map(str, values))}) of table {db_name}.{name}"
+        raise SemanticError(f"{what} '{location}' overlaps the directory of {whose} ({where}): a write or DROP of "
+                            "one would delete the other's files. Give a directory of its own.")
     if directory and fs.is_file(loc):
         raise SemanticError(f"{what} '{location}' is a file, not a directory: give a directory (new or "
                             "existing) for the table's files.")

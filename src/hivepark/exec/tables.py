@@ -221,6 +221,7 @@ def new_table(ctx: Context, stmt: s.CreateTable) -> Table:
     if dup:
         raise SemanticError(f"Column repeated in partitioning columns: {sorted(dup)[0]}. A "
                             "partition column is not also a data column: remove it from one list.")
+    default_location = "location" not in kw
     kw.setdefault("location", new_table_location(ctx, db, name))
     kw.setdefault("table_type", MANAGED)
     if (stmt.skew is not None or stmt.bucketing is not None) and not columns and stmt.as_select is not None:
@@ -232,6 +233,8 @@ def new_table(ctx: Context, stmt: s.CreateTable) -> Table:
         tblprops.update(_bucketing(columns, part_keys, stmt))
     table = Table(db, name, tuple(columns), tuple(part_keys), properties=tblprops,
                   create_time=int(time.time()), **kw)
+    if default_location:  # no other table's or partition's (one given that LOCATION) directory
+        check_location(ctx, table.location, f"The directory of table {table.qualified_name}", own=table, own_db=db)
     check_create_skew(table, stmt.bucketing is not None)
     return table
 
@@ -606,15 +609,17 @@ def set_serde_properties(ctx: Context, table: Table, props: Sequence[tuple[str, 
     return ctx.catalog.alter_table(table.evolve(field_delim=delims.pop()), table.version)
 
 
-def _given_partition_location(ctx: Context, table: Table, given: str) -> str:
+def _given_partition_location(ctx: Context, table: Table, given: str, values: Sequence[str | None]) -> str:
     """A partition's LOCATION (ADD PARTITION, SET LOCATION) resolved as Hive does and checked:
-    not its own table's directory or one containing it, nor overlapping another table."""
+    not its own table's directory or one containing it, nor overlapping another table or
+    another partition (of any table: two partitions on one directory would read each other's
+    rows, and a DROP of one delete the other's)."""
     location = _partition_location(table, given)
     if layout.is_within(location, table.location):
         raise SemanticError(f"Partition LOCATION '{given}' is or contains the directory of its own table "
                             f"({table.location}): DROP PARTITION would delete the whole table. Give the "
                             "partition a directory of its own.")
-    check_location(ctx, location, f"Partition LOCATION '{given}'", own=table)
+    check_location(ctx, location, f"Partition LOCATION '{given}'", own=table, own_partition=values)
     return location
 
 
@@ -651,7 +656,7 @@ def set_location(ctx: Context, table: Table, spec: s.PartitionSpec | None, given
                               f"{table.qualified_name} has no such partition. SHOW PARTITIONS {table.name} "
                               "lists them.", code=10006)
     absolute(given)  # as Hive's SET LOCATION: a relative path is 10244 (ADD PARTITION resolves one)
-    location = _given_partition_location(ctx, table, given)
+    location = _given_partition_location(ctx, table, given, part.values)
     return ctx.catalog.commit(table, table.version, put=[part.evolve(location=location, files=None)])
 
 
@@ -663,7 +668,7 @@ def add_partitions(ctx: Context, table: Table, action: s.AddPartitions) -> None:
     for spec, loc in action.partitions:
         check_not_default_partition(table, spec)
         values = full_spec(table, spec)
-        location = (_given_partition_location(ctx, table, loc) if loc is not None
+        location = (_given_partition_location(ctx, table, loc, values) if loc is not None
                     else layout.partition_path(table.location, table.partition_key_names(), values))
         parts.append(Partition(values, location, {"transient_lastDdlTime": str(int(time.time()))},
                                None, int(time.time())))
