@@ -154,6 +154,23 @@ def test_tables(catalog: SqlCatalog) -> None:
     assert catalog.create_table(t.evolve(location="/other"), if_not_exists=True) == t
 
 
+def test_locations_overlapping(catalog: SqlCatalog) -> None:
+    t = make_table(catalog)
+    catalog.add_partitions(t, [part(t, "d1", "1"), Partition(("d2", "2"), "/ext/p_2"),
+                               Partition(("d3", "3"), "/ext/p_3_%")])
+    make_table(catalog, "t_2")  # /wh/db.db/t_2: a name sharing t's prefix is not below it
+
+    def found(loc: str) -> list[tuple[str, str, Any, str]]:
+        return sorted(catalog.locations_overlapping(loc), key=repr)
+
+    assert found("/wh/db.db/t") == [("db", "t", ("d1", "1"), "/wh/db.db/t/ds=d1/hr=1"),
+                                    ("db", "t", None, "/wh/db.db/t")]
+    assert found("/ext/p_2") == found("/ext/p_2/sub") == [("db", "t", ("d2", "2"), "/ext/p_2")]
+    assert [r[2] for r in found("/ext")] == [("d2", "2"), ("d3", "3")]
+    assert found("/ext/p") == found("/ext/p_") == found("/wh/db.db/t_") == found("/elsewhere") == []
+    assert [r[1] for r in found("/wh")] == ["t", "t", "t_2"]
+
+
 def test_table_errors(catalog: SqlCatalog) -> None:
     make_db(catalog)
     with pytest.raises(NoSuchTable, match=r"Table not found 'db\.nope'.*SHOW TABLES") as err:
