@@ -146,7 +146,8 @@ class HiveType:
         Spark's coercion rules relied on (``TypeCoercion`` / ``AnsiTypeCoercion``): a plain
         integer string inside an integral column's range is exact in both modes; string vs
         DOUBLE compares as DOUBLE; vs FLOAT only small integers are exact; string vs DECIMAL
-        compares as DOUBLE, exact only for ``decimal(p, 0)``, ``p <= 15``; a ``YYYY-MM-DD``
+        compares as DOUBLE, exact only for ``decimal(p, 0)``, ``p <= 15``; a decimal literal vs
+        DOUBLE or FLOAT compares as DOUBLE (``1.1`` is the double 1.1); a ``YYYY-MM-DD``
         string casts to the same DATE; a numeric literal against a string column casts the
         column (``'01' = 1`` is true), so it is never bound; CHAR pads, so it is left to Spark.
 
@@ -155,6 +156,8 @@ class HiveType:
         (10, None, None)
         >>> HiveType.parse("date").bind_literal(datetime.date(2008, 4, 8))
         '2008-04-08'
+        >>> HiveType.parse("double").bind_literal(Decimal("1.1"))
+        1.1
         """
         fam = self.family
         if fam == "numeric":
@@ -188,6 +191,9 @@ class HiveType:
     def _bind_numeric(self, value: Value) -> Value | None:
         if isinstance(value, bool):
             return None
+        if isinstance(value, Decimal) and self.kind in ("float32", "float64"):
+            number = float(value)  # Spark compares DOUBLE/FLOAT with a decimal as DOUBLE
+            return number if math.isfinite(number) else None
         if isinstance(value, (int, float, Decimal)):
             return value
         if not isinstance(value, str):
