@@ -314,11 +314,14 @@ class HiveType:
 
     def decode(self, text: str | None) -> Value | None:
         """A stored (canonical) value as the Python value bound literals compare with: int,
-        float, Decimal, bool, or the text itself (dates as ISO text order like dates). None
-        for NULL and for text that is not of this type (it reads as NULL in Spark).
+        float, Decimal, bool, a naive datetime for a timestamp (as :meth:`bind_literal` gives),
+        or the text itself (dates as ISO text order like dates). None for NULL and for text
+        that is not of this type (it reads as NULL in Spark).
 
         >>> HiveType.parse("int").decode("30"), HiveType.parse("date").decode("2024-01-02")
         (30, '2024-01-02')
+        >>> HiveType.parse("timestamp").decode("2024-01-02 10:00:00.5")
+        datetime.datetime(2024, 1, 2, 10, 0, 0, 500000)
         >>> HiveType.parse("boolean").decode("true"), HiveType.parse("int").decode("x") is None
         (True, True)
         """
@@ -345,7 +348,7 @@ class HiveType:
         if kind == "date":
             return _canonical_date(text)
         if kind == "timestamp":
-            return _timestamp_text(datetime.datetime.fromisoformat(text.strip()))
+            return _bind_timestamp(datetime.datetime.fromisoformat(text.strip()))
         if kind in ("string", "char"):
             return text
         return None
