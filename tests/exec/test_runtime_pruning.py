@@ -257,6 +257,25 @@ def test_nan_keys_of_a_double_column_are_kept_by_the_reader_filter(nanfact, spar
                     "WHERE isnan(f.x)").first()[0] == 10
 
 
+@pytest.mark.parametrize("on, where, parts", [
+    ("s.ds = d.ds AND s.ds = d.ds", "d.holiday", "12/46"),                  # pyarrow
+    ("s.ds = d.ds AND s.ds = d.ds", "d.holiday AND d.ds LIKE '2024%'", "12/46"),  # Spark
+    ("s.ds = d.ds", "d.ds = s.ds AND d.holiday", "12/46"),
+    ("s.ds = d.ds AND s.region = d.ds", "d.holiday", "0/46"),               # one small column, two keys
+    ("s.store = st.store AND s.store = st.store", "st.big", None),
+    ("s.store = st.store AND s.id = st.store", "st.big", None),
+])
+def test_a_key_repeated_in_the_join_condition(star, spark, on, where, parts):
+    """The same small column twice in the condition (the same pair repeated, or compared
+    with two big columns) asks for its values once; it failed with Arrow's 'Multiple matches
+    for FieldRef'."""
+    small = "stores st" if "st." in on else "dates d"
+    out = same_as_plain(star, spark, f"SELECT s.id FROM sales s JOIN {small} ON {on} WHERE {where}")
+    if parts is not None:
+        assert sales_partitions(out) == parts
+    assert "runtime pruning (" in out
+
+
 def test_value_cap_disables_pruning_with_a_reason(star, spark):
     star.sql("SET hive.mapjoin.partition.pruning.max.values=2")
     try:
