@@ -146,7 +146,8 @@ class HiveType:
         Spark's coercion rules relied on (``TypeCoercion`` / ``AnsiTypeCoercion``): a plain
         integer string inside an integral column's range is exact in both modes; string vs
         DOUBLE compares as DOUBLE; vs FLOAT only small integers are exact; string vs DECIMAL
-        compares as DOUBLE, exact only for ``decimal(p, 0)``, ``p <= 15``; a ``YYYY-MM-DD``
+        compares as DOUBLE, exact only for ``decimal(p, 0)``, ``p <= 15``; a decimal literal vs
+        DOUBLE or FLOAT compares as DOUBLE (``1.1`` is the double 1.1); a ``YYYY-MM-DD``
         string casts to the same DATE; a numeric literal against a string column casts the
         column (``'01' = 1`` is true), so it is never bound; CHAR pads, so it is left to Spark.
 
@@ -155,6 +156,8 @@ class HiveType:
         (10, None, None)
         >>> HiveType.parse("date").bind_literal(datetime.date(2008, 4, 8))
         '2008-04-08'
+        >>> HiveType.parse("double").bind_literal(Decimal("1.1"))
+        1.1
         """
         fam = self.family
         if fam == "numeric":
@@ -188,6 +191,9 @@ class HiveType:
     def _bind_numeric(self, value: Value) -> Value | None:
         if isinstance(value, bool):
             return None
+        if isinstance(value, Decimal) and self.kind in ("float32", "float64"):
+            number = float(value)  # Spark compares DOUBLE/FLOAT with a decimal as DOUBLE
+            return number if math.isfinite(number) else None
         if isinstance(value, (int, float, Decimal)):
             return value
         if not isinstance(value, str):
@@ -308,11 +314,14 @@ class HiveType:
 
     def decode(self, text: str | None) -> Value | None:
         """A stored (canonical) value as the Python value bound literals compare with: int,
-        float, Decimal, bool, or the text itself (dates as ISO text order like dates). None
-        for NULL and for text that is not of this type (it reads as NULL in Spark).
+        float, Decimal, bool, a naive datetime for a timestamp (as :meth:`bind_literal` gives),
+        or the text itself (dates as ISO text order like dates). None for NULL and for text
+        that is not of this type (it reads as NULL in Spark).
 
         >>> HiveType.parse("int").decode("30"), HiveType.parse("date").decode("2024-01-02")
         (30, '2024-01-02')
+        >>> HiveType.parse("timestamp").decode("2024-01-02 10:00:00.5")
+        datetime.datetime(2024, 1, 2, 10, 0, 0, 500000)
         >>> HiveType.parse("boolean").decode("true"), HiveType.parse("int").decode("x") is None
         (True, True)
         """
@@ -339,7 +348,7 @@ class HiveType:
         if kind == "date":
             return _canonical_date(text)
         if kind == "timestamp":
-            return _timestamp_text(datetime.datetime.fromisoformat(text.strip()))
+            return _bind_timestamp(datetime.datetime.fromisoformat(text.strip()))
         if kind in ("string", "char"):
             return text
         return None

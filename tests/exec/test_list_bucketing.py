@@ -759,3 +759,90 @@ def test_partition_values_of_list_bucketed_rows_by_file_path_and_by_directory(
     query = "SELECT ds, x, count(*), sum(a) FROM {} WHERE x IN (1, 3) GROUP BY ds, x"
     assert rows(env.sql(query.format(name))) == rows(spark.sql(query.format(f"{name}_src")))
     assert len(rows(env.sql(query.format(name)))) == 2 * len(HOSTILE_DS)
+
+
+@pytest.fixture(scope="module")
+def floats(env, spark):
+    """sd SKEWED BY (x DOUBLE) and sf SKEWED BY (y FLOAT), both ON (1.1, 2.5), the same rows;
+    dd(k DECIMAL(5,1)) a small side; each read by plain Spark from its files as ``plain_*``."""
+    for name, col in (("sd", "x"), ("sf", "y")):
+        env.sql(f"CREATE TABLE {name} (a INT, x DOUBLE, y FLOAT) SKEWED BY ({col}) ON (1.1, 2.5) "
+                "STORED AS DIRECTORIES STORED AS PARQUET")
+        env.sql(f"INSERT INTO {name} VALUES (1, 1.1, 1.1), (2, 2.5, 2.5), (3, 3.3, 3.3), (4, NULL, NULL)")
+    env.sql("CREATE TABLE dd (k DECIMAL(5,1)) STORED AS PARQUET")
+    env.sql("INSERT INTO dd VALUES (1.1), (2.5), (7.0)")
+    for name, schema in (("sd", "a int, x double, y float"), ("sf", "a int, x double, y float"),
+                         ("dd", "k decimal(5,1)")):
+        spark.read.schema(schema).option("recursiveFileLookup", "true") \
+            .parquet(env.catalog.get_table("default", name).location) \
+            .createOrReplaceTempView(f"plain_{name}")
+    return env
+
+
+@pytest.mark.parametrize("where", [
+    "x = 1.1", "x IN (1.1, 3.3)", "x = 2.5", "x <> 1.1", "x = 1.1e0", "x = '1.1'", "x = 11/10",
+    "x IN (1.1, 2.5)", "y = 1.1", "y = 2.5", "y IN (1.1, 2.5)", "y = CAST(1.1 AS FLOAT)",
+    "y = 1.10000002384185791015625", "y = 1.1000000238418579", "y = 1.1e0",
+    "x = 1.10000000000000000001",
+])
+def test_skewed_floating_point_columns_compare_decimal_literals_as_double(floats, spark, where):
+    """A decimal literal (``1.1``) against a DOUBLE or FLOAT column compares as DOUBLE in
+    Spark, so ``x = 1.1`` reads the directory of the skewed value 1.1 (it read none)."""
+    for name in ("sd", "sf"):
+        assert rows(floats.sql(f"SELECT a FROM {name} WHERE {where}")) == \
+            rows(spark.sql(f"SELECT a FROM plain_{name} WHERE {where}")), (name, where)
+
+
+@pytest.mark.parametrize("col", ["x", "y"])
+def test_map_join_decimal_keys_choose_double_skewed_directories(floats, spark, col):
+    """A DECIMAL small side joined with a skewed DOUBLE (FLOAT) column: its values choose
+    the directories as Spark compares them, as DOUBLE."""
+    for name in ("sd", "sf"):
+        sql = f"SELECT f.a, d.k FROM {name} f JOIN dd d ON f.{col} = d.k"
+        assert rows(floats.sql(sql)) == rows(spark.sql(sql.replace(f"{name} f", f"plain_{name} f")
+                                                       .replace("dd d", "plain_dd d"))), sql
+
+
+TEMPORAL_SKEW = [
+    ("TIMESTAMP", "('2024-01-01 10:00:00', '2024-01-03 00:00:00.5')",
+     "TIMESTAMP'2024-01-01 10:00:00', TIMESTAMP'2024-01-02 10:00:00', "
+     "TIMESTAMP'2024-01-03 00:00:00.5'",
+     ["v = TIMESTAMP'2024-01-01 10:00:00'", "v = '2024-01-01 10:00:00'",
+      "v IN (TIMESTAMP'2024-01-01 10:00:00', TIMESTAMP'2024-01-02 10:00:00')",
+      "v = TIMESTAMP'2024-01-03 00:00:00.5'", "v = '2024-01-03 00:00:00.500'",
+      "v IN ('2024-01-03 00:00:00.5')", "v >= '2024-01-01 00:00:00'",
+      "v <> TIMESTAMP'2024-01-02 10:00:00'", "v = TIMESTAMP'2024-01-02 10:00:00'"]),
+    ("DATE", "('2024-01-01', '2024-01-03')", "DATE'2024-01-01', DATE'2024-01-02', DATE'2024-01-03'",
+     ["v = DATE'2024-01-01'", "v = '2024-01-01'", "v IN ('2024-01-01', '2024-01-02')",
+      "v <> DATE'2024-01-03'", "v = DATE'2024-01-02'"]),
+    ("DECIMAL(6,2)", "(1.5, 2.25)", "1.5, 2.00, 2.25",
+     ["v = 1.5", "v = 1.50", "v IN (1.5, 2)", "v = 2.25", "v = 2", "v <> 1.5", "v = '1.5'"]),
+    ("BOOLEAN", "(true)", "true, false, true", ["v = true", "v", "NOT v", "v IN (false)", "v = false"]),
+]
+
+
+@pytest.mark.parametrize("typ, skew, values, wheres", TEMPORAL_SKEW, ids=[t[0] for t in TEMPORAL_SKEW])
+def test_skewed_columns_of_every_scalar_type_match_plain_spark(env, spark, typ, skew, values, wheres):
+    """A skewed TIMESTAMP column's directories are compared with TIMESTAMP literals and
+    timestamp strings as timestamps (``ts = TIMESTAMP '...'`` read no directory); DATE,
+    DECIMAL and BOOLEAN skew as Spark compares them too."""
+    name = "sk_" + typ.split("(")[0].lower()
+    env.sql(f"CREATE TABLE {name} (a INT, v {typ}) SKEWED BY (v) ON {skew} "
+            "STORED AS DIRECTORIES STORED AS PARQUET")
+    env.sql(f"INSERT INTO {name} SELECT pos + 1, v FROM (SELECT posexplode(array({values})) AS (pos, v)) "
+            "UNION ALL SELECT 9, NULL")
+    spark.read.schema(f"a int, v {typ}").option("recursiveFileLookup", "true") \
+        .parquet(env.catalog.get_table("default", name).location) \
+        .createOrReplaceTempView(f"plain_{name}")
+    assert len(rows(env.sql(f"SELECT a FROM {name}"))) == 4
+    for where in wheres:
+        assert rows(env.sql(f"SELECT a FROM {name} WHERE {where}")) == \
+            rows(spark.sql(f"SELECT a FROM plain_{name} WHERE {where}")), where
+    # a map-join small side's values choose the directories as the literals do
+    env.sql(f"CREATE TABLE {name}_d (v {typ}) STORED AS PARQUET")
+    env.sql(f"INSERT INTO {name}_d SELECT v FROM {name} WHERE a IN (1, 2)")
+    spark.read.schema(f"v {typ}").parquet(env.catalog.get_table("default", f"{name}_d").location) \
+        .createOrReplaceTempView(f"plain_{name}_d")
+    join = "SELECT f.a FROM {0} f JOIN {0}_d d ON f.v = d.v"
+    got = rows(env.sql(join.format(name)))
+    assert got == rows(spark.sql(join.format(f"plain_{name}"))) and (1,) in got and (2,) in got

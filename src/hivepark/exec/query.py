@@ -166,7 +166,9 @@ def in_filter_sql(rf: RowFilter, table: Table) -> str:
     if not values:
         return "false"
     if rf.shape is FilterShape.RANGE:
-        lo, hi = min(values), max(values)
+        lo, hi = rf.bounds()
+        if hi is None:  # NaN among the values: Spark orders it above every number
+            return f"`{col}` >= {spark_literal(lo, typ)}"
         return f"`{col}` BETWEEN {spark_literal(lo, typ)} AND {spark_literal(hi, typ)}"
     return f"`{col}` IN ({', '.join(spark_literal(v, typ) for v in values)})"
 

@@ -230,9 +230,11 @@ def row_filter_text(rf: RowFilter) -> str:
     'row filter pushed to the reader: store IN (3 values)'
     """
     if rf.shape is FilterShape.RANGE:
-        return (f"row filter pushed to the reader: {rf.column} BETWEEN "
-                f"{render_literal(min(rf.values))} AND {render_literal(max(rf.values))} "
-                f"(range of {len(rf.values):,} values)")
+        low, high = rf.bounds()
+        shown = f">= {render_literal(low)}" if high is None else \
+            f"BETWEEN {render_literal(low)} AND {render_literal(high)}"
+        return (f"row filter pushed to the reader: {rf.column} {shown} "
+                f"(range of {len(rf.values):,} values{', NaN included' if high is None else ''})")
     return f"row filter pushed to the reader: {rf.column} IN ({len(rf.values):,} values)"
 
 

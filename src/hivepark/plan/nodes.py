@@ -137,9 +137,25 @@ class RowFilter:
         if not self.values:
             return AlwaysFalse()
         if self.shape is FilterShape.RANGE:
-            return And(GreaterThanOrEqual(self.column, min(self.values)),
-                       LessThanOrEqual(self.column, max(self.values)))
+            low, high = self.bounds()
+            if high is None:
+                return GreaterThanOrEqual(self.column, low)
+            return And(GreaterThanOrEqual(self.column, low), LessThanOrEqual(self.column, high))
         return In(self.column, tuple(self.values))
+
+    def bounds(self) -> tuple[Any, Any]:
+        """The range of the values (not empty) as ``(low, high)``: their least and greatest
+        but NaN, and ``high`` None when NaN is one of them. Spark's join matches NaN with NaN
+        and orders NaN above every number, so ``column >= low`` keeps the NaN rows.
+
+        >>> nan = float("nan")
+        >>> RowFilter.of("x", (2.0, nan, 1.0)).bounds(), RowFilter.of("x", (nan,)).bounds()
+        ((1.0, None), (nan, None))
+        """
+        numbers = [v for v in self.values if v == v]  # NaN is the one value unequal to itself
+        if len(numbers) == len(self.values):
+            return min(numbers), max(numbers)
+        return (min(numbers) if numbers else float("nan")), None
 
     @staticmethod
     def of(column: str, values: tuple[Any, ...]) -> RowFilter:

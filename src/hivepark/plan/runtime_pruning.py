@@ -19,7 +19,7 @@ so no row of it can satisfy the equality (NULL equals nothing: the default parti
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hivepark.expr import In, and_all
@@ -117,7 +117,8 @@ def mark_runtime(plan: QueryPlan, settings: RuntimeSettings,
             continue
         src = RuntimeSource(sm, small.alias, small.table.qualified_name, key.small_col,
                             key.big_col, is_part, _from_metastore(small, key.small_col))
-        out[b] = big.evolve(runtime=big.runtime + (src,))
+        if src not in big.runtime:  # ON f.ds = d.ds AND f.ds = d.ds: one source
+            out[b] = big.evolve(runtime=big.runtime + (src,))
         if not small.hinted:
             out[sm] = out[sm].evolve(broadcast=True)
     return plan.evolve(scans=tuple(out))
@@ -209,8 +210,23 @@ def value_requests(plan: QueryPlan) -> list[ValueRequest]:
             if all(s.from_metastore for s in sources) or \
                     _types_differ(scan, plan.scans[small], sources):
                 continue
-            out.append(ValueRequest(i, small, tuple(s.small_col for s in sources)))
+            out.append(ValueRequest(i, small, _request_columns(sources)))
     return out
+
+
+def _request_columns(sources: Sequence[RuntimeSource]) -> tuple[str, ...]:
+    """The small side's key columns asked for, each once (``f.ds = d.ds AND f.pad = d.ds``
+    compares one small column with two big ones)."""
+    return tuple(dict.fromkeys(s.small_col for s in sources))
+
+
+def _per_source(got: RuntimeValues, sources: Sequence[RuntimeSource]) -> RuntimeValues:
+    """The collected tuples (over :func:`_request_columns`) as one value per source."""
+    columns = _request_columns(sources)
+    if len(columns) == len(sources):
+        return got
+    idx = [columns.index(s.small_col) for s in sources]
+    return replace(got, values=frozenset(tuple(t[k] for k in idx) for t in got.values))
 
 
 _LB_VALUES_MAX = 10_000  # larger sets do not choose list-bucketing directories
@@ -250,7 +266,8 @@ def _decide(i: int, scan: TableScan, scans: Sequence[TableScan],
             facts.append(RuntimeSkipped(keys, SkipReason.KEY_TYPES_DIFFER))
             continue
         got = (_metastore_values(scans[small], sources)
-               if all(s.from_metastore for s in sources) else collected[(i, small)])
+               if all(s.from_metastore for s in sources)
+               else _per_source(collected[(i, small)], sources))
         if len(got.values) > cap:
             facts.append(RuntimeSkipped(keys, SkipReason.TOO_MANY_VALUES, limit=cap))
             continue
