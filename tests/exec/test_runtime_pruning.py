@@ -153,6 +153,31 @@ def test_right_join_both_ways(star, spark):
     assert sales_partitions(out) == "46/46"
 
 
+NESTED = "SELECT s.ds, count(*) FROM {} GROUP BY s.ds"
+DAYS = "s.ds IN ('2024-01-03', '2024-01-04')"
+
+
+@pytest.mark.parametrize("source, pruned", [
+    # a parenthesised join on a preserved side: every table in it is preserved
+    ("days y RIGHT JOIN (sales s LEFT JOIN stores st ON s.store = st.store) ON s.ds = y.ds", False),
+    ("days y RIGHT JOIN (sales s CROSS JOIN stores st) ON s.ds = y.ds", False),
+    ("days y RIGHT JOIN (stores st JOIN sales s ON s.store = st.store) ON s.ds = y.ds", False),
+    ("days y RIGHT JOIN ((stores st CROSS JOIN dates d) LEFT JOIN sales s ON s.ds = d.ds) "
+     "ON s.ds = y.ds", False),
+    ("(sales s CROSS JOIN stores st) LEFT JOIN days y ON s.ds = y.ds", False),
+    ("(sales s JOIN stores st ON s.store = st.store) FULL JOIN days y ON s.ds = y.ds", False),
+    ("days y FULL JOIN (sales s CROSS JOIN stores st) ON s.ds = y.ds", False),
+    # on a null-supplying side, or inner joined: pruned
+    ("days y LEFT JOIN (sales s JOIN stores st ON s.store = st.store) ON s.ds = y.ds", True),
+    ("(stores st CROSS JOIN sales s) RIGHT JOIN days y ON s.ds = y.ds", True),
+    ("days y JOIN (sales s LEFT JOIN stores st ON s.store = st.store) ON s.ds = y.ds", True),
+    ("(sales s CROSS JOIN stores st) JOIN days y ON s.ds = y.ds", True),
+])
+def test_parenthesised_joins_on_either_side_of_an_outer_join(star, spark, source, pruned):
+    out = same_as_plain(star, spark, NESTED.format(source))
+    assert sales_partitions(out) == (qualifying(spark, DAYS) if pruned else "46/46")
+
+
 def test_full_outer_join_does_not_prune(star, spark):
     out = same_as_plain(star, spark, "SELECT s.id, d.ds FROM sales s FULL OUTER JOIN dates d "
                                      "ON s.ds = d.ds")

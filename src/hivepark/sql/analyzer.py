@@ -181,8 +181,7 @@ def analyze_query(query: exp.Expression, find: TableFind, type_safety: bool = Fa
                                   tuple(t for t, m in zip(trees, mine) if m),
                                   _columns_read(table, names), bucket_sample(tables[alias], table)))
         if isinstance(scope.expression, exp.Select):
-            joins += [(scope_id, k) for k in join_keys(scope.expression, resolvers, _conjuncts,
-                                                       _source_alias)]
+            joins += [(scope_id, k) for k in join_keys(scope.expression, resolvers, _conjuncts)]
         hive_comparisons(scope.expression, resolvers, resolved, type_safety, _Derived(scope, find))
     return QueryAnalysis(sites, joins, query)
 
