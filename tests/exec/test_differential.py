@@ -47,6 +47,17 @@ QUERIES = [
     "SELECT i.item, s.id FROM {sales} s RIGHT JOIN {items} i ON s.item = i.item AND s.hr = 11",
     "SELECT i.item, s.id FROM {sales} s FULL OUTER JOIN {items} i ON s.item = i.item "
     "WHERE s.ds = '2024-01-03' OR s.ds IS NULL",
+    # a parenthesised join: a table null-supplying inside it, or in it on a null-supplying side
+    "SELECT i.item, s.id FROM ({items} i LEFT JOIN {sales} s ON s.item = i.item) "
+    "WHERE s.hr = 3 OR s.hr IS NULL",
+    "SELECT k.item, s.id FROM ({sales} s JOIN {items} i ON s.item = i.item) "
+    "FULL OUTER JOIN {items} k ON k.item = i.item WHERE s.hr = 3 OR s.hr IS NULL",
+    "SELECT k.item, s.id FROM ({sales} s CROSS JOIN {items} i) RIGHT JOIN {items} k "
+    "ON k.item = i.item AND s.item = i.item WHERE s.hr = 3 OR s.hr IS NULL",
+    "SELECT k.item, s.id FROM {items} k LEFT JOIN ({items} i JOIN {sales} s ON s.item = i.item) "
+    "ON k.item = i.item WHERE s.hr = 3 OR s.hr IS NULL",
+    "SELECT i.item, s.id FROM ({sales} s LEFT JOIN {items} i ON s.item = i.item) "
+    "JOIN {items} k ON k.item = s.item AND s.hr = 3",
     "WITH d AS (SELECT * FROM {sales} WHERE ds = '2024-01-01') SELECT item, sum(qty) FROM d GROUP BY item",
     "SELECT * FROM (SELECT id, ds, hr FROM {sales} WHERE hr > 3) t WHERE t.ds = '2024-01-02'",
     "SELECT id FROM {sales} WHERE ds = '2024-01-01' UNION ALL SELECT id FROM {sales} WHERE hr = 11",
@@ -122,6 +133,10 @@ def test_dataset_has_every_partition_shape(dataset):
      "partitions=15/15"),
     ("SELECT s.id FROM items i LEFT JOIN sales s ON s.item = i.item AND s.ds = '2024-01-01'",
      "partitions=5/15"),
+    ("SELECT s.id FROM (items i LEFT JOIN sales s ON s.item = i.item) WHERE s.ds = '2024-01-01'",
+     "partitions=15/15"),
+    ("SELECT s.id FROM (sales s LEFT JOIN items i ON s.item = i.item) JOIN items k "
+     "ON k.item = i.item WHERE s.ds = '2024-01-01'", "partitions=5/15"),
 ])
 def test_explain_shows_pruning(dataset, query, expected):
     assert expected in dataset.explain(query)

@@ -153,6 +153,31 @@ def test_right_join_both_ways(star, spark):
     assert sales_partitions(out) == "46/46"
 
 
+NESTED = "SELECT s.ds, count(*) FROM {} GROUP BY s.ds"
+DAYS = "s.ds IN ('2024-01-03', '2024-01-04')"
+
+
+@pytest.mark.parametrize("source, pruned", [
+    # a parenthesised join on a preserved side: every table in it is preserved
+    ("days y RIGHT JOIN (sales s LEFT JOIN stores st ON s.store = st.store) ON s.ds = y.ds", False),
+    ("days y RIGHT JOIN (sales s CROSS JOIN stores st) ON s.ds = y.ds", False),
+    ("days y RIGHT JOIN (stores st JOIN sales s ON s.store = st.store) ON s.ds = y.ds", False),
+    ("days y RIGHT JOIN ((stores st CROSS JOIN dates d) LEFT JOIN sales s ON s.ds = d.ds) "
+     "ON s.ds = y.ds", False),
+    ("(sales s CROSS JOIN stores st) LEFT JOIN days y ON s.ds = y.ds", False),
+    ("(sales s JOIN stores st ON s.store = st.store) FULL JOIN days y ON s.ds = y.ds", False),
+    ("days y FULL JOIN (sales s CROSS JOIN stores st) ON s.ds = y.ds", False),
+    # on a null-supplying side, or inner joined: pruned
+    ("days y LEFT JOIN (sales s JOIN stores st ON s.store = st.store) ON s.ds = y.ds", True),
+    ("(stores st CROSS JOIN sales s) RIGHT JOIN days y ON s.ds = y.ds", True),
+    ("days y JOIN (sales s LEFT JOIN stores st ON s.store = st.store) ON s.ds = y.ds", True),
+    ("(sales s CROSS JOIN stores st) JOIN days y ON s.ds = y.ds", True),
+])
+def test_parenthesised_joins_on_either_side_of_an_outer_join(star, spark, source, pruned):
+    out = same_as_plain(star, spark, NESTED.format(source))
+    assert sales_partitions(out) == (qualifying(spark, DAYS) if pruned else "46/46")
+
+
 def test_full_outer_join_does_not_prune(star, spark):
     out = same_as_plain(star, spark, "SELECT s.id, d.ds FROM sales s FULL OUTER JOIN dates d "
                                      "ON s.ds = d.ds")
@@ -508,4 +533,51 @@ def test_runtime_listing_from_a_kept_frame_sees_every_commit(tmp_path, spark):
         wh.sql("SELECT count(*) FROM f").collect()  # rebuilt at the new version
         assert "partitions=7/31" in check()
     finally:
+        wh.close()
+
+
+def test_timestamp_keys_are_the_session_time_zone_wall_clock(tmp_path, spark):
+    """With a session time zone other than the process's, a TIMESTAMP key collected by Spark
+    is the session's wall clock, as a partition value and a literal are: the matching
+    partition is read (it was pruned away: no rows), and so are the rows of a TIMESTAMP data
+    column filtered in the reader. DATE keys have no time zone and prune the same way."""
+    import time
+
+    import hivepark
+
+    before = spark.conf.get("spark.sql.session.timeZone")
+    zone = "America/Los_Angeles" if time.localtime().tm_gmtoff >= 0 else "Asia/Tokyo"
+    wh = hivepark.connect(str(tmp_path / "wh"), spark=spark,
+                          conf={"hive.exec.dynamic.partition.mode": "nonstrict"})
+    try:
+        wh.sql(f"SET spark.sql.session.timeZone={zone}")
+        wh.sql("CREATE TABLE f (v BIGINT, at TIMESTAMP) PARTITIONED BY (ts TIMESTAMP) STORED AS PARQUET")
+        for hour in (10, 11):
+            wh.sql(f"INSERT INTO f PARTITION (ts='2024-01-0{hour - 9} {hour}:00:00') SELECT id, "
+                   "IF(id % 2 = 0, TIMESTAMP '2024-01-01 10:00:00', TIMESTAMP '2024-01-01 11:30:00') "
+                   "FROM range(100)")
+        wh.sql("CREATE TABLE fd (v BIGINT) PARTITIONED BY (dt DATE) STORED AS PARQUET")
+        wh.sql("INSERT INTO fd PARTITION (dt) SELECT id, IF(id % 2 = 0, DATE '2024-01-01', "
+               "DATE '2024-01-02') FROM range(100)")
+        wh.sql("CREATE TABLE dim (ts TIMESTAMP, dt DATE, name STRING) STORED AS PARQUET")
+        wh.sql("INSERT INTO dim VALUES (TIMESTAMP '2024-01-01 10:00:00', DATE '2024-01-01', 'a')")
+        for name, schema in [("f", "v bigint, at timestamp, ts timestamp"),
+                             ("fd", "v bigint, dt date"), ("dim", "ts timestamp, dt date, name string")]:
+            spark.read.schema(schema).parquet(wh.catalog.get_table("default", name).location) \
+                .createOrReplaceTempView(f"plain_{name}")
+
+        def check(sql: str, expected: str) -> None:
+            ours = sorted(map(tuple, wh.sql(sql).collect()), key=repr)
+            theirs = sorted(map(tuple, spark.sql(re.sub(r"\b(f|fd|dim) (?=[a-z]+\b)", r"plain_\1 ",
+                                                        sql)).collect()), key=repr)
+            assert ours == theirs and ours
+            assert expected in "\n".join(r[0] for r in wh.sql("EXPLAIN ANALYZE " + sql).collect())
+
+        check("SELECT f.ts, count(*) FROM f f JOIN dim d ON f.ts = d.ts GROUP BY f.ts", "partitions=1/2")
+        check("SELECT f.v, f.at FROM f f JOIN dim d ON f.at = d.ts",
+              "row filter pushed to the reader: at IN (1 values)")
+        check("SELECT fd.dt, count(*) FROM fd fd JOIN dim d ON fd.dt = d.dt GROUP BY fd.dt",
+              "partitions=1/2")
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", before)
         wh.close()

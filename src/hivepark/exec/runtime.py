@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import TimestampNTZType, TimestampType
 
 from hivepark.exec.context import Context
 from hivepark.exec.scan import FramedPartitions, scan_files, scan_size
@@ -165,9 +166,13 @@ def _read_cached(key: tuple[Any, ...], read: Callable[[], pa.Table | None]
 
 def _collect(frame: DataFrame, site: ScanSite, cols: list[str], cap: int) -> set[tuple[Any, ...]]:
     """The small side's distinct key tuples after its own filters (at most cap + 1). If a
-    filter cannot be applied alone, it is left out: more values, never fewer."""
+    filter cannot be applied alone, it is left out: more values, never fewer. A TIMESTAMP
+    key comes as the session time zone's wall clock (what a bound literal means), not as
+    PySpark's conversion to this process's local time."""
     base = frame.alias(site.alias)
     keys = [F.col(f"`{site.alias}`.`{c}`") for c in cols]
+    keys = [k.cast(TimestampNTZType()) if isinstance(f.dataType, TimestampType) else k
+            for k, f in zip(keys, base.select(*keys).schema.fields)]
     for filters in (site.filter_sql, ()):
         df = base
         for cond in filters:

@@ -16,7 +16,7 @@ from hivepark.errors import SemanticError
 from hivepark.expr import AlwaysTrue, Expr, and_all
 from hivepark.expr.from_sqlglot import ConditionFacts, from_sqlglot, spark_text
 from hivepark.plan.nodes import JoinKey
-from hivepark.sql.joins import join_keys
+from hivepark.sql.joins import join_keys, join_sources, outer_null_supplying
 from hivepark.types import HiveType
 
 
@@ -181,8 +181,7 @@ def analyze_query(query: exp.Expression, find: TableFind, type_safety: bool = Fa
                                   tuple(t for t, m in zip(trees, mine) if m),
                                   _columns_read(table, names), bucket_sample(tables[alias], table)))
         if isinstance(scope.expression, exp.Select):
-            joins += [(scope_id, k) for k in join_keys(scope.expression, resolvers, _conjuncts,
-                                                       _source_alias)]
+            joins += [(scope_id, k) for k in join_keys(scope.expression, resolvers, _conjuncts)]
         hive_comparisons(scope.expression, resolvers, resolved, type_safety, _Derived(scope, find))
     return QueryAnalysis(sites, joins, query)
 
@@ -370,28 +369,23 @@ def _applicable_conjuncts(scope: Scope, aliases: set[str]) -> dict[str, list[exp
     if not isinstance(select, exp.Select):
         return {}
     from_ = select.args.get("from_") or select.args.get("from")
-    order: list[str | None] = [_source_alias(from_.this)] if from_ is not None else []
-    null_supplying: set[str | None] = set()
+    first, null_supplying = join_sources(from_.this) if from_ is not None else (set(), set())
+    preceding = set(first)  # a parenthesised join's tables, and those null-supplying inside it
     on_preds: dict[str, list[exp.Expression]] = {}
     inner_on: list[exp.Expression] = []
     for join in select.args.get("joins") or []:
-        right = _source_alias(join.this)
+        right, inner_null = join_sources(join.this)
+        null_supplying |= inner_null
         side = (join.side or "").upper()
         kind = (join.kind or "").upper()
         on = _conjuncts(join.args.get("on"))
         if side in ("LEFT",) or kind in ("SEMI", "ANTI"):
-            if side == "LEFT" and kind not in ("SEMI", "ANTI"):
-                null_supplying.add(right)
-            if right is not None:
-                on_preds.setdefault(right, []).extend(on)
-        elif side == "RIGHT":
-            null_supplying.update(order)
-        elif side == "FULL":
-            null_supplying.update(order)
-            null_supplying.add(right)
-        else:
+            if (alias := _source_alias(join.this)):  # one table, not a parenthesised join
+                on_preds.setdefault(alias, []).extend(on)
+        elif side not in ("RIGHT", "FULL"):
             inner_on.extend(on)
-        order.append(right)
+        null_supplying |= outer_null_supplying(preceding, right, side, kind)
+        preceding |= right
     where = _conjuncts(select.args["where"].this) if select.args.get("where") else []
     out: dict[str, list[exp.Expression]] = {}
     for alias in aliases:

@@ -13,28 +13,22 @@ Resolver = Callable[[exp.Column], "str | None"]
 
 
 def join_keys(select: exp.Select, resolvers: dict[str, Resolver],
-              conjuncts: Callable[[exp.Expression | None], list[exp.Expression]],
-              source_alias: Callable[[exp.Expression], str | None]) -> list[JoinKey]:
+              conjuncts: Callable[[exp.Expression | None], list[exp.Expression]]) -> list[JoinKey]:
     """Every equality between columns of two tables of this SELECT, in both directions."""
     from_ = select.args.get("from_") or select.args.get("from")
-    order: list[str | None] = [source_alias(from_.this)] if from_ is not None else []
-    null_supplying: set[str | None] = set()
+    first, null_supplying = join_sources(from_.this) if from_ is not None else (set(), set())
+    preceding = set(first)
     keys: list[JoinKey] = []
     for join in select.args.get("joins") or []:
-        right = source_alias(join.this)
+        right, inner_null = join_sources(join.this)
+        null_supplying |= inner_null
         side, kind = (join.side or "").upper(), (join.kind or "").upper()
         for cond in conjuncts(join.args.get("on")):
             for big, bcol, small, scol, why, detail in _pairs(cond, resolvers):
                 keys.append(JoinKey(big, bcol, small, scol,
-                                    why or _join_reason(big, right, side, kind), detail))
-        if side == "LEFT" and kind not in ("SEMI", "ANTI"):
-            null_supplying.add(right)
-        elif side == "RIGHT":
-            null_supplying.update(order)
-        elif side == "FULL":
-            null_supplying.update(order)
-            null_supplying.add(right)
-        order.append(right)
+                                    why or _join_reason(big in right, side, kind), detail))
+        null_supplying |= outer_null_supplying(preceding, right, side, kind)
+        preceding |= right
     where = select.args.get("where")
     for cond in conjuncts(where.this if where is not None else None):
         for big, bcol, small, scol, why, detail in _pairs(cond, resolvers):
@@ -44,9 +38,45 @@ def join_keys(select: exp.Select, resolvers: dict[str, Resolver],
     return keys
 
 
-def _join_reason(big: str, right: str | None, side: str, kind: str) -> JoinReason | None:
-    """Why ``big`` cannot be pruned by the other side of this join (None when it can)."""
-    big_is_right = big == right
+def join_sources(node: exp.Expression) -> tuple[set[str], set[str]]:
+    """The aliases of the tables a FROM or JOIN item reads (a table, a derived table, or every
+    table of a parenthesised join, ``(f LEFT JOIN e ON ...)``, at any nesting), and those of
+    them on a null-supplying side of an outer join inside it.
+
+    >>> import sqlglot
+    >>> q = sqlglot.parse_one("SELECT 1 FROM d RIGHT JOIN ((f LEFT JOIN e ON f.k = e.k) "
+    ...                       "CROSS JOIN g) ON f.k = d.k", read="hive")
+    >>> [sorted(s) for s in join_sources(q.args["joins"][0].this)]
+    [['e', 'f', 'g'], ['e']]
+    """
+    if isinstance(node, exp.Subquery) and isinstance(node.this, (exp.Table, exp.Subquery)):
+        aliases, null_supplying = join_sources(node.this)  # a parenthesised join
+    elif isinstance(node, (exp.Table, exp.Subquery)):
+        aliases, null_supplying = {node.alias_or_name}, set()
+    else:
+        return set(), set()
+    for join in node.args.get("joins") or []:
+        right, inner_null = join_sources(join.this)
+        null_supplying |= inner_null | outer_null_supplying(
+            aliases, right, (join.side or "").upper(), (join.kind or "").upper())
+        aliases |= right
+    return aliases, null_supplying
+
+
+def outer_null_supplying(left: set[str], right: set[str], side: str, kind: str) -> set[str]:
+    """The tables an outer join ``left <side> JOIN right`` may extend with NULLs."""
+    if side == "LEFT" and kind not in ("SEMI", "ANTI"):
+        return set(right)
+    if side == "RIGHT":
+        return set(left)
+    if side == "FULL":
+        return left | right
+    return set()
+
+
+def _join_reason(big_is_right: bool, side: str, kind: str) -> JoinReason | None:
+    """Why the big table, on the join's right side or not, cannot be pruned by the other
+    side of this join (None when it can)."""
     if kind in ("SEMI", "ANTI"):
         if kind == "ANTI" and not big_is_right:
             return JoinReason.ANTI
