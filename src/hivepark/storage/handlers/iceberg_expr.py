@@ -25,6 +25,7 @@ translated), integers outside the column's range are not translated.
 from __future__ import annotations
 
 import datetime
+import math
 from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
@@ -95,8 +96,8 @@ def iceberg_literal(value: Any, typ: IcebergType) -> Literal[Any] | None:
             return None
         lo, hi = _INT_RANGE[type(typ)]
         return LongLiteral(value) if lo <= value <= hi else None
-    if isinstance(typ, DoubleType):
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if isinstance(typ, DoubleType):  # NaN: pyiceberg makes no literal of it (Spark's NaN = NaN is true)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
             return None
         return DoubleLiteral(float(value))
     if isinstance(typ, DecimalType):
