@@ -389,7 +389,7 @@ class IcebergStorageHandler(StorageHandler):
             with itbl.update_schema() as update:
                 for c in fresh:
                     update.add_column(c.name, iceberg_type(c.type, c.name), doc=c.comment)
-            have = {f.name.lower(): f for f in load(table).schema().fields}
+            have = {f.name.lower(): f for f in itbl.schema().fields}  # the commit refreshed itbl
         stored = [Column(c.name, hive_type(have[c.name].field_type, c.name), c.comment) for c in columns]
         ids = json.loads(table.properties.get(FIELD_IDS) or "{}")
         ids.update((c.name, have[c.name].field_id) for c in columns)

@@ -117,7 +117,7 @@ def hive_type_of(database_type: str, declared: str, column: str) -> str:
     >>> hive_type_of("POSTGRES", "timestamp(3) without time zone", "x"), hive_type_of("POSTGRES", "bpchar", "x")
     ('timestamp', 'char(1)')
     """
-    raw = " ".join(declared.strip().lower().split()).removesuffix(" nondeterministic")  # _pg_columns' mark
+    raw = " ".join(declared.strip().lower().split())
     raw = re.sub(r"^(timestamp|time)\s*\(\s*\d+\s*\)", r"\1", raw)  # PostgreSQL's timestamp(3) ...
     unsigned = " unsigned" in raw
     raw = raw.replace(" unsigned", "").replace(" zerofill", "")
@@ -259,10 +259,10 @@ class JdbcStorageHandler(StorageHandler):
     def database_type(properties: Mapping[str, str]) -> str:
         return (_get(_props(properties), DATABASE_TYPE) or "").upper()
 
-    def _source_columns(self, props: Mapping[str, str]) -> list[tuple[str, str]]:
-        """``(source name, declared type)`` of the table or query, from the source; on
-        PostgreSQL the type as ``format_type`` gives it, with `` nondeterministic`` added
-        for a column of a nondeterministic collation (:func:`_pg_columns`)."""
+    def _source_columns(self, props: Mapping[str, str]) -> list[tuple[str, str, bool]]:
+        """``(source name, declared type, compares text exactly)`` of the table or query, from
+        the source; on PostgreSQL the type as ``format_type`` gives it, and false for a column
+        of a nondeterministic collation (:func:`_pg_columns`)."""
         eng = engine_for(props)
         db = (_get(props, DATABASE_TYPE) or "").upper()
         table, query = _get(props, TABLE), _get(props, QUERY)
@@ -278,19 +278,19 @@ class JdbcStorageHandler(StorageHandler):
                 rows = conn.exec_driver_sql(f"PRAGMA table_info({_sqlite_quote(table)})").fetchall()
                 if not rows:
                     raise SemanticError(f"Table '{table}' does not exist in the SQLite database")
-                return [(r[1], r[2] or "") for r in rows]
+                return [(r[1], r[2] or "", True) for r in rows]
             if db == "POSTGRES":
                 return _pg_columns(conn, schema, table)
             try:
                 cols = sa.inspect(conn).get_columns(table, schema=schema)
             except sa.exc.NoSuchTableError:
                 raise SemanticError(f"Table '{table}' does not exist in the {db} source") from None
-            return [(c["name"], _type_text(c["type"], eng.dialect)) for c in cols]
+            return [(c["name"], _type_text(c["type"], eng.dialect), True) for c in cols]
 
     def schema(self, properties: Mapping[str, str]) -> list[tuple[str, str]]:
         props = _props(properties)
         db = (_get(props, DATABASE_TYPE) or "").upper()
-        return [(name.lower(), hive_type_of(db, declared, name)) for name, declared in self._source_columns(props)]
+        return [(name.lower(), hive_type_of(db, declared, name)) for name, declared, _ in self._source_columns(props)]
 
     def _columns(self, table: Table) -> dict[str, SourceColumn]:
         """The table's Hive columns with their source names (matched ignoring case) and, for
@@ -310,16 +310,16 @@ class JdbcStorageHandler(StorageHandler):
     def _read_columns(self, table: Table) -> dict[str, SourceColumn]:
         props = _props(table.properties)
         db = (_get(props, DATABASE_TYPE) or "").upper()
-        declared: dict[str, tuple[str, str]] = {}
+        declared: dict[str, tuple[str, str, bool]] = {}
         if _get(props, TABLE):
-            declared = {name.lower(): (name, decl) for name, decl in self._source_columns(props)}
+            declared = {name.lower(): (name, decl, det) for name, decl, det in self._source_columns(props)}
         out = {}
         for c in table.columns:
-            source, decl = declared.get(c.name.lower(), (c.name, ""))
+            source, decl, deterministic = declared.get(c.name.lower(), (c.name, "", True))
             typ = HiveType.parse(c.type)
+            exact = db == "SQLITE" or not declared or (deterministic and _compares_as(db, decl, typ, c.name))
             out[c.name] = SourceColumn(c.name, source, typ,
-                                       sqlite_affinity(decl) if db == "SQLITE" and declared else None,
-                                       exact=db == "SQLITE" or not declared or _compares_as(db, decl, typ, c.name))
+                                       sqlite_affinity(decl) if db == "SQLITE" and declared else None, exact=exact)
         return out
 
     # -- pushdown ------------------------------------------------------------------------
@@ -507,7 +507,7 @@ class JdbcStorageHandler(StorageHandler):
         write_all_or_nothing(self, spark, table, df, overwrite)
 
 
-def _pg_columns(conn: Any, schema: str | None, table: str) -> list[tuple[str, str]]:
+def _pg_columns(conn: Any, schema: str | None, table: str) -> list[tuple[str, str, bool]]:
     """A PostgreSQL table's columns from its catalog: ``format_type``'s text for every type
     (SQLAlchemy's reflection failed the whole table on one it cannot compile: ``point``,
     ``xml``), and whether the column's collation is deterministic (``to_jsonb`` reads
@@ -521,7 +521,7 @@ def _pg_columns(conn: Any, schema: str | None, table: str) -> list[tuple[str, st
         {"t": quoted}).fetchall()
     if not rows:
         raise SemanticError(f"Table '{table}' does not exist in the POSTGRES source")
-    return [(name, typ if deterministic else f"{typ} nondeterministic") for name, typ, deterministic in rows]
+    return [(name, typ, bool(deterministic)) for name, typ, deterministic in rows]
 
 
 def _type_text(typ: Any, dialect: Any) -> str:
@@ -536,18 +536,18 @@ def _type_text(typ: Any, dialect: Any) -> str:
 def _compares_as(db: str, declared: str, hive: HiveType, column: str) -> bool:
     """Whether the source compares a column declared ``declared`` as Spark compares values of
     ``hive`` (the type CREATE TABLE gave it): the source type must read as the same kind (a
-    DECIMAL as the same precision and scale) and compare exactly (not PostgreSQL's ``citext``,
-    a nondeterministic collation, or an unconstrained NUMERIC, which is read rounded to 18
-    decimals but compared unrounded).
+    DECIMAL as the same precision and scale) and compare exactly (not PostgreSQL's ``citext``
+    or an unconstrained NUMERIC, which is read rounded to 18 decimals but compared unrounded;
+    a nondeterministic collation is the caller's, from :func:`_pg_columns`).
 
     >>> _compares_as("POSTGRES", "numeric(12,2)", HiveType.parse("decimal(12,2)"), "x")
     True
     >>> [_compares_as("POSTGRES", t, HiveType.parse(h), "x") for t, h in (("numeric", "decimal(38,18)"),
-    ...     ("citext", "string"), ("text nondeterministic", "string"), ("text", "int"), ("integer", "bigint"))]
-    [False, False, False, False, True]
+    ...     ("citext", "string"), ("text", "int"), ("integer", "bigint"))]
+    [False, False, False, True]
     """
     raw = " ".join(declared.lower().split())
-    if db == "POSTGRES" and (raw in ("numeric", "decimal") or raw == "citext" or raw.endswith(" nondeterministic")):
+    if db == "POSTGRES" and raw in ("numeric", "decimal", "citext"):
         return False
     try:
         source = HiveType.parse(hive_type_of(db, declared, column))
