@@ -71,6 +71,16 @@ def test_insert_partition_spec_keeps_order_and_kind():
                                       ("v", None, False))
 
 
+@pytest.mark.parametrize("text", [
+    "INSERT INTO TABLE t PARTITION (ds='1') IF NOT EXISTS SELECT 1",
+    "FROM src INSERT OVERWRITE TABLE a SELECT x INSERT INTO TABLE b PARTITION (p='1') IF NOT EXISTS SELECT x",
+])
+def test_if_not_exists_goes_with_insert_overwrite_only(text):
+    # Hive's grammar: KW_INSERT KW_OVERWRITE destination ifNotExists?; INSERT INTO takes none.
+    with pytest.raises(ParseError, match="IF NOT EXISTS is only allowed with INSERT OVERWRITE"):
+        stmt(text)
+
+
 def test_multi_insert_reads_one_view():
     st = stmt("FROM src s INSERT INTO a SELECT x WHERE x > 1 INSERT INTO b PARTITION (p) "
               "SELECT x, p WHERE x < 0")

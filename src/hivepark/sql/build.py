@@ -12,7 +12,7 @@ from sqlglot import exp
 
 from hivepark.catalog.buckets import Bucketing
 from hivepark.catalog.models import Column
-from hivepark.errors import InvalidPartitionSpec, SemanticError, UnsupportedError
+from hivepark.errors import InvalidPartitionSpec, ParseError, SemanticError, UnsupportedError
 from hivepark.expr.from_sqlglot import from_sqlglot
 from hivepark.sql import dialect as d
 from hivepark.sql import statements as s
@@ -533,7 +533,13 @@ def _insert(node: exp.Insert) -> s.Insert | s.InsertDirectory:
 def _if_not_exists(node: exp.Expression, target: exp.Expression) -> bool:
     """INSERT OVERWRITE TABLE t PARTITION (...) IF NOT EXISTS: the dialect marks the partition."""
     part_node = target.args.get("partition")
-    return bool(node.args.get("exists")) or bool(part_node is not None and part_node.meta.get("if_not_exists"))
+    marked = bool(node.args.get("exists")) or bool(part_node is not None and part_node.meta.get("if_not_exists"))
+    if marked and not node.args.get("overwrite"):
+        # Hive's grammar takes IF NOT EXISTS after INSERT OVERWRITE's destination only.
+        raise ParseError("IF NOT EXISTS is only allowed with INSERT OVERWRITE: INSERT INTO always appends, so "
+                         "write INSERT OVERWRITE TABLE t PARTITION (...) IF NOT EXISTS to fill a partition only "
+                         "when it does not exist, or drop IF NOT EXISTS to append")
+    return marked
 
 
 def _insert_directory(node: exp.Insert) -> s.InsertDirectory:
