@@ -100,7 +100,14 @@ def test_hive_error_codes_and_texts(parts):
                                             r"__HIVE_DEFAULT_PARTITION__ Reserved substring") as e:
         parts.sql("ALTER TABLE p ADD PARTITION (c=9, ds='__HIVE_DEFAULT_PARTITION__')")
     assert e.value.code == 10111
+    # NULL and '' name the default partition too (Hive: "... does not exist or is empty"), added or renamed to
+    for stmt in ("ALTER TABLE p ADD PARTITION (c=9, ds='')", "ALTER TABLE p ADD PARTITION (c=NULL, ds='x')",
+                 "ALTER TABLE p PARTITION (c=4, ds='2008-04-08') RENAME TO PARTITION (c=4, ds='')"):
+        with pytest.raises(HiveParkError, match=r"^partition spec is invalid; field (ds|c) does not exist or is "
+                                                r"empty: .*default partition \(__HIVE_DEFAULT_PARTITION__\)"):
+            parts.sql(stmt)
     assert len(parts.sql("SHOW PARTITIONS p").collect()) == 6
+    assert not list(Path(parts.location, "p").glob("*/*__HIVE_DEFAULT_PARTITION__*"))
     with pytest.raises(HiveParkError, match=r"^Cannot add partition column c of type string as it cannot be "
                                             r"converted to type int") as e:
         parts.sql("INSERT INTO p PARTITION (c='abc', ds='x') SELECT 1")

@@ -60,8 +60,14 @@ def partition_value(table: Table, key: str, value: object) -> str | None:
 
 
 def check_not_default_partition(table: Table, spec: PartitionSpec) -> None:
-    """ALTER TABLE ... ADD PARTITION naming the default partition: Hive's 10111."""
+    """ALTER TABLE ... ADD PARTITION or RENAME TO PARTITION naming the default partition: Hive's 10111
+    for its name, and Hive's Partition check for NULL or '' (which a write stores there)."""
     for c, v, dynamic in spec:
+        if not dynamic and (v is None or v == ""):
+            raise InvalidPartitionSpec(
+                f"partition spec is invalid; field {c} does not exist or is empty: a partition is named by "
+                f"values, and the rows whose {c} is NULL or empty go to the default partition "
+                f"({layout.DEFAULT_PARTITION_NAME}), which INSERT makes. Give {c} a value.")
         if not dynamic and v is not None and layout.DEFAULT_PARTITION_NAME in v:
             raise InvalidPartitionSpec(
                 f"Partition value contains a reserved substring (User value: {v} Reserved substring: "
