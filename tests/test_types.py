@@ -86,7 +86,9 @@ def test_ranges_precision_and_spark_ddl() -> None:
     ("decimal(10,0)", "12", 12), ("decimal(10,2)", "12", None), ("decimal(20,0)", "12", None),
     ("string", "a", "a"), ("string", 1, None), ("char(3)", "a", None),
     ("date", "2008-04-08", "2008-04-08"), ("date", datetime.date(2008, 4, 8), "2008-04-08"),
-    ("date", "2008-4-8", None), ("date", datetime.datetime(2008, 4, 8), None),
+    ("date", "2008-4-8", "2008-04-08"), ("date", " 2008-04-08 10:00", "2008-04-08"), ("date", "2008", "2008-01-01"),
+    ("date", "2008-02-30", None), ("date", "2008-4", "2008-04-01"), ("date", "2008-4x", None),
+    ("date", datetime.datetime(2008, 4, 8), None),
     ("boolean", True, True), ("boolean", "true", None), ("timestamp", "2008-04-08", None),
     ("array<int>", 1, None),
 ])
@@ -300,3 +302,26 @@ def test_partition_text_is_the_dynamic_insert_text(spark: Any) -> None:
     mismatches = [(SPARK_CASES[i][:2], g, e) for i, (g, e) in enumerate(zip(got, expected)) if g != e]
     assert not mismatches, mismatches
     assert all(not isinstance(v, float) or math.isfinite(v) for _, v, _ in SPARK_CASES)
+
+
+DATE_TEXTS = ["2024-1-6", "2024-01-06", " 2024-01-06 ", "\t2024-01-06\n", "2024-01-06T10:00", "2024-01-06 anything",
+              "2024-01-06x", "2024", "2024-1", "2024-1 ", "2024-1T", "2024-13-01", "2024-02-30", "2024-02-29",
+              "2023-02-29", "+2024-01-06", "-2024-01-06", "24-01-06", "02024-01-06", "2024-001-06", "2024-01-006",
+              "2024--06", "2024-01-", "", " ", "T", "2024/01/06", "20240106", "2024-01-06-07", "２０２４-01-06",
+              "2024-1-6 T", "0000-01-01", "12345-01-01"]
+
+
+def test_a_string_binds_to_the_date_spark_casts_it_to(spark: Any) -> None:
+    """A string compared with a DATE column (``dt < '2024-1-6'``) binds to the date Spark's
+    cast gives it, or to nothing where Spark's is NULL or a year Python cannot hold."""
+    select = ", ".join(f"CAST(try_cast({_sql_text(t)} AS DATE) AS STRING) AS c{i}" for i, t in enumerate(DATE_TEXTS))
+    row = spark.sql(f"SELECT {select}").collect()[0]
+    for i, text in enumerate(DATE_TEXTS):
+        sparks = row[f"c{i}"]
+        ours = HiveType.parse("date").bind_literal(text)
+        assert ours == sparks or (ours is None and sparks is not None and not 1 <= int(sparks[:-6]) <= 9999), \
+            (text, ours, sparks)
+
+
+def _sql_text(text: str) -> str:
+    return "'" + "".join(f"\\u{ord(c):04x}" if not c.isalnum() and c not in " -+:" else c for c in text) + "'"

@@ -57,7 +57,6 @@ _TRUE_WORDS = ("true", "t", "yes", "y", "1")
 _FALSE_WORDS = ("false", "f", "no", "n", "0")
 _INTEGER = re.compile(r"[+-]?[0-9]+", re.ASCII)
 _REAL = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?", re.ASCII)
-_ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", re.ASCII)
 _LOOSE_DATE = re.compile(r"\s*([+-]?\d{4,})-(\d{1,2})-(\d{1,2})(?:[T ].*)?\s*$")
 _FLOAT_EXACT = 2**24
 _WIDE = Context(prec=80)
@@ -424,12 +423,47 @@ def _bind_date(value: Value) -> str | None:
         return None
     if isinstance(value, datetime.date):
         return value.isoformat()
-    if isinstance(value, str) and _ISO_DATE.fullmatch(value):
-        try:
-            return datetime.date.fromisoformat(value).isoformat()
-        except ValueError:
-            return None
+    if isinstance(value, str):
+        return spark_string_date(value)
     return None
+
+
+_TRIMMED = "".join(map(chr, (*range(33), *range(127, 160))))  # UTF8String.trimAll: whitespace, ISO controls
+
+
+def spark_string_date(text: str) -> str | None:
+    """The date Spark casts ``text`` to (its ``stringToDate``), as ISO text: ``yyyy``,
+    ``yyyy-[m]m``, ``yyyy-[m]m-[d]d`` optionally followed by a space or ``T`` and anything,
+    trimmed; None where Spark gives NULL (or, under ANSI, fails) and for years Python's dates
+    cannot hold, which callers leave to Spark.
+
+    >>> spark_string_date("2024-1-6"), spark_string_date(" 2024-01-06T10:00 "), spark_string_date("2024")
+    ('2024-01-06', '2024-01-06', '2024-01-01')
+    >>> spark_string_date("2024-02-30"), spark_string_date("2024-1-6x"), spark_string_date("24-01-06")
+    (None, None, None)
+    """
+    s = text.strip(_TRIMMED)
+    if s[:1] in ("+", "-"):
+        if s[0] == "-":
+            return None  # years before 1 (Python's dates start at 1)
+        s = s[1:]
+    end = len(s)
+    for i, ch in enumerate(s):
+        if ch in " T":
+            end = i
+            break
+    segments = s[:end].split("-")
+    if len(segments) > 3 or (len(segments) < 3 and end < len(s)):
+        return None  # yyyy and yyyy-[m]m are the whole text
+    if not all(seg and all("0" <= ch <= "9" for ch in seg) for seg in segments):
+        return None
+    if not 4 <= len(segments[0]) <= 7 or any(len(seg) > 2 for seg in segments[1:]):
+        return None
+    year, month, day = (*map(int, segments), 1, 1)[:3]
+    try:
+        return datetime.date(year, month, day).isoformat()
+    except ValueError:
+        return None
 
 
 _ISO_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(\.\d{1,6})?")

@@ -319,6 +319,24 @@ def test_show_partitions_where_order_by_limit(wh, spark, tmp_path):
     assert "constants" in str(_error(wh, "SHOW PARTITIONS sp WHERE upper(ds) = 'X'"))
 
 
+def test_a_date_key_compared_with_any_text_spark_casts(wh, spark, tmp_path):
+    # '2024-1-6' is the date Spark's cast makes of it: SHOW PARTITIONS decides it, SELECT prunes with it
+    wh.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
+    wh.sql("CREATE TABLE dk (a INT) PARTITIONED BY (dt DATE) STORED AS PARQUET")
+    wh.sql("INSERT INTO dk PARTITION (dt) VALUES (1, DATE'2024-01-05'), (2, DATE'2024-01-07'), (3, DATE'2024-02-01')")
+    root = str(tmp_path / "warehouse" / "dk")
+    spark.read.schema("a INT, dt DATE").option("basePath", root).parquet(root).createOrReplaceTempView("plain_dk")
+    for where in ("dt < '2024-1-6'", "dt = ' 2024-01-07 10:00'", "dt IN ('2024-1-5', '2024-2-1T00')",
+                  "dt BETWEEN '2024' AND '2024-1-6'", "dt >= '2024-1'", "NOT dt <> '2024-2-1'"):
+        expected = [f"dt={r[0]}" for r in spark.sql(f"SELECT DISTINCT dt FROM plain_dk WHERE {where} ORDER BY dt")
+                    .collect()]
+        assert [r[0] for r in wh.sql(f"SHOW PARTITIONS dk WHERE {where} ORDER BY dt").collect()] == expected, where
+        assert _rows(wh.sql(f"SELECT * FROM dk WHERE {where}")) == \
+            _rows(spark.sql(f"SELECT * FROM plain_dk WHERE {where}")), where
+        plan = "\n".join(r[0] for r in wh.sql(f"EXPLAIN SELECT * FROM dk WHERE {where}").collect())
+        assert f"partitions={len(expected)}/3" in plan, (where, plan)
+
+
 def test_in_and_between_compare_strings_and_numbers_as_doubles(wh, spark):
     wh.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
     wh.sql("CREATE TABLE nb (i INT, s STRING) PARTITIONED BY (ds STRING, hr INT) STORED AS PARQUET")

@@ -81,7 +81,7 @@ TYPES = {
         ("2008-04-08", "date", "2008-04-08"),
         (datetime.date(2008, 4, 8), "date", "2008-04-08"),
         (datetime.datetime(2008, 4, 8, 1), "date", None),
-        ("2008-4-8", "date", None),
+        ("2008-4-8", "date", "2008-04-08"),
         ("2008-02-30", "date", None),
         ("20080408", "date", None),
         (20080408, "date", None),

@@ -64,7 +64,7 @@ from hivepark.expr.nodes import (
 )
 from hivepark.expr.visitors import BooleanExpressionVisitor, compile_predicate, like_regex, visit
 from hivepark.expr.visitors import evaluate as evaluate_tree
-from hivepark.types import HiveType
+from hivepark.types import HiveType, spark_string_date
 
 #: IN lists longer than this are rendered inline instead of as bound parameters, so that
 #: SQLite's limit on bound parameters never applies.
@@ -196,9 +196,7 @@ class KeyCodec:
                 return None
             if isinstance(value, datetime.date):
                 return value.isoformat()
-            if isinstance(value, str) and len(value.strip()) == 10:
-                return self.type.decode(value)
-            return None
+            return spark_string_date(value) if isinstance(value, str) else None
         if self.kind == "timestamp":
             if isinstance(value, datetime.datetime):
                 return _canonical_timestamp(value)
