@@ -751,25 +751,7 @@ def change_columns(ctx: Context, table: Table, action: s.AddColumns | s.ChangeCo
         return _change_handler_columns(ctx, table, action)
     check_column_change(table, action)
     old = list(table.columns)
-    if isinstance(action, s.AddColumns):
-        new, moved = (list(action.columns) if action.replace else [*old, *action.columns]), False
-    else:
-        at = next((i for i, c in enumerate(old) if c.name == action.column), None)
-        if at is None:
-            raise SemanticError(f"Invalid column reference {action.column}: {name} has no such column. "
-                                f"DESCRIBE {name} lists its columns.", code=10002)
-        col = old[at]
-        changed = Column(action.new_name or col.name, action.new_type or col.type,
-                         action.comment if action.comment is not None else col.comment)
-        new = [*old[:at], changed, *old[at + 1:]]
-        if action.first or action.after is not None:  # Hive's FIRST / AFTER c2
-            new.remove(changed)
-            to = 0 if action.first else next((i + 1 for i, c in enumerate(new) if c.name == action.after), None)
-            if to is None:
-                raise SemanticError(f"Invalid column reference {action.after}: {name} has no such column to put "
-                                    f"{changed.name} after. DESCRIBE {name} lists its columns.", code=10002)
-            new.insert(to, changed)
-        moved = new.index(changed) != at
+    new, moved = _new_columns(table, action)
     _refuse_duplicates(name, [c.name for c in new] + [k.name for k in table.partition_keys])
     skew = table_skew(table)
     kept = {c.name for c in new}
@@ -819,6 +801,33 @@ def change_columns(ctx: Context, table: Table, action: s.AddColumns | s.ChangeCo
                                    table.version)
 
 
+def _new_columns(table: Table, action: s.AddColumns | s.ChangeColumn) -> tuple[list[Column], bool]:
+    """The table's columns after ADD/REPLACE COLUMNS or CHANGE COLUMN, and whether CHANGE moved
+    its column (FIRST / AFTER c2)."""
+    name = table.qualified_name
+    old = list(table.columns)
+    if isinstance(action, s.AddColumns):
+        new, moved = (list(action.columns) if action.replace else [*old, *action.columns]), False
+    else:
+        at = next((i for i, c in enumerate(old) if c.name == action.column), None)
+        if at is None:
+            raise SemanticError(f"Invalid column reference {action.column}: {name} has no such column. "
+                                f"DESCRIBE {name} lists its columns.", code=10002)
+        col = old[at]
+        changed = Column(action.new_name or col.name, action.new_type or col.type,
+                         action.comment if action.comment is not None else col.comment)
+        new = [*old[:at], changed, *old[at + 1:]]
+        if action.first or action.after is not None:  # Hive's FIRST / AFTER c2
+            new.remove(changed)
+            to = 0 if action.first else next((i + 1 for i, c in enumerate(new) if c.name == action.after), None)
+            if to is None:
+                raise SemanticError(f"Invalid column reference {action.after}: {name} has no such column to put "
+                                    f"{changed.name} after. DESCRIBE {name} lists its columns.", code=10002)
+            new.insert(to, changed)
+        moved = new.index(changed) != at
+    return new, moved
+
+
 def _refuse_duplicates(table_name: str, names: list[str]) -> None:
     dup = next((n for i, n in enumerate(names) if n in names[:i]), None)
     if dup is not None:
@@ -827,17 +836,19 @@ def _refuse_duplicates(table_name: str, names: list[str]) -> None:
 
 
 def _change_handler_columns(ctx: Context, table: Table, action: s.AddColumns | s.ChangeColumn) -> Table:
-    """ADD COLUMNS of a storage handler's table, by its handler (Iceberg's schema update: Hive 4
-    adds them so); REPLACE and CHANGE are refused."""
+    """ADD, REPLACE COLUMNS and CHANGE COLUMN of a storage handler's table, by its handler (Hive 4
+    changes an Iceberg table's schema so; a JDBC source's columns are its own)."""
     name = table.qualified_name
-    if not isinstance(action, s.AddColumns) or action.replace:
-        raise UnsupportedError(f"{'REPLACE COLUMNS' if isinstance(action, s.AddColumns) else 'CHANGE COLUMN'} of "
-                               f"{name}, a storage handler's table, is not supported: ADD COLUMNS is (where its "
-                               "handler can add them); change the others in the source itself.")
-    _refuse_duplicates(name, [c.name for c in (*table.columns, *action.columns)])
     handler = handler_for(table)
     assert handler is not None
-    return ctx.catalog.alter_table(handler.add_columns(table, action.columns), table.version)
+    if isinstance(action, s.AddColumns) and not action.replace:
+        _refuse_duplicates(name, [c.name for c in (*table.columns, *action.columns)])
+        return ctx.catalog.alter_table(handler.add_columns(table, action.columns), table.version)
+    new, _ = _new_columns(table, action)
+    _refuse_duplicates(name, [c.name for c in new])
+    changed = (handler.replace_columns(table, new) if isinstance(action, s.AddColumns)
+               else handler.change_column(table, action.column, new))
+    return ctx.catalog.alter_table(changed, table.version)
 
 
 def _rebucketed(table: Table, action: s.AddColumns | s.ChangeColumn, kept: set[str]) -> Mapping[str, str]:

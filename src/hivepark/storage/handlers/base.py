@@ -174,6 +174,17 @@ class StorageHandler(ABC):
         raise UnsupportedError(f"The columns of {table.qualified_name} are its storage handler's source's: change "
                                "them there (the handler reads them from it)")
 
+    def change_column(self, table: Table, column: str, columns: Sequence[Column]) -> Table:
+        """ALTER TABLE ... CHANGE COLUMN ``column``: ``columns`` are the table's columns after it
+        (the changed one renamed, retyped, commented or moved); returns the table to record. By
+        default refused, as :meth:`add_columns`."""
+        return self.add_columns(table, ())
+
+    def replace_columns(self, table: Table, columns: Sequence[Column]) -> Table:
+        """ALTER TABLE ... REPLACE COLUMNS (``columns``); returns the table to record. By default
+        refused, as :meth:`add_columns`."""
+        return self.add_columns(table, ())
+
     def metadata_table(self, table: Table, kind: str) -> Table | None:
         """The table a query names ``<table>.<kind>`` (Iceberg's ``snapshots``), or None when
         the handler has no such metadata table."""

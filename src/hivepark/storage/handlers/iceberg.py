@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 from pyiceberg.catalog import Catalog as IcebergCatalog
 from pyiceberg.catalog import load_catalog
 from pyiceberg.catalog.sql import SqlCatalog
-from pyiceberg.exceptions import CommitFailedException, NoSuchTableError
+from pyiceberg.exceptions import CommitFailedException, NoSuchTableError, ValidationError
 from pyiceberg.expressions import AlwaysTrue, BooleanExpression
 from pyiceberg.io.pyarrow import (
     compute_statistics_plan,
@@ -394,6 +394,92 @@ class IcebergStorageHandler(StorageHandler):
         ids = json.loads(table.properties.get(FIELD_IDS) or "{}")
         ids.update((c.name, have[c.name].field_id) for c in columns)
         return table.evolve(columns=(*table.columns, *stored), properties=_with_field_ids(table, list(ids.items())))
+
+    def change_column(self, table: Table, column: str, columns: Sequence[Column]) -> Table:
+        """Hive 4's ALTER TABLE ... CHANGE COLUMN of an Iceberg table: one schema update of the
+        column's field (by field id, so the files written before read it under its new name):
+        a rename (and its identity partition field's), a type Iceberg promotes (INT to BIGINT,
+        FLOAT to DOUBLE, a DECIMAL to a wider precision of the same scale), the comment, FIRST /
+        AFTER. A step already made (by this statement before the metastore could record it) is
+        not made again."""
+        old_at = [c.name for c in table.columns].index(column)
+        names = {c.name for c in table.columns}  # the changed column: renamed, the one name not among them
+        new_at = next(i for i, c in enumerate(columns) if c.name == column or c.name not in names)
+        before, after = table.columns[old_at], columns[new_at]
+        itbl = load(table)
+        fields = columns_of(table, itbl.schema())
+        f = fields.get(column)
+        if f is None:
+            raise SemanticError(f"The Iceberg table {'.'.join(identifier(table))} no longer has a field for column "
+                                f"{column} (another engine dropped it): nothing to change.", code=10002)
+        typ = iceberg_type(after.type, after.name)
+        renamed = f.name != after.name
+        try:
+            with itbl.transaction() as tx:
+                with tx.update_schema() as update:
+                    if typ != f.field_type or (after.comment is not None and after.comment != f.doc):
+                        update.update_column(f.name, field_type=typ if typ != f.field_type else None,
+                                             doc=after.comment if after.comment != f.doc else None)
+                    if renamed:
+                        update.rename_column(f.name, after.name)
+                    if new_at != old_at:
+                        if new_at == 0:
+                            update.move_first(f.name)
+                        else:
+                            update.move_after(f.name, fields[columns[new_at - 1].name].name)
+                identity = [pf for pf in itbl.spec().fields
+                            if pf.source_id == f.field_id and isinstance(pf.transform, IdentityTransform)
+                            and pf.name == f.name]
+                if renamed and identity:
+                    with tx.update_spec() as spec:
+                        spec.rename_field(f.name, after.name)
+        except ValidationError as e:
+            raise SemanticError(
+                f"Iceberg cannot change column {column} of {table.qualified_name} from {before.type} to {after.type} "
+                f"({e}): it promotes INT to BIGINT, FLOAT to DOUBLE and a DECIMAL to a wider precision of the same "
+                "scale only, so that the files written before read as the new type. Add a column of the new type "
+                "(ADD COLUMNS) and fill it with INSERT OVERWRITE, or make a new table (CREATE TABLE ... STORED BY "
+                "ICEBERG AS SELECT ...).") from None
+        ids = json.loads(table.properties.get(FIELD_IDS) or "{}")
+        ids.pop(column, None)
+        ids[after.name] = f.field_id
+        props = _with_field_ids(table, list(ids.items()))
+        return table.evolve(columns=tuple(columns), properties=props)
+
+    def replace_columns(self, table: Table, columns: Sequence[Column]) -> Table:
+        """Hive 4's ALTER TABLE ... REPLACE COLUMNS of an Iceberg table: it drops columns only
+        (the others given as they are, in their order); their fields leave the schema (a past
+        snapshot still reads them). A column a partition field is made from is refused: Iceberg
+        would lose the partition's source."""
+        old = list(table.columns)
+        kept = [c for c in old if c.name in {x.name for x in columns}]
+        if kept != list(columns):
+            raise UnsupportedError(
+                "Unsupported operation to use REPLACE COLUMNS for adding a column, changing a column type, column "
+                "comment, column default or reordering columns. Only use REPLACE COLUMNS for dropping columns. For "
+                "the other operations, consider using the ADD COLUMNS or CHANGE COLUMN commands "
+                f"({table.qualified_name} is an Iceberg table; DESCRIBE lists its columns as they are).")
+        dropped = [c for c in old if c not in kept]
+        if not dropped:
+            raise SemanticError("No schema change detected from REPLACE COLUMNS operations: it gives every column of "
+                                f"{table.qualified_name} as it is. Leave out the columns to drop.")
+        itbl = load(table)
+        fields = columns_of(table, itbl.schema())
+        sources = {pf.source_id: pf.name for pf in itbl.spec().fields}
+        for c in dropped:
+            if c.name in fields and fields[c.name].field_id in sources:
+                raise SemanticError(
+                    f"Column {c.name} of {table.qualified_name} is the source of the Iceberg table's partition field "
+                    f"{sources[fields[c.name].field_id]}: REPLACE COLUMNS cannot drop it while the table is "
+                    "partitioned by it.")
+        gone = [fields[c.name].name for c in dropped if c.name in fields]
+        if gone:
+            with itbl.update_schema() as update:
+                for name in gone:
+                    update.delete_column(name)
+        ids = {k: v for k, v in json.loads(table.properties.get(FIELD_IDS) or "{}").items()
+               if k in {c.name for c in kept}}
+        return table.evolve(columns=tuple(kept), properties=_with_field_ids(table, list(ids.items())))
 
     def rename_table(self, table: Table, new_db: str, new_name: str) -> None:
         if IDENTIFIER in _props(table):
