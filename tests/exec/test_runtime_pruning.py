@@ -581,3 +581,37 @@ def test_timestamp_keys_are_the_session_time_zone_wall_clock(tmp_path, spark):
     finally:
         spark.conf.set("spark.sql.session.timeZone", before)
         wh.close()
+
+
+def test_timestamp_reader_filter_keeps_both_instants_of_a_repeated_hour(tmp_path, spark):
+    """When clocks go back, a wall-clock time names two instants (01:30 in Los Angeles on
+    2024-11-03 is 08:30 and 09:30 UTC). The small side's keys are collected as the session's wall
+    clock, and the reader filter's literal was one of the two: the rows at the other were lost.
+    Also as a range (over IN_LIST_MAX values)."""
+    import hivepark
+    from hivepark.plan.nodes import IN_LIST_MAX
+
+    before = spark.conf.get("spark.sql.session.timeZone")
+    wh = hivepark.connect(str(tmp_path / "wh"), spark=spark)
+    try:
+        wh.sql("SET spark.sql.session.timeZone=America/Los_Angeles")
+        wh.sql("CREATE TABLE f (v BIGINT, at TIMESTAMP) STORED AS PARQUET")
+        # 07:30, 08:30, 09:30 and 10:30 UTC: 00:30, 01:30 (PDT), 01:30 (PST), 02:30 local
+        wh.sql("INSERT INTO f SELECT id, timestamp_seconds(1730619000 + (id % 4) * 3600) FROM range(20000)")
+        wh.sql("CREATE TABLE dim (ts TIMESTAMP, k INT) STORED AS PARQUET")
+        wh.sql("INSERT INTO dim VALUES (timestamp_seconds(1730626200), 1), (timestamp_seconds(1730622600), 2)")
+        # the range's top is the repeated 01:30: its literal was the earlier instant
+        wh.sql(f"INSERT INTO dim SELECT timestamp_seconds(1730610000 - id * 60), 3 FROM range({IN_LIST_MAX + 1})")
+        for name, schema in [("f", "v bigint, at timestamp"), ("dim", "ts timestamp, k int")]:
+            spark.read.schema(schema).parquet(wh.catalog.get_table("default", name).location) \
+                .createOrReplaceTempView(f"plain_{name}")
+        for where, shape in (("d.k < 3", "at IN (1 values)"), ("d.k > 0", "(range of 202 values)")):
+            sql = "SELECT f.v, f.at FROM {f} f JOIN {d} d ON f.at = d.ts WHERE " + where
+            ours = sorted(map(tuple, wh.sql(sql.format(f="f", d="dim")).collect()))
+            theirs = sorted(map(tuple, spark.sql(sql.format(f="plain_f", d="plain_dim")).collect()))
+            assert ours == theirs and len(ours) == 10000, (where, len(ours), len(theirs))
+            plan = "\n".join(r[0] for r in wh.sql("EXPLAIN ANALYZE " + sql.format(f="f", d="dim")).collect())
+            assert "row filter pushed to the reader" in plan and shape in plan, plan
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", before)
+        wh.close()

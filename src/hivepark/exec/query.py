@@ -3,8 +3,10 @@ rest of the query (joins, aggregates, windows) unchanged."""
 
 from __future__ import annotations
 
+import datetime
 from dataclasses import dataclass, replace
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame
@@ -25,6 +27,7 @@ from hivepark.sql.rewrite import SAMPLE_FUNCTION, analyze, check_strict, filters
 from hivepark.storage.bucket_files import row_buckets
 from hivepark.storage.formats import spark_literal
 from hivepark.storage.handlers import handler_for
+from hivepark.types import HiveType
 
 
 @dataclass
@@ -136,6 +139,8 @@ def resolve_relations(ctx: Context, planned: PlannedQuery) -> tuple[QueryPlan, l
         except PySparkException as e:
             raise spark_error(e) from None
     out = []
+    zone = _session_zone(ctx) if any(_is_timestamp(rf, scan.table) for scan in plan.scans
+                                     for rf in scan.row_filters) else None
     for i, scan in enumerate(plan.scans):
         if scan.pushdown is not None:
             rel = Relation(handler_dataframe(ctx, scan))
@@ -144,7 +149,7 @@ def resolve_relations(ctx: Context, planned: PlannedQuery) -> tuple[QueryPlan, l
         else:
             rel = scan_relation(ctx.spark, scan, ctx.table_frames())
         # the reader filters (a handler chose files with them too; rows are filtered here)
-        conds = [c for c in (rel.where, *(in_filter_sql(rf, scan.table) for rf in scan.row_filters))
+        conds = [c for c in (rel.where, *(in_filter_sql(rf, scan.table, zone) for rf in scan.row_filters))
                  if c is not None]
         if len(conds) > 1:
             rel = replace(rel, where=" AND ".join(f"({c})" for c in conds))
@@ -154,23 +159,64 @@ def resolve_relations(ctx: Context, planned: PlannedQuery) -> tuple[QueryPlan, l
     return plan, out
 
 
-def in_filter_sql(rf: RowFilter, table: Table) -> str:
+def in_filter_sql(rf: RowFilter, table: Table, zone: ZoneInfo | None = None) -> str:
     """The reader filter for a runtime value set, in the shape the plan chose:
     ``col IN (values)``, or ``col BETWEEN min AND max`` for a large set (what Parquet and
     ORC skip row groups by; Spark itself turns an IN of over 10 values into that range for
     Parquet, and Iceberg drops IN lists over 200 values altogether). The join keeps only
     matching rows either way; the range costs nothing to parse at 100,000 values. Spark SQL
-    text: one call into Spark, or none (a part of the query's text)."""
+    text: one call into Spark, or none (a part of the query's text).
+
+    TIMESTAMP values are the session time zone's wall clock (as partition values are); in
+    ``zone`` (that time zone) a wall-clock time the clocks went back over is two instants,
+    and a literal is one of them, so each value is given as every instant it names."""
     col, values = rf.column, rf.values
     typ = next(c.type for c in table.all_columns if c.name == col)
     if not values:
         return "false"
+    if zone is not None and _is_timestamp(rf, table):
+        return _instant_filter(rf, zone)
     if rf.shape is FilterShape.RANGE:
         lo, hi = rf.bounds()
         if hi is None:  # NaN among the values: Spark orders it above every number
             return f"`{col}` >= {spark_literal(lo, typ)}"
         return f"`{col}` BETWEEN {spark_literal(lo, typ)} AND {spark_literal(hi, typ)}"
     return f"`{col}` IN ({', '.join(spark_literal(v, typ) for v in values)})"
+
+
+def _is_timestamp(rf: RowFilter, table: Table) -> bool:
+    return any(c.name == rf.column and HiveType.parse(c.type).family == "timestamp" for c in table.all_columns)
+
+
+def _session_zone(ctx: Context) -> ZoneInfo | None:
+    """The session time zone as a time zone with daylight saving rules; None for an offset
+    (``+02:00``, ``UTC``: no clock goes back) or a name Python's zone database lacks."""
+    name = ctx.spark.conf.get("spark.sql.session.timeZone") or ""
+    try:
+        return ZoneInfo(name) if "/" in name else None
+    except (ZoneInfoNotFoundError, ValueError):
+        return None
+
+
+def _instant_filter(rf: RowFilter, zone: ZoneInfo) -> str:
+    """``rf`` over wall-clock values as instants (``timestamp_micros``, a constant Spark folds
+    into a literal Parquet filters by): each value's one or two instants, or from the first
+    instant of the least to the last instant of the greatest (every instant whose wall clock
+    lies between them is inside: clocks go back only over wall times seen once already)."""
+    def instant(v: datetime.datetime, fold: int) -> str:
+        at = v.replace(tzinfo=zone, fold=fold)
+        micros = (at - _EPOCH) // datetime.timedelta(microseconds=1)
+        return f"timestamp_micros({micros})"
+
+    col = f"`{rf.column}`"
+    if rf.shape is FilterShape.RANGE:
+        lo, hi = rf.bounds()
+        return f"{col} BETWEEN {instant(lo, 0)} AND {instant(hi, 1)}"
+    lits = dict.fromkeys(instant(v, fold) for v in rf.values for fold in (0, 1))
+    return f"{col} IN ({', '.join(lits)})"
+
+
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 
 
 def run_query(ctx: Context, tree: Any) -> tuple[DataFrame, QueryPlan]:
