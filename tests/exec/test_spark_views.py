@@ -297,3 +297,31 @@ def test_a_table_with_a_missing_file_warns_and_leaves_spark_sql_without_a_stale_
     assert [r[0] for r in wh.sql("SHOW PARTITIONS gone_t").collect()] == ["p=x", "p=y"]
     with pytest.raises(Exception, match="TABLE_OR_VIEW_NOT_FOUND"):
         spark.sql("SELECT * FROM gone_t").collect()
+
+
+def test_a_name_spark_cannot_take_is_refused_and_never_breaks_a_statement(wh, spark):
+    """Found by a hunt for bugs: CREATE TABLE `my-table` was taken (Hive's metastore refuses it),
+    and from then on every statement of the connection failed with Spark's INVALID_IDENTIFIER
+    after it had committed, so a retried INSERT added its rows twice."""
+    import sqlite3
+
+    from hivepark.errors import SemanticError
+
+    for stmt in ("CREATE TABLE `my-table` (k INT)", "CREATE TABLE `tåble` (k INT)", "CREATE VIEW `a b` AS SELECT 1",
+                 "CREATE DATABASE `my-db`", "CREATE TABLE t_ok (k INT) STORED AS PARQUET",
+                 "ALTER TABLE t_ok RENAME TO `t-ok`"):
+        if "t_ok (k" in stmt:
+            wh.sql(stmt)
+            continue
+        with pytest.raises(SemanticError, match=r"is not a valid object name\): a (table|view|database)'s name is "
+                                                r"letters, digits and '_'.*e\.g\. "):
+            wh.sql(stmt)
+    assert sorted(r[0] for r in wh.sql("SHOW TABLES").collect()) == ["t_ok"]
+    assert sorted(r[0] for r in wh.sql("SHOW DATABASES").collect()) == ["default"]
+    # a table an earlier version let through: the statements after it run, and say so
+    wh.sql("CREATE TABLE odd (k INT) STORED AS PARQUET")
+    with sqlite3.connect(f"{wh.location}/metastore.db") as db:
+        db.execute("UPDATE hivepark_tables SET name = 'od-d' WHERE name = 'odd'")
+    wh.sql("INSERT INTO t_ok VALUES (1)")
+    assert _rows(wh.sql("SELECT * FROM t_ok")) == [(1,)] == _rows(spark.sql("SELECT * FROM t_ok"))
+    assert _rows(wh.sql("SELECT * FROM `od-d`")) == []

@@ -7,6 +7,7 @@ would delete or move what it does not own. Checked before anything is written.""
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Sequence
 
 from hivepark import layout
@@ -82,3 +83,14 @@ def check_table_name(name: str) -> None:
     if "." in name:
         raise SemanticError(f"Table name '{name}' cannot contain '.': its directory would collide with a "
                             "database's (x.db) or hivepark's own (.hivepark). Choose another name.")
+    check_object_name(name)
+
+
+def check_object_name(name: str, kind: str = "table") -> None:
+    """Hive's metastore names (``MetaStoreUtils.validateName``: letters, digits and '_'),
+    which Spark's catalog takes as a view's name too."""
+    if not re.fullmatch(r"[A-Za-z0-9_]+", name):
+        suggestion = re.sub(r"[^A-Za-z0-9_]", "_", name) or "t"
+        raise SemanticError(f"InvalidObjectException(message:{name} is not a valid object name): a {kind}'s name "
+                            f"is letters, digits and '_', as Hive's metastore takes them. Choose another name, "
+                            f"e.g. {suggestion}.")

@@ -29,6 +29,7 @@ the one that synced last owns a name. ``hivepark.spark.views=false`` turns all o
 from __future__ import annotations
 
 import dataclasses
+import re
 import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -106,6 +107,8 @@ def _refresh(ctx: Context, made: dict[str, tuple[int, object]], name: str,
     known = made.get(name)
     if known is not None and known[0] == id(ctx) and known[1] == (ctx.current_db, version, None):
         return False  # unchanged, and not a table whose handler's state moves on its own
+    if known is None and not _is_identifier(name):
+        return False  # a name Spark cannot take unquoted (made before CREATE TABLE refused such names)
     if known is None and ctx.spark.catalog.tableExists(name):
         return False  # the user's own view (or a Spark table) of that name: never replaced
     table = _table_at(ctx, ctx.current_db, name, version, fresh=True)
@@ -138,6 +141,7 @@ def _refresh(ctx: Context, made: dict[str, tuple[int, object]], name: str,
             # its own DataFrame, not the warm whole-table frames hivepark's queries share
             # (exec/scan.TableFrames): building a view never changes what a query plans
             df = scan_dataframe(ctx.spark, plan.scans[0], settings=ctx.conf)
+        df.createOrReplaceTempView(name)
     except Exception as e:  # noqa: BLE001 - the statement that ran succeeded: never fail it here
         from hivepark.exec.failures import translate
 
@@ -147,9 +151,16 @@ def _refresh(ctx: Context, made: dict[str, tuple[int, object]], name: str,
         warnings.warn(f"spark.sql cannot read {kind} {table.qualified_name} until this is fixed: "
                       f"{translate(e, ctx)}", SparkViewWarning, stacklevel=2)
         return False
-    df.createOrReplaceTempView(name)
     made[name] = (id(ctx), token)
     return False
+
+
+def _is_identifier(name: str) -> bool:
+    """A name Spark's catalog takes as a view's (``tableExists``, ``createOrReplaceTempView``)."""
+    return bool(_IDENTIFIER.fullmatch(name))
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z0-9_]+")
 
 
 #: what a view's Spark view is planned with: no Spark job while the views are brought up to date

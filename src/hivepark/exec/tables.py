@@ -41,7 +41,7 @@ from hivepark.errors import (
 )
 from hivepark.exec.concatenate import concatenate
 from hivepark.exec.context import Context, refuse_unwritable_buckets
-from hivepark.exec.locations import absolute, check_location, check_table_name
+from hivepark.exec.locations import absolute, check_location, check_object_name, check_table_name
 from hivepark.exec.query import run_query
 from hivepark.exec.relocate import (
     delete_empty_parents,
@@ -102,6 +102,7 @@ def new_table_location(ctx: Context, db: str, name: str) -> str:
 
 
 def create_database(ctx: Context, stmt: s.CreateDatabase) -> DataFrame:
+    check_object_name(stmt.name, "database")
     location = absolute(stmt.location) if stmt.location else database_location(ctx, stmt.name)
     if stmt.location:
         check_location(ctx, location, f"LOCATION of database {stmt.name}", own_db=stmt.name)

@@ -11,6 +11,7 @@ from pyspark.sql import DataFrame
 from hivepark.catalog.models import VIEW, VIEW_EXPANDED_TEXT, VIEW_ORIGINAL_TEXT, Column, Table
 from hivepark.errors import AlreadyExistsError, NoSuchTable, SemanticError
 from hivepark.exec.context import Context
+from hivepark.exec.locations import check_object_name
 from hivepark.exec.query import run_query
 from hivepark.exec.tables import alter_properties
 from hivepark.sql import statements as s
@@ -21,6 +22,8 @@ def create_view(ctx: Context, stmt: s.CreateView) -> DataFrame:
     """CREATE VIEW [IF NOT EXISTS] and ALTER VIEW ... AS: the query is planned (its tables
     must exist) for its columns; no Spark job reads a row."""
     db, name = stmt.table.resolve(ctx.current_db)
+    if not stmt.alter:
+        check_object_name(name, "view")
     ctx.catalog.get_database(db)
     try:
         existing: Table | None = ctx.catalog.get_table(db, name)
