@@ -134,9 +134,12 @@ def _plain(spark, table: Table):
     opts = h.jdbc_options(table.properties)  # type: ignore[attr-defined]
     if "SQLITE" in str(table.properties):
         opts["customSchema"] = ", ".join(f"`{c.name}` {HiveType.parse(c.type).spark_ddl}" for c in table.columns)
-    name = table.properties["hive.sql.table"]
-    quote = "`" if "MARIADB" in str(table.properties) else '"'
-    df = spark.read.format("jdbc").options(**opts).option("dbtable", quote + name + quote).load()
+    if "hive.sql.query" in table.properties:
+        df = spark.read.format("jdbc").options(**opts).option("query", table.properties["hive.sql.query"]).load()
+    else:
+        name = table.properties["hive.sql.table"]
+        quote = "`" if "MARIADB" in str(table.properties) else '"'
+        df = spark.read.format("jdbc").options(**opts).option("dbtable", quote + name + quote).load()
     df = df.toDF(*[c.lower() for c in df.columns])
     types = {c.name: HiveType.parse(c.type).spark_ddl for c in table.columns}
     return df.select(*[df[f"`{c}`"].cast(types[c]).alias(c) for c in df.columns if c in types])
@@ -323,3 +326,139 @@ def test_insert_and_overwrite_all_or_nothing(spark, request, server):
     assert _rows(handler.read(spark, table, ["id"], None, {})) == [(1,), (2,), (3,)]
     handler.write(spark, table, spark.createDataFrame([(9, "z")], "id bigint, s string"), True)
     assert _rows(handler.read(spark, table, ["id", "s"], None, {})) == [(9, "z")]
+
+
+def _mariadb_run(props: dict[str, str], sql: str, rows: list[tuple] | None = None) -> None:
+    import pymysql
+
+    host_port, db = props["hive.sql.jdbc.url"].split("//", 1)[1].split("/", 1)
+    host, port = host_port.split(":")
+    with pymysql.connect(host=host, port=int(port), user="root", database=db, autocommit=True,
+                         charset="utf8mb4") as conn:
+        cur = conn.cursor()
+        if rows is None:
+            cur.execute(sql)
+        else:
+            cur.executemany(sql, rows)
+
+
+def test_mariadb_strings_of_another_character_set(spark, mariadb):
+    """Found by a hunt for bugs: on a column whose character set is not utf8mb4 (latin1), the
+    pushed `CAST(name AS BINARY) = CAST('é' AS BINARY)` compared the column's latin1 bytes with
+    the literal's utf8 bytes (no row matched 'é', ranges were wrong) and a literal latin1 cannot
+    hold ('😀') failed the query ('Illegal mix of collations'). The column is compared as its
+    utf8mb4 conversion, which is what the reader receives."""
+    _mariadb_run(mariadb, "CREATE TABLE cs (id INT PRIMARY KEY, l VARCHAR(20) CHARACTER SET latin1, "
+                          "m VARCHAR(20) CHARACTER SET utf8mb3, u VARCHAR(20) CHARACTER SET utf8mb4)")
+    values = ["é", "e", "ä", "z", "É", "x ", "X", None]
+    _mariadb_run(mariadb, "INSERT INTO cs VALUES (%s, %s, %s, %s)",
+                 [(i, v, v, v) for i, v in enumerate(values)] + [(100, None, None, "😀")])
+    columns = (Column("id", "int"), Column("l", "string"), Column("m", "string"), Column("u", "string"))
+    handler = get_handler("jdbc")
+    for props in ({**mariadb, "hive.sql.table": "cs"},
+                  {k: v for k, v in {**mariadb, "hive.sql.query": "SELECT id, l, m, u FROM cs"}.items()
+                   if k != "hive.sql.table"}):
+        table = _table(props, columns)
+        for col in ("l", "m", "u"):
+            for predicate in (EqualTo(col, "é"), In(col, ("é", "ä", None)), LessThan(col, "é"),
+                              GreaterThan(col, "z"), NotEqualTo(col, "é"), EqualTo(col, "😀"),
+                              In(col, ("😀", "e")), EqualTo(col, "x")):
+                assert _check(spark, table, predicate, ["id", col]).residual is None, (props, predicate)
+        sql = handler.describe_scan(table, ["id"], PushedFilter(EqualTo("u", "é")))
+        assert "`u` = 'é' AND" in sql  # utf8mb4: the index's own comparison first
+
+
+def test_mariadb_boolean_holding_other_values(spark, mariadb):
+    """Found by a hunt for bugs: a MariaDB BOOLEAN (TINYINT(1)) may hold 2 or -1, which the reader
+    reads as true, but `active = true` was pushed as `active = 1` (those rows were lost, and
+    `NOT active` kept them). The column is compared as `(active <> 0)`."""
+    _mariadb_run(mariadb, "CREATE TABLE flags (id INT PRIMARY KEY, active BOOLEAN)")
+    _mariadb_run(mariadb, "INSERT INTO flags VALUES (1, 1), (2, 0), (3, 2), (4, -1), (5, NULL), (6, 127)")
+    table = _table({**mariadb, "hive.sql.table": "flags"}, (Column("id", "int"), Column("active", "boolean")))
+    assert _rows(get_handler("jdbc").read(spark, table, ["id", "active"], None, {})) == [
+        (1, True), (2, False), (3, True), (4, True), (5, None), (6, True)]
+    for predicate in (EqualTo("active", True), EqualTo("active", False), NotEqualTo("active", True),
+                      Not(EqualTo("active", True)), In("active", (True,)), In("active", (False, None)),
+                      Not(In("active", (False,))), LessThan("active", True), GreaterThan("active", False),
+                      LessThanOrEqual("active", True), GreaterThanOrEqual("active", True)):
+        assert _check(spark, table, predicate, ["id", "active"]).residual is None, predicate
+
+
+def test_query_tables_follow_the_source_types(spark, postgres, mariadb):
+    """Found by a hunt for bugs: for a hive.sql.query table every column was taken as comparing
+    exactly, so a DATE declared over a timestamp result column was pushed as `d = DATE '...'`
+    (only midnight matched) and an unconstrained NUMERIC compared unrounded. The query's result
+    columns are typed by the source (a temporary view / an empty temporary table of it), and the
+    rules of hive.sql.table hold."""
+    import psycopg
+
+    url = "postgresql://" + postgres["hive.sql.jdbc.url"].split("//", 1)[1]
+    with psycopg.connect(url, user="postgres", autocommit=True) as conn:
+        conn.execute("CREATE COLLATION IF NOT EXISTS ci_und (provider = icu, locale = 'und-u-ks-level2', "
+                     "deterministic = false)")
+        conn.execute("CREATE TABLE ev (id BIGINT, created TIMESTAMP, amt NUMERIC, name TEXT)")
+        conn.execute("INSERT INTO ev VALUES (1, '2024-01-05 00:00:00', 1.1234567890123456789, 'abc'), "
+                     "(2, '2024-01-05 13:30:00', 2.5, 'ABC'), (3, '2024-01-06 09:00:00', 3, 'x'), "
+                     "(4, NULL, NULL, NULL)")
+    _mariadb_run(mariadb, "CREATE TABLE ev (id BIGINT, created DATETIME, name VARCHAR(20))")
+    _mariadb_run(mariadb, "INSERT INTO ev VALUES (1, '2024-01-05 00:00:00', 'abc'), (2, '2024-01-05 13:30:00', 'ABC'), "
+                          "(3, '2024-01-06 09:00:00', 'x'), (4, NULL, NULL)")
+    handler = get_handler("jdbc")
+    for props, query, columns in (
+            (postgres, 'SELECT id, created AS d, amt, name COLLATE ci_und AS n, name AS s FROM "ev"',
+             (Column("id", "bigint"), Column("d", "date"), Column("amt", "decimal(38,18)"), Column("n", "string"),
+              Column("s", "string"))),
+            (mariadb, "SELECT id, created AS d, name AS s FROM ev",
+             (Column("id", "bigint"), Column("d", "date"), Column("s", "string")))):
+        props = {k: v for k, v in props.items() if k != "hive.sql.table"}
+        table = _table({**props, "hive.sql.query": query}, columns)
+        names = [c.name for c in columns]
+        for predicate in (EqualTo("d", datetime.date(2024, 1, 5)), GreaterThan("d", "2024-01-05"),
+                          EqualTo("amt", Decimal("1.123456789012345679")), GreaterThan("amt", 2),
+                          EqualTo("n", "abc"), EqualTo("s", "abc"), GreaterThan("id", 1)):
+            if predicate.term in names:
+                _check(spark, table, predicate, names)
+        for predicate in (EqualTo("d", datetime.date(2024, 1, 5)), EqualTo("amt", 1), EqualTo("n", "abc")):
+            if predicate.term in names:
+                assert push_filters(handler, table, predicate, {}).pushed is None, predicate
+        for predicate in (GreaterThan("id", 1), EqualTo("s", "abc")):
+            assert push_filters(handler, table, predicate, {}).residual is None, predicate
+
+
+def test_sqlite_values_of_another_storage_class(spark, tmp_path):
+    """Found by a hunt for bugs: SQLite keeps a value of another storage class than the column's
+    affinity (1.5 or 'n/a' in an INTEGER column, 'n/a' in a REAL one, a BLOB in a TEXT one); the
+    reader shows it converted (1, 0, 0.0, the blob's text) and an INT column's 5000000000 as its
+    low 32 bits, but the pushed SQL compared the stored values: `k = 1` lost the 1.5 row. Pushed
+    comparisons read the column as the reader does; a STRICT table's columns are compared as
+    they are."""
+    path = tmp_path / "classes.db"
+    values = [1, 1.5, -1.5, 2, "n/a", "12abc", " 12", "1e3", b"12", 5000000000, 705032704, -2**31 - 1, 1e20,
+              70000, 200, None]
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE m (id INTEGER PRIMARY KEY, k INTEGER, f REAL, t TEXT)")
+        conn.executemany("INSERT INTO m VALUES (?, ?, ?, ?)", [(i, v, v, v) for i, v in enumerate(values)])
+        conn.execute("CREATE TABLE s (id INTEGER PRIMARY KEY, k INTEGER, f REAL, t TEXT) STRICT")
+        conn.executemany("INSERT INTO s VALUES (?, ?, ?, ?)",
+                         [(1, 1, 1.5, "a"), (2, 5000000000, 0, "12"), (3, None, None, None), (4, 0, 2, "b")])
+    props = {"hive.sql.database.type": "SQLITE", "hive.sql.jdbc.url": f"jdbc:sqlite:{path}"}
+    handler = get_handler("jdbc")
+    predicates = [EqualTo("k", 1), GreaterThan("k", 1), NotEqualTo("k", 1), EqualTo("k", 0), In("k", (0, 12, None)),
+                  Not(In("k", (1, 12))), EqualTo("k", 705032704), LessThan("k", -100), EqualTo("k", 1000),
+                  EqualTo("f", 0.0), GreaterThan("f", 1.0), EqualTo("f", 12.0), EqualTo("t", "12"), LessThan("t", "2")]
+    for name in ("m", "s"):
+        for k_type in ("bigint", "int", "smallint", "tinyint"):
+            columns = (Column("id", "bigint"), Column("k", k_type), Column("f", "double"), Column("t", "string"))
+            table = _table({**props, "hive.sql.table": name}, columns)
+            for predicate in predicates:
+                d = _check(spark, table, predicate, ["id", "k", "f", "t"])
+                assert d.residual is None, (name, k_type, predicate)
+    # a STRICT table holds each column's own class: its values are compared as they are
+    strict = _table({**props, "hive.sql.table": "s"},
+                    (Column("id", "bigint"), Column("k", "bigint"), Column("f", "double"), Column("t", "string")))
+    sql = handler.describe_scan(strict, ["id"], PushedFilter(And(And(EqualTo("k", 1), EqualTo("f", 1.5)),
+                                                                   EqualTo("t", "a"))))
+    assert sql.endswith('WHERE ("k" = 1 AND "f" = 1.5E0) AND "t" COLLATE BINARY = \'a\''), sql
+    sql = handler.describe_scan(_table({**props, "hive.sql.table": "m"}, strict.columns), ["id"],
+                                PushedFilter(EqualTo("k", 1)))
+    assert sql.endswith('WHERE (CAST("k" AS INTEGER)) = 1'), sql

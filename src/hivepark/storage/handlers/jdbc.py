@@ -26,7 +26,7 @@ import threading
 import uuid
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import parse_qsl, urlsplit
 
 import sqlalchemy as sa
@@ -46,7 +46,13 @@ from hivepark.expr.visitors import conjuncts
 from hivepark.plan.pushdown import DecomposedPredicate
 from hivepark.storage.formats import sql_name
 from hivepark.storage.handlers.base import PushedFilter, StorageHandler
-from hivepark.storage.handlers.jdbc_sql import SQLGLOT_DIALECT, SourceColumn, SqlTranslator, ident, sqlite_affinity
+from hivepark.storage.handlers.jdbc_sql import (
+    SQLGLOT_DIALECT,
+    SourceColumn,
+    SqlTranslator,
+    ident,
+    sqlite_affinity,
+)
 from hivepark.types import HiveType
 
 if TYPE_CHECKING:
@@ -259,10 +265,11 @@ class JdbcStorageHandler(StorageHandler):
     def database_type(properties: Mapping[str, str]) -> str:
         return (_get(_props(properties), DATABASE_TYPE) or "").upper()
 
-    def _source_columns(self, props: Mapping[str, str]) -> list[tuple[str, str, bool]]:
-        """``(source name, declared type, compares text exactly)`` of the table or query, from
-        the source; on PostgreSQL the type as ``format_type`` gives it, and false for a column
-        of a nondeterministic collation (:func:`_pg_columns`)."""
+    def _source_columns(self, props: Mapping[str, str]) -> list[SourceInfo]:
+        """The table's columns as the source declares them (:class:`SourceInfo`); on PostgreSQL
+        the type as ``format_type`` gives it and whether its collation is deterministic
+        (:func:`_pg_columns`), on MariaDB the character set, on SQLite whether the table is
+        STRICT."""
         eng = engine_for(props)
         db = (_get(props, DATABASE_TYPE) or "").upper()
         table, query = _get(props, TABLE), _get(props, QUERY)
@@ -278,19 +285,68 @@ class JdbcStorageHandler(StorageHandler):
                 rows = conn.exec_driver_sql(f"PRAGMA table_info({_sqlite_quote(table)})").fetchall()
                 if not rows:
                     raise SemanticError(f"Table '{table}' does not exist in the SQLite database")
-                return [(r[1], r[2] or "", True) for r in rows]
+                try:  # SQLite 3.37's; an older one has no STRICT tables
+                    listed = conn.exec_driver_sql(f"PRAGMA table_list({_sqlite_quote(table)})").fetchall()
+                except sa.exc.DBAPIError:
+                    listed = []
+                strict = any(bool(r[5]) for r in listed)
+                return [SourceInfo(r[1], r[2] or "", strict=strict) for r in rows]
             if db == "POSTGRES":
-                return _pg_columns(conn, schema, table)
+                quoted = ".".join('"' + part.replace('"', '""') + '"'
+                                  for part in ((schema,) if schema else ()) + (table,))
+                found = _pg_columns(conn.exec_driver_sql(_PG_COLUMNS, {"t": quoted}).fetchall())
+                if not found:
+                    raise SemanticError(f"Table '{table}' does not exist in the POSTGRES source")
+                return found
             try:
                 cols = sa.inspect(conn).get_columns(table, schema=schema)
             except sa.exc.NoSuchTableError:
                 raise SemanticError(f"Table '{table}' does not exist in the {db} source") from None
-            return [(c["name"], _type_text(c["type"], eng.dialect), True) for c in cols]
+            charsets = {r[0]: r[1] for r in conn.exec_driver_sql(
+                "SELECT COLUMN_NAME, CHARACTER_SET_NAME FROM information_schema.COLUMNS "
+                "WHERE TABLE_SCHEMA = COALESCE(%s, DATABASE()) AND TABLE_NAME = %s", (schema, table))}
+            return [SourceInfo(c["name"], _type_text(c["type"], eng.dialect), charset=charsets.get(c["name"]))
+                    for c in cols]
+
+    def _query_columns(self, props: Mapping[str, str]) -> list[SourceInfo]:
+        """The result columns of a ``hive.sql.query`` (as hivepark sends it) as the source types
+        them: on PostgreSQL those of a temporary view of it (its catalog then answers as for a
+        table, collations included), on MariaDB those of an empty temporary table made of it
+        (``SHOW FULL COLUMNS``: type and collation); both are gone with the probe's
+        transaction or session. Empty when the source refuses the probe (a user without the
+        TEMPORARY privilege): no column is then taken as exact. Not for SQLite (its query
+        columns have no affinity, and nothing but IS NULL is pushed on them)."""
+        db = (_get(props, DATABASE_TYPE) or "").upper()
+        dialect = SQLGLOT_DIALECT[db]
+        relation = self._relation(props, dialect)
+        query = relation.this.sql(dialect=dialect)
+        name = f"hp_probe_{uuid.uuid4().hex[:12]}"
+        raw = engine_for(props).raw_connection()
+        try:
+            cur = raw.cursor()
+            if db == "POSTGRES":
+                cur.execute(f'CREATE TEMPORARY VIEW "{name}" AS {query}')
+                cur.execute(_PG_COLUMNS, {"t": f'pg_temp."{name}"'})
+                return _pg_columns(cur.fetchall())
+            cur.execute(f"CREATE TEMPORARY TABLE `{name}` AS SELECT * FROM ({query}) `{SOURCE_ALIAS}` LIMIT 0")
+            try:
+                cur.execute(f"SHOW FULL COLUMNS FROM `{name}`")
+                rows = cur.fetchall()
+            finally:
+                cur.execute(f"DROP TEMPORARY TABLE `{name}`")
+            return [SourceInfo(r[0], r[1], charset=r[2].split("_", 1)[0] if r[2] else None) for r in rows]
+        except Exception:  # noqa: BLE001 - the driver's own error: the types stay unknown
+            return []
+        finally:
+            try:
+                raw.rollback()
+            finally:
+                raw.close()
 
     def schema(self, properties: Mapping[str, str]) -> list[tuple[str, str]]:
         props = _props(properties)
         db = (_get(props, DATABASE_TYPE) or "").upper()
-        return [(name.lower(), hive_type_of(db, declared, name)) for name, declared, _ in self._source_columns(props)]
+        return [(c.name.lower(), hive_type_of(db, c.declared, c.name)) for c in self._source_columns(props)]
 
     def _columns(self, table: Table) -> dict[str, SourceColumn]:
         """The table's Hive columns with their source names (matched ignoring case) and, for
@@ -310,16 +366,22 @@ class JdbcStorageHandler(StorageHandler):
     def _read_columns(self, table: Table) -> dict[str, SourceColumn]:
         props = _props(table.properties)
         db = (_get(props, DATABASE_TYPE) or "").upper()
-        declared: dict[str, tuple[str, str, bool]] = {}
+        declared: dict[str, SourceInfo] = {}
         if _get(props, TABLE):
-            declared = {name.lower(): (name, decl, det) for name, decl, det in self._source_columns(props)}
+            declared = {c.name.lower(): c for c in self._source_columns(props)}
+        elif db != "SQLITE":
+            declared = {c.name.lower(): c for c in self._query_columns(props)}
         out = {}
         for c in table.columns:
-            source, decl, deterministic = declared.get(c.name.lower(), (c.name, "", True))
+            info = declared.get(c.name.lower())
             typ = HiveType.parse(c.type)
-            exact = db == "SQLITE" or not declared or (deterministic and _compares_as(db, decl, typ, c.name))
-            out[c.name] = SourceColumn(c.name, source, typ,
-                                       sqlite_affinity(decl) if db == "SQLITE" and declared else None, exact=exact)
+            if info is None:  # not known (SQLite: no affinity, nothing but IS NULL pushed)
+                out[c.name] = SourceColumn(c.name, c.name, typ, exact=db == "SQLITE")
+                continue
+            exact = db == "SQLITE" or (info.deterministic and _compares_as(db, info.declared, typ, c.name))
+            affinity = sqlite_affinity(info.declared) if db == "SQLITE" else None
+            out[c.name] = SourceColumn(c.name, info.name, typ, affinity, exact=exact, charset=info.charset,
+                                       strict=info.strict)
         return out
 
     # -- pushdown ------------------------------------------------------------------------
@@ -507,21 +569,32 @@ class JdbcStorageHandler(StorageHandler):
         write_all_or_nothing(self, spark, table, df, overwrite)
 
 
-def _pg_columns(conn: Any, schema: str | None, table: str) -> list[tuple[str, str, bool]]:
-    """A PostgreSQL table's columns from its catalog: ``format_type``'s text for every type
-    (SQLAlchemy's reflection failed the whole table on one it cannot compile: ``point``,
-    ``xml``), and whether the column's collation is deterministic (``to_jsonb`` reads
-    ``collisdeterministic``, PostgreSQL 12's, as NULL on an older server)."""
-    quoted = ".".join('"' + part.replace('"', '""') + '"' for part in ((schema,) if schema else ()) + (table,))
-    rows = conn.exec_driver_sql(
-        "SELECT a.attname, format_type(a.atttypid, a.atttypmod), "
-        "coalesce((to_jsonb(c) ->> 'collisdeterministic')::boolean, true) "
-        "FROM pg_attribute a LEFT JOIN pg_collation c ON c.oid = a.attcollation "
-        "WHERE a.attrelid = to_regclass(%(t)s) AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum",
-        {"t": quoted}).fetchall()
-    if not rows:
-        raise SemanticError(f"Table '{table}' does not exist in the POSTGRES source")
-    return [(name, typ, bool(deterministic)) for name, typ, deterministic in rows]
+class SourceInfo(NamedTuple):
+    """A column as the source declares it: its name and type, whether it compares text
+    exactly (false for PostgreSQL's nondeterministic collations), (MariaDB) its character set,
+    (SQLite) whether its table is STRICT."""
+
+    name: str
+    declared: str
+    deterministic: bool = True
+    charset: str | None = None
+    strict: bool = False
+
+
+# A PostgreSQL relation's columns from its catalog: ``format_type``'s text for every type
+# (SQLAlchemy's reflection failed the whole table on one it cannot compile: ``point``,
+# ``xml``), and whether the column's collation is deterministic (``to_jsonb`` reads
+# ``collisdeterministic``, PostgreSQL 12's, as NULL on an older server).
+_PG_COLUMNS = (
+    "SELECT a.attname, format_type(a.atttypid, a.atttypmod), "
+    "coalesce((to_jsonb(c) ->> 'collisdeterministic')::boolean, true) "
+    "FROM pg_attribute a LEFT JOIN pg_collation c ON c.oid = a.attcollation "
+    "WHERE a.attrelid = to_regclass(%(t)s) AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum")
+
+
+def _pg_columns(rows: Sequence[Sequence[Any]]) -> list[SourceInfo]:
+    """The rows of :data:`_PG_COLUMNS` as :class:`SourceInfo`."""
+    return [SourceInfo(name, typ, bool(deterministic)) for name, typ, deterministic in rows]
 
 
 def _type_text(typ: Any, dialect: Any) -> str:

@@ -13,9 +13,13 @@ atoms is exact; what decides is each atom:
   ranges under ``COLLATE "C"`` (code-point order, as Spark); MariaDB's default collations
   ignore case and trailing spaces, so ``=``/``IN`` are sent as ``col = 'x' AND
   CAST(col AS BINARY) = CAST('x' AS BINARY)`` (the first keeps the index, the second is
-  exact) and ranges as the binary comparison alone; SQLite compares text bytewise under
-  ``COLLATE BINARY`` (sent: a column may be declared NOCASE) but only a column of TEXT
-  affinity holds text for sure (``STRING`` has NUMERIC affinity: '007' is stored as 7);
+  exact; a column of another character set than utf8mb4 is compared as its utf8mb4
+  conversion, binary, alone) and ranges as the binary comparison alone; SQLite compares text
+  bytewise under ``COLLATE BINARY`` (sent: a column may be declared NOCASE) but only a column
+  of TEXT affinity holds text for sure (``STRING`` has NUMERIC affinity: '007' is stored as 7);
+* a column is compared as the value the reader makes of it (:meth:`SqlTranslator._read_as`):
+  a MariaDB BOOLEAN as ``(col <> 0)``, a SQLite column (but a STRICT table's) through the
+  ``CAST`` that converts a value of another storage class as sqlite-jdbc does;
 * a column whose source type is not the Hive type's (``SourceColumn.exact``) takes none;
 * ``LIKE`` is pushed to PostgreSQL only (MariaDB's and SQLite's ignore case);
 * CHAR (padding), FLOAT (single precision), TIMESTAMP (time zones) and anything on SQLite
@@ -55,9 +59,11 @@ from hivepark.expr.nodes import (
     Or,
 )
 from hivepark.expr.visitors import like_regex
-from hivepark.types import HiveType
+from hivepark.types import INTEGRAL_BITS, HiveType
 
 SQLGLOT_DIALECT = {"POSTGRES": "postgres", "MYSQL": "mysql", "MARIADB": "mysql", "SQLITE": "sqlite"}
+
+MARIADB_UTF8 = frozenset({"utf8mb4"})  # character sets whose bytes are the utf8mb4 literal's
 
 _OPS: dict[type[Comparison], type[exp.Expression]] = {
     EqualTo: exp.EQ, NotEqualTo: exp.NEQ, LessThan: exp.LT, LessThanOrEqual: exp.LTE,
@@ -89,13 +95,17 @@ class SourceColumn:
     type's affinity, and whether the source compares its values as Spark compares the Hive
     type's (``exact``: false when CREATE TABLE declared another type than the source's, for
     PostgreSQL's unconstrained NUMERIC (read rounded to 18 decimals), ``citext`` and columns
-    of a nondeterministic collation; nothing but IS NULL is then pushed on it)."""
+    of a nondeterministic collation; nothing but IS NULL is then pushed on it), (MariaDB) the
+    column's character set (``latin1``, ...; None when not text or not known), and (SQLite)
+    whether its table is STRICT (each value then has the column's storage class)."""
 
     hive: str
     source: str
     hive_type: HiveType
     affinity: str | None = None
     exact: bool = True
+    charset: str | None = None
+    strict: bool = False
 
 
 def ident(name: str) -> exp.Identifier:
@@ -179,14 +189,56 @@ class SqlTranslator:
             return None
         return exp.column(ident(col.hive if self.outer else col.source))
 
-    def _compared(self, ref: exp.Expression, col: SourceColumn) -> exp.Expression:
-        """The column as a string comparison reads it: on SQLite under ``COLLATE BINARY``
-        (bytewise, as Spark), whatever collation the column was declared with (``NOCASE``,
-        ``RTRIM``); an explicit COLLATE decides SQLite's comparison, and a BINARY index
-        still serves it."""
-        if self.db == "SQLITE" and col.hive_type.kind == "string":
-            return exp.Collate(this=ref, expression=exp.var("BINARY"))
+    def _read_as(self, ref: exp.Expression, col: SourceColumn) -> exp.Expression:
+        """The column as the value hivepark's reader makes of it, where the source's own value
+        may differ:
+
+        * SQLite keeps a value of another storage class than the column's affinity as it is
+          (1.5 or 'n/a' in an INTEGER column, 'n/a' in a REAL one, a BLOB in a TEXT one), and
+          the reader (sqlite-jdbc's ``getLong``/``getInt``/``getShort``/``getByte``,
+          ``getDouble``, ``getString`` as ``customSchema`` asks) converts it as SQLite's
+          ``CAST`` does (``sqlite3_value_int64``, ``sqlite3_value_double``, the text of a
+          blob), an INT/SMALLINT/TINYINT then keeping the low 32/16/8 bits (sign-extended
+          here by the shifts). A STRICT table holds only the column's class: its INTEGER
+          (read as BIGINT), REAL and TEXT columns are compared as they are (an index serves);
+        * MariaDB: a BOOLEAN (``TINYINT(1)``) reads as true for any nonzero value (2, -1),
+          so it is compared as ``(col <> 0)``; a string column of another character set than
+          utf8mb4 (latin1, ...) is compared as its utf8mb4 conversion (what the server sends
+          the reader), since ``CAST(col AS BINARY)`` gives the column's own bytes."""
+        kind = col.hive_type.kind
+        if self.db == "SQLITE":
+            if kind == "int":
+                bits = INTEGRAL_BITS.get(col.hive_type.base, 64)
+                if col.strict and bits == 64:
+                    return ref
+                read: exp.Expression = exp.Cast(this=ref, to=exp.DataType.build("INTEGER", dialect="sqlite"))
+                if bits < 64:
+                    shift = exp.Literal.number(64 - bits)
+                    read = exp.BitwiseRightShift(this=exp.paren(exp.BitwiseLeftShift(this=read, expression=shift)),
+                                                 expression=shift.copy())
+                return exp.paren(read)
+            if kind == "float64" and not col.strict:
+                return exp.Cast(this=ref, to=exp.DataType.build("REAL", dialect="sqlite"))
+            if kind == "string" and not col.strict:
+                return exp.Cast(this=ref, to=exp.DataType.build("TEXT", dialect="sqlite"))
+            return ref
+        if self.dialect == "mysql":
+            if kind == "boolean":
+                return exp.paren(exp.NEQ(this=ref, expression=exp.Literal.number(0)))
+            if kind == "string" and col.charset not in MARIADB_UTF8:
+                return exp.Cast(this=ref, to=exp.DataType(this=exp.DataType.Type.CHARACTER_SET,
+                                                          kind=exp.var("utf8mb4")))
         return ref
+
+    def _compared(self, ref: exp.Expression, col: SourceColumn) -> exp.Expression:
+        """The column as a comparison reads it (:meth:`_read_as`): a string on SQLite under
+        ``COLLATE BINARY`` (bytewise, as Spark), whatever collation the column was declared
+        with (``NOCASE``, ``RTRIM``); an explicit COLLATE decides SQLite's comparison (a CAST
+        keeps the column's collation), and a BINARY index still serves it."""
+        read = self._read_as(ref, col)
+        if self.db == "SQLITE" and col.hive_type.kind == "string":
+            return exp.Collate(this=read, expression=exp.var("BINARY"))
+        return read
 
     def _binary(self, e: exp.Expression) -> exp.Expression:
         return exp.Cast(this=e, to=exp.DataType.build("BINARY", dialect="mysql"))
@@ -201,14 +253,15 @@ class SqlTranslator:
             return None
         op = _OPS[type(node)]
         if col.hive_type.kind != "string" or isinstance(lit, exp.Null):
-            return op(this=ref, expression=lit)
+            return op(this=self._compared(ref, col), expression=lit)
         if self.dialect == "postgres":
             if isinstance(node, (EqualTo, NotEqualTo)):
                 return op(this=ref, expression=lit)
             return op(this=exp.Collate(this=ref, expression=ident("C")), expression=lit)
         if self.dialect == "mysql":
-            exact = op(this=self._binary(ref), expression=self._binary(lit))
-            if isinstance(node, EqualTo):
+            read = self._read_as(ref, col)
+            exact = op(this=self._binary(read), expression=self._binary(lit))
+            if isinstance(node, EqualTo) and read is ref:  # the index's comparison, on utf8mb4 only
                 return exp.and_(exp.EQ(this=ref.copy(), expression=lit.copy()), exact)
             return exact
         return op(this=self._compared(ref, col), expression=lit)
@@ -220,13 +273,15 @@ class SqlTranslator:
         lits = [self._literal(v, col) for v in node.values]
         if any(lit is None for lit in lits):
             return None
-        plain = exp.In(this=self._compared(ref, col), expressions=lits)
         if col.hive_type.kind == "string" and self.dialect == "mysql":
-            exact = exp.In(this=self._binary(ref.copy()),
+            read = self._read_as(ref, col)
+            exact = exp.In(this=self._binary(read.copy()),
                            expressions=[lit.copy() if isinstance(lit, exp.Null) else self._binary(lit.copy())
                                         for lit in lits if lit is not None])
-            return exp.and_(plain, exact)
-        return plain
+            # the plain IN first (an index serves it), on utf8mb4 only (another character set
+            # may not hold the literal: MariaDB's 'Illegal mix of collations')
+            return exp.and_(exp.In(this=ref, expressions=lits), exact) if read is ref else exact
+        return exp.In(this=self._compared(ref, col), expressions=lits)
 
     def _like(self, node: Like) -> exp.Expression | None:
         col, ref = self.columns.get(node.term), self.column(node.term)
