@@ -63,6 +63,19 @@ def test_filters_that_might_change_rows_stay_outside(query):
     assert "k > 0)" in _expanded(query, DAYS)
 
 
+@pytest.mark.parametrize("query", [
+    "SELECT * FROM days TABLESAMPLE (2 ROWS) WHERE ds = 'a'",  # the view's rows are sampled, then filtered
+    "SELECT * FROM (SELECT k, ds FROM t WHERE k > 0) s TABLESAMPLE (10 PERCENT) WHERE ds = 'a'",
+    "WITH c AS (SELECT k, ds FROM t WHERE k > 0) SELECT * FROM c TABLESAMPLE (2 ROWS) WHERE ds = 'a'",
+])
+def test_a_sampled_reference_takes_no_filter(query):
+    """Spark samples a view, subquery or CTE reference's rows before the outer WHERE: a filter
+    pushed into its query would change which rows are sampled. The view keeps its sample."""
+    out = _expanded(query, DAYS)
+    assert "k > 0)" in out and "ds = 'a'" not in out.split("TABLESAMPLE")[0], out
+    assert "TABLESAMPLE" in out
+
+
 def test_a_grouped_view_takes_filters_on_its_grouping_columns_alone_and_a_cte_hides_a_view():
     assert "FROM default.t WHERE ds = 'a' GROUP BY ds) AS __hivepark_view" in _expanded(
         "SELECT * FROM per_day WHERE ds = 'a' AND n > 2", PER_DAY)  # n is an aggregate: it stays out

@@ -58,7 +58,7 @@ def plan_query(ctx: Context, tree: Any) -> PlannedQuery:
                      planner.strict_check(ctx.conf, "hive.strict.checks.cartesian.product"))
         analysis = analyze(tree, ctx.find, type_safety(ctx.conf))
     scans = [TableScan(s.table, s.alias, s.predicate, scope=s.scope, hinted=s.hinted, columns=s.columns,
-                       filter_parts=s.own_trees, sample=s.sample)
+                       filter_parts=s.own_trees, sample=s.sample, sampled=s.sampled)
              for s in analysis.sites]
     settings = _settings(ctx)
     env = planner.Planning(ctx.catalog, settings, scan_size, handler_for=handler_for, conf=ctx.conf)

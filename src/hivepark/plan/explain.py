@@ -35,6 +35,8 @@ def render_scan(scan: TableScan, max_dirs: int = 5, extended: bool = False,
     t = scan.table
     head = f"TableScan {t.qualified_name}" + (f" AS {scan.alias}" if scan.alias != t.name else "")
     lines = [head]
+    if scan.sampled:  # Spark's TABLESAMPLE: no filter of the query narrows what it samples
+        lines.append("  sampled by Spark before the query's filters (TABLESAMPLE): nothing pruned or pushed")
     if scan.pushdown is not None:
         return lines + handler_lines(scan) + _runtime_lines(scan, analyzed, handler=True)
     if not t.is_partitioned:
@@ -186,6 +188,7 @@ _JOIN_REASONS = {
     JoinReason.NULL_SUPPLYING: "the join key is on the null-supplying side of an outer join",
     JoinReason.KEY_IN_FUNCTION: "the join key {} is inside a function",
     JoinReason.OTHER_SIDE_EXPRESSION: "the other side of the join ({}) is an expression, not a column",
+    JoinReason.SAMPLED: "the big table is sampled (TABLESAMPLE) before the join",
 }
 
 

@@ -190,6 +190,7 @@ class TableScan:
     list_bucketing: tuple[Any, ...] = ()  # plan.list_bucketing.LBChoice per skewed partition
     buckets: tuple[frozenset[int], int] | None = None  # Hive bucket files read (chosen, of), plan.bucket_pruning
     sample: Any = None  # catalog.buckets.BucketSample: TABLESAMPLE (BUCKET x OUT OF y ON c), by Hive's hash
+    sampled: bool = False  # Spark's TABLESAMPLE (ROWS, PERCENT, random BUCKET): before any filter, nothing pruned
     deferred: bool = False  # partitions listed at execution, after runtime pruning
     deferred_size: int = 0  # of a deferred scan: its statically chosen partitions' bytes
     scope: int = 0  # the SELECT scope the reference is in (join keys are per scope)
@@ -251,6 +252,7 @@ class JoinReason(Enum):
     NULL_SUPPLYING = "null supplying"  # a WHERE equality on an outer join's null-supplying side
     KEY_IN_FUNCTION = "key in function"  # detail: the key (alias.column) inside a function
     OTHER_SIDE_EXPRESSION = "other side expression"  # detail: the expression, in HiveQL
+    SAMPLED = "sampled"  # the big side is sampled by Spark (TABLESAMPLE n ROWS/PERCENT) before the join
 
 
 @dataclass(frozen=True)

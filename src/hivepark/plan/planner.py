@@ -83,7 +83,10 @@ def partition_filter_rule(plan: QueryPlan, env: Planning) -> QueryPlan:
                     "reasons. If you know what you are doing, please set hive.strict.checks.no.partition.filter "
                     "to false and make sure that hive.mapred.mode is not set to 'strict' to proceed. Note that "
                     "you may get errors or incorrect results if you make a mistake while using some of the unsafe "
-                    f"features. No partition predicate for Alias \"{scan.alias}\" Table \"{scan.table.name}\"",
+                    f"features. No partition predicate for Alias \"{scan.alias}\" Table \"{scan.table.name}\""
+                    + (" (its TABLESAMPLE samples every partition's rows before the query's filters: sample "
+                       f"in a subquery that filters first, FROM (SELECT * FROM {scan.table.name} WHERE ...) s "
+                       "TABLESAMPLE (...))" if scan.sampled else ""),
                     code=10056)
     return plan
 

@@ -5,7 +5,7 @@ to its rows (used for pruning)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sqlglot import exp
 from sqlglot.optimizer.scope import Scope, ScopeType, traverse_scope
@@ -15,7 +15,7 @@ from hivepark.catalog.models import AS_OF_TIME, AS_OF_VERSION, Table
 from hivepark.errors import SemanticError
 from hivepark.expr import AlwaysTrue, Expr, and_all
 from hivepark.expr.from_sqlglot import ConditionFacts, from_sqlglot, spark_text
-from hivepark.plan.nodes import JoinKey
+from hivepark.plan.nodes import JoinKey, JoinReason
 from hivepark.sql.joins import join_keys, join_sources, outer_null_supplying
 from hivepark.types import HiveType
 
@@ -36,6 +36,7 @@ class ScanSite:
     own_trees: tuple[Expr, ...] = ()  # ``filters`` as predicate trees, one per conjunct
     columns: tuple[str, ...] | None = None  # the table's columns the query may read; None: all
     sample: BucketSample | None = None  # TABLESAMPLE (BUCKET x OUT OF y ON c): by Hive's hash, not Spark's
+    sampled: bool = False  # Spark's TABLESAMPLE (ROWS, PERCENT, random BUCKET): taken before any filter
 
 
 @dataclass
@@ -148,7 +149,9 @@ def analyze_query(query: exp.Expression, find: TableFind, type_safety: bool = Fa
 
     WHERE conjuncts apply to tables not on the null-supplying side of an outer join; ON
     conjuncts of inner joins likewise; ON conjuncts of a LEFT/SEMI/ANTI join apply to its
-    right table. Anything else is left to Spark (never used to drop data).
+    right table. A reference Spark samples (TABLESAMPLE n ROWS, PERCENT, a random BUCKET) takes
+    none: Spark samples its rows before any of them (``sampled``), nor is it a runtime-pruned big
+    side. Anything else is left to Spark (never used to drop data).
     """
     sites: list[ScanSite] = []
     joins: list[tuple[int, JoinKey]] = []
@@ -168,8 +171,13 @@ def analyze_query(query: exp.Expression, find: TableFind, type_safety: bool = Fa
         applicable = _applicable_conjuncts(scope, set(resolved))
         resolvers = {a: _resolver(scope, a, t, resolved) for a, t in resolved.items()}
         hinted = _hinted_aliases(scope.expression)
+        samples = {a: bucket_sample(tables[a], t) for a, t in resolved.items()}
+        # Spark's own TABLESAMPLE (ROWS, PERCENT, a random BUCKET) samples the table's rows before
+        # any WHERE or ON: no filter may narrow what it samples (no pruning, no pushdown, no
+        # runtime pruning of it), as in Spark, whose filters never go below a Sample or Limit
+        sampled = {a for a in resolved if tables[a].args.get("sample") is not None}
         for alias, table in resolved.items():
-            conj = applicable.get(alias, [])
+            conj = [] if alias in sampled else applicable.get(alias, [])
             trees = [from_sqlglot(c, resolvers[alias], texts) for c in conj]
             mine = [_only_references(c, resolvers[alias], texts) for c in conj]
             pred = and_all(*trees)
@@ -179,9 +187,11 @@ def analyze_query(query: exp.Expression, find: TableFind, type_safety: bool = Fa
                                   alias.lower() in hinted, own_pred,
                                   tuple(spark_text(c, texts) for c in own),
                                   tuple(t for t, m in zip(trees, mine) if m),
-                                  _columns_read(table, names), bucket_sample(tables[alias], table)))
+                                  _columns_read(table, names), samples[alias], alias in sampled))
         if isinstance(scope.expression, exp.Select):
-            joins += [(scope_id, k) for k in join_keys(scope.expression, resolvers, _conjuncts)]
+            joins += [(scope_id, replace(k, reason=JoinReason.SAMPLED, detail="")
+                       if k.big in sampled and k.eligible else k)
+                      for k in join_keys(scope.expression, resolvers, _conjuncts)]
         hive_comparisons(scope.expression, resolvers, resolved, type_safety, _Derived(scope, find))
     return QueryAnalysis(sites, joins, query)
 

@@ -179,8 +179,9 @@ def _expand_in(tree: exp.Expression, find: ViewFind, stack: tuple[str, ...], typ
         _push_filters(node, _same_types(_view_columns(body), typer))
         _expand_in(body, find, (*stack, view.qualified_name), typer)
         alias = node.args.get("alias")
+        sample = node.args.get("sample")  # FROM v TABLESAMPLE (...): Spark samples the view's rows
         node.replace(exp.Subquery(this=body, alias=alias.copy() if alias is not None else exp.TableAlias(
-            this=exp.to_identifier(node.name))))
+            this=exp.to_identifier(node.name)), sample=sample.copy() if sample is not None else None))
 
 
 def dependencies(tree: exp.Expression, find: ViewFind
@@ -248,8 +249,12 @@ def _push_filters(node: exp.Expression, targets: list[tuple[exp.Select, dict[str
     cannot change a row: the view is read in FROM or an inner join and no RIGHT or FULL join
     may fill it with NULLs, its query has no LIMIT or window, each column the filter reads is a
     column of the view's query (a grouping column of a grouped one: :func:`_view_columns`), and
-    the filter holds only columns, literals and comparisons.
+    the filter holds only columns, literals and comparisons, and the reference has no TABLESAMPLE
+    of its own (``(SELECT ...) TABLESAMPLE (2 ROWS) s``, a sampled view or CTE: the sample is taken
+    before the outer WHERE, so a filter below it would change which rows are sampled).
     The outer WHERE keeps the conjunct."""
+    if node.args.get("sample") is not None:
+        return
     holder = node.parent
     select = holder.parent if isinstance(holder, (exp.From, exp.Join)) else None
     if not isinstance(select, exp.Select) or select.args.get("where") is None:
