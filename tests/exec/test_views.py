@@ -178,6 +178,21 @@ def test_filters_go_into_subqueries_and_ctes_as_into_views(views, spark):
         views.sql("SET hive.mapred.mode=nonstrict")
 
 
+def test_an_outer_filter_goes_through_a_view_into_its_subqueries_and_ctes(views, spark):
+    """Found by a hunt for bugs: a filter on a view whose query reads a subquery or a CTE
+    reached the view's own query but went no further, so every partition was read (the rows
+    were right: Spark filtered them later)."""
+    _same_view(views, spark, "v_sub", "SELECT * FROM (SELECT id, store, ds FROM sales WHERE id > 2) t")
+    _same_view(views, spark, "v_cte", "WITH c AS (SELECT id, store, ds FROM sales) SELECT * FROM c")
+    _same_view(views, spark, "v_of_sub", "SELECT id, ds FROM v_sub WHERE store < 2")
+    spark.sql("CREATE OR REPLACE TEMPORARY VIEW plain_v_of_sub AS SELECT id, ds FROM plain_v_sub WHERE store < 2")
+    for query, partitions in (("SELECT * FROM {p}v_sub WHERE ds = '2024-01-02'", "partitions=1/3"),
+                              ("SELECT id FROM {p}v_cte WHERE ds IN ('2024-01-01', '2024-01-03')", "partitions=2/3"),
+                              ("SELECT * FROM {p}v_of_sub WHERE ds <> '2024-01-01'", "partitions=2/3")):
+        assert _rows(views.sql(query.format(p=""))) == _rows(spark.sql(query.format(p="plain_"))) != [], query
+        assert _partitions_read(views, query.format(p="")) == partitions, query
+
+
 def test_strict_mode_sees_a_partition_filter_given_through_a_view(tmp_path, spark):
     w = hivepark.connect(str(tmp_path / "w"), spark=spark, conf={"hive.exec.dynamic.partition.mode": "nonstrict"})
     try:

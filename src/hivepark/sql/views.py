@@ -175,8 +175,10 @@ def _expand_in(tree: exp.Expression, find: ViewFind, stack: tuple[str, ...], typ
             chain = " -> ".join((*stack, view.qualified_name))
             raise SemanticError(f"View {stack[0]} reads itself through {chain}: ALTER VIEW one of them so "
                                 "that it no longer reads the other")
-        body = push_into_derived(_parsed(view.properties[VIEW_EXPANDED_TEXT]).copy(), copy=False, typer=typer)
+        body = _parsed(view.properties[VIEW_EXPANDED_TEXT]).copy()
         _push_filters(node, _same_types(_view_columns(body), typer))
+        # then the view's own and the pushed filters into its subqueries and CTEs
+        body = push_into_derived(body, copy=False, typer=typer)
         _expand_in(body, find, (*stack, view.qualified_name), typer)
         alias = node.args.get("alias")
         sample = node.args.get("sample")  # FROM v TABLESAMPLE (...): Spark samples the view's rows
