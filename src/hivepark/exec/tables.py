@@ -103,8 +103,17 @@ def new_table_location(ctx: Context, db: str, name: str) -> str:
 
 def create_database(ctx: Context, stmt: s.CreateDatabase) -> DataFrame:
     location = absolute(stmt.location) if stmt.location else database_location(ctx, stmt.name)
-    if stmt.location:
-        check_location(ctx, location, f"LOCATION of database {stmt.name}", own_db=stmt.name)
+    if stmt.name not in ctx.catalog.list_databases():  # else IF NOT EXISTS, or Hive's error
+        # the default <warehouse>/<db>.db too: a table's or partition's directory there (a
+        # LOCATION) would be the new database's, whose tables CREATE TABLE would then refuse
+        if stmt.location:
+            check_location(ctx, location, f"LOCATION of database {stmt.name}", own_db=stmt.name)
+        else:
+            try:
+                check_location(ctx, location, f"The directory of database {stmt.name}", own_db=stmt.name)
+            except SemanticError as e:
+                raise SemanticError(f"{e} Or give the database another with CREATE DATABASE {stmt.name} "
+                                    "LOCATION '...'.") from None
     ctx.catalog.create_database(Database(stmt.name, location, stmt.comment, dict(stmt.properties)),
                                 if_not_exists=stmt.if_not_exists)
     fs.makedirs(location)
