@@ -73,7 +73,7 @@ from hivepark.storage.commit import (
     delete_owned,
     table_files,
 )
-from hivepark.storage.formats import normalize_format, reads_as
+from hivepark.storage.formats import check_text_delimiter, normalize_format, reads_as
 from hivepark.storage.handlers import (
     PARTITION_SPEC_KEY,
     STORAGE_HANDLER_KEY,
@@ -360,6 +360,7 @@ def store_table(ctx: Context, table: Table, if_not_exists: bool) -> Table | None
     if handler is None:
         if not table.columns:
             raise SemanticError(f"Table {table.qualified_name} needs at least one data column")
+        check_text_delimiter(table)
         stored = ctx.catalog.create_table(table)
         fs.makedirs(stored.location)
         return stored
@@ -615,7 +616,9 @@ def set_serde_properties(ctx: Context, table: Table, props: Sequence[tuple[str, 
     if len(delims) != 1 or not next(iter(delims)):
         raise SemanticError(f"SET SERDEPROPERTIES gives {table.qualified_name} more than one field delimiter, or an "
                             f"empty one ({sorted(delims)}): give one, e.g. ('field.delim'=',').")
-    return ctx.catalog.alter_table(table.evolve(field_delim=delims.pop()), table.version)
+    changed = table.evolve(field_delim=delims.pop())
+    check_text_delimiter(changed)
+    return ctx.catalog.alter_table(changed, table.version)
 
 
 def _given_partition_location(ctx: Context, table: Table, given: str, values: Sequence[str | None]) -> str:
@@ -806,8 +809,9 @@ def change_columns(ctx: Context, table: Table, action: s.AddColumns | s.ChangeCo
                 f"{name} is stored as {table.format.upper()}, whose files name and type each column: after "
                 f"{change} its existing files would read NULL, wrong values or fail. Make a new table with the new "
                 "columns (CREATE TABLE ... AS SELECT ..., CAST(c AS type) AS new_name), or ADD COLUMNS for a new one.")
-    return ctx.catalog.alter_table(table.evolve(columns=tuple(new), properties=_rebucketed(table, action, kept)),
-                                   table.version)
+    changed = table.evolve(columns=tuple(new), properties=_rebucketed(table, action, kept))
+    check_text_delimiter(changed)
+    return ctx.catalog.alter_table(changed, table.version)
 
 
 def _new_columns(table: Table, action: s.AddColumns | s.ChangeColumn) -> tuple[list[Column], bool]:

@@ -188,6 +188,65 @@ def _is_complex(ddl: str) -> bool:
     return ddl.lower().startswith(("array<", "map<", "struct<"))
 
 
+def _top_level_split(text: str) -> list[str]:
+    """``text`` split on the commas outside any ``<>`` or ``()`` (the items of a type list)."""
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "<(":
+            depth += 1
+        elif ch in ">)":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            out.append(text[start:i])
+            start = i + 1
+    return [*out, text[start:]]
+
+
+def nested_separators(type_text: str, level: int = 2) -> set[str]:
+    """The separators LazySimpleSerDe writes a value of ``type_text`` with (a column's are from
+    level 2: an ARRAY's items, a MAP's entries and a STRUCT's fields on its level's, a MAP's key
+    from its value on the next, deeper types one level down each).
+
+    >>> sorted(map(ord, nested_separators("map<string,array<int>>"))), nested_separators("int")
+    ([2, 3, 4], set())
+    >>> sorted(map(ord, nested_separators("struct<a:decimal(10,2),b:array<string>>")))
+    [2, 3]
+    """
+    t = type_text.strip()
+    low = t.lower()
+    if low.startswith("array<") and low.endswith(">"):
+        return {_separator(level)} | nested_separators(t[6:-1], level + 1)
+    if low.startswith("map<") and low.endswith(">"):
+        key, value = (_top_level_split(t[4:-1]) + [""])[:2]
+        return {_separator(level), _separator(level + 1)} | nested_separators(key, level + 2) \
+            | nested_separators(value, level + 2)
+    if low.startswith("struct<") and low.endswith(">"):
+        out = {_separator(level)}
+        for field in _top_level_split(t[7:-1]):
+            out |= nested_separators(field.split(":", 1)[-1] if ":" in field else "", level + 1)
+        return out
+    return set()
+
+
+def check_text_delimiter(table: Table) -> None:
+    """Refuses a TEXTFILE table whose field delimiter is one its ARRAY, MAP or STRUCT columns'
+    values are written with (``\\002``, ``\\003``, ...): each row would be read back split in
+    other places than it was written."""
+    if table.format != "textfile":
+        return
+    delim = table.field_delim or DEFAULT_TEXT_DELIM
+    clash = [c for c in table.columns if delim in nested_separators(c.type)]
+    if clash:
+        shown = f"'\\{ord(delim):03o}'" if ord(delim) < 32 else repr(delim)
+        raise UnsupportedError(
+            f"Field delimiter {shown} of TEXTFILE table {table.qualified_name} is also the separator LazySimpleSerDe "
+            f"writes inside the values of its column{'s' if len(clash) > 1 else ''} "
+            f"{', '.join(f'{c.name} {c.type}' for c in clash)} (ARRAY items and STRUCT fields on '\\002', a "
+            "MAP's key from its value on '\\003', one byte more per nesting level): every row would be read "
+            "back split in the wrong places. Give another field delimiter (FIELDS TERMINATED BY, "
+            "'field.delim'; the default '\\001', or ',', '\\t', '|'), or store the table AS PARQUET or ORC.")
+
+
 def _text_type(column: Column) -> DataType | str:
     """A column's type as the text functions take it: ARRAY/MAP/STRUCT parsed (a call into the
     JVM), any other its Spark DDL."""
