@@ -125,3 +125,37 @@ def test_a_column_widens_in_place_and_reads_as_plain_spark_does(wh, spark, fmt):
         wh.sql(bad)
     assert _rows(wh.sql("DESCRIBE m")) == before
     assert _rows(wh.sql("SELECT * FROM m")) == _rows(_plain(spark, wh, "m", schema, fmt))
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "orc", "textfile"])
+def test_a_string_narrowed_to_varchar_or_char_reads_cut_as_hive(wh, spark, fmt):
+    """Found by a hunt for bugs: after CHANGE b b VARCHAR(2) (or CHAR(n)) the files written before
+    read back longer than the type allows ('one' where Hive's HiveVarchar reads 'on'), so WHERE
+    b = 'on' missed the old row and GROUP BY gave two groups. Each value is read cut to n (a CHAR
+    without its trailing spaces, as hivepark stores CHAR), as plain Spark reads the same files
+    through substring/rtrim; a map-join small side read by pyarrow sees the same values."""
+    wh.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
+    wh.sql(f"CREATE TABLE nv (a INT, b STRING, c STRING) STORED AS {fmt}")
+    wh.sql("INSERT INTO nv VALUES (1, 'one', 'ab  x'), (2, 'on', 'ab'), (3, NULL, 'abcd')")
+    wh.sql("ALTER TABLE nv CHANGE b b VARCHAR(2)")
+    wh.sql("ALTER TABLE nv CHANGE c c CHAR(3)")
+    wh.sql("INSERT INTO nv VALUES (4, 'one', 'abc ')")
+    base = "file://" + os.path.join(wh.location, "nv")
+    if fmt == "textfile":
+        raw = spark.read.schema("a INT, b STRING, c STRING").options(sep="\x01", nullValue="\\N").csv(base)
+    else:
+        raw = spark.read.format(fmt).schema("a INT, b STRING, c STRING").load(base)
+    plain = raw.selectExpr("a", "substring(b, 1, 2) AS b", "rtrim(substring(c, 1, 3)) AS c")
+    assert _rows(wh.sql("SELECT * FROM nv")) == _rows(plain) == [
+        (1, "on", "ab"), (2, "on", "ab"), (3, None, "abc"), (4, "on", "abc")]
+    assert _rows(wh.sql("SELECT a FROM nv WHERE b = 'on' AND c = 'ab'")) == [(1,), (2,)]
+    assert _rows(wh.sql("SELECT b, count(*) FROM nv GROUP BY b")) == [("on", 3), (None, 1)]
+    # the small side of a map-join, read in-process, keeps the partitions its cut values name
+    wh.sql("CREATE TABLE big (v INT) PARTITIONED BY (k STRING) STORED AS PARQUET")
+    wh.sql("INSERT INTO big PARTITION (k) SELECT CAST(id AS INT), element_at(array('on', 'one', 'ab'), "
+           "CAST(id % 3 + 1 AS INT)) FROM range(3000)")
+    query = "SELECT n.a, count(*) FROM big g JOIN nv n ON g.k = n.b WHERE n.a = 1 GROUP BY n.a"
+    assert _rows(wh.sql(query)) == [(1, 1000)]
+    explained = "\n".join(r[0] for r in wh.sql("EXPLAIN ANALYZE " + query).collect())
+    assert "partitions=1/3" in explained, explained
+    assert ("from default.nv (pyarrow)" in explained) == (fmt != "textfile")
