@@ -159,3 +159,33 @@ def test_a_string_narrowed_to_varchar_or_char_reads_cut_as_hive(wh, spark, fmt):
     explained = "\n".join(r[0] for r in wh.sql("EXPLAIN ANALYZE " + query).collect())
     assert "partitions=1/3" in explained, explained
     assert ("from default.nv (pyarrow)" in explained) == (fmt != "textfile")
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "orc"])
+def test_a_dropped_column_comes_back_only_with_a_type_its_files_read_as(wh, spark, fmt):
+    """Found by a hunt for bugs: REPLACE COLUMNS (a INT) then ADD COLUMNS (b INT) over files holding
+    b as STRING was accepted (CHANGE b b INT is refused), and every later SELECT failed with Spark's
+    PARQUET_COLUMN_DATA_TYPE_MISMATCH, whose message called the file damaged. The types of the
+    columns REPLACE COLUMNS drops are kept, and a column of that name comes back only with a type
+    the reader reads them as; the table reads as plain Spark reads its files."""
+    wh.sql(f"CREATE TABLE rd (a INT, b STRING) STORED AS {fmt}")
+    wh.sql("INSERT INTO rd VALUES (1, 'hello')")
+    wh.sql("ALTER TABLE rd REPLACE COLUMNS (a INT)")
+    for stmt in ("ALTER TABLE rd ADD COLUMNS (b INT)", "ALTER TABLE rd REPLACE COLUMNS (a INT, b BIGINT)",
+                 "ALTER TABLE rd CHANGE a b INT"):
+        with pytest.raises(UnsupportedError, match=f"is stored as {fmt.upper()}.*(its files hold column b as "
+                           "string \\(dropped by REPLACE COLUMNS\\)|renaming column a)"):
+            wh.sql(stmt)
+    assert [tuple(r)[:2] for r in wh.sql("DESCRIBE rd").collect()] == [("a", "int")]
+    assert _rows(wh.sql("SELECT * FROM rd")) == _rows(_plain(spark, wh, "rd", "a INT", fmt)) == [(1,)]
+    wh.sql("ALTER TABLE rd ADD COLUMNS (b STRING)")  # the type its files hold: read again
+    wh.sql("INSERT INTO rd VALUES (2, 'two')")
+    assert _rows(wh.sql("SELECT * FROM rd")) == _rows(_plain(spark, wh, "rd", "a INT, b STRING", fmt)) \
+        == [(1, "hello"), (2, "two")]
+    wh.sql("ALTER TABLE rd REPLACE COLUMNS (a INT)")  # dropped again: still refused
+    with pytest.raises(UnsupportedError, match="its files hold column b as string"):
+        wh.sql("ALTER TABLE rd ADD COLUMNS (b INT)")
+    wh.sql("TRUNCATE TABLE rd")  # no file holds it any more: any type
+    wh.sql("ALTER TABLE rd ADD COLUMNS (b INT)")
+    wh.sql("INSERT INTO rd VALUES (3, 3)")
+    assert _rows(wh.sql("SELECT * FROM rd")) == _rows(_plain(spark, wh, "rd", "a INT, b INT", fmt)) == [(3, 3)]

@@ -809,9 +809,49 @@ def change_columns(ctx: Context, table: Table, action: s.AddColumns | s.ChangeCo
                 f"{name} is stored as {table.format.upper()}, whose files name and type each column: after "
                 f"{change} its existing files would read NULL, wrong values or fail. Make a new table with the new "
                 "columns (CREATE TABLE ... AS SELECT ..., CAST(c AS type) AS new_name), or ADD COLUMNS for a new one.")
-    changed = table.evolve(columns=tuple(new), properties=_rebucketed(table, action, kept))
+    properties = dict(_rebucketed(table, action, kept))
+    if table.format in ("parquet", "orc"):
+        properties = _dropped_columns(ctx, table, old, new, properties)
+    changed = table.evolve(columns=tuple(new), properties=properties)
     check_text_delimiter(changed)
     return ctx.catalog.alter_table(changed, table.version)
+
+
+#: Table property: the types a Parquet or ORC table's files may hold for the columns REPLACE COLUMNS
+#: (or a rename) took out of the metastore, {name: [type, ...]} in JSON
+DROPPED_COLUMNS = "hivepark.dropped.columns"
+
+
+def _dropped_columns(ctx: Context, table: Table, old: list[Column], new: list[Column],
+                     properties: dict[str, str]) -> dict[str, str]:
+    """The table's properties with the dropped columns' record brought up to date, after
+    refusing a column of ``new`` that the table's files hold under a type of the record that
+    Spark's reader does not read as the column's type (storage.formats.reads_as): REPLACE
+    COLUMNS (a INT) then ADD COLUMNS (b INT) over files holding b STRING made every later read
+    fail, which CHANGE b b INT is refused for. The record is kept when the columns are dropped:
+    the metastore has no other trace of them, and reading the files' footers to find them would
+    cost a read per file of the table on each ALTER."""
+    recorded: dict[str, list[str]] = json.loads(table.properties.get(DROPPED_COLUMNS) or "{}")
+    kept = {c.name for c in new}
+    dropped = [c for c in old if c.name not in kept]
+    if not (recorded or dropped) or not _has_files(ctx, table):
+        properties.pop(DROPPED_COLUMNS, None)  # no file holds them
+        return properties
+    name = table.qualified_name
+    for c in new:
+        bad = next((t for t in recorded.get(c.name, ()) if not reads_as(table.format, t, c.type)), None)
+        if bad is not None:
+            raise UnsupportedError(
+                f"{name} is stored as {table.format.upper()}, whose files name and type each column: its files hold "
+                f"column {c.name} as {bad} (dropped by REPLACE COLUMNS), which Spark's reader does not read as "
+                f"{c.type}, so every read of the table would fail or read wrong values. Give the column another "
+                f"name, or its type {bad}, or make a new table with the new columns (CREATE TABLE ... AS SELECT ...).")
+    for c in dropped:
+        types = recorded.setdefault(c.name, [])
+        if c.type not in types:
+            types.append(c.type)
+    properties[DROPPED_COLUMNS] = json.dumps(recorded, sort_keys=True)
+    return properties
 
 
 def _new_columns(table: Table, action: s.AddColumns | s.ChangeColumn) -> tuple[list[Column], bool]:
