@@ -125,3 +125,67 @@ def test_a_column_widens_in_place_and_reads_as_plain_spark_does(wh, spark, fmt):
         wh.sql(bad)
     assert _rows(wh.sql("DESCRIBE m")) == before
     assert _rows(wh.sql("SELECT * FROM m")) == _rows(_plain(spark, wh, "m", schema, fmt))
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "orc", "textfile"])
+def test_a_string_narrowed_to_varchar_or_char_reads_cut_as_hive(wh, spark, fmt):
+    """Found by a hunt for bugs: after CHANGE b b VARCHAR(2) (or CHAR(n)) the files written before
+    read back longer than the type allows ('one' where Hive's HiveVarchar reads 'on'), so WHERE
+    b = 'on' missed the old row and GROUP BY gave two groups. Each value is read cut to n (a CHAR
+    without its trailing spaces, as hivepark stores CHAR), as plain Spark reads the same files
+    through substring/rtrim; a map-join small side read by pyarrow sees the same values."""
+    wh.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
+    wh.sql(f"CREATE TABLE nv (a INT, b STRING, c STRING) STORED AS {fmt}")
+    wh.sql("INSERT INTO nv VALUES (1, 'one', 'ab  x'), (2, 'on', 'ab'), (3, NULL, 'abcd')")
+    wh.sql("ALTER TABLE nv CHANGE b b VARCHAR(2)")
+    wh.sql("ALTER TABLE nv CHANGE c c CHAR(3)")
+    wh.sql("INSERT INTO nv VALUES (4, 'one', 'abc ')")
+    base = "file://" + os.path.join(wh.location, "nv")
+    if fmt == "textfile":
+        raw = spark.read.schema("a INT, b STRING, c STRING").options(sep="\x01", nullValue="\\N").csv(base)
+    else:
+        raw = spark.read.format(fmt).schema("a INT, b STRING, c STRING").load(base)
+    plain = raw.selectExpr("a", "substring(b, 1, 2) AS b", "rtrim(substring(c, 1, 3)) AS c")
+    assert _rows(wh.sql("SELECT * FROM nv")) == _rows(plain) == [
+        (1, "on", "ab"), (2, "on", "ab"), (3, None, "abc"), (4, "on", "abc")]
+    assert _rows(wh.sql("SELECT a FROM nv WHERE b = 'on' AND c = 'ab'")) == [(1,), (2,)]
+    assert _rows(wh.sql("SELECT b, count(*) FROM nv GROUP BY b")) == [("on", 3), (None, 1)]
+    # the small side of a map-join, read in-process, keeps the partitions its cut values name
+    wh.sql("CREATE TABLE big (v INT) PARTITIONED BY (k STRING) STORED AS PARQUET")
+    wh.sql("INSERT INTO big PARTITION (k) SELECT CAST(id AS INT), element_at(array('on', 'one', 'ab'), "
+           "CAST(id % 3 + 1 AS INT)) FROM range(3000)")
+    query = "SELECT n.a, count(*) FROM big g JOIN nv n ON g.k = n.b WHERE n.a = 1 GROUP BY n.a"
+    assert _rows(wh.sql(query)) == [(1, 1000)]
+    explained = "\n".join(r[0] for r in wh.sql("EXPLAIN ANALYZE " + query).collect())
+    assert "partitions=1/3" in explained, explained
+    assert ("from default.nv (pyarrow)" in explained) == (fmt != "textfile")
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "orc"])
+def test_a_dropped_column_comes_back_only_with_a_type_its_files_read_as(wh, spark, fmt):
+    """Found by a hunt for bugs: REPLACE COLUMNS (a INT) then ADD COLUMNS (b INT) over files holding
+    b as STRING was accepted (CHANGE b b INT is refused), and every later SELECT failed with Spark's
+    PARQUET_COLUMN_DATA_TYPE_MISMATCH, whose message called the file damaged. The types of the
+    columns REPLACE COLUMNS drops are kept, and a column of that name comes back only with a type
+    the reader reads them as; the table reads as plain Spark reads its files."""
+    wh.sql(f"CREATE TABLE rd (a INT, b STRING) STORED AS {fmt}")
+    wh.sql("INSERT INTO rd VALUES (1, 'hello')")
+    wh.sql("ALTER TABLE rd REPLACE COLUMNS (a INT)")
+    for stmt in ("ALTER TABLE rd ADD COLUMNS (b INT)", "ALTER TABLE rd REPLACE COLUMNS (a INT, b BIGINT)",
+                 "ALTER TABLE rd CHANGE a b INT"):
+        with pytest.raises(UnsupportedError, match=f"is stored as {fmt.upper()}.*(its files hold column b as "
+                           "string \\(dropped by REPLACE COLUMNS\\)|renaming column a)"):
+            wh.sql(stmt)
+    assert [tuple(r)[:2] for r in wh.sql("DESCRIBE rd").collect()] == [("a", "int")]
+    assert _rows(wh.sql("SELECT * FROM rd")) == _rows(_plain(spark, wh, "rd", "a INT", fmt)) == [(1,)]
+    wh.sql("ALTER TABLE rd ADD COLUMNS (b STRING)")  # the type its files hold: read again
+    wh.sql("INSERT INTO rd VALUES (2, 'two')")
+    assert _rows(wh.sql("SELECT * FROM rd")) == _rows(_plain(spark, wh, "rd", "a INT, b STRING", fmt)) \
+        == [(1, "hello"), (2, "two")]
+    wh.sql("ALTER TABLE rd REPLACE COLUMNS (a INT)")  # dropped again: still refused
+    with pytest.raises(UnsupportedError, match="its files hold column b as string"):
+        wh.sql("ALTER TABLE rd ADD COLUMNS (b INT)")
+    wh.sql("TRUNCATE TABLE rd")  # no file holds it any more: any type
+    wh.sql("ALTER TABLE rd ADD COLUMNS (b INT)")
+    wh.sql("INSERT INTO rd VALUES (3, 3)")
+    assert _rows(wh.sql("SELECT * FROM rd")) == _rows(_plain(spark, wh, "rd", "a INT, b INT", fmt)) == [(3, 3)]

@@ -140,6 +140,24 @@ def test_database_location_and_table_names(w):
     _intact(w)
 
 
+def test_database_default_directory_taken_by_a_partition(w):
+    """Found by a hunt for bugs: CREATE DATABASE x was not checked when it gave no LOCATION, so
+    <warehouse>/x.db, a partition's directory (ADD PARTITION ... LOCATION), became the database's,
+    whose every CREATE TABLE was then refused. Refused, naming the partition and the way out."""
+    w.sql("ALTER TABLE p ADD PARTITION (ds='s') LOCATION '../x.db'")
+    w.sql("INSERT INTO p PARTITION (ds='s') VALUES (1)")
+    with pytest.raises(SemanticError, match=r"directory of database x '.*/x\.db' overlaps the directory of "
+                       r"partition \(s\) of table default.p.*CREATE DATABASE x LOCATION"):
+        w.sql("CREATE DATABASE x")
+    assert "x" not in [r[0] for r in w.sql("SHOW DATABASES").collect()]
+    assert w.sql("SELECT * FROM p").collect() == [(1, "s")]
+    w.sql("CREATE DATABASE IF NOT EXISTS y")
+    w.sql("CREATE DATABASE IF NOT EXISTS y")  # its own directory holds nothing of another's
+    w.sql("CREATE TABLE y.t (a INT) STORED AS PARQUET")
+    w.sql("CREATE DATABASE IF NOT EXISTS y")  # nor its own tables
+    _intact(w)
+
+
 def test_load_data_never_moves_the_warehouse_or_a_table(w):
     w.sql("CREATE TABLE l (a INT) STORED AS TEXTFILE")
     for src in (w.location, f"{w.location}/other", f"{w.location}/metastore.db"):

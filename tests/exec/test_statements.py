@@ -639,8 +639,9 @@ def test_msck_repair_picks_up_directories_written_by_spark(wh, spark):
     assert wh.sql("SELECT * FROM ms").collect() == []
 
     out = _col(wh.sql("MSCK REPAIR TABLE ms"))
-    assert sorted(out) == ["Repair: Added partition to metastore ms:ds=a%2Fb/hr=4",
-                           "Repair: Added partition to metastore ms:ds=d1/hr=3"]
+    assert out == ["Partitions not in metastore:\tms:ds=a%2Fb/hr=4\tms:ds=d1/hr=3",  # Hive's checker's line first
+                   "Repair: Added partition to metastore ms:ds=a%2Fb/hr=4",
+                   "Repair: Added partition to metastore ms:ds=d1/hr=3"]
     assert _parts(wh, "ms") == ["ds=a%2Fb/hr=4", "ds=d1/hr=3"]
     plain = _plain_parquet(spark, loc, schema, base=loc)
     assert _rows(wh.sql("SELECT * FROM ms")) == _rows(plain)
@@ -678,9 +679,10 @@ def test_msck_checks_directory_names_as_hive(wh, spark):
         out = sorted(_col(wh.sql("MSCK REPAIR TABLE mk")))
     finally:
         wh.sql("SET hive.msck.path.validation=throw")
-    assert out[:2] == ["Repair: Added partition to metastore mk:ds=d1/hr=3 (directory DS=d1/HR=3)",
+    assert out[:3] == ["Partitions not in metastore:\tmk:ds=d1/hr=3\tmk:ds=d2/hr=4",
+                       "Repair: Added partition to metastore mk:ds=d1/hr=3 (directory DS=d1/HR=3)",
                        "Repair: Added partition to metastore mk:ds=d2/hr=4 (directory DS=d2/HR=4)"]
-    assert [o.split(" (")[0] for o in out[2:]] == ["Repair: Skipped directory mk:hr=5/ds=d3",
+    assert [o.split(" (")[0] for o in out[3:]] == ["Repair: Skipped directory mk:hr=5/ds=d3",
                                                    "Repair: Skipped directory mk:junk/more"]
     assert _parts(wh, "mk") == ["ds=d1/hr=3", "ds=d2/hr=4", "ds=own/hr=1"]
     plain = spark.read.option("basePath", _uri(loc)).parquet(_uri(f"{loc}/DS=d1"), _uri(f"{loc}/DS=d2"))
@@ -701,18 +703,57 @@ def test_msck_drop_and_sync_partitions_forget_partitions_whose_directory_is_gone
     loc = os.path.join(wh.location, "ms")
     shutil.rmtree(os.path.join(loc, "ds=d2"))
     spark.createDataFrame([(4, "d4")], "a int, ds string").write.partitionBy("ds").mode("append").parquet(_uri(loc))
-    assert _col(wh.sql("MSCK TABLE ms DROP PARTITIONS")) == ["Partitions missing from filesystem:\tms:ds=d2"]
-    assert _col(wh.sql("MSCK TABLE ms SYNC PARTITIONS")) == ["Partitions not in metastore:\tms:ds=d4",
-                                                            "Partitions missing from filesystem:\tms:ds=d2"]
+    checked = ["Partitions not in metastore:\tms:ds=d4", "Partitions missing from filesystem:\tms:ds=d2"]
+    for mode in ("", " ADD PARTITIONS", " DROP PARTITIONS", " SYNC PARTITIONS"):  # Hive's checker: both, always
+        assert _col(wh.sql(f"MSCK TABLE ms{mode}")) == checked
     assert _parts(wh, "ms") == ["ds=d1", "ds=d2", "ds=d3"]
-    assert _col(wh.sql("MSCK REPAIR TABLE ms DROP PARTITIONS")) == ["Repair: Dropped partition from metastore ms:ds=d2"]
+    assert _col(wh.sql("MSCK REPAIR TABLE ms DROP PARTITIONS")) == [
+        *checked, "Repair: Dropped partition from metastore ms:ds=d2"]
     assert _parts(wh, "ms") == ["ds=d1", "ds=d3"]
     shutil.rmtree(os.path.join(loc, "ds=d3"))
-    assert sorted(_col(wh.sql("MSCK REPAIR TABLE ms SYNC PARTITIONS"))) == [
+    assert _col(wh.sql("MSCK REPAIR TABLE ms SYNC PARTITIONS")) == [
+        "Partitions not in metastore:\tms:ds=d4", "Partitions missing from filesystem:\tms:ds=d3",
         "Repair: Added partition to metastore ms:ds=d4", "Repair: Dropped partition from metastore ms:ds=d3"]
     assert _parts(wh, "ms") == ["ds=d1", "ds=d4"]
     plain = _plain_parquet(spark, loc, "a int, ds string", base=loc)
     assert _rows(wh.sql("SELECT * FROM ms")) == _rows(plain) == [(1, "d1"), (4, "d4")]
+
+
+def test_msck_reports_gone_partitions_and_files_above_the_partition_depth(wh, spark):
+    """Found by a hunt for bugs: MSCK TABLE t (ADD, the default) did not list the partitions whose
+    directory is gone, which Hive's checker lists in every mode; and files in a directory above the
+    partition depth (ds=f/ holding files in a table partitioned by (ds, hr)), never read, were passed
+    over in silence even with hive.msck.path.validation=throw (Hive: "MSCK finds a file rather than a
+    directory"). Now both are reported; an empty directory there holds no row and is passed over."""
+    import shutil
+
+    wh.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
+    wh.sql("CREATE TABLE mg (k INT) PARTITIONED BY (ds STRING, hr INT) STORED AS PARQUET")
+    wh.sql("INSERT INTO mg PARTITION (ds, hr) VALUES (1, 'a', 1), (2, 'b', 2)")
+    loc = os.path.join(wh.location, "mg")
+    shutil.rmtree(os.path.join(loc, "ds=b"))
+    os.makedirs(os.path.join(loc, "ds=e"))  # empty: nothing lost
+    assert _col(wh.sql("MSCK TABLE mg")) == ["Partitions missing from filesystem:\tmg:ds=b/hr=2"]
+    assert _col(wh.sql("MSCK REPAIR TABLE mg")) == ["Partitions missing from filesystem:\tmg:ds=b/hr=2"]
+    assert _parts(wh, "mg") == ["ds=a/hr=1", "ds=b/hr=2"]  # ADD forgets nothing
+    spark.createDataFrame([(7,)], "k int").write.mode("append").parquet(_uri(os.path.join(loc, "ds=f")))
+    for stmt in ("MSCK TABLE mg", "MSCK REPAIR TABLE mg", "MSCK TABLE mg DROP PARTITIONS",
+                 "MSCK REPAIR TABLE mg SYNC PARTITIONS"):
+        with pytest.raises(InvalidPartitionSpec, match=r"ds=f: it holds files \(part-.*\) where the directories of "
+                           "partition column hr go"):
+            wh.sql(stmt)
+    assert _parts(wh, "mg") == ["ds=a/hr=1", "ds=b/hr=2"]
+    wh.sql("SET hive.msck.path.validation=skip")
+    try:
+        out = _col(wh.sql("MSCK REPAIR TABLE mg SYNC PARTITIONS"))
+    finally:
+        wh.sql("SET hive.msck.path.validation=throw")
+    assert out[:2] == ["Partitions missing from filesystem:\tmg:ds=b/hr=2",
+                       "Repair: Dropped partition from metastore mg:ds=b/hr=2"]
+    assert [o.split(" (")[0] for o in out[2:]] == ["Repair: Skipped directory mg:ds=f"]
+    assert _parts(wh, "mg") == ["ds=a/hr=1"]
+    plain = _plain_parquet(spark, os.path.join(loc, "ds=a"), "k int", base=loc)
+    assert _rows(wh.sql("SELECT k FROM mg")) == _rows(plain.select("k")) == [(1,)]
 
 
 # ---------------------------------------------------------------------------------------

@@ -69,6 +69,29 @@ def test_a_damaged_parquet_file_names_the_file_the_table_and_the_fix(p):
     assert isinstance(translated, DataFileError) and translated.message == msg
 
 
+def test_a_file_holding_a_column_of_another_type_is_not_called_damaged(p, tmp_path):
+    """Found by a hunt for bugs: a Parquet file holding b as STRING in a table whose b is INT failed
+    every read with a message calling the file damaged and telling to move it out of the table, which
+    loses its rows. The file is intact: the message says so and names the way (the column's type)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    src = tmp_path / "other.parquet"
+    pq.write_table(pa.table({"a": pa.array([7], pa.int32()), "b": pa.array(["seven"])}), src)
+    p.sql("CREATE TABLE typed (a INT, b INT) STORED AS PARQUET")
+    p.sql(f"LOAD DATA LOCAL INPATH '{src}' INTO TABLE typed")
+    with pytest.raises(DataFileError) as e:
+        p.sql("INSERT INTO copy_of_p SELECT a FROM typed WHERE b > 0")
+    assert e.value.reason == "type" and e.value.table == "default.typed"
+    msg = e.value.message
+    assert "holds a column under another type" in msg and "The file is intact" in msg and "Move it" not in msg
+    _no_jvm_noise(msg)
+    assert os.path.exists(e.value.path)
+    p.sql("CREATE TABLE as_file (a INT, b STRING) STORED AS PARQUET")  # the way the message names
+    p.sql(f"LOAD DATA LOCAL INPATH '{e.value.path}' INTO TABLE as_file")
+    assert [tuple(r) for r in p.sql("SELECT * FROM as_file").collect()] == [(7, "seven")]
+
+
 def test_a_deleted_data_file_names_the_file_and_msck_repair_fixes_it(p):
     part = os.path.join(p.location, "p", "ds=x")
     gone = _data_files(part)[0]

@@ -32,6 +32,9 @@ _MISSING = ("FILE_NOT_EXIST", "PATH_NOT_FOUND", "FileNotFoundException", "No suc
 _CORRUPT = ("FAILED_READ_FILE", "CANNOT_READ_FILE_FOOTER", "is not a Parquet file", "Could not read footer",
             "ParquetDecodingException", "Malformed ORC file", "ORC file is truncated",
             "can not read class org.apache.parquet", "Invalid ORC postscript")
+# a file's column read as another type than it holds: the file is intact (checked before _CORRUPT,
+# whose FAILED_READ_FILE Spark's message also carries)
+_TYPE_MISMATCH = ("COLUMN_DATA_TYPE_MISMATCH", "SchemaColumnConvertNotSupportedException")
 _NO_SPACE = ("No space left on device", "ENOSPC", "Disk quota exceeded")
 _PERMISSION = ("Permission denied", "Operation not permitted", "AccessDeniedException", "Mkdirs failed to create",
                "Read-only file system")
@@ -39,6 +42,7 @@ _JVM_GONE = ("Py4JError", "Py4JNetworkError")
 
 # where Spark's and Hadoop's messages name a path, most specific first
 _PATH_PATTERNS = (
+    r"Encountered error while reading file (?P<p>.+?)\.\s+Data type mismatches",
     r"Encountered error while reading file (?P<p>.+?)\.?\s+SQLSTATE",
     r"Path does not exist: (?P<p>.+?)\.?\s+SQLSTATE",
     r"File (?P<p>\S+) does not exist",
@@ -158,7 +162,8 @@ def _file_error(text: str, root: str, table_of: Callable[[str], str | None] | No
                 "directory name can hold: the write left nothing behind. Remove it in the SELECT, e.g. "
                 f"replace({col}, char(0), '').")
     reason = next((r for r, marks in (("no_space", _NO_SPACE), ("missing", _MISSING),
-                                      ("permission", _PERMISSION), ("corrupt", _CORRUPT))
+                                      ("permission", _PERMISSION), ("type", _TYPE_MISMATCH),
+                                      ("corrupt", _CORRUPT))
                    if any(m in text for m in marks)), None)
     if reason is None:
         return None
@@ -192,6 +197,12 @@ def file_error(reason: str, path: str | None, table: str | None, cause: str) -> 
     elif reason == "permission":
         msg = (f"No permission to use {where}{of}{said}. Give this user access to it, or run as its "
                "owner.")
+    elif reason == "type":
+        msg = (f"Cannot read {where}{of}{said}: the file holds a column under another type than the table gives "
+               "it (a type changed by ALTER TABLE, a column dropped and added back with another type, or a file "
+               "written elsewhere). The file is intact: keep it. Read the files with Spark (spark.read) and INSERT "
+               "their rows, cast to the column's type, into a new table, or LOAD the file into a table whose column "
+               "has the file's type.")
     else:
         fix = (f"Move it out of the table's directory and run MSCK REPAIR TABLE {table}, or restore it from a "
                "backup" if table else "Move it out of its table's directory (then MSCK REPAIR TABLE), or "

@@ -110,7 +110,9 @@ def _collect_arrow(small: TableScan, site: ScanSite, cols: list[str], limit: int
     if where is None or files is None:
         return None
     schema = pa.schema([(c, arrow_type(types[c])) for c in needed])
-    key = (table.format, tuple((f.path, f.size, f.mtime_ns) for f in files), schema)
+    # the columns' Hive types too: a VARCHAR(n) is read cut (formats.read_cut), its Arrow type a string
+    key = (table.format, tuple((f.path, f.size, f.mtime_ns) for f in files), schema,
+           tuple(types[c] for c in needed))
     keys_key = (key, site.own, tuple(cols))
     found = _keys_cache.get(keys_key)
     if found is not None:  # the same filter over the same files: the same keys

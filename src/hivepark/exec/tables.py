@@ -50,7 +50,7 @@ from hivepark.exec.relocate import (
     rename_partition,
     spec_text,
 )
-from hivepark.exec.write import count_rows, leaf_dirs, write_rows
+from hivepark.exec.write import count_rows, write_rows
 from hivepark.expr import or_all
 from hivepark.sql import statements as s
 from hivepark.sql.rewrite import hive_output_names
@@ -73,7 +73,7 @@ from hivepark.storage.commit import (
     delete_owned,
     table_files,
 )
-from hivepark.storage.formats import normalize_format, reads_as
+from hivepark.storage.formats import check_text_delimiter, normalize_format, reads_as
 from hivepark.storage.handlers import (
     PARTITION_SPEC_KEY,
     STORAGE_HANDLER_KEY,
@@ -104,8 +104,17 @@ def new_table_location(ctx: Context, db: str, name: str) -> str:
 def create_database(ctx: Context, stmt: s.CreateDatabase) -> DataFrame:
     check_object_name(stmt.name, "database")
     location = absolute(stmt.location) if stmt.location else database_location(ctx, stmt.name)
-    if stmt.location:
-        check_location(ctx, location, f"LOCATION of database {stmt.name}", own_db=stmt.name)
+    if stmt.name not in ctx.catalog.list_databases():  # else IF NOT EXISTS, or Hive's error
+        # the default <warehouse>/<db>.db too: a table's or partition's directory there (a
+        # LOCATION) would be the new database's, whose tables CREATE TABLE would then refuse
+        if stmt.location:
+            check_location(ctx, location, f"LOCATION of database {stmt.name}", own_db=stmt.name)
+        else:
+            try:
+                check_location(ctx, location, f"The directory of database {stmt.name}", own_db=stmt.name)
+            except SemanticError as e:
+                raise SemanticError(f"{e} Or give the database another with CREATE DATABASE {stmt.name} "
+                                    "LOCATION '...'.") from None
     ctx.catalog.create_database(Database(stmt.name, location, stmt.comment, dict(stmt.properties)),
                                 if_not_exists=stmt.if_not_exists)
     fs.makedirs(location)
@@ -352,6 +361,7 @@ def store_table(ctx: Context, table: Table, if_not_exists: bool) -> Table | None
     if handler is None:
         if not table.columns:
             raise SemanticError(f"Table {table.qualified_name} needs at least one data column")
+        check_text_delimiter(table)
         stored = ctx.catalog.create_table(table)
         fs.makedirs(stored.location)
         return stored
@@ -607,7 +617,9 @@ def set_serde_properties(ctx: Context, table: Table, props: Sequence[tuple[str, 
     if len(delims) != 1 or not next(iter(delims)):
         raise SemanticError(f"SET SERDEPROPERTIES gives {table.qualified_name} more than one field delimiter, or an "
                             f"empty one ({sorted(delims)}): give one, e.g. ('field.delim'=',').")
-    return ctx.catalog.alter_table(table.evolve(field_delim=delims.pop()), table.version)
+    changed = table.evolve(field_delim=delims.pop())
+    check_text_delimiter(changed)
+    return ctx.catalog.alter_table(changed, table.version)
 
 
 def _given_partition_location(ctx: Context, table: Table, given: str, values: Sequence[str | None]) -> str:
@@ -798,8 +810,49 @@ def change_columns(ctx: Context, table: Table, action: s.AddColumns | s.ChangeCo
                 f"{name} is stored as {table.format.upper()}, whose files name and type each column: after "
                 f"{change} its existing files would read NULL, wrong values or fail. Make a new table with the new "
                 "columns (CREATE TABLE ... AS SELECT ..., CAST(c AS type) AS new_name), or ADD COLUMNS for a new one.")
-    return ctx.catalog.alter_table(table.evolve(columns=tuple(new), properties=_rebucketed(table, action, kept)),
-                                   table.version)
+    properties = dict(_rebucketed(table, action, kept))
+    if table.format in ("parquet", "orc"):
+        properties = _dropped_columns(ctx, table, old, new, properties)
+    changed = table.evolve(columns=tuple(new), properties=properties)
+    check_text_delimiter(changed)
+    return ctx.catalog.alter_table(changed, table.version)
+
+
+#: Table property: the types a Parquet or ORC table's files may hold for the columns REPLACE COLUMNS
+#: (or a rename) took out of the metastore, {name: [type, ...]} in JSON
+DROPPED_COLUMNS = "hivepark.dropped.columns"
+
+
+def _dropped_columns(ctx: Context, table: Table, old: list[Column], new: list[Column],
+                     properties: dict[str, str]) -> dict[str, str]:
+    """The table's properties with the dropped columns' record brought up to date, after
+    refusing a column of ``new`` that the table's files hold under a type of the record that
+    Spark's reader does not read as the column's type (storage.formats.reads_as): REPLACE
+    COLUMNS (a INT) then ADD COLUMNS (b INT) over files holding b STRING made every later read
+    fail, which CHANGE b b INT is refused for. The record is kept when the columns are dropped:
+    the metastore has no other trace of them, and reading the files' footers to find them would
+    cost a read per file of the table on each ALTER."""
+    recorded: dict[str, list[str]] = json.loads(table.properties.get(DROPPED_COLUMNS) or "{}")
+    kept = {c.name for c in new}
+    dropped = [c for c in old if c.name not in kept]
+    if not (recorded or dropped) or not _has_files(ctx, table):
+        properties.pop(DROPPED_COLUMNS, None)  # no file holds them
+        return properties
+    name = table.qualified_name
+    for c in new:
+        bad = next((t for t in recorded.get(c.name, ()) if not reads_as(table.format, t, c.type)), None)
+        if bad is not None:
+            raise UnsupportedError(
+                f"{name} is stored as {table.format.upper()}, whose files name and type each column: its files hold "
+                f"column {c.name} as {bad} (dropped by REPLACE COLUMNS), which Spark's reader does not read as "
+                f"{c.type}, so every read of the table would fail or read wrong values. Give the column another "
+                f"name, or its type {bad}, or make a new table with the new columns (CREATE TABLE ... AS SELECT ...).")
+    for c in dropped:
+        types = recorded.setdefault(c.name, [])
+        if c.type not in types:
+            types.append(c.type)
+    properties[DROPPED_COLUMNS] = json.dumps(recorded, sort_keys=True)
+    return properties
 
 
 def _new_columns(table: Table, action: s.AddColumns | s.ChangeColumn) -> tuple[list[Column], bool]:
@@ -1057,15 +1110,19 @@ def set_skewed_location(ctx: Context, table: Table, action: s.SetSkewedLocation,
 
 
 def msck_repair(ctx: Context, stmt: s.MsckRepair) -> DataFrame:
-    """Registers partition directories found on disk and refreshes each partition's files
-    (``MSCK TABLE t`` without REPAIR changes nothing: it lists the directories not registered,
-    in Hive's ``Partitions not in metastore:`` line). As Hive 3's, ``DROP PARTITIONS`` instead
-    forgets the partitions whose directory is gone (``Partitions missing from filesystem:``
-    without REPAIR), and ``SYNC PARTITIONS`` does both.
+    """Registers partition directories found on disk and refreshes each partition's files. As
+    Hive's checker, every MSCK first lists the directories the metastore lacks (``Partitions not
+    in metastore:``) and the partitions whose directory is gone (``Partitions missing from
+    filesystem:``), whatever its mode; ``MSCK TABLE t`` without REPAIR changes nothing. With
+    REPAIR, ADD PARTITIONS (the default) registers the directories, DROP PARTITIONS (Hive 3)
+    forgets the partitions whose directory is gone, and SYNC PARTITIONS does both.
 
-    Every directory at the partition depth is checked as Hive's checker does: a key is its
-    column whatever its case (registered in that directory), and a name that is not
-    ``column=value`` or a key out of place cannot be registered (below).
+    Every directory down to the partition depth is checked as Hive's checker does: a key is its
+    column whatever its case (registered in that directory); a name that is not ``column=value``,
+    a key out of place, or files in a directory above the partition depth (``ds=f/`` holding files
+    in a table partitioned by (ds, hr), Hive's "MSCK finds a file rather than a directory") cannot
+    be registered (below). An empty directory above the partition depth holds no row and is
+    passed over (Hive's checker fails on it: "MSCK is missing partition columns").
 
     A directory's values are bound to the partition columns' types as a static value is
     (:meth:`hivepark.types.HiveType.partition_text`): ``n=12.50`` of a DECIMAL(10,2) column is the
@@ -1085,10 +1142,16 @@ def msck_repair(ctx: Context, stmt: s.MsckRepair) -> DataFrame:
     claimed: dict[tuple[str | None, ...], str] = {}
     put: list[Partition] = []
     added: list[str] = []
-    problems: list[tuple[str, str]] = []
+    root = fs.normalize(table.location)
+    leaves, misplaced = _partition_dirs(root, len(keys))
+    problems: list[tuple[str, str]] = [
+        (rel, f"it holds files ({name}) where the directories of partition column {keys[depth]} go (the table "
+              f"is partitioned by {', '.join(keys)}): they are never read. Move them into a partition directory "
+              f"({layout.make_part_name(keys, ['...'] * len(keys))})")
+        for path, rel, depth, name in misplaced if not any(layout.is_within(loc, path) for loc in at)]
     now = int(time.time())
-    for leaf in leaf_dirs(table.location, len(keys)) if stmt.mode != "DROP" else ():
-        rel = leaf[len(fs.normalize(table.location)):].strip("/")
+    for leaf in leaves:
+        rel = leaf[len(root):].strip("/")
         old = at.get(fs.normalize(leaf))
         try:
             parsed = layout.parse_part_name(rel)
@@ -1120,6 +1183,11 @@ def msck_repair(ctx: Context, stmt: s.MsckRepair) -> DataFrame:
                 problems.append((rel, problem))
                 continue
             claimed[values] = rel
+        if old is None:
+            name = layout.make_part_name(keys, values)
+            added.append(f"{table.name}:{name}" + (f" (directory {rel})" if name != rel else ""))
+        if not stmt.repair or stmt.mode == "DROP":
+            continue  # nothing registered or refreshed: the files need not be read
         params = dict(old.parameters) if old else {}
         files = [f for f in fs.list_files(leaf) if not f.is_dir]
         lay = partition_layout(params)
@@ -1133,29 +1201,52 @@ def msck_repair(ctx: Context, stmt: s.MsckRepair) -> DataFrame:
         params.update(_file_stats(table, files, str(now)))
         put.append(Partition(values, old.location if old else leaf, params,
                              tuple(sorted(names)), now))
-        if old is None:
-            name = layout.make_part_name(keys, values)
-            added.append(f"{table.name}:{name}" + (f" (directory {rel})" if name != rel else ""))
     mode = (ctx.conf.get("hive.msck.path.validation") or "throw").strip().lower()
+    statement = f"MSCK {'REPAIR ' if stmt.repair else ''}TABLE {table.qualified_name}"
     if problems and mode not in ("skip", "ignore"):
-        shown = "; ".join(f"{rel}: {why}" for rel, why in problems[:10])
+        shown = "; ".join(f"{rel or '.'}: {why}" for rel, why in problems[:10])
         more = f" (and {len(problems) - 10} more)" if len(problems) > 10 else ""
         raise InvalidPartitionSpec(
-            f"MSCK REPAIR TABLE {table.qualified_name} registered nothing: these partition directories cannot "
+            f"{statement} {'registered nothing' if stmt.repair else 'failed'}: these partition directories cannot "
             f"be registered: {shown}{more}. Rename or remove them, or SET hive.msck.path.validation=skip to "
-            "register the other directories and skip these.")
-    # DROP / SYNC PARTITIONS: the registered partitions whose directory is gone
-    gone = [p for p in partitions if stmt.mode != "ADD" and not fs.exists(p.location)]
+            f"{'register the other directories and skip these' if stmt.repair else 'check the others'}.")
+    # the registered partitions whose directory is gone (DROP / SYNC PARTITIONS forget them)
+    gone = [p for p in partitions if not fs.exists(p.location)]
     gone_names = [f"{table.name}:{layout.make_part_name(keys, p.values)}" for p in gone]
+    missing = [a.split(" (directory ")[0] for a in added]
+    checked = ([("\t".join(["Partitions not in metastore:", *missing]),)] if missing else []) \
+        + ([("\t".join(["Partitions missing from filesystem:", *gone_names]),)] if gone else [])
+    skipped = [(f"{'Repair: ' if stmt.repair else ''}Skipped directory {table.name}:{rel or '.'} ({why})",)
+               for rel, why in problems]
     if not stmt.repair:  # MSCK TABLE t only checks, as Hive's: nothing is registered or refreshed
-        missing = [a.split(" (directory ")[0] for a in added]
-        return ctx.rows(["result"], ([("\t".join(["Partitions not in metastore:", *missing]),)] if missing else [])
-                        + ([("\t".join(["Partitions missing from filesystem:", *gone_names]),)] if gone else []))
+        return ctx.rows(["result"], checked + skipped)
+    if stmt.mode == "DROP":
+        added = []
+    if stmt.mode == "ADD":
+        gone, gone_names = [], []
     if put or gone:
         ctx.catalog.commit(table, table.version, put=put, drop=[p.values for p in gone])
-    return ctx.rows(["result"], [(f"Repair: Added partition to metastore {a}",) for a in added]
-                    + [(f"Repair: Dropped partition from metastore {n}",) for n in gone_names]
-                    + [(f"Repair: Skipped directory {table.name}:{rel} ({why})",) for rel, why in problems])
+    return ctx.rows(["result"], checked + [(f"Repair: Added partition to metastore {a}",) for a in added]
+                    + [(f"Repair: Dropped partition from metastore {n}",) for n in gone_names] + skipped)
+
+
+def _partition_dirs(root: str, depth: int) -> tuple[list[str], list[tuple[str, str, int, str]]]:
+    """The directories ``depth`` levels below ``root`` (a table's partition directories), and
+    each directory above that depth that holds files, as (path, path relative to ``root``,
+    its depth, a file's name): files no partition reads."""
+    level, misplaced = [root], []
+    for d in range(depth):
+        below = []
+        for path in level:
+            entries = fs.list_files(path)
+            stray = sorted(os.path.basename(e.path) for e in entries if not e.is_dir)
+            if stray:
+                rel = path[len(root):].strip("/")
+                misplaced.append((fs.normalize(path), rel, d, stray[0] + (f", {len(stray) - 1} more"
+                                                                          if len(stray) > 1 else "")))
+            below += [e.path for e in entries if e.is_dir]
+        level = below
+    return sorted(level), misplaced
 
 
 def _near_partition(leaf: str, locations: Mapping[str, Partition]) -> bool:

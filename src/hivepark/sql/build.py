@@ -455,8 +455,10 @@ def _alter_action(action: exp.Expression, if_exists: bool) -> s.AlterAction:
                    for p in props.expressions if isinstance(p, exp.SerdeProperties)] \
         if isinstance(action, exp.AlterSet) else []
     if serde_props and not action.args.get("serde"):
-        return s.SetSerdeProperties(tuple((p.this.name, p.text("value")) for sp in serde_props
-                                          for p in sp.expressions))
+        # the delimiter read as LazySimpleSerDe reads it ('2' is \002), as in CREATE TABLE
+        return s.SetSerdeProperties(tuple((p.this.name, _serde_byte(p.text("value")) if p.this.name in
+                                           ("field.delim", "serialization.format") else p.text("value"))
+                                          for sp in serde_props for p in sp.expressions))
     if isinstance(action, exp.Schema):  # ADD COLUMNS (...)
         return s.AddColumns(tuple(column_defs(action)))
     if isinstance(action, exp.ReplaceColumns):

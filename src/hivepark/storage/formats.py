@@ -135,19 +135,45 @@ def load(spark: SparkSession, table: Table, paths: Sequence[str], base_path: str
     if table.format != "textfile":
         # a DDL string: one call into the JVM (a StructType costs two and a JSON round trip)
         df = _load_paths(r.schema(schema_ddl([*table.columns, *discovered])), paths)
-        if discovered == parts:
+        cut = any(read_cut("x", c.type) != "x" for c in table.columns)
+        if discovered == parts and not cut:
             return df.select("*", *[c.alias(n) for n, c in extra.items()]) if extra else df
-        cols = [sql_name(c.name) for c in table.columns]
+        cols = [f"{read_cut(sql_name(c.name), c.type)} AS {sql_name(c.name)}" for c in table.columns]
     else:
         schema = StructType([StructField(TEXT_LINE, StringType())] + schema_of(discovered).fields)
         df = r.schema(schema).load(list(paths))
         delim = render_literal(re.escape(table.field_delim or DEFAULT_TEXT_DELIM))
         fields = f"split({sql_name(TEXT_LINE)}, {delim}, -1)"
-        cols = [f"{_parse_text(f'try_element_at({fields}, {i + 1})', _text_type(c), 2)} AS {sql_name(c.name)}"
-                for i, c in enumerate(table.columns)]
+        cols = [f"{read_cut(_parse_text(f'try_element_at({fields}, {i + 1})', _text_type(c), 2), c.type)} "
+                f"AS {sql_name(c.name)}" for i, c in enumerate(table.columns)]
     if extra:  # computed on each raw row (a hidden column such as _metadata is there only)
         df = df.select("*", *[c.alias(n) for n, c in extra.items()])
     return df.selectExpr(*cols, *_typed_partitions(parts), *[sql_name(n) for n in extra])
+
+
+def read_cut(sql: str, hive_type: str | HiveType) -> str:
+    """Spark SQL for a column's value (Spark SQL ``sql``) as Hive reads it from a file: a VARCHAR(n)
+    or CHAR(n) cut to n characters (HiveVarchar, HiveChar), a CHAR without its trailing spaces (as
+    hivepark stores CHAR values), so a file written before ``ALTER TABLE ... CHANGE`` narrowed the
+    column, or loaded from elsewhere, reads as one written after; any other type as it is.
+
+    >>> read_cut("`b`", "varchar(2)"), read_cut("`c`", "char(3)"), read_cut("`s`", "string")
+    ('substring(`b`, 1, 2)', 'rtrim(substring(`c`, 1, 3))', '`s`')
+    """
+    t = HiveType.parse(hive_type)
+    if t.base not in ("varchar", "char") or not t.params:
+        return sql
+    cut = f"substring({sql}, 1, {t.params[0]})"
+    return f"rtrim({cut})" if t.base == "char" else cut
+
+
+def arrow_read_cut(values: pa.ChunkedArray | pa.Array, hive_type: str | HiveType) -> pa.ChunkedArray | pa.Array:
+    """:func:`read_cut` over Arrow strings (the in-process reads of :func:`read_arrow`)."""
+    t = HiveType.parse(hive_type)
+    if t.base not in ("varchar", "char") or not t.params:
+        return values
+    cut = pc.utf8_slice_codeunits(values, 0, int(t.params[0]))
+    return pc.utf8_rtrim(cut, characters=" ") if t.base == "char" else cut
 
 
 def _as_discovered(key: Column) -> Column:
@@ -186,6 +212,65 @@ def _separator(level: int) -> str:
 
 def _is_complex(ddl: str) -> bool:
     return ddl.lower().startswith(("array<", "map<", "struct<"))
+
+
+def _top_level_split(text: str) -> list[str]:
+    """``text`` split on the commas outside any ``<>`` or ``()`` (the items of a type list)."""
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "<(":
+            depth += 1
+        elif ch in ">)":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            out.append(text[start:i])
+            start = i + 1
+    return [*out, text[start:]]
+
+
+def nested_separators(type_text: str, level: int = 2) -> set[str]:
+    """The separators LazySimpleSerDe writes a value of ``type_text`` with (a column's are from
+    level 2: an ARRAY's items, a MAP's entries and a STRUCT's fields on its level's, a MAP's key
+    from its value on the next, deeper types one level down each).
+
+    >>> sorted(map(ord, nested_separators("map<string,array<int>>"))), nested_separators("int")
+    ([2, 3, 4], set())
+    >>> sorted(map(ord, nested_separators("struct<a:decimal(10,2),b:array<string>>")))
+    [2, 3]
+    """
+    t = type_text.strip()
+    low = t.lower()
+    if low.startswith("array<") and low.endswith(">"):
+        return {_separator(level)} | nested_separators(t[6:-1], level + 1)
+    if low.startswith("map<") and low.endswith(">"):
+        key, value = (_top_level_split(t[4:-1]) + [""])[:2]
+        return {_separator(level), _separator(level + 1)} | nested_separators(key, level + 2) \
+            | nested_separators(value, level + 2)
+    if low.startswith("struct<") and low.endswith(">"):
+        out = {_separator(level)}
+        for field in _top_level_split(t[7:-1]):
+            out |= nested_separators(field.split(":", 1)[-1] if ":" in field else "", level + 1)
+        return out
+    return set()
+
+
+def check_text_delimiter(table: Table) -> None:
+    """Refuses a TEXTFILE table whose field delimiter is one its ARRAY, MAP or STRUCT columns'
+    values are written with (``\\002``, ``\\003``, ...): each row would be read back split in
+    other places than it was written."""
+    if table.format != "textfile":
+        return
+    delim = table.field_delim or DEFAULT_TEXT_DELIM
+    clash = [c for c in table.columns if delim in nested_separators(c.type)]
+    if clash:
+        shown = f"'\\{ord(delim):03o}'" if ord(delim) < 32 else repr(delim)
+        raise UnsupportedError(
+            f"Field delimiter {shown} of TEXTFILE table {table.qualified_name} is also the separator LazySimpleSerDe "
+            f"writes inside the values of its column{'s' if len(clash) > 1 else ''} "
+            f"{', '.join(f'{c.name} {c.type}' for c in clash)} (ARRAY items and STRUCT fields on '\\002', a "
+            "MAP's key from its value on '\\003', one byte more per nesting level): every row would be read "
+            "back split in the wrong places. Give another field delimiter (FIELDS TERMINATED BY, "
+            "'field.delim'; the default '\\001', or ',', '\\t', '|'), or store the table AS PARQUET or ORC.")
 
 
 def _text_type(column: Column) -> DataType | str:
@@ -307,6 +392,11 @@ def read_arrow(table: Table, paths: Sequence[str], schema: pa.Schema,
                 return None
         rows = dataset.to_table(columns=schema.names, filter=where) if where is not None \
             else dataset.to_table(columns=schema.names)
-        return rows.cast(schema, safe=True)
+        rows = rows.cast(schema, safe=True)
+        types = {c.name: c.type for c in table.columns}
+        for i, name in enumerate(rows.column_names):  # VARCHAR(n), CHAR(n) as Hive reads them
+            if name in types and read_cut("x", types[name]) != "x":
+                rows = rows.set_column(i, name, arrow_read_cut(rows.column(i), types[name]))
+        return rows
     except (pa.ArrowException, OSError, ValueError):
         return None
