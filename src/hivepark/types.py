@@ -218,7 +218,9 @@ class HiveType:
     # -- partition values ----------------------------------------------------------------
     def partition_text(self, value: Value) -> str | None:
         """The canonical text of a partition value of this type; None for the default
-        partition (NULL, ``''`` or ``__HIVE_DEFAULT_PARTITION__``).
+        partition (NULL, ``''`` or ``__HIVE_DEFAULT_PARTITION__``, given so or as the text a
+        value of a string type becomes), as a dynamic insert writes them
+        (``exec.write.partition_text_sql``).
 
         The text is Hive's: the value converted to the type (Hive's ``hive.typecheck.on.insert``
         conversion), then written as Hive writes it. For every type but DECIMAL that is Spark's
@@ -251,7 +253,7 @@ class HiveType:
             text = _spark_string(value)
             if self.base in ("varchar", "char") and self.params:  # Hive's HiveVarchar, HiveChar: cut to the length
                 text = text[: self.params[0]]
-            return text
+            return None if text in ("", DEFAULT_PARTITION_NAME) else text
         converter = _PARTITION_TEXT.get(kind)
         if converter is None:
             raise ValueError(f"a {self.text} column cannot be a partition key")

@@ -45,7 +45,7 @@ from hivepark.storage.bucket_files import BUCKET_COL, name_staged, row_buckets
 from hivepark.storage.commit import DirectoryWrite, PartitionWrite
 from hivepark.storage.formats import normalize_format, sql_name, writer
 from hivepark.storage.handlers import StorageHandler, handler_for
-from hivepark.types import HiveType, PartitionValueError
+from hivepark.types import DEFAULT_PARTITION_NAME, HiveType, PartitionValueError
 
 
 def insert(ctx: Context, stmt: Insert) -> DataFrame:
@@ -324,10 +324,11 @@ def _write_dynamic(ctx: Context, table: Table, df: DataFrame, static: dict, dyn:
             part_cols.append(f"{render_literal(static[k])} AS {sql_name(k)}")
         else:
             value = f"CAST({sql_name(cols[n + dyn.index(k)])} AS {spark_type(types[k])})"
-            # '' is the default partition, as NULL (Hive's and Spark's writers): one value, so
-            # that one task writes its file and the limits count one partition
+            # '' and the default partition's name are the default partition, as NULL (Hive's
+            # and Spark's writers): one value, so that one task writes its directory's file
+            # and the limits count one partition
             text = partition_text_sql(value, HiveType.parse(types[k]))
-            part_cols.append(f"nullif({text}, '') AS {sql_name(k)}")
+            part_cols.append(f"{text} AS {sql_name(k)}")
     out = df.selectExpr(*_data_columns(table, df), *part_cols)
     keys = list(table.partition_key_names())
     grouped = lb_routing.dynamic_grouped(table, out, keys)
@@ -393,16 +394,28 @@ def partition_text_sql(value: str, typ: HiveType) -> str:
     """A dynamic partition value (Spark SQL ``value``, already cast to its column's type) as its
     canonical text, the text :meth:`HiveType.partition_text` gives a static value: Spark's ``CAST
     AS STRING``, a VARCHAR(n) cut to n characters (Hive's HiveVarchar), a DECIMAL without trailing
-    zeros (Hive's HiveDecimal text: ``12.50`` is ``12.5``, ``0.00`` is ``0``). The partition
-    directories are written from this text, so the metastore records exactly it; the preflight
-    checks each value against the type (:func:`_check_dynamic_values`).
+    zeros (Hive's HiveDecimal text: ``12.50`` is ``12.5``, ``0.00`` is ``0``); NULL for the default
+    partition: NULL, ``''`` and the default partition's name (``__HIVE_DEFAULT_PARTITION__``, the
+    directory Hive's and Spark's writers give NULL and ``''``), so that rows of one directory are
+    one value, which one write task gets. The partition directories are written from this text,
+    so the metastore records exactly it; the preflight checks each value against the type
+    (:func:`_check_dynamic_values`).
 
-    >>> partition_text_sql("v", HiveType.parse("varchar(3)"))
-    'substring(CAST(v AS STRING), 1, 3)'
+    >>> partition_text_sql("v", HiveType.parse("varchar(3)"))  # doctest: +NORMALIZE_WHITESPACE
+    "CASE WHEN CAST(v AS STRING) = '__HIVE_DEFAULT_PARTITION__' THEN NULL
+     ELSE nullif(nullif(substring(CAST(v AS STRING), 1, 3), ''), '__HIVE_DEFAULT_PARTITION__') END"
     """
     text = f"CAST({value} AS STRING)"
-    if typ.base in ("varchar", "char") and typ.params:
-        return f"substring({text}, 1, {typ.params[0]})"
+    if typ.kind in ("string", "char"):  # the only texts that can be '' or the default name
+        cut = text
+        if typ.base in ("varchar", "char") and typ.params:
+            cut = f"substring({text}, 1, {typ.params[0]})"
+        default = render_literal(DEFAULT_PARTITION_NAME)
+        canonical = f"nullif(nullif({cut}, ''), {default})"
+        if cut == text:
+            return canonical
+        # the name given whole is the default partition before it is cut, as a static value
+        return f"CASE WHEN {text} = {default} THEN NULL ELSE {canonical} END"
     if typ.kind == "decimal" and typ.precision_scale[1] > 0:
         return f"CASE WHEN {value} = 0 THEN '0' ELSE regexp_replace(regexp_replace({text}, '0+$', ''), '[.]$', '') END"
     return text
