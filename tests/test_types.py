@@ -288,7 +288,10 @@ SPARK_CASES: list[tuple[str, Any, str]] = [
     ("string", "__HIVE_DEFAULT_PARTITION__x", "'__HIVE_DEFAULT_PARTITION__x'"), ("string", None, "NULL"),
     ("varchar(26)", "__HIVE_DEFAULT_PARTITION__x", "'__HIVE_DEFAULT_PARTITION__x'"),
     ("varchar(3)", "__HIVE_DEFAULT_PARTITION__", "'__HIVE_DEFAULT_PARTITION__'"),
-    ("varchar(3)", "abcd", "'abcd'"),
+    ("varchar(3)", "abcd", "'abcd'"), ("varchar(3)", "a  ", "'a  '"),
+    # a CHAR value is cut, then stored without trailing spaces (HiveChar's stripped value)
+    ("char(3)", "a  ", "'a  '"), ("char(3)", "a", "'a'"), ("char(3)", "b c d", "'b c d'"),
+    ("char(3)", " b", "' b'"), ("char(3)", "   ", "'   '"), ("char(3)", "a\t", "'a\\t'"),
 ]
 
 

@@ -439,6 +439,29 @@ def test_char_values_are_stored_without_trailing_spaces_and_compare_as_hive(wh, 
     assert _rows(wh.sql("SELECT id FROM ch4 WHERE v = 'ab'")) == [(1,)]
 
 
+def test_char_partition_values_are_stored_without_trailing_spaces(wh, spark):
+    """Found by a hunt for bugs: a CHAR(n) partition value kept its trailing spaces, so 'a', 'a '
+    and 'a  ' were three partitions and `c = 'a'` found one row of three. As a CHAR column's
+    value, it is stored stripped, by static and dynamic values alike; a CHAR of spaces is ''."""
+    wh.sql("CREATE TABLE pc3 (k INT) PARTITIONED BY (c CHAR(3)) STORED AS PARQUET")
+    wh.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
+    wh.sql("INSERT INTO pc3 PARTITION (c) VALUES (1, 'a '), (2, 'a'), (4, 'b c d'), (5, '   ')")
+    wh.sql("INSERT INTO pc3 PARTITION (c='a  ') VALUES (3)")
+    wh.sql("INSERT INTO pc3 PARTITION (c='  ') VALUES (6)")
+    wh.insert(spark.createDataFrame([(7,)], "k int"), "pc3", partition={"c": "a    "})
+    assert _parts(wh, "pc3") == ["c=__HIVE_DEFAULT_PARTITION__", "c=a", "c=b c"]
+    loc = os.path.join(wh.location, "pc3")
+    assert sorted(d for d in os.listdir(loc) if not d.startswith(".")) == [
+        "c=__HIVE_DEFAULT_PARTITION__", "c=a", "c=b c"]
+    plain = _plain_parquet(spark, loc, "k int, c string", base=loc)
+    assert _rows(wh.sql("SELECT * FROM pc3")) == _rows(plain) == [
+        (1, "a"), (2, "a"), (3, "a"), (4, "b c"), (5, None), (6, None), (7, "a")]
+    assert _rows(wh.sql("SELECT k FROM pc3 WHERE c = 'a'")) == _rows(plain.where("c = 'a'").select("k")) == [
+        (1,), (2,), (3,), (7,)]
+    with pytest.raises(InvalidPartitionSpec, match="field c does not exist or is empty"):
+        wh.sql("ALTER TABLE pc3 ADD PARTITION (c='  ')")
+
+
 def test_ctas_names_expressions_as_hive_and_refuses_an_untyped_null(wh, spark):
     """Found by a hunt for bugs: CTAS named an expression without an alias as Spark does,
     `(id + 1)`, where Hive names it _c<position>; an untyped NULL made a VOID column that no

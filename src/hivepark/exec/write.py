@@ -393,7 +393,8 @@ def bucket_order(buckets: Bucketing, keys: list[str]) -> list[Column]:
 def partition_text_sql(value: str, typ: HiveType) -> str:
     """A dynamic partition value (Spark SQL ``value``, already cast to its column's type) as its
     canonical text, the text :meth:`HiveType.partition_text` gives a static value: Spark's ``CAST
-    AS STRING``, a VARCHAR(n) cut to n characters (Hive's HiveVarchar), a DECIMAL without trailing
+    AS STRING``, a VARCHAR(n) cut to n characters (Hive's HiveVarchar), a CHAR(n) cut to n
+    characters without trailing spaces (Hive's HiveChar stripped, so ``'a '`` is ``'a'``), a DECIMAL without trailing
     zeros (Hive's HiveDecimal text: ``12.50`` is ``12.5``, ``0.00`` is ``0``); NULL for the default
     partition: NULL, ``''`` and the default partition's name (``__HIVE_DEFAULT_PARTITION__``, the
     directory Hive's and Spark's writers give NULL and ``''``), so that rows of one directory are
@@ -410,6 +411,8 @@ def partition_text_sql(value: str, typ: HiveType) -> str:
         cut = text
         if typ.base in ("varchar", "char") and typ.params:
             cut = f"substring({text}, 1, {typ.params[0]})"
+        if typ.base == "char":  # without trailing spaces, as _cast_to stores a CHAR column's value
+            cut = f"rtrim({cut})"
         default = render_literal(DEFAULT_PARTITION_NAME)
         canonical = f"nullif(nullif({cut}, ''), {default})"
         if cut == text:
