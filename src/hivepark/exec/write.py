@@ -60,24 +60,112 @@ def insert(ctx: Context, stmt: Insert) -> DataFrame:
 
 def multi_insert(ctx: Context, stmt: MultiInsert) -> DataFrame:
     """``FROM s INSERT ... SELECT ... INSERT ... SELECT ...``: the source is read once
-    (pruned by the OR of the branches' WHERE clauses, then cached) and feeds every insert."""
-    for branch in stmt.inserts:  # every target refused before any is written (each commits on its own)
-        ctx.target(branch.table)
+    (pruned by the OR of the branches' WHERE clauses, then cached) and feeds every insert.
+    Two branches that write one output are refused before anything is written
+    (:func:`_check_outputs`)."""
+    # every target refused before any is written (each commits on its own)
+    branches = [(ctx.target(branch.table), branch) for branch in stmt.inserts]
+    compare = _check_outputs(ctx, branches)
     src_df, _ = run_query(ctx, stmt.source.tree)
     src_df = src_df.persist()
     src_df.createOrReplaceTempView(stmt.view)
     try:
+        if compare:
+            _check_written_partitions(ctx, branches, compare)
         for branch in stmt.inserts:
-            table = ctx.target(branch.table)
-            listed = listed_columns(table, branch)
-            df, _ = run_query(ctx, branch.query.tree)
-            df = by_column_list(table, df, listed)
+            table = ctx.target(branch.table)  # as an earlier branch's commit left it
+            df = _branch_rows(ctx, table, branch)
             write_rows(ctx, table, df, branch.partition, overwrite=branch.overwrite,
                        if_not_exists=branch.if_not_exists)
     finally:
         ctx.spark.catalog.dropTempView(stmt.view)
         src_df.unpersist()
     return ctx.empty()
+
+
+def _branch_rows(ctx: Context, table: Table, branch: Insert) -> DataFrame:
+    listed = listed_columns(table, branch)
+    df, _ = run_query(ctx, branch.query.tree)
+    return by_column_list(table, df, listed)
+
+
+def _branch_spec(ctx: Context, table: Table, branch: Insert) -> tuple[dict[str, str | None], list[str]]:
+    """A multi-insert branch's static partition values (canonical texts, None for the default
+    partition) and dynamic columns, checked as its write will check them."""
+    if handler_for(table) is not None or not table.is_partitioned:
+        return {}, []
+    dyn = _dynamic_columns(ctx, table, branch.partition, branch.if_not_exists)
+    return {k: partition_value(table, k, v) for k, v in branch.partition.static.items()}, dyn
+
+
+def _output_name(table: Table, values: Sequence[str | None] | None) -> str:
+    """An output as Hive's 10087 names it: ``t`` or ``t@ds=1/hr=2``."""
+    if values is None:
+        return table.name
+    return f"{table.name}@{layout.make_part_name(table.partition_key_names(), tuple(values))}"
+
+
+def _same_output(name: str, first: int, second: int) -> SemanticError:
+    return SemanticError(
+        f"The same output cannot be present multiple times: {name}. INSERT {first + 1} and INSERT "
+        f"{second + 1} of this multi-table insert both write it, and one would replace or mix with "
+        "the other's rows; nothing was written. Write each output from one INSERT (join the SELECTs "
+        "with UNION ALL).", code=10087)
+
+
+def _check_outputs(ctx: Context, branches: list[tuple[Table, Insert]]) -> set[int]:
+    """Hive's 10087 at compile time: two branches naming one output (the same table without
+    partitions, or the same fully static partition), INTO or OVERWRITE (Hive refuses two of a
+    kind; hivepark, whose branches commit one after another, refuses a mix too, as its outcome
+    would depend on their order). Returns the branches whose dynamic partitions may meet
+    another branch's where one of them overwrites (same table, no static value apart): their
+    partitions are compared on the rows before anything is written
+    (:func:`_check_written_partitions`)."""
+    specs = [_branch_spec(ctx, table, branch) for table, branch in branches]
+    compare: set[int] = set()
+    for i, ((ti, bi), (si, di)) in enumerate(zip(branches, specs)):
+        for j in range(i):
+            (tj, bj), (sj, dj) = branches[j], specs[j]
+            if ti.qualified_name.lower() != tj.qualified_name.lower():
+                continue
+            if any(si[k] != sj[k] for k in si.keys() & sj.keys()):
+                continue  # a static value apart: never one partition
+            if not di and not dj:
+                values = [si[k] for k in ti.partition_key_names()] if si else None
+                raise _same_output(_output_name(ti, values), j, i)
+            if bi.overwrite or bj.overwrite:
+                compare |= {i, j}
+    return compare
+
+
+def _check_written_partitions(ctx: Context, branches: list[tuple[Table, Insert]], compare: set[int]) -> None:
+    """The partitions each branch of ``compare`` writes (a dynamic branch's from its rows, with
+    its preflight's checks), refused as Hive's 10087 where two branches into one table write
+    one partition and one of them overwrites it: the later commit would replace or mix with the
+    earlier's rows."""
+    written: dict[int, set[tuple[str | None, ...]]] = {}
+    for i in sorted(compare):
+        table, branch = branches[i]
+        static, dyn = _branch_spec(ctx, table, branch)
+        keys = table.partition_key_names()
+        if not dyn:
+            written[i] = {tuple(static[k] for k in keys)}
+            continue
+        df = _branch_rows(ctx, table, branch)
+        df = df.toDF(*[f"_hp_col{n}" for n in range(len(df.columns))])
+        _check_column_count(table, df, dyn)
+        out = _partitioned_rows(table, df, static, dyn)
+        _, rows = _preflight(ctx, out, list(keys), None, table.partition_types())
+        written[i] = {tuple(r[k] for k in keys) for r in rows}
+    for i in sorted(compare):
+        for j in sorted(compare):
+            ti, bi = branches[i]
+            tj, bj = branches[j]
+            if j >= i or ti.qualified_name.lower() != tj.qualified_name.lower() or not (bi.overwrite or bj.overwrite):
+                continue
+            both = sorted(written[i] & written[j], key=repr)
+            if both:
+                raise _same_output(_output_name(ti, both[0]), j, i)
 
 
 def listed_columns(table: Table, stmt: Insert) -> tuple[list[str], list[str]] | None:
@@ -158,16 +246,8 @@ def write_rows(ctx: Context, table: Table, df: DataFrame, spec: PartitionSpec, o
     if handler is not None:
         _write_handler(ctx, handler, table, df, spec, overwrite)
         return table
-    dyn = dynamic_columns(
-        table, spec, ctx.conf.get_bool("hive.exec.dynamic.partition"),
-        (ctx.conf.get("hive.exec.dynamic.partition.mode") or "").lower() == "strict")
-    check_if_not_exists(dyn, if_not_exists, spec)
-    expected = len(table.columns) + len(dyn)
-    if len(df.columns) != expected:
-        raise SemanticError(
-            f"Cannot insert into target table because column number/types are different "
-            f"'{table.name}': Table insclause-0 has {expected} columns, but query has "
-            f"{len(df.columns)} columns.", code=10044)
+    dyn = _dynamic_columns(ctx, table, spec, if_not_exists)
+    _check_column_count(table, df, dyn)
     if not dyn:
         values = full_spec(table, spec) if table.is_partitioned else ()
         if if_not_exists and table.is_partitioned and ctx.catalog.get_partition(table, values):
@@ -175,6 +255,27 @@ def write_rows(ctx: Context, table: Table, df: DataFrame, spec: PartitionSpec, o
         return _write_static(ctx, table, df, values, overwrite)
     static = {k: partition_value(table, k, v) for k, v in spec.static.items()}
     return _write_dynamic(ctx, table, df, static, dyn, overwrite)
+
+
+def _dynamic_columns(ctx: Context, table: Table, spec: PartitionSpec, if_not_exists: bool) -> list[str]:
+    """An INSERT's dynamic partition columns, after Hive's checks of its PARTITION clause."""
+    dyn = dynamic_columns(
+        table, spec, ctx.conf.get_bool("hive.exec.dynamic.partition"),
+        (ctx.conf.get("hive.exec.dynamic.partition.mode") or "").lower() == "strict")
+    check_if_not_exists(dyn, if_not_exists, spec)
+    return dyn
+
+
+def _check_column_count(table: Table, df: DataFrame, dyn: list[str]) -> None:
+    """Hive's 10044 when the query's columns are not the table's data columns and its dynamic
+    partition columns."""
+    got = len(df.columns)
+    expected = len(table.columns) + len(dyn)
+    if got != expected:
+        raise SemanticError(
+            f"Cannot insert into target table because column number/types are different "
+            f"'{table.name}': Table insclause-0 has {expected} columns, but query has "
+            f"{got} columns.", code=10044)
 
 
 def _load_values(table: Table, spec: PartitionSpec) -> tuple[str | None, ...]:
@@ -312,8 +413,9 @@ def _by_directory(data: DataFrame, dirs: int) -> DataFrame:
     return data.repartition(1 if _small(data) else dirs, F.col(lb_routing.LB_COL))
 
 
-def _write_dynamic(ctx: Context, table: Table, df: DataFrame, static: dict, dyn: list[str],
-                   overwrite: bool) -> Table:
+def _partitioned_rows(table: Table, df: DataFrame, static: dict, dyn: list[str]) -> DataFrame:
+    """A dynamic insert's rows: the data columns cast to their types, then every partition
+    column as its canonical text (the static values given, the dynamic ones computed)."""
     cols = df.columns
     n = len(table.columns)
     types = table.partition_types()
@@ -329,7 +431,13 @@ def _write_dynamic(ctx: Context, table: Table, df: DataFrame, static: dict, dyn:
             # and the limits count one partition
             text = partition_text_sql(value, HiveType.parse(types[k]))
             part_cols.append(f"{text} AS {sql_name(k)}")
-    out = df.selectExpr(*_data_columns(table, df), *part_cols)
+    return df.selectExpr(*_data_columns(table, df), *part_cols)
+
+
+def _write_dynamic(ctx: Context, table: Table, df: DataFrame, static: dict, dyn: list[str],
+                   overwrite: bool) -> Table:
+    types = table.partition_types()
+    out = _partitioned_rows(table, df, static, dyn)
     keys = list(table.partition_key_names())
     grouped = lb_routing.dynamic_grouped(table, out, keys)
     try:
