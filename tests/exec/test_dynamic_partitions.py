@@ -241,6 +241,27 @@ def test_per_task_limit_sizes_the_write(env, spark, t):
     env.sql("SET hive.exec.max.dynamic.partitions.pernode=100")
 
 
+def test_per_task_limit_of_one_never_fails(env, spark, t):
+    """Found by a hunt for bugs: with pernode=1, 20 partitions' hashes met modulo every task
+    count the doubling tried, and the statement failed with Hive's 20004, which the README says
+    hivepark never raises. Each partition is then given its task: one partition per task (the
+    task number is in each file's name)."""
+    import re
+
+    env.sql("SET hive.exec.max.dynamic.partitions.pernode=1")
+    try:
+        env.sql("INSERT OVERWRITE TABLE t PARTITION (ds='p', hr) SELECT key, value, key FROM src WHERE key < 20")
+        env.sql("INSERT OVERWRITE TABLE t PARTITION (ds='q', hr) SELECT key, value, key % 7 FROM src")
+    finally:
+        env.sql("SET hive.exec.max.dynamic.partitions.pernode=100")
+    assert len(parts(env)) == 27
+    assert ours(env) == plain(spark, t)
+    for ds in ("p", "q"):
+        tasks = [re.search(r"part-(\d+)", f).group(1) for d in data_dirs(t) if d.startswith(f"ds={ds}/")
+                 for f in os.listdir(os.path.join(t.location, d)) if not f.startswith((".", "_"))]
+        assert len(tasks) == len(set(tasks)) == (20 if ds == "p" else 7), tasks
+
+
 def test_values_are_cast_to_the_column_type_then_escaped(env, spark, t):
     env.sql("INSERT OVERWRITE TABLE t PARTITION (ds='q', hr) SELECT 1, 'v', '07'")
     assert parts(env) == ["ds=q/hr=7"]

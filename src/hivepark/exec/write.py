@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from pyspark.errors import PySparkException
 from pyspark.sql import Column, DataFrame
@@ -442,11 +443,11 @@ def _write_dynamic(ctx: Context, table: Table, df: DataFrame, static: dict, dyn:
     grouped = lb_routing.dynamic_grouped(table, out, keys)
     try:
         tasks, rows = _preflight(ctx, out, keys, grouped, types)
-        lb = lb_routing.dynamic_plan(ctx, table, keys, rows, grouped, overwrite) if tasks else None
+        lb = lb_routing.dynamic_plan(ctx, table, keys, rows, grouped, overwrite) if tasks.number else None
     finally:
         if grouped is not None:
             grouped.unpersist()
-    if tasks == 0:
+    if tasks.number == 0:
         return table
     buckets = table_buckets(table)
     with ctx.begin_commit(table, keeps_buckets=True) as commit:
@@ -461,7 +462,7 @@ def _write_dynamic(ctx: Context, table: Table, df: DataFrame, static: dict, dyn:
             out = with_buckets(table, buckets, out)
             by = dirs = keys + [BUCKET_COL]
             tasks = _bucket_task_count(ctx, rows, keys, buckets.count, small)
-        out = out.repartition(tasks, *[F.col(k) for k in by])
+        out = _distributed(out, tasks, by)
         if buckets is not None:
             out = out.sortWithinPartitions(*bucket_order(buckets, keys))
         w = writer(out, table).partitionBy(*dirs)
@@ -565,19 +566,18 @@ def _rows_per_file(ctx: Context) -> int:
 
 def preflight(ctx: Context, out: DataFrame, keys: list[str]) -> int:
     """See :func:`_preflight`; returns the number of write tasks."""
-    return _preflight(ctx, out, keys)[0]
+    return _preflight(ctx, out, keys)[0].number
 
 
 def _preflight(ctx: Context, out: DataFrame, keys: list[str],
                grouped: DataFrame | None = None,
-               types: dict[str, str] | None = None) -> tuple[int, list]:
+               types: dict[str, str] | None = None) -> tuple[Tasks, list]:
     """Checks Hive's limits with one Spark aggregation before anything is written.
 
     Counts the distinct partitions and the files they will need; raises LimitExceeded with
     Hive's texts over hive.exec.max.dynamic.partitions or hive.exec.max.created.files.
-    Returns the number of write tasks: enough that, with rows hash-distributed by the
-    partition keys (exactly as Spark's repartition does it), no task writes more than
-    hive.exec.max.dynamic.partitions.pernode partitions. 0 means there are no rows. Also
+    Returns the write tasks (:func:`_task_count`): enough that no task writes more than
+    hive.exec.max.dynamic.partitions.pernode partitions; a count of 0 means there are no rows. Also
     returns one row per partition (its key values, as the text the directories are written
     with; checked against the key ``types`` when given). ``grouped`` (rows already counted
     in ``__rows`` by finer groups, for auto-topk list bucketing) is aggregated instead of
@@ -628,7 +628,7 @@ def _check_staged_files(ctx: Context, writes: list[PartitionWrite]) -> None:
         raise _too_many_files(files, max_files)
 
 
-def _directory_task_count(ctx: Context, plan: lb_routing.LBPlan, small: bool = False) -> int:
+def _directory_task_count(ctx: Context, plan: lb_routing.LBPlan, small: bool = False) -> Tasks:
     """Write tasks for a list-bucketed write, whose rows go to the tasks by (partition,
     directory) rather than by partition: a partition's directories are written by several
     tasks at once (each directory by one, so still one file each), and the skewed values'
@@ -650,7 +650,7 @@ def _spread_start(ctx: Context) -> int:
                8 * ctx.spark.sparkContext.defaultParallelism)
 
 
-def _bucket_task_count(ctx: Context, rows: list, keys: list[str], count: int, small: bool = False) -> int:
+def _bucket_task_count(ctx: Context, rows: list, keys: list[str], count: int, small: bool = False) -> Tasks:
     """Write tasks for a bucketed write, whose rows go to the tasks by (partition, bucket), so
     that one partition's buckets are written in parallel (by partition alone, a one-partition
     INSERT was one task): Spark's hash of every (partition, bucket) pair (the partitions the
@@ -664,14 +664,29 @@ def _bucket_task_count(ctx: Context, rows: list, keys: list[str], count: int, sm
                        parts=[p for p, _ in pairs], start=1 if small else _spread_start(ctx))
 
 
+class Tasks(NamedTuple):
+    """A write's tasks: ``number`` of them; rows go to task ``h mod number`` by Spark's hash ``h``
+    of the columns they are distributed by (``repartition``), or, when ``by_hash`` is given, to
+    task ``by_hash[h]`` (:func:`_distributed`)."""
+
+    number: int
+    by_hash: dict[int, int] | None = None
+
+
+#: the column a write's rows carry their task in while they are distributed (:func:`_distributed`)
+TASK_COL = "__hp_task"
+
+
 def _task_count(ctx: Context, hashes: list[int], pernode: int, parts: list | None = None,
-                start: int | None = None) -> int:
-    """The number of write tasks when the rows of hash ``h`` go to task ``h mod n`` (Spark's
-    hash partitioning): from ``start`` (default spark.sql.shuffle.partitions; at most one per
+                start: int | None = None) -> Tasks:
+    """The write tasks when the rows of hash ``h`` go to task ``h mod n`` (Spark's hash
+    partitioning): from ``start`` (default spark.sql.shuffle.partitions; at most one per
     hash), doubled until no task gets rows of more than ``pernode`` partitions. ``parts[i]`` is
-    the partition of the rows of ``hashes[i]`` (default: each hash is one partition)."""
+    the partition of the rows of ``hashes[i]`` (default: each hash is one partition). When no
+    count up to 4 per hash does (a small ``pernode``: hashes meet modulo every count), each hash
+    is given its task (:func:`_assigned_tasks`), so the limit never fails a statement."""
     if not hashes:
-        return 0
+        return Tasks(0)
     if start is None:
         start = int(ctx.spark.conf.get("spark.sql.shuffle.partitions") or "1")
     owners: list = parts if parts is not None else list(range(len(hashes)))
@@ -681,14 +696,79 @@ def _task_count(ctx: Context, hashes: list[int], pernode: int, parts: list | Non
         for h, p in zip(hashes, owners):
             per_task.setdefault(h % n, set()).add(p)
         if max(len(s) for s in per_task.values()) <= pernode:
-            return n
+            return Tasks(n)
         if n >= 4 * len(hashes):
+            return _assigned_tasks(hashes, owners, pernode, min(len(set(hashes)), start))
+        n = min(4 * len(hashes), n * 2)
+
+
+def _assigned_tasks(hashes: list[int], owners: list, pernode: int, start: int) -> Tasks:
+    """Each hash's task, chosen: the partitions whose rows share a hash (a partition's hashes,
+    and partitions whose hashes are equal) go to one task, and each task takes such groups
+    while it has at most ``pernode`` partitions, the largest groups first, each to the task
+    with the fewest (``start`` tasks at least, more when they fill). Only a group of more than
+    ``pernode`` partitions with one 32-bit hash between them cannot be split (Hive's 20004)."""
+    group: dict[object, object] = {}  # union-find over hashes and partitions
+
+    def root(x: object) -> object:
+        while group.setdefault(x, x) != x:
+            group[x] = group[group[x]]
+            x = group[x]
+        return x
+
+    for h, p in zip(hashes, owners):
+        group[root(("h", h))] = root(("p", p))
+    members: dict[object, tuple[set, set]] = {}
+    for h, p in zip(hashes, owners):
+        hs, ps = members.setdefault(root(("h", h)), (set(), set()))
+        hs.add(h)
+        ps.add(p)
+    loads = [0] * max(1, start)
+    by_task: dict[int, int] = {}
+    for hs, ps in sorted(members.values(), key=lambda m: -len(m[1])):
+        if len(ps) > pernode:
             raise LimitExceeded(
                 "Fatal error occurred when node tried to create too many dynamic partitions. The "
                 "maximum number of dynamic partitions is controlled by "
                 "hive.exec.max.dynamic.partitions and hive.exec.max.dynamic.partitions.pernode. "
-                f"Maximum was set to: {pernode}", code=20004)
-        n = min(4 * len(hashes), n * 2)
+                f"Maximum was set to: {pernode} ({len(ps)} partitions have one Spark hash, so one "
+                "task writes them all; raise hive.exec.max.dynamic.partitions.pernode to at least "
+                f"{len(ps)})", code=20004)
+        fits = [i for i, load in enumerate(loads) if load + len(ps) <= pernode]
+        task = min(fits, key=lambda i: loads[i]) if fits else len(loads)
+        if not fits:
+            loads.append(0)
+        loads[task] += len(ps)
+        by_task.update((h, task) for h in hs)
+    return Tasks(len(loads), by_task)
+
+
+def _task_values(n: int) -> list[int]:
+    """For each task ``j`` of ``n``, an INT whose Spark hash is ``j`` modulo ``n``: a row
+    carrying it is sent to task ``j`` by ``repartition(n, column)``."""
+    values: list[int | None] = [None] * n
+    missing, v = n, 0
+    while missing:
+        j = spark_hash([v]) % n
+        if values[j] is None:
+            values[j] = v
+            missing -= 1
+        v += 1
+    return [x for x in values if x is not None]
+
+
+def _distributed(out: DataFrame, tasks: Tasks, by: list[str]) -> DataFrame:
+    """``out``'s rows in ``tasks.number`` tasks by the columns ``by``: Spark's hash partitioning,
+    or each row to the task :func:`_assigned_tasks` chose for its hash (carried as an INT that
+    hashes to it, looked up in a map of the hashes, then dropped)."""
+    if tasks.by_hash is None:
+        return out.repartition(tasks.number, *[F.col(k) for k in by])
+    values = _task_values(tasks.number)
+    hashes = ", ".join(str(h) for h in tasks.by_hash)
+    chosen = ", ".join(str(values[t]) for t in tasks.by_hash.values())
+    task = (f"try_element_at(map_from_arrays(array({hashes}), array({chosen})), "
+            f"hash({', '.join(sql_name(k) for k in by)}))")
+    return out.withColumn(TASK_COL, F.expr(task)).repartition(tasks.number, F.col(TASK_COL)).drop(TASK_COL)
 
 
 def _staged_partitions(ctx: Context, table: Table, root: str, overwrite: bool,
