@@ -283,6 +283,15 @@ SPARK_CASES: list[tuple[str, Any, str]] = [
     ("timestamp", datetime.date(2024, 1, 5), "DATE '2024-01-05'"),
     ("string", "a b", "'a b'"), ("string", True, "true"), ("string", 7, "7"),
     ("string", datetime.date(2008, 4, 8), "DATE '2008-04-08'"), ("string", 1.5, "1.5D"),
+    # the default partition: NULL, '' and its name, also as the text a VARCHAR value is cut to
+    ("string", "", "''"), ("string", "__HIVE_DEFAULT_PARTITION__", "'__HIVE_DEFAULT_PARTITION__'"),
+    ("string", "__HIVE_DEFAULT_PARTITION__x", "'__HIVE_DEFAULT_PARTITION__x'"), ("string", None, "NULL"),
+    ("varchar(26)", "__HIVE_DEFAULT_PARTITION__x", "'__HIVE_DEFAULT_PARTITION__x'"),
+    ("varchar(3)", "__HIVE_DEFAULT_PARTITION__", "'__HIVE_DEFAULT_PARTITION__'"),
+    ("varchar(3)", "abcd", "'abcd'"), ("varchar(3)", "a  ", "'a  '"),
+    # a CHAR value is cut, then stored without trailing spaces (HiveChar's stripped value)
+    ("char(3)", "a  ", "'a  '"), ("char(3)", "a", "'a'"), ("char(3)", "b c d", "'b c d'"),
+    ("char(3)", " b", "' b'"), ("char(3)", "   ", "'   '"), ("char(3)", "a\t", "'a\\t'"),
 ]
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from hivepark.errors import UserInputError
+from hivepark.errors import UnsupportedError, UserInputError
 
 DEFAULTS: dict[str, str] = {
     "hive.exec.dynamic.partition": "true",
@@ -60,6 +60,19 @@ TYPED: dict[str, str] = {
     "hive.optimize.ppd.storage": "BOOLEAN",
     "hivepark.executor.wait.seconds": "FLOAT",
 }
+# Hive settings hivepark keeps at one value: SET (and connect(conf=...), --hiveconf) of another
+# is refused, naming why, rather than kept and silently ignored.
+FIXED: dict[str, str] = {
+    # every path (writes, MSCK, pruning, the metastore's filters, reads) knows the default
+    # partition by this name, and Spark's partition discovery reads it as NULL
+    "hive.exec.default.partition.name": "__HIVE_DEFAULT_PARTITION__",
+}
+_FIXED_WHY = {
+    "hive.exec.default.partition.name":
+        "hivepark always writes the rows whose partition value is NULL or '' to the directory "
+        "__HIVE_DEFAULT_PARTITION__ (Hive's default name), and reads that directory back as NULL; "
+        "another name is not supported, so that every table's default partition reads the same",
+}
 _BOUNDS = {"INT": 2**31, "LONG": 2**63}
 _EXAMPLE = {"INT": "a whole number", "LONG": "a whole number", "FLOAT": "a number",
             "BOOLEAN": "true or false"}
@@ -110,8 +123,13 @@ class Config:
 
     def set(self, key: str, value: object) -> None:
         """Sets ``key``; a typed setting (:data:`TYPED`) refuses a value of another type with
-        Hive's text (``'SET k=v' FAILED because k expects INT type value.``) and the fix."""
+        Hive's text (``'SET k=v' FAILED because k expects INT type value.``) and the fix, a
+        fixed one (:data:`FIXED`) any other value, saying why."""
         key, text = key.strip(), str(value).strip()
+        fixed = FIXED.get(key)
+        if fixed is not None and text != fixed:
+            raise UnsupportedError(f"'SET {key}={text}' is refused: {_FIXED_WHY[key]}. Leave {key} "
+                                   f"at {fixed}.")
         kind = TYPED.get(key)
         if kind is not None and not is_type(kind, text):
             default = DEFAULTS.get(key)

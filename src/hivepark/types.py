@@ -218,14 +218,18 @@ class HiveType:
     # -- partition values ----------------------------------------------------------------
     def partition_text(self, value: Value) -> str | None:
         """The canonical text of a partition value of this type; None for the default
-        partition (NULL, ``''`` or ``__HIVE_DEFAULT_PARTITION__``).
+        partition (NULL, ``''`` or ``__HIVE_DEFAULT_PARTITION__``, given so or as the text a
+        value of a string type becomes), as a dynamic insert writes them
+        (``exec.write.partition_text_sql``).
 
         The text is Hive's: the value converted to the type (Hive's ``hive.typecheck.on.insert``
         conversion), then written as Hive writes it. For every type but DECIMAL that is Spark's
         ``CAST(CAST(value AS type) AS STRING)`` too. A DECIMAL is rounded half up to its scale
         and written as Hive's ``HiveDecimal`` writes it: plain digits, no trailing zeros
         (``12.50`` is ``12.5``, ``7.00`` is ``7``), so a static value, a dynamic value and a value
-        given from Python name the same partition. Values Hive would wrap or keep (TINYINT 300,
+        given from Python name the same partition. A VARCHAR(n) or CHAR(n) value is cut to n
+        characters (HiveVarchar, HiveChar), a CHAR value's trailing spaces stripped, as a CHAR
+        column's value is stored (``'a '`` is ``'a'``). Values Hive would wrap or keep (TINYINT 300,
         DOUBLE 1e400) are refused instead.
 
         Raises:
@@ -239,6 +243,8 @@ class HiveType:
         ('true', 'true')
         >>> HiveType.parse("decimal(10,2)").partition_text("12.50"), HiveType.parse("decimal(10,2)").partition_text(7)
         ('12.5', '7')
+        >>> HiveType.parse("char(3)").partition_text("a b c"), HiveType.parse("char(3)").partition_text("   ") is None
+        ('a b', True)
         >>> HiveType.parse("tinyint").partition_text(300)  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
@@ -251,7 +257,9 @@ class HiveType:
             text = _spark_string(value)
             if self.base in ("varchar", "char") and self.params:  # Hive's HiveVarchar, HiveChar: cut to the length
                 text = text[: self.params[0]]
-            return text
+            if self.base == "char":  # HiveChar's stripped value, as a CHAR column's value is stored
+                text = text.rstrip(" ")
+            return None if text in ("", DEFAULT_PARTITION_NAME) else text
         converter = _PARTITION_TEXT.get(kind)
         if converter is None:
             raise ValueError(f"a {self.text} column cannot be a partition key")

@@ -209,12 +209,57 @@ def test_one_file_per_partition(env, spark, t):
     env.spark.conf.set("spark.sql.shuffle.partitions", "2")
 
 
+def test_default_partition_name_as_a_value_is_the_default_partition(env, spark, t):
+    """NULL, '' and the text __HIVE_DEFAULT_PARTITION__ (the directory name Hive and Spark give
+    NULL) are one partition: one directory written by one task (a value sorting between them
+    once sent them to one task out of order: FileAlreadyExistsException), read back as NULL."""
+    env.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
+    env.sql("INSERT INTO t PARTITION (ds='keep', hr=1) VALUES (0, 'kept')")
+    env.spark.conf.set("spark.sql.shuffle.partitions", "1")
+    try:
+        env.sql("INSERT OVERWRITE TABLE t PARTITION (ds, hr) SELECT * FROM VALUES (1, 'a', NULL, 1), "
+                "(2, 'b', 'A', 1), (3, 'c', '__HIVE_DEFAULT_PARTITION__', 1), (4, 'd', '', 1) AS v(k, v, ds, hr)")
+    finally:
+        env.spark.conf.set("spark.sql.shuffle.partitions", "2")
+    assert parts(env) == ["ds=A/hr=1", "ds=__HIVE_DEFAULT_PARTITION__/hr=1", "ds=keep/hr=1"]
+    assert data_dirs(t) == ["ds=A/hr=1", "ds=__HIVE_DEFAULT_PARTITION__/hr=1", "ds=keep/hr=1"]
+    default = os.path.join(t.location, "ds=__HIVE_DEFAULT_PARTITION__", "hr=1")
+    assert len([f for f in os.listdir(default) if not f.startswith((".", "_"))]) == 1
+    assert ours(env) == plain(spark, t) == [(0, "kept", "keep", 1), (1, "a", None, 1), (2, "b", "A", 1),
+                                            (3, "c", None, 1), (4, "d", None, 1)]
+    # the static spec names the same partition
+    env.sql("INSERT INTO t PARTITION (ds='__HIVE_DEFAULT_PARTITION__', hr=1) VALUES (5, 'e')")
+    assert parts(env) == ["ds=A/hr=1", "ds=__HIVE_DEFAULT_PARTITION__/hr=1", "ds=keep/hr=1"]
+    assert env.sql("SELECT count(*) FROM t WHERE ds IS NULL").first()[0] == 4
+
+
 def test_per_task_limit_sizes_the_write(env, spark, t):
     env.sql("SET hive.exec.max.dynamic.partitions.pernode=2")
     env.sql("INSERT OVERWRITE TABLE t PARTITION (ds='p', hr) SELECT key, value, key FROM src")
     assert len(parts(env)) == 42  # keys 0..39, 98 and 99
     assert ours(env) == plain(spark, t)
     env.sql("SET hive.exec.max.dynamic.partitions.pernode=100")
+
+
+def test_per_task_limit_of_one_never_fails(env, spark, t):
+    """Found by a hunt for bugs: with pernode=1, 20 partitions' hashes met modulo every task
+    count the doubling tried, and the statement failed with Hive's 20004, which the README says
+    hivepark never raises. Each partition is then given its task: one partition per task (the
+    task number is in each file's name)."""
+    import re
+
+    env.sql("SET hive.exec.max.dynamic.partitions.pernode=1")
+    try:
+        env.sql("INSERT OVERWRITE TABLE t PARTITION (ds='p', hr) SELECT key, value, key FROM src WHERE key < 20")
+        env.sql("INSERT OVERWRITE TABLE t PARTITION (ds='q', hr) SELECT key, value, key % 7 FROM src")
+    finally:
+        env.sql("SET hive.exec.max.dynamic.partitions.pernode=100")
+    assert len(parts(env)) == 27
+    assert ours(env) == plain(spark, t)
+    for ds in ("p", "q"):
+        tasks = [re.search(r"part-(\d+)", f).group(1) for d in data_dirs(t) if d.startswith(f"ds={ds}/")
+                 for f in os.listdir(os.path.join(t.location, d)) if not f.startswith((".", "_"))]
+        assert len(tasks) == len(set(tasks)) == (20 if ds == "p" else 7), tasks
 
 
 def test_values_are_cast_to_the_column_type_then_escaped(env, spark, t):

@@ -472,6 +472,31 @@ def test_a_small_dynamic_write_is_one_task_a_large_one_spreads_its_directories(e
     assert rows(env.sql(f"SELECT a, x, ds FROM {name}")) == rows(spark.sql(f"SELECT * FROM {name}_src"))
 
 
+def test_a_pernode_limit_of_one_never_fails_a_dynamic_list_bucketed_write(env, spark):
+    """Found by a hunt for bugs: (partition, directory) hashes that met modulo every task count
+    tried failed the statement with Hive's 20004 (README: the limit never fails one). Each
+    partition's directories are then given one task of their own."""
+    env.sql("CREATE TABLE spread1 (a INT, x INT) PARTITIONED BY (ds STRING) SKEWED BY (x) ON (1, 2, 3) "
+            "STORED AS DIRECTORIES STORED AS PARQUET")
+    spark.sql("SELECT CAST(id AS INT) AS a, CAST(id % 5 AS INT) AS x, CONCAT('d', id % 12) AS ds "
+              "FROM range(240)").createOrReplaceTempView("spread1_src")
+    env.sql("SET hive.exec.max.dynamic.partitions.pernode=1")
+    try:
+        env.sql("INSERT OVERWRITE TABLE spread1 PARTITION (ds) SELECT a, x, ds FROM spread1_src")
+    finally:
+        env.sql("SET hive.exec.max.dynamic.partitions.pernode=100")
+    t = env.catalog.get_table("default", "spread1")
+    dirs = data_dirs(t.location)
+    assert dirs == sorted(f"ds=d{i}/{sub}" for i in range(12) for sub in (D, "x=1", "x=2", "x=3"))
+    tasks: dict[int, set[str]] = {}
+    for d in dirs:
+        files = [f for f in os.listdir(os.path.join(t.location, d)) if not f.startswith((".", "_"))]
+        assert len(files) == 1, d
+        tasks.setdefault(_task_of(files[0]), set()).add(d.split("/")[0])
+    assert max(len(parts) for parts in tasks.values()) == 1, tasks
+    assert rows(env.sql("SELECT a, x, ds FROM spread1")) == rows(spark.sql("SELECT * FROM spread1_src"))
+
+
 def test_a_dynamic_write_spreads_a_partitions_directories_over_tasks_within_the_pernode_limit(env, spark):
     # rows go to the write's tasks by (partition, directory): one file per directory still,
     # a partition's directories written by several tasks, and no task writes into more

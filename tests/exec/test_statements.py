@@ -422,6 +422,49 @@ def test_multi_insert_keeps_if_not_exists(wh, spark):
     assert _rows(wh.sql("SELECT * FROM mi")) == _rows(plain) == [(1, "x"), (7, "y")]
 
 
+def test_multi_insert_refuses_one_output_twice(wh, spark):
+    """Found by a hunt for bugs: two INSERT OVERWRITE branches of a multi-table insert into one
+    partition (or one unpartitioned table) kept only the last branch's rows. As Hive (10087,
+    at compile time), two branches naming one output are refused, INTO or OVERWRITE; a dynamic
+    branch whose rows meet another branch's partition, one of them overwriting, is refused
+    before anything is written. Branches into different partitions still run."""
+    wh.sql("CREATE TABLE mo_src (k INT) STORED AS PARQUET")
+    wh.sql("INSERT INTO mo_src VALUES (1), (2), (3)")
+    wh.sql("CREATE TABLE mo (k INT) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+    wh.sql("CREATE TABLE mou (k INT) STORED AS PARQUET")
+    wh.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
+    loc, uloc = os.path.join(wh.location, "mo"), os.path.join(wh.location, "mou")
+    refused = [
+        ("FROM mo_src INSERT OVERWRITE TABLE mo PARTITION (ds='y') SELECT k WHERE k < 3 "
+         "INSERT OVERWRITE TABLE mo PARTITION (ds='y') SELECT k + 10 WHERE k >= 3", "mo@ds=y"),
+        ("FROM mo_src INSERT INTO mo PARTITION (ds='y') SELECT k INSERT INTO TABLE mo PARTITION (ds='y') SELECT k",
+         "mo@ds=y"),
+        ("FROM mo_src INSERT OVERWRITE TABLE mou SELECT k WHERE k < 3 INSERT OVERWRITE TABLE mou SELECT k + 10",
+         "mou"),
+        ("FROM mo_src INSERT INTO mou SELECT k INSERT INTO default.mou SELECT k", "mou"),
+        ("FROM mo_src INSERT INTO mo PARTITION (ds='y') SELECT k INSERT OVERWRITE TABLE mo PARTITION (ds) "
+         "SELECT k, CASE WHEN k = 3 THEN 'y' ELSE 'z' END", "mo@ds=y"),
+        ("FROM mo_src INSERT OVERWRITE TABLE mo PARTITION (ds) SELECT k, CASE WHEN k = 3 THEN NULL ELSE 'a' END "
+         "INSERT INTO mo PARTITION (ds) SELECT k, 'b' INSERT INTO mo PARTITION (ds) SELECT k, ''",
+         "mo@ds=__HIVE_DEFAULT_PARTITION__"),
+    ]
+    for sql, output in refused:
+        with pytest.raises(SemanticError) as e:
+            wh.sql(sql)
+        assert e.value.code == 10087, sql
+        assert str(e.value).startswith(f"The same output cannot be present multiple times: {output}. "), str(e.value)
+        assert _parts(wh, "mo") == [] and _data_files(uloc) == [], sql
+        assert not os.path.isdir(loc) or [d for d in os.listdir(loc) if not d.startswith((".", "_"))] == [], sql
+    # other partitions, dynamic branches apart (load_dyn_part8.q), INTO with INTO: every branch's rows
+    wh.sql("FROM mo_src INSERT OVERWRITE TABLE mo PARTITION (ds) SELECT k, 'a' WHERE k < 3 "
+           "INSERT OVERWRITE TABLE mo PARTITION (ds='b') SELECT k WHERE k >= 2 "
+           "INSERT INTO mo PARTITION (ds) SELECT k + 10, 'c' INSERT INTO mo PARTITION (ds) SELECT k + 20, 'c'")
+    plain = _plain_parquet(spark, loc, "k int, ds string", base=loc)
+    assert _rows(wh.sql("SELECT * FROM mo")) == _rows(plain) == sorted(
+        [(1, "a"), (2, "a"), (2, "b"), (3, "b"), (11, "c"), (12, "c"), (13, "c"), (21, "c"), (22, "c"), (23, "c")],
+        key=repr)
+
+
 def test_char_values_are_stored_without_trailing_spaces_and_compare_as_hive(wh, spark):
     """A CHAR value's trailing spaces are not part of it in Hive (its writers store HiveChar's
     stripped value, its comparisons ignore them): 'ab' and 'ab  ' in a CHAR(4) column are one
@@ -437,6 +480,29 @@ def test_char_values_are_stored_without_trailing_spaces_and_compare_as_hive(wh, 
     assert _rows(wh.sql("SELECT id FROM ch4 WHERE c = 'ab'")) == [(1,), (2,)]
     assert _rows(wh.sql("SELECT id, c FROM ch4 WHERE id >= 3")) == [(3, "ab\t"), (4, "abcd")]
     assert _rows(wh.sql("SELECT id FROM ch4 WHERE v = 'ab'")) == [(1,)]
+
+
+def test_char_partition_values_are_stored_without_trailing_spaces(wh, spark):
+    """Found by a hunt for bugs: a CHAR(n) partition value kept its trailing spaces, so 'a', 'a '
+    and 'a  ' were three partitions and `c = 'a'` found one row of three. As a CHAR column's
+    value, it is stored stripped, by static and dynamic values alike; a CHAR of spaces is ''."""
+    wh.sql("CREATE TABLE pc3 (k INT) PARTITIONED BY (c CHAR(3)) STORED AS PARQUET")
+    wh.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
+    wh.sql("INSERT INTO pc3 PARTITION (c) VALUES (1, 'a '), (2, 'a'), (4, 'b c d'), (5, '   ')")
+    wh.sql("INSERT INTO pc3 PARTITION (c='a  ') VALUES (3)")
+    wh.sql("INSERT INTO pc3 PARTITION (c='  ') VALUES (6)")
+    wh.insert(spark.createDataFrame([(7,)], "k int"), "pc3", partition={"c": "a    "})
+    assert _parts(wh, "pc3") == ["c=__HIVE_DEFAULT_PARTITION__", "c=a", "c=b c"]
+    loc = os.path.join(wh.location, "pc3")
+    assert sorted(d for d in os.listdir(loc) if not d.startswith(".")) == [
+        "c=__HIVE_DEFAULT_PARTITION__", "c=a", "c=b c"]
+    plain = _plain_parquet(spark, loc, "k int, c string", base=loc)
+    assert _rows(wh.sql("SELECT * FROM pc3")) == _rows(plain) == [
+        (1, "a"), (2, "a"), (3, "a"), (4, "b c"), (5, None), (6, None), (7, "a")]
+    assert _rows(wh.sql("SELECT k FROM pc3 WHERE c = 'a'")) == _rows(plain.where("c = 'a'").select("k")) == [
+        (1,), (2,), (3,), (7,)]
+    with pytest.raises(InvalidPartitionSpec, match="field c does not exist or is empty"):
+        wh.sql("ALTER TABLE pc3 ADD PARTITION (c='  ')")
 
 
 def test_ctas_names_expressions_as_hive_and_refuses_an_untyped_null(wh, spark):

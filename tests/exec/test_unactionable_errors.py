@@ -243,6 +243,24 @@ def test_a_setting_of_the_wrong_type_is_refused_when_set(p):
     assert p.conf("hive.exec.dynamic.partition") == "FALSE"
 
 
+def test_another_default_partition_name_is_refused_when_set(p, tmp_path, spark):
+    """Found by a hunt for bugs: SET hive.exec.default.partition.name=X was accepted and
+    ignored (NULL still went to __HIVE_DEFAULT_PARTITION__). hivepark keeps Hive's default name
+    on every path, so another is refused, naming the setting and the name hivepark uses."""
+    with pytest.raises(UserInputError) as e:
+        p.sql("SET hive.exec.default.partition.name=MY_DEFAULT")
+    assert e.value.message.startswith("'SET hive.exec.default.partition.name=MY_DEFAULT' is refused: hivepark "
+                                      "always writes the rows whose partition value is NULL or '' to the "
+                                      "directory __HIVE_DEFAULT_PARTITION__"), e.value.message
+    assert e.value.message.endswith("Leave hive.exec.default.partition.name at __HIVE_DEFAULT_PARTITION__.")
+    assert p.conf("hive.exec.default.partition.name") == "__HIVE_DEFAULT_PARTITION__"
+    p.sql("SET hive.exec.default.partition.name=__HIVE_DEFAULT_PARTITION__")  # its own value is fine
+    p.sql("INSERT INTO p PARTITION (ds) VALUES (4, NULL)")
+    assert "ds=__HIVE_DEFAULT_PARTITION__" in [r[0] for r in p.sql("SHOW PARTITIONS p").collect()]
+    with pytest.raises(UserInputError, match="is refused: hivepark always writes"):
+        hivepark.connect(str(tmp_path / "w4"), spark=spark, conf={"hive.exec.default.partition.name": "X"})
+
+
 def test_connect_refuses_a_setting_of_the_wrong_type(tmp_path, spark):
     with pytest.raises(UserInputError, match="hive.exec.max.created.files expects LONG type value"):
         hivepark.connect(str(tmp_path / "w3"), spark=spark, conf={"hive.exec.max.created.files": "many"})

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from pyspark.errors import PySparkException
 from pyspark.sql import Column, DataFrame
@@ -45,7 +46,7 @@ from hivepark.storage.bucket_files import BUCKET_COL, name_staged, row_buckets
 from hivepark.storage.commit import DirectoryWrite, PartitionWrite
 from hivepark.storage.formats import normalize_format, sql_name, writer
 from hivepark.storage.handlers import StorageHandler, handler_for
-from hivepark.types import HiveType, PartitionValueError
+from hivepark.types import DEFAULT_PARTITION_NAME, HiveType, PartitionValueError
 
 
 def insert(ctx: Context, stmt: Insert) -> DataFrame:
@@ -60,24 +61,112 @@ def insert(ctx: Context, stmt: Insert) -> DataFrame:
 
 def multi_insert(ctx: Context, stmt: MultiInsert) -> DataFrame:
     """``FROM s INSERT ... SELECT ... INSERT ... SELECT ...``: the source is read once
-    (pruned by the OR of the branches' WHERE clauses, then cached) and feeds every insert."""
-    for branch in stmt.inserts:  # every target refused before any is written (each commits on its own)
-        ctx.target(branch.table)
+    (pruned by the OR of the branches' WHERE clauses, then cached) and feeds every insert.
+    Two branches that write one output are refused before anything is written
+    (:func:`_check_outputs`)."""
+    # every target refused before any is written (each commits on its own)
+    branches = [(ctx.target(branch.table), branch) for branch in stmt.inserts]
+    compare = _check_outputs(ctx, branches)
     src_df, _ = run_query(ctx, stmt.source.tree)
     src_df = src_df.persist()
     src_df.createOrReplaceTempView(stmt.view)
     try:
+        if compare:
+            _check_written_partitions(ctx, branches, compare)
         for branch in stmt.inserts:
-            table = ctx.target(branch.table)
-            listed = listed_columns(table, branch)
-            df, _ = run_query(ctx, branch.query.tree)
-            df = by_column_list(table, df, listed)
+            table = ctx.target(branch.table)  # as an earlier branch's commit left it
+            df = _branch_rows(ctx, table, branch)
             write_rows(ctx, table, df, branch.partition, overwrite=branch.overwrite,
                        if_not_exists=branch.if_not_exists)
     finally:
         ctx.spark.catalog.dropTempView(stmt.view)
         src_df.unpersist()
     return ctx.empty()
+
+
+def _branch_rows(ctx: Context, table: Table, branch: Insert) -> DataFrame:
+    listed = listed_columns(table, branch)
+    df, _ = run_query(ctx, branch.query.tree)
+    return by_column_list(table, df, listed)
+
+
+def _branch_spec(ctx: Context, table: Table, branch: Insert) -> tuple[dict[str, str | None], list[str]]:
+    """A multi-insert branch's static partition values (canonical texts, None for the default
+    partition) and dynamic columns, checked as its write will check them."""
+    if handler_for(table) is not None or not table.is_partitioned:
+        return {}, []
+    dyn = _dynamic_columns(ctx, table, branch.partition, branch.if_not_exists)
+    return {k: partition_value(table, k, v) for k, v in branch.partition.static.items()}, dyn
+
+
+def _output_name(table: Table, values: Sequence[str | None] | None) -> str:
+    """An output as Hive's 10087 names it: ``t`` or ``t@ds=1/hr=2``."""
+    if values is None:
+        return table.name
+    return f"{table.name}@{layout.make_part_name(table.partition_key_names(), tuple(values))}"
+
+
+def _same_output(name: str, first: int, second: int) -> SemanticError:
+    return SemanticError(
+        f"The same output cannot be present multiple times: {name}. INSERT {first + 1} and INSERT "
+        f"{second + 1} of this multi-table insert both write it, and one would replace or mix with "
+        "the other's rows; nothing was written. Write each output from one INSERT (join the SELECTs "
+        "with UNION ALL).", code=10087)
+
+
+def _check_outputs(ctx: Context, branches: list[tuple[Table, Insert]]) -> set[int]:
+    """Hive's 10087 at compile time: two branches naming one output (the same table without
+    partitions, or the same fully static partition), INTO or OVERWRITE (Hive refuses two of a
+    kind; hivepark, whose branches commit one after another, refuses a mix too, as its outcome
+    would depend on their order). Returns the branches whose dynamic partitions may meet
+    another branch's where one of them overwrites (same table, no static value apart): their
+    partitions are compared on the rows before anything is written
+    (:func:`_check_written_partitions`)."""
+    specs = [_branch_spec(ctx, table, branch) for table, branch in branches]
+    compare: set[int] = set()
+    for i, ((ti, bi), (si, di)) in enumerate(zip(branches, specs)):
+        for j in range(i):
+            (tj, bj), (sj, dj) = branches[j], specs[j]
+            if ti.qualified_name.lower() != tj.qualified_name.lower():
+                continue
+            if any(si[k] != sj[k] for k in si.keys() & sj.keys()):
+                continue  # a static value apart: never one partition
+            if not di and not dj:
+                values = [si[k] for k in ti.partition_key_names()] if si else None
+                raise _same_output(_output_name(ti, values), j, i)
+            if bi.overwrite or bj.overwrite:
+                compare |= {i, j}
+    return compare
+
+
+def _check_written_partitions(ctx: Context, branches: list[tuple[Table, Insert]], compare: set[int]) -> None:
+    """The partitions each branch of ``compare`` writes (a dynamic branch's from its rows, with
+    its preflight's checks), refused as Hive's 10087 where two branches into one table write
+    one partition and one of them overwrites it: the later commit would replace or mix with the
+    earlier's rows."""
+    written: dict[int, set[tuple[str | None, ...]]] = {}
+    for i in sorted(compare):
+        table, branch = branches[i]
+        static, dyn = _branch_spec(ctx, table, branch)
+        keys = table.partition_key_names()
+        if not dyn:
+            written[i] = {tuple(static[k] for k in keys)}
+            continue
+        df = _branch_rows(ctx, table, branch)
+        df = df.toDF(*[f"_hp_col{n}" for n in range(len(df.columns))])
+        _check_column_count(table, df, dyn)
+        out = _partitioned_rows(table, df, static, dyn)
+        _, rows = _preflight(ctx, out, list(keys), None, table.partition_types())
+        written[i] = {tuple(r[k] for k in keys) for r in rows}
+    for i in sorted(compare):
+        for j in sorted(compare):
+            ti, bi = branches[i]
+            tj, bj = branches[j]
+            if j >= i or ti.qualified_name.lower() != tj.qualified_name.lower() or not (bi.overwrite or bj.overwrite):
+                continue
+            both = sorted(written[i] & written[j], key=repr)
+            if both:
+                raise _same_output(_output_name(ti, both[0]), j, i)
 
 
 def listed_columns(table: Table, stmt: Insert) -> tuple[list[str], list[str]] | None:
@@ -158,16 +247,8 @@ def write_rows(ctx: Context, table: Table, df: DataFrame, spec: PartitionSpec, o
     if handler is not None:
         _write_handler(ctx, handler, table, df, spec, overwrite)
         return table
-    dyn = dynamic_columns(
-        table, spec, ctx.conf.get_bool("hive.exec.dynamic.partition"),
-        (ctx.conf.get("hive.exec.dynamic.partition.mode") or "").lower() == "strict")
-    check_if_not_exists(dyn, if_not_exists, spec)
-    expected = len(table.columns) + len(dyn)
-    if len(df.columns) != expected:
-        raise SemanticError(
-            f"Cannot insert into target table because column number/types are different "
-            f"'{table.name}': Table insclause-0 has {expected} columns, but query has "
-            f"{len(df.columns)} columns.", code=10044)
+    dyn = _dynamic_columns(ctx, table, spec, if_not_exists)
+    _check_column_count(table, df, dyn)
     if not dyn:
         values = full_spec(table, spec) if table.is_partitioned else ()
         if if_not_exists and table.is_partitioned and ctx.catalog.get_partition(table, values):
@@ -175,6 +256,27 @@ def write_rows(ctx: Context, table: Table, df: DataFrame, spec: PartitionSpec, o
         return _write_static(ctx, table, df, values, overwrite)
     static = {k: partition_value(table, k, v) for k, v in spec.static.items()}
     return _write_dynamic(ctx, table, df, static, dyn, overwrite)
+
+
+def _dynamic_columns(ctx: Context, table: Table, spec: PartitionSpec, if_not_exists: bool) -> list[str]:
+    """An INSERT's dynamic partition columns, after Hive's checks of its PARTITION clause."""
+    dyn = dynamic_columns(
+        table, spec, ctx.conf.get_bool("hive.exec.dynamic.partition"),
+        (ctx.conf.get("hive.exec.dynamic.partition.mode") or "").lower() == "strict")
+    check_if_not_exists(dyn, if_not_exists, spec)
+    return dyn
+
+
+def _check_column_count(table: Table, df: DataFrame, dyn: list[str]) -> None:
+    """Hive's 10044 when the query's columns are not the table's data columns and its dynamic
+    partition columns."""
+    got = len(df.columns)
+    expected = len(table.columns) + len(dyn)
+    if got != expected:
+        raise SemanticError(
+            f"Cannot insert into target table because column number/types are different "
+            f"'{table.name}': Table insclause-0 has {expected} columns, but query has "
+            f"{got} columns.", code=10044)
 
 
 def _load_values(table: Table, spec: PartitionSpec) -> tuple[str | None, ...]:
@@ -312,8 +414,9 @@ def _by_directory(data: DataFrame, dirs: int) -> DataFrame:
     return data.repartition(1 if _small(data) else dirs, F.col(lb_routing.LB_COL))
 
 
-def _write_dynamic(ctx: Context, table: Table, df: DataFrame, static: dict, dyn: list[str],
-                   overwrite: bool) -> Table:
+def _partitioned_rows(table: Table, df: DataFrame, static: dict, dyn: list[str]) -> DataFrame:
+    """A dynamic insert's rows: the data columns cast to their types, then every partition
+    column as its canonical text (the static values given, the dynamic ones computed)."""
     cols = df.columns
     n = len(table.columns)
     types = table.partition_types()
@@ -324,20 +427,27 @@ def _write_dynamic(ctx: Context, table: Table, df: DataFrame, static: dict, dyn:
             part_cols.append(f"{render_literal(static[k])} AS {sql_name(k)}")
         else:
             value = f"CAST({sql_name(cols[n + dyn.index(k)])} AS {spark_type(types[k])})"
-            # '' is the default partition, as NULL (Hive's and Spark's writers): one value, so
-            # that one task writes its file and the limits count one partition
+            # '' and the default partition's name are the default partition, as NULL (Hive's
+            # and Spark's writers): one value, so that one task writes its directory's file
+            # and the limits count one partition
             text = partition_text_sql(value, HiveType.parse(types[k]))
-            part_cols.append(f"nullif({text}, '') AS {sql_name(k)}")
-    out = df.selectExpr(*_data_columns(table, df), *part_cols)
+            part_cols.append(f"{text} AS {sql_name(k)}")
+    return df.selectExpr(*_data_columns(table, df), *part_cols)
+
+
+def _write_dynamic(ctx: Context, table: Table, df: DataFrame, static: dict, dyn: list[str],
+                   overwrite: bool) -> Table:
+    types = table.partition_types()
+    out = _partitioned_rows(table, df, static, dyn)
     keys = list(table.partition_key_names())
     grouped = lb_routing.dynamic_grouped(table, out, keys)
     try:
         tasks, rows = _preflight(ctx, out, keys, grouped, types)
-        lb = lb_routing.dynamic_plan(ctx, table, keys, rows, grouped, overwrite) if tasks else None
+        lb = lb_routing.dynamic_plan(ctx, table, keys, rows, grouped, overwrite) if tasks.number else None
     finally:
         if grouped is not None:
             grouped.unpersist()
-    if tasks == 0:
+    if tasks.number == 0:
         return table
     buckets = table_buckets(table)
     with ctx.begin_commit(table, keeps_buckets=True) as commit:
@@ -352,7 +462,7 @@ def _write_dynamic(ctx: Context, table: Table, df: DataFrame, static: dict, dyn:
             out = with_buckets(table, buckets, out)
             by = dirs = keys + [BUCKET_COL]
             tasks = _bucket_task_count(ctx, rows, keys, buckets.count, small)
-        out = out.repartition(tasks, *[F.col(k) for k in by])
+        out = _distributed(out, tasks, by)
         if buckets is not None:
             out = out.sortWithinPartitions(*bucket_order(buckets, keys))
         w = writer(out, table).partitionBy(*dirs)
@@ -392,17 +502,32 @@ def bucket_order(buckets: Bucketing, keys: list[str]) -> list[Column]:
 def partition_text_sql(value: str, typ: HiveType) -> str:
     """A dynamic partition value (Spark SQL ``value``, already cast to its column's type) as its
     canonical text, the text :meth:`HiveType.partition_text` gives a static value: Spark's ``CAST
-    AS STRING``, a VARCHAR(n) cut to n characters (Hive's HiveVarchar), a DECIMAL without trailing
-    zeros (Hive's HiveDecimal text: ``12.50`` is ``12.5``, ``0.00`` is ``0``). The partition
-    directories are written from this text, so the metastore records exactly it; the preflight
-    checks each value against the type (:func:`_check_dynamic_values`).
+    AS STRING``, a VARCHAR(n) cut to n characters (Hive's HiveVarchar), a CHAR(n) cut to n
+    characters without trailing spaces (Hive's HiveChar stripped, so ``'a '`` is ``'a'``), a DECIMAL without trailing
+    zeros (Hive's HiveDecimal text: ``12.50`` is ``12.5``, ``0.00`` is ``0``); NULL for the default
+    partition: NULL, ``''`` and the default partition's name (``__HIVE_DEFAULT_PARTITION__``, the
+    directory Hive's and Spark's writers give NULL and ``''``), so that rows of one directory are
+    one value, which one write task gets. The partition directories are written from this text,
+    so the metastore records exactly it; the preflight checks each value against the type
+    (:func:`_check_dynamic_values`).
 
-    >>> partition_text_sql("v", HiveType.parse("varchar(3)"))
-    'substring(CAST(v AS STRING), 1, 3)'
+    >>> partition_text_sql("v", HiveType.parse("varchar(3)"))  # doctest: +NORMALIZE_WHITESPACE
+    "CASE WHEN CAST(v AS STRING) = '__HIVE_DEFAULT_PARTITION__' THEN NULL
+     ELSE nullif(nullif(substring(CAST(v AS STRING), 1, 3), ''), '__HIVE_DEFAULT_PARTITION__') END"
     """
     text = f"CAST({value} AS STRING)"
-    if typ.base in ("varchar", "char") and typ.params:
-        return f"substring({text}, 1, {typ.params[0]})"
+    if typ.kind in ("string", "char"):  # the only texts that can be '' or the default name
+        cut = text
+        if typ.base in ("varchar", "char") and typ.params:
+            cut = f"substring({text}, 1, {typ.params[0]})"
+        if typ.base == "char":  # without trailing spaces, as _cast_to stores a CHAR column's value
+            cut = f"rtrim({cut})"
+        default = render_literal(DEFAULT_PARTITION_NAME)
+        canonical = f"nullif(nullif({cut}, ''), {default})"
+        if cut == text:
+            return canonical
+        # the name given whole is the default partition before it is cut, as a static value
+        return f"CASE WHEN {text} = {default} THEN NULL ELSE {canonical} END"
     if typ.kind == "decimal" and typ.precision_scale[1] > 0:
         return f"CASE WHEN {value} = 0 THEN '0' ELSE regexp_replace(regexp_replace({text}, '0+$', ''), '[.]$', '') END"
     return text
@@ -441,19 +566,18 @@ def _rows_per_file(ctx: Context) -> int:
 
 def preflight(ctx: Context, out: DataFrame, keys: list[str]) -> int:
     """See :func:`_preflight`; returns the number of write tasks."""
-    return _preflight(ctx, out, keys)[0]
+    return _preflight(ctx, out, keys)[0].number
 
 
 def _preflight(ctx: Context, out: DataFrame, keys: list[str],
                grouped: DataFrame | None = None,
-               types: dict[str, str] | None = None) -> tuple[int, list]:
+               types: dict[str, str] | None = None) -> tuple[Tasks, list]:
     """Checks Hive's limits with one Spark aggregation before anything is written.
 
     Counts the distinct partitions and the files they will need; raises LimitExceeded with
     Hive's texts over hive.exec.max.dynamic.partitions or hive.exec.max.created.files.
-    Returns the number of write tasks: enough that, with rows hash-distributed by the
-    partition keys (exactly as Spark's repartition does it), no task writes more than
-    hive.exec.max.dynamic.partitions.pernode partitions. 0 means there are no rows. Also
+    Returns the write tasks (:func:`_task_count`): enough that no task writes more than
+    hive.exec.max.dynamic.partitions.pernode partitions; a count of 0 means there are no rows. Also
     returns one row per partition (its key values, as the text the directories are written
     with; checked against the key ``types`` when given). ``grouped`` (rows already counted
     in ``__rows`` by finer groups, for auto-topk list bucketing) is aggregated instead of
@@ -504,7 +628,7 @@ def _check_staged_files(ctx: Context, writes: list[PartitionWrite]) -> None:
         raise _too_many_files(files, max_files)
 
 
-def _directory_task_count(ctx: Context, plan: lb_routing.LBPlan, small: bool = False) -> int:
+def _directory_task_count(ctx: Context, plan: lb_routing.LBPlan, small: bool = False) -> Tasks:
     """Write tasks for a list-bucketed write, whose rows go to the tasks by (partition,
     directory) rather than by partition: a partition's directories are written by several
     tasks at once (each directory by one, so still one file each), and the skewed values'
@@ -526,7 +650,7 @@ def _spread_start(ctx: Context) -> int:
                8 * ctx.spark.sparkContext.defaultParallelism)
 
 
-def _bucket_task_count(ctx: Context, rows: list, keys: list[str], count: int, small: bool = False) -> int:
+def _bucket_task_count(ctx: Context, rows: list, keys: list[str], count: int, small: bool = False) -> Tasks:
     """Write tasks for a bucketed write, whose rows go to the tasks by (partition, bucket), so
     that one partition's buckets are written in parallel (by partition alone, a one-partition
     INSERT was one task): Spark's hash of every (partition, bucket) pair (the partitions the
@@ -540,14 +664,29 @@ def _bucket_task_count(ctx: Context, rows: list, keys: list[str], count: int, sm
                        parts=[p for p, _ in pairs], start=1 if small else _spread_start(ctx))
 
 
+class Tasks(NamedTuple):
+    """A write's tasks: ``number`` of them; rows go to task ``h mod number`` by Spark's hash ``h``
+    of the columns they are distributed by (``repartition``), or, when ``by_hash`` is given, to
+    task ``by_hash[h]`` (:func:`_distributed`)."""
+
+    number: int
+    by_hash: dict[int, int] | None = None
+
+
+#: the column a write's rows carry their task in while they are distributed (:func:`_distributed`)
+TASK_COL = "__hp_task"
+
+
 def _task_count(ctx: Context, hashes: list[int], pernode: int, parts: list | None = None,
-                start: int | None = None) -> int:
-    """The number of write tasks when the rows of hash ``h`` go to task ``h mod n`` (Spark's
-    hash partitioning): from ``start`` (default spark.sql.shuffle.partitions; at most one per
+                start: int | None = None) -> Tasks:
+    """The write tasks when the rows of hash ``h`` go to task ``h mod n`` (Spark's hash
+    partitioning): from ``start`` (default spark.sql.shuffle.partitions; at most one per
     hash), doubled until no task gets rows of more than ``pernode`` partitions. ``parts[i]`` is
-    the partition of the rows of ``hashes[i]`` (default: each hash is one partition)."""
+    the partition of the rows of ``hashes[i]`` (default: each hash is one partition). When no
+    count up to 4 per hash does (a small ``pernode``: hashes meet modulo every count), each hash
+    is given its task (:func:`_assigned_tasks`), so the limit never fails a statement."""
     if not hashes:
-        return 0
+        return Tasks(0)
     if start is None:
         start = int(ctx.spark.conf.get("spark.sql.shuffle.partitions") or "1")
     owners: list = parts if parts is not None else list(range(len(hashes)))
@@ -557,14 +696,79 @@ def _task_count(ctx: Context, hashes: list[int], pernode: int, parts: list | Non
         for h, p in zip(hashes, owners):
             per_task.setdefault(h % n, set()).add(p)
         if max(len(s) for s in per_task.values()) <= pernode:
-            return n
+            return Tasks(n)
         if n >= 4 * len(hashes):
+            return _assigned_tasks(hashes, owners, pernode, min(len(set(hashes)), start))
+        n = min(4 * len(hashes), n * 2)
+
+
+def _assigned_tasks(hashes: list[int], owners: list, pernode: int, start: int) -> Tasks:
+    """Each hash's task, chosen: the partitions whose rows share a hash (a partition's hashes,
+    and partitions whose hashes are equal) go to one task, and each task takes such groups
+    while it has at most ``pernode`` partitions, the largest groups first, each to the task
+    with the fewest (``start`` tasks at least, more when they fill). Only a group of more than
+    ``pernode`` partitions with one 32-bit hash between them cannot be split (Hive's 20004)."""
+    group: dict[object, object] = {}  # union-find over hashes and partitions
+
+    def root(x: object) -> object:
+        while group.setdefault(x, x) != x:
+            group[x] = group[group[x]]
+            x = group[x]
+        return x
+
+    for h, p in zip(hashes, owners):
+        group[root(("h", h))] = root(("p", p))
+    members: dict[object, tuple[set, set]] = {}
+    for h, p in zip(hashes, owners):
+        hs, ps = members.setdefault(root(("h", h)), (set(), set()))
+        hs.add(h)
+        ps.add(p)
+    loads = [0] * max(1, start)
+    by_task: dict[int, int] = {}
+    for hs, ps in sorted(members.values(), key=lambda m: -len(m[1])):
+        if len(ps) > pernode:
             raise LimitExceeded(
                 "Fatal error occurred when node tried to create too many dynamic partitions. The "
                 "maximum number of dynamic partitions is controlled by "
                 "hive.exec.max.dynamic.partitions and hive.exec.max.dynamic.partitions.pernode. "
-                f"Maximum was set to: {pernode}", code=20004)
-        n = min(4 * len(hashes), n * 2)
+                f"Maximum was set to: {pernode} ({len(ps)} partitions have one Spark hash, so one "
+                "task writes them all; raise hive.exec.max.dynamic.partitions.pernode to at least "
+                f"{len(ps)})", code=20004)
+        fits = [i for i, load in enumerate(loads) if load + len(ps) <= pernode]
+        task = min(fits, key=lambda i: loads[i]) if fits else len(loads)
+        if not fits:
+            loads.append(0)
+        loads[task] += len(ps)
+        by_task.update((h, task) for h in hs)
+    return Tasks(len(loads), by_task)
+
+
+def _task_values(n: int) -> list[int]:
+    """For each task ``j`` of ``n``, an INT whose Spark hash is ``j`` modulo ``n``: a row
+    carrying it is sent to task ``j`` by ``repartition(n, column)``."""
+    values: list[int | None] = [None] * n
+    missing, v = n, 0
+    while missing:
+        j = spark_hash([v]) % n
+        if values[j] is None:
+            values[j] = v
+            missing -= 1
+        v += 1
+    return [x for x in values if x is not None]
+
+
+def _distributed(out: DataFrame, tasks: Tasks, by: list[str]) -> DataFrame:
+    """``out``'s rows in ``tasks.number`` tasks by the columns ``by``: Spark's hash partitioning,
+    or each row to the task :func:`_assigned_tasks` chose for its hash (carried as an INT that
+    hashes to it, looked up in a map of the hashes, then dropped)."""
+    if tasks.by_hash is None:
+        return out.repartition(tasks.number, *[F.col(k) for k in by])
+    values = _task_values(tasks.number)
+    hashes = ", ".join(str(h) for h in tasks.by_hash)
+    chosen = ", ".join(str(values[t]) for t in tasks.by_hash.values())
+    task = (f"try_element_at(map_from_arrays(array({hashes}), array({chosen})), "
+            f"hash({', '.join(sql_name(k) for k in by)}))")
+    return out.withColumn(TASK_COL, F.expr(task)).repartition(tasks.number, F.col(TASK_COL)).drop(TASK_COL)
 
 
 def _staged_partitions(ctx: Context, table: Table, root: str, overwrite: bool,

@@ -62,8 +62,10 @@ def partition_value(table: Table, key: str, value: object) -> str | None:
 def check_not_default_partition(table: Table, spec: PartitionSpec) -> None:
     """ALTER TABLE ... ADD PARTITION or RENAME TO PARTITION naming the default partition: Hive's 10111
     for its name, and Hive's Partition check for NULL or '' (which a write stores there)."""
+    types = table.partition_types()
     for c, v, dynamic in spec:
-        if not dynamic and (v is None or v == ""):
+        blank_char = v is not None and c in types and HiveType.parse(types[c]).base == "char" and not v.strip(" ")
+        if not dynamic and (v is None or v == "" or blank_char):  # a CHAR of spaces is '' once stripped
             raise InvalidPartitionSpec(
                 f"partition spec is invalid; field {c} does not exist or is empty: a partition is named by "
                 f"values, and the rows whose {c} is NULL or empty go to the default partition "
