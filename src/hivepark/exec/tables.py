@@ -73,7 +73,7 @@ from hivepark.storage.commit import (
     delete_owned,
     table_files,
 )
-from hivepark.storage.formats import check_text_delimiter, normalize_format, reads_as
+from hivepark.storage.formats import CUT_COLUMNS, check_text_delimiter, normalize_format, reads_as
 from hivepark.storage.handlers import (
     PARTITION_SPEC_KEY,
     STORAGE_HANDLER_KEY,
@@ -813,6 +813,7 @@ def change_columns(ctx: Context, table: Table, action: s.AddColumns | s.ChangeCo
     properties = dict(_rebucketed(table, action, kept))
     if table.format in ("parquet", "orc"):
         properties = _dropped_columns(ctx, table, old, new, properties)
+    properties = _cut_columns(ctx, table, action, retyped, new, properties)
     changed = table.evolve(columns=tuple(new), properties=properties)
     check_text_delimiter(changed)
     return ctx.catalog.alter_table(changed, table.version)
@@ -853,6 +854,40 @@ def _dropped_columns(ctx: Context, table: Table, old: list[Column], new: list[Co
             types.append(c.type)
     properties[DROPPED_COLUMNS] = json.dumps(recorded, sort_keys=True)
     return properties
+
+
+def _cut_columns(ctx: Context, table: Table, action: s.AddColumns | s.ChangeColumn,
+                 retyped: Mapping[str, tuple[str, str]], new: list[Column], properties: dict[str, str]
+                 ) -> dict[str, str]:
+    """The table's properties with its record of the columns read cut (storage.formats.CUT_COLUMNS)
+    brought up to date: a column given a VARCHAR(n) or CHAR(n) type its files' values may not fit
+    (a STRING, a longer VARCHAR, a VARCHAR's trailing spaces under CHAR) while the table holds
+    files joins it, so that its old files read as Hive reads them ('one' as VARCHAR(2) is 'on');
+    a renamed column keeps its place under its new name, a dropped one leaves."""
+    cut = set(json.loads(table.properties.get(CUT_COLUMNS) or "[]"))
+    if isinstance(action, s.ChangeColumn) and action.new_name not in (None, action.column) and action.column in cut:
+        cut.discard(action.column)
+        cut.add(action.new_name or action.column)
+    added = {n for n, (a, b) in retyped.items() if n not in cut and _may_not_fit(a, b)}
+    if added and _has_files(ctx, table):
+        cut |= added
+    cut &= {c.name for c in new}
+    if cut:
+        properties[CUT_COLUMNS] = json.dumps(sorted(cut))
+    else:
+        properties.pop(CUT_COLUMNS, None)
+    return properties
+
+
+def _may_not_fit(old: str, new: str) -> bool:
+    """Whether a value of type ``old`` may read differently as ``new`` once cut (VARCHAR(n),
+    CHAR(n): HiveVarchar, HiveChar)."""
+    a, b = HiveType.parse(old), HiveType.parse(new)
+    if b.base not in ("varchar", "char") or not b.params:
+        return False
+    if a.base in ("varchar", "char") and a.params and a.params[0] <= b.params[0]:
+        return a.base == "varchar" and b.base == "char"  # a VARCHAR's trailing spaces
+    return True
 
 
 def _new_columns(table: Table, action: s.AddColumns | s.ChangeColumn) -> tuple[list[Column], bool]:

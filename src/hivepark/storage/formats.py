@@ -9,6 +9,7 @@ so no row passes through Python.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
@@ -135,20 +136,42 @@ def load(spark: SparkSession, table: Table, paths: Sequence[str], base_path: str
     if table.format != "textfile":
         # a DDL string: one call into the JVM (a StructType costs two and a JSON round trip)
         df = _load_paths(r.schema(schema_ddl([*table.columns, *discovered])), paths)
-        cut = any(read_cut("x", c.type) != "x" for c in table.columns)
+        cut = cut_columns(table)
         if discovered == parts and not cut:
             return df.select("*", *[c.alias(n) for n, c in extra.items()]) if extra else df
-        cols = [f"{read_cut(sql_name(c.name), c.type)} AS {sql_name(c.name)}" for c in table.columns]
+        cols = [f"{read_cut(sql_name(c.name), c.type) if c.name in cut else sql_name(c.name)} AS {sql_name(c.name)}"
+                for c in table.columns]
     else:
         schema = StructType([StructField(TEXT_LINE, StringType())] + schema_of(discovered).fields)
         df = r.schema(schema).load(list(paths))
         delim = render_literal(re.escape(table.field_delim or DEFAULT_TEXT_DELIM))
         fields = f"split({sql_name(TEXT_LINE)}, {delim}, -1)"
-        cols = [f"{read_cut(_parse_text(f'try_element_at({fields}, {i + 1})', _text_type(c), 2), c.type)} "
+        cut = cut_columns(table)
+        cols = [f"{_cut_if(_parse_text(f'try_element_at({fields}, {i + 1})', _text_type(c), 2), c, cut)} "
                 f"AS {sql_name(c.name)}" for i, c in enumerate(table.columns)]
     if extra:  # computed on each raw row (a hidden column such as _metadata is there only)
         df = df.select("*", *[c.alias(n) for n, c in extra.items()])
     return df.selectExpr(*cols, *_typed_partitions(parts), *[sql_name(n) for n in extra])
+
+
+#: Table property: the VARCHAR(n) and CHAR(n) columns whose files may hold longer values (or a CHAR's
+#: trailing spaces), as a JSON list: ALTER TABLE ... CHANGE / REPLACE COLUMNS gave them that type
+#: while the table held files. Only these are cut when read: a projection on a column keeps Spark
+#: from pushing its filters into the Parquet/ORC reader, and what hivepark writes is cut already.
+CUT_COLUMNS = "hivepark.cut.columns"
+
+
+def cut_columns(table: Table) -> frozenset[str]:
+    """The columns :func:`load` and :func:`read_arrow` read through :func:`read_cut`."""
+    raw = table.properties.get(CUT_COLUMNS)
+    if not raw:
+        return frozenset()
+    names = {c.name for c in table.columns if read_cut("x", c.type) != "x"}
+    return frozenset(n for n in json.loads(raw) if n in names)
+
+
+def _cut_if(sql: str, column: Column, cut: frozenset[str]) -> str:
+    return read_cut(sql, column.type) if column.name in cut else sql
 
 
 def read_cut(sql: str, hive_type: str | HiveType) -> str:
@@ -390,13 +413,17 @@ def read_arrow(table: Table, paths: Sequence[str], schema: pa.Schema,
             names = set(fragment.physical_schema.names)
             if not all(name in names for name in schema.names):
                 return None
-        rows = dataset.to_table(columns=schema.names, filter=where) if where is not None \
+        cut = cut_columns(table) & set(schema.names)
+        rows = dataset.to_table(columns=schema.names, filter=where) if where is not None and not cut \
             else dataset.to_table(columns=schema.names)
         rows = rows.cast(schema, safe=True)
-        types = {c.name: c.type for c in table.columns}
-        for i, name in enumerate(rows.column_names):  # VARCHAR(n), CHAR(n) as Hive reads them
-            if name in types and read_cut("x", types[name]) != "x":
-                rows = rows.set_column(i, name, arrow_read_cut(rows.column(i), types[name]))
+        if cut:  # VARCHAR(n), CHAR(n) as Hive reads them, then the filter on the values so read
+            types = {c.name: c.type for c in table.columns}
+            for i, name in enumerate(rows.column_names):
+                if name in cut:
+                    rows = rows.set_column(i, name, arrow_read_cut(rows.column(i), types[name]))
+            if where is not None:
+                rows = pads.dataset(rows).to_table(filter=where)
         return rows
     except (pa.ArrowException, OSError, ValueError):
         return None
