@@ -407,3 +407,12 @@ def test_a_char_bucket_column_is_hashed_without_its_trailing_spaces_as_hive_hash
     every = spark.sql("SELECT c, n FROM plain_cc").collect()
     expected = sorted((tuple(r) for r in every if hive_bucket([r[0]], char_t, 3) == 2), key=repr)
     assert _rows(wh.sql("SELECT c, n FROM cc TABLESAMPLE (BUCKET 3 OUT OF 3 ON c)")) == expected and expected
+    # a filter fixing the CHAR column reads its value's one bucket (EXPLAIN said CHAR was never pruned)
+    for where in ("c = 'ab'", "c IN ('xyz', 'q')", "c = 'a b'"):
+        query = f"SELECT c, n FROM {{t}} WHERE {where}"
+        assert _rows(wh.sql(query.format(t="cc"))) == _rows(spark.sql(query.format(t="plain_cc"))) != [], where
+        plan = "\n".join(r[0] for r in wh.sql("EXPLAIN " + query.format(t="cc")).collect())
+        buckets = {hive_bucket([w], char_t, 4) for w in re.findall(r"'([^']*)'", where)}
+        assert f"buckets={len(buckets)}/4" in plan, plan
+    plan = "\n".join(r[0] for r in wh.sql("EXPLAIN SELECT * FROM cc WHERE c LIKE 'a%'").collect())
+    assert "buckets=4/4 (every file read: the filter does not fix c to values of its type" in plan, plan

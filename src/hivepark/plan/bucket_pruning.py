@@ -96,7 +96,7 @@ def every_bucket_read(scan: TableScan) -> str | None:
                 "no bucketing_version=2 in TBLPROPERTIES (Hive 3 records it; without it the files may be Hive 1 "
                 "or 2's hash)")
     types = {c.name: HiveType.parse(c.type).base for c in scan.table.columns}
-    other = [f"{c} {types[c]}" for c in b.columns if types[c] not in HASHED_TYPES or types[c] == "char"]
+    other = [f"{c} {types[c]}" for c in b.columns if types[c] not in HASHED_TYPES]
     if other:
         return f"hivepark does not take the bucket of {', '.join(other)} values from a filter"
     names = " and ".join(b.columns)
