@@ -472,27 +472,35 @@ def test_a_small_dynamic_write_is_one_task_a_large_one_spreads_its_directories(e
     assert rows(env.sql(f"SELECT a, x, ds FROM {name}")) == rows(spark.sql(f"SELECT * FROM {name}_src"))
 
 
-def test_a_pernode_limit_of_one_never_fails_a_dynamic_list_bucketed_write(env, spark):
-    """Found by a hunt for bugs: (partition, directory) hashes that met modulo every task count
-    tried failed the statement with Hive's 20004 (README: the limit never fails one). Each
-    partition's directories are then given one task of their own."""
-    env.sql("CREATE TABLE spread1 (a INT, x INT) PARTITIONED BY (ds STRING) SKEWED BY (x) ON (1, 2, 3) "
+def _spread_write(env, spark, name: str, partitions: int, rows: int, pernode: int
+                  ) -> tuple[list[str], dict[int, set[str]]]:
+    """A dynamic list-bucketed write of ``rows`` rows over ``partitions`` partitions under the
+    pernode limit: its directories (one file each, checked) and each task's partitions."""
+    env.sql(f"CREATE TABLE {name} (a INT, x INT) PARTITIONED BY (ds STRING) SKEWED BY (x) ON (1, 2, 3) "
             "STORED AS DIRECTORIES STORED AS PARQUET")
-    spark.sql("SELECT CAST(id AS INT) AS a, CAST(id % 5 AS INT) AS x, CONCAT('d', id % 12) AS ds "
-              "FROM range(240)").createOrReplaceTempView("spread1_src")
-    env.sql("SET hive.exec.max.dynamic.partitions.pernode=1")
+    spark.sql(f"SELECT CAST(id AS INT) AS a, CAST(id % 5 AS INT) AS x, CONCAT('d', id % {partitions}) AS ds "
+              f"FROM range({rows})").createOrReplaceTempView(f"{name}_src")
+    env.sql(f"SET hive.exec.max.dynamic.partitions.pernode={pernode}")
     try:
-        env.sql("INSERT OVERWRITE TABLE spread1 PARTITION (ds) SELECT a, x, ds FROM spread1_src")
+        env.sql(f"INSERT OVERWRITE TABLE {name} PARTITION (ds) SELECT a, x, ds FROM {name}_src")
     finally:
         env.sql("SET hive.exec.max.dynamic.partitions.pernode=100")
-    t = env.catalog.get_table("default", "spread1")
+    t = env.catalog.get_table("default", name)
     dirs = data_dirs(t.location)
-    assert dirs == sorted(f"ds=d{i}/{sub}" for i in range(12) for sub in (D, "x=1", "x=2", "x=3"))
+    assert dirs == sorted(f"ds=d{i}/{sub}" for i in range(partitions) for sub in (D, "x=1", "x=2", "x=3"))
     tasks: dict[int, set[str]] = {}
     for d in dirs:
         files = [f for f in os.listdir(os.path.join(t.location, d)) if not f.startswith((".", "_"))]
         assert len(files) == 1, d
         tasks.setdefault(_task_of(files[0]), set()).add(d.split("/")[0])
+    return dirs, tasks
+
+
+def test_a_pernode_limit_of_one_never_fails_a_dynamic_list_bucketed_write(env, spark):
+    """Found by a hunt for bugs: (partition, directory) hashes that met modulo every task count
+    tried failed the statement with Hive's 20004 (README: the limit never fails one). Each
+    partition's directories are then given one task of their own."""
+    dirs, tasks = _spread_write(env, spark, "spread1", partitions=12, rows=240, pernode=1)
     assert max(len(parts) for parts in tasks.values()) == 1, tasks
     assert rows(env.sql("SELECT a, x, ds FROM spread1")) == rows(spark.sql("SELECT * FROM spread1_src"))
 
@@ -501,24 +509,8 @@ def test_a_dynamic_write_spreads_a_partitions_directories_over_tasks_within_the_
     # rows go to the write's tasks by (partition, directory): one file per directory still,
     # a partition's directories written by several tasks, and no task writes into more
     # partitions than hive.exec.max.dynamic.partitions.pernode allows
-    env.sql("CREATE TABLE spread (a INT, x INT) PARTITIONED BY (ds STRING) SKEWED BY (x) ON (1, 2, 3) "
-            "STORED AS DIRECTORIES STORED AS PARQUET")
-    spark.sql("SELECT CAST(id AS INT) AS a, CAST(id % 5 AS INT) AS x, CONCAT('d', id % 6) AS ds "
-              "FROM range(600)").createOrReplaceTempView("spread_src")
-    env.sql("SET hive.exec.max.dynamic.partitions.pernode=2")
-    try:
-        env.sql("INSERT OVERWRITE TABLE spread PARTITION (ds) SELECT a, x, ds FROM spread_src")
-    finally:
-        env.sql("SET hive.exec.max.dynamic.partitions.pernode=100")
-    t = env.catalog.get_table("default", "spread")
-    dirs = data_dirs(t.location)
-    assert dirs == sorted(f"ds=d{i}/{sub}" for i in range(6) for sub in (D, "x=1", "x=2", "x=3"))
-    tasks: dict[int, set[str]] = {}
+    dirs, tasks = _spread_write(env, spark, "spread", partitions=6, rows=600, pernode=2)
     spread = set()
-    for d in dirs:
-        files = [f for f in os.listdir(os.path.join(t.location, d)) if not f.startswith((".", "_"))]
-        assert len(files) == 1, d
-        tasks.setdefault(_task_of(files[0]), set()).add(d.split("/")[0])
     for part in {d.split("/")[0] for d in dirs}:
         spread.add(len({n for n, parts in tasks.items() if part in parts}) > 1)
     assert max(len(parts) for parts in tasks.values()) <= 2, tasks
