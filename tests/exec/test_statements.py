@@ -1212,6 +1212,32 @@ def test_a_temporary_macro_is_a_function_queries_call(wh, spark):
     wh.sql("DROP TEMPORARY MACRO answer")
 
 
+def test_null_defined_as_is_the_text_a_textfile_table_reads_and_writes_for_null(wh, spark, tmp_path):
+    """ROW FORMAT DELIMITED NULL DEFINED AS (or the serialization.null.format SerDe/table property,
+    as LazySimpleSerDe reads it) was refused: files from a pipeline writing '' or 'NA' for NULL
+    could not be read as Hive reads them. Written and read with it, nested values too; SET
+    SERDEPROPERTIES changes how the files read from then on, as in Hive."""
+    csv = tmp_path / "in.csv"
+    csv.write_text("1,apple,\n2,,x\nNA,NA,y\n")
+    wh.sql("CREATE TABLE nd (id INT, name STRING, tag STRING) ROW FORMAT DELIMITED FIELDS TERMINATED BY ',' "
+           "NULL DEFINED AS '' STORED AS TEXTFILE")
+    wh.sql(f"LOAD DATA LOCAL INPATH '{csv}' INTO TABLE nd")
+    plain = spark.read.schema("id INT, name STRING, tag STRING").options(sep=",", nullValue="") \
+        .csv("file://" + os.path.join(wh.location, "nd"))
+    assert _rows(wh.sql("SELECT * FROM nd")) == _rows(plain) == [(1, "apple", None), (2, None, "x"),
+                                                                 (None, "NA", "y")]
+    assert _rows(wh.sql("SELECT id FROM nd WHERE name IS NULL")) == [(2,)]
+    wh.sql("ALTER TABLE nd SET SERDEPROPERTIES ('serialization.null.format'='NA')")
+    assert _rows(wh.sql("SELECT id, name FROM nd")) == [(1, "apple"), (2, ""), (None, None)]
+    wh.sql("CREATE TABLE nw (id INT, xs ARRAY<STRING>, s STRING) TBLPROPERTIES ('serialization.null.format'='-')")
+    wh.sql("INSERT INTO nw VALUES (1, array('a', NULL), NULL), (NULL, NULL, 'b')")
+    lines = sorted(line for f in (tmp_path / "warehouse" / "nw").iterdir() if not f.name.startswith((".", "_"))
+                   for line in f.read_text().splitlines())
+    assert lines == ["-\x01-\x01b", "1\x01a\x02-\x01-"]
+    assert _rows(wh.sql("SELECT * FROM nw")) == [(1, ["a", None], None), (None, None, "b")]
+    assert "'serialization.null.format'='-'" in "\n".join(_col(wh.sql("SHOW CREATE TABLE nw")))
+
+
 def test_set_serdeproperties_fixes_a_delimiter_and_set_fileformat_changes_an_empty_table(wh, spark, tmp_path):
     csv = tmp_path / "in.csv"
     csv.write_text("1,apple\n2,pear\n")
@@ -1223,7 +1249,7 @@ def test_set_serdeproperties_fixes_a_delimiter_and_set_fileformat_changes_an_emp
     assert _rows(wh.sql("SELECT * FROM raw")) == _rows(plain) == [(1, "apple"), (2, "pear")]
     assert "ROW FORMAT DELIMITED FIELDS TERMINATED BY ','" in _col(wh.sql("SHOW CREATE TABLE raw"))
     with pytest.raises(SemanticError, match="reads 'field.delim'"):
-        wh.sql("ALTER TABLE raw SET SERDEPROPERTIES ('serialization.null.format'='')")
+        wh.sql("ALTER TABLE raw SET SERDEPROPERTIES ('escape.delim'='\\\\')")
     with pytest.raises(SemanticError, match="holds TEXTFILE files, which would not be read as ORC"):
         wh.sql("ALTER TABLE raw SET FILEFORMAT ORC")
 

@@ -73,7 +73,7 @@ from hivepark.storage.commit import (
     delete_owned,
     table_files,
 )
-from hivepark.storage.formats import CUT_COLUMNS, check_text_delimiter, normalize_format, reads_as
+from hivepark.storage.formats import CUT_COLUMNS, NULL_FORMAT, check_text_delimiter, normalize_format, reads_as
 from hivepark.storage.handlers import (
     PARTITION_SPEC_KEY,
     STORAGE_HANDLER_KEY,
@@ -601,23 +601,29 @@ def set_file_format(ctx: Context, table: Table, fmt: str) -> Table:
 
 # the SERDEPROPERTIES of a TEXTFILE table hivepark reads: Hive sets both to the field delimiter
 _DELIMITER_PROPERTIES = ("field.delim", "serialization.format")
+_SERDE_PROPERTIES = (*_DELIMITER_PROPERTIES, NULL_FORMAT)
 
 
 def set_serde_properties(ctx: Context, table: Table, props: Sequence[tuple[str, str]]) -> Table:
     """ALTER TABLE t SET SERDEPROPERTIES ('field.delim'='c'): a TEXTFILE table's field
     delimiter, with which its files (those already written too, as in Hive) are read from then
     on: the way to fix a table declared with the wrong delimiter."""
-    other = [k for k, _ in props if k not in _DELIMITER_PROPERTIES]
+    other = [k for k, _ in props if k not in _SERDE_PROPERTIES]
     if table.format != "textfile" or other:
         raise UnsupportedError(
             f"SERDEPROPERTIES {other or [k for k, _ in props]} of {table.qualified_name} ({table.format.upper()}) "
             "would change nothing hivepark reads: it reads 'field.delim' (and 'serialization.format', the same) "
-            "of TEXTFILE tables only.")
-    delims = {v for _, v in props}
-    if len(delims) != 1 or not next(iter(delims)):
+            "and 'serialization.null.format' of TEXTFILE tables only.")
+    changed = table
+    nulls = [v for k, v in props if k == NULL_FORMAT]
+    if nulls:  # the NULL text the files are read (and written) with from then on, as in Hive
+        changed = changed.evolve(properties={**changed.properties, NULL_FORMAT: nulls[-1]})
+    delims = {v for k, v in props if k in _DELIMITER_PROPERTIES}
+    if delims and (len(delims) != 1 or not next(iter(delims))):
         raise SemanticError(f"SET SERDEPROPERTIES gives {table.qualified_name} more than one field delimiter, or an "
                             f"empty one ({sorted(delims)}): give one, e.g. ('field.delim'=',').")
-    changed = table.evolve(field_delim=delims.pop())
+    if delims:
+        changed = changed.evolve(field_delim=delims.pop())
     check_text_delimiter(changed)
     return ctx.catalog.alter_table(changed, table.version)
 

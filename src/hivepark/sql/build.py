@@ -258,9 +258,11 @@ def _create_table(node: exp.Create) -> s.CreateTable:
                                     f"e.g. PARTITIONED BY ({untyped[0]} STRING)")
             kw["untyped_partition_columns"] = untyped
         elif isinstance(p, exp.RowFormatDelimitedProperty):
-            delim = delimited_fields(p)
+            delim = delimited_fields(p, null_allowed=True)
             if delim is not None:
                 kw["field_delim"] = delim
+            if p.args.get("null") is not None:  # NULL DEFINED AS: LazySimpleSerDe's property
+                tblprops["serialization.null.format"] = p.args["null"].name
         elif isinstance(p, exp.FileFormatProperty):
             kw["format"] = p.this.name
         elif isinstance(p, exp.LocationProperty):
@@ -291,9 +293,12 @@ def _create_table(node: exp.Create) -> s.CreateTable:
             raise UnsupportedError(f"CREATE TABLE ... {p.sql(dialect='hive')[:80]} is not supported by hivepark: "
                                    "leave the clause out (README: Statements)")
     if lazy and "storage_handler" not in kw:
-        delim = _lazy_serde_delimiter(dict(kw.get("serde_properties", ())))
+        serde = dict(kw.get("serde_properties", ()))
+        delim = _lazy_serde_delimiter(serde)
         if delim is not None:
             kw.setdefault("field_delim", delim)
+        if "serialization.null.format" in serde:
+            tblprops.setdefault("serialization.null.format", serde["serialization.null.format"])
     return s.CreateTable(table_ref(target), tuple(columns), properties=tuple(tblprops.items()),
                          as_select=s.Query(query) if query is not None else None,
                          if_not_exists=bool(node.args.get("exists")), **kw)
@@ -312,11 +317,10 @@ def _lazy_serde_delimiter(props: dict[str, str]) -> str | None:
     ``serialization.format``), read as Hive reads it: a number is the byte of that value
     (``'1'`` is \\001), other text its first character. Its other separators, NULL text and
     escape are refused unless they are the defaults hivepark reads and writes."""
-    for key in ("colelction.delim", "collection.delim", "mapkey.delim", "serialization.null.format",
-                "escape.delim", "line.delim"):
+    for key in ("colelction.delim", "collection.delim", "mapkey.delim", "escape.delim", "line.delim"):
         value = props.get(key)
         default = {"colelction.delim": "\x02", "collection.delim": "\x02", "mapkey.delim": "\x03",
-                   "serialization.null.format": "\\N", "line.delim": "\n"}.get(key)
+                   "line.delim": "\n"}.get(key)
         if value is not None and _serde_byte(value) != default and value != default:
             raise UnsupportedError(
                 f"SERDEPROPERTIES ('{key}'='{value}') is not supported by hivepark: it reads and writes "
@@ -338,11 +342,12 @@ def _serde_byte(value: str) -> str:
     return value[:1]
 
 
-def delimited_fields(p: exp.RowFormatDelimitedProperty) -> str | None:
+def delimited_fields(p: exp.RowFormatDelimitedProperty, null_allowed: bool = False) -> str | None:
     """ROW FORMAT DELIMITED's field delimiter (None: not given). ESCAPED BY, and a collection,
-    map-key, line or NULL form other than LazySimpleSerDe's defaults, are refused: hivepark
-    writes and reads those defaults only, and a clause it ignored would give other bytes than
-    Hive's (a value holding the delimiter split in two, a NULL written as \\N)."""
+    map-key or line form other than LazySimpleSerDe's defaults, are refused: hivepark writes and
+    reads those defaults only, and a clause it ignored would give other bytes than Hive's (a
+    value holding the delimiter split in two); so is a NULL form unless ``null_allowed`` (a
+    table's: its ``serialization.null.format``)."""
     if p.args.get("escaped") is not None:
         raise UnsupportedError(
             "ROW FORMAT DELIMITED ... ESCAPED BY is not supported by hivepark: it writes no escape character, so "
@@ -350,7 +355,7 @@ def delimited_fields(p: exp.RowFormatDelimitedProperty) -> str | None:
             "field delimiter no value holds (the default \\001), or store the table AS PARQUET or ORC.")
     for key, (clause, default, shown) in _DELIMITED_DEFAULTS.items():
         given = p.args.get(key)
-        if given is not None and given.name != default:
+        if given is not None and given.name != default and not (key == "null" and null_allowed):
             raise UnsupportedError(
                 f"ROW FORMAT DELIMITED {clause} {given.sql(dialect='hive')} is not supported by hivepark: it reads and "
                 f"writes LazySimpleSerDe's default, {shown}. Leave the clause out (files written by Hive with another "

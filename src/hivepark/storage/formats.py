@@ -38,6 +38,14 @@ from hivepark.types import INTEGRAL_BITS, HiveType, hive_allows_type_change
 FORMATS = {"parquet": "parquet", "orc": "orc", "textfile": "text"}
 DEFAULT_TEXT_DELIM = "\x01"
 NULL_TEXT = "\\N"
+#: LazySimpleSerDe's NULL text of a TEXTFILE table (ROW FORMAT DELIMITED NULL DEFINED AS, a SerDe or
+#: table property), kept among the table's properties; ``\N`` without it
+NULL_FORMAT = "serialization.null.format"
+
+
+def null_text(table: Table) -> str:
+    """The text a TEXTFILE table's files hold for NULL (and read as NULL)."""
+    return table.properties.get(NULL_FORMAT, NULL_TEXT)
 
 
 def normalize_format(name: str) -> str:
@@ -147,7 +155,8 @@ def load(spark: SparkSession, table: Table, paths: Sequence[str], base_path: str
         delim = render_literal(re.escape(table.field_delim or DEFAULT_TEXT_DELIM))
         fields = f"split({sql_name(TEXT_LINE)}, {delim}, -1)"
         cut = cut_columns(table)
-        cols = [f"{_cut_if(_parse_text(f'try_element_at({fields}, {i + 1})', _text_type(c), 2), c, cut)} "
+        null = null_text(table)
+        cols = [f"{_cut_if(_parse_text(f'try_element_at({fields}, {i + 1})', _text_type(c), 2, null), c, cut)} "
                 f"AS {sql_name(c.name)}" for i, c in enumerate(table.columns)]
     if extra:  # computed on each raw row (a hidden column such as _metadata is there only)
         df = df.select("*", *[c.alias(n) for n, c in extra.items()])
@@ -319,7 +328,7 @@ def _type_sql(typ: DataType) -> str:
     return typ.simpleString()
 
 
-def _parse_text(text: str, typ: DataType | str, level: int) -> str:
+def _parse_text(text: str, typ: DataType | str, level: int, null: str = NULL_TEXT) -> str:
     """Spark SQL for one field's text (Spark SQL ``text``) as a value of ``typ`` (a DataType, or
     a type that is not ARRAY/MAP/STRUCT as its Spark DDL, which needs no call into the JVM)
     (LazySimpleSerDe): ``\\N`` is NULL, a value that does not parse is NULL, ARRAY/MAP/STRUCT
@@ -328,34 +337,34 @@ def _parse_text(text: str, typ: DataType | str, level: int) -> str:
     >>> print(_parse_text("t", "int", 2))
     try_cast(nullif(t, '\\\\N') AS int)
     """
-    value = f"nullif({text}, {render_literal(NULL_TEXT)})"
+    value = f"nullif({text}, {render_literal(null)})"
     sep = render_literal(re.escape(_separator(level)))
     x = f"x{level}"  # a lambda's variable, one name per nesting level
     if isinstance(typ, ArrayType):
-        parsed = f"transform(split({value}, {sep}, -1), {x} -> {_parse_text(x, typ.elementType, level + 1)})"
+        parsed = f"transform(split({value}, {sep}, -1), {x} -> {_parse_text(x, typ.elementType, level + 1, null)})"
         return f"CASE WHEN {value} = '' THEN CAST(array() AS {_type_sql(typ)}) ELSE {parsed} END"
     if isinstance(typ, MapType):
         inner = render_literal(re.escape(_separator(level + 1)))
-        key = _parse_text(f"try_element_at(split({x}, {inner}, 2), 1)", typ.keyType, level + 2)
-        val = _parse_text(f"try_element_at(split({x}, {inner}, 2), 2)", typ.valueType, level + 2)
+        key = _parse_text(f"try_element_at(split({x}, {inner}, 2), 1)", typ.keyType, level + 2, null)
+        val = _parse_text(f"try_element_at(split({x}, {inner}, 2), 2)", typ.valueType, level + 2, null)
         pairs = f"transform(split({value}, {sep}, -1), {x} -> named_struct('key', {key}, 'value', {val}))"
         kept = f"filter({pairs}, {x} -> {x}.key IS NOT NULL)"
         return f"CASE WHEN {value} = '' THEN CAST(map() AS {_type_sql(typ)}) ELSE map_from_entries({kept}) END"
     if isinstance(typ, StructType):
         parts = f"split({value}, {sep}, -1)"
         fields = ", ".join(f"{render_literal(f.name)}, "
-                           f"{_parse_text(f'try_element_at({parts}, {i + 1})', f.dataType, level + 1)}"
+                           f"{_parse_text(f'try_element_at({parts}, {i + 1})', f.dataType, level + 1, null)}"
                            for i, f in enumerate(typ.fields))
         return f"CASE WHEN {value} IS NULL THEN CAST(NULL AS {_type_sql(typ)}) ELSE named_struct({fields}) END"
     simple = typ if isinstance(typ, str) else _type_sql(typ)
     return value if simple == "string" else f"try_cast({value} AS {simple})"
 
 
-def _format_text(col: str, typ: DataType | str, level: int) -> str:
+def _format_text(col: str, typ: DataType | str, level: int, null: str = NULL_TEXT) -> str:
     """Spark SQL for a value (Spark SQL ``col``, of ``typ`` as :func:`_parse_text` takes it) as
-    LazySimpleSerDe writes it (NULL stays NULL: the caller writes ``\\N``)."""
+    LazySimpleSerDe writes it (NULL stays NULL: the caller writes ``null``, as an item's NULL is)."""
     def item(x: str, t: DataType | str, lvl: int) -> str:
-        return f"coalesce({_format_text(x, t, lvl)}, {render_literal(NULL_TEXT)})"
+        return f"coalesce({_format_text(x, t, lvl, null)}, {render_literal(null)})"
 
     sep = render_literal(_separator(level))
     x = f"x{level}"
@@ -388,7 +397,8 @@ def writer(df: DataFrame, table: Table) -> DataFrameWriter:
     if table.format != "textfile":
         return df.write.format(FORMATS[table.format])
     names = {c.name for c in table.columns}
-    fields = ", ".join(f"coalesce({_format_text(sql_name(c.name), _text_type(c), 2)}, {render_literal(NULL_TEXT)})"
+    null = null_text(table)
+    fields = ", ".join(f"coalesce({_format_text(sql_name(c.name), _text_type(c), 2, null)}, {render_literal(null)})"
                        for c in table.columns)
     line = f"concat_ws({render_literal(table.field_delim or DEFAULT_TEXT_DELIM)}, {fields}) AS {sql_name(TEXT_LINE)}"
     return df.selectExpr(line, *[sql_name(c) for c in df.columns if c not in names]).write.format("text")
