@@ -1236,6 +1236,8 @@ def test_null_defined_as_is_the_text_a_textfile_table_reads_and_writes_for_null(
     assert lines == ["-\x01-\x01b", "1\x01a\x02-\x01-"]
     assert _rows(wh.sql("SELECT * FROM nw")) == [(1, ["a", None], None), (None, None, "b")]
     assert "'serialization.null.format'='-'" in "\n".join(_col(wh.sql("SHOW CREATE TABLE nw")))
+    described = [tuple(r) for r in wh.sql("DESCRIBE FORMATTED nw").collect()]
+    assert ("", "serialization.null.format", "-") in described[described.index(("Storage Desc Params:", "", "")):]
 
 
 def test_set_serdeproperties_fixes_a_delimiter_and_set_fileformat_changes_an_empty_table(wh, spark, tmp_path):

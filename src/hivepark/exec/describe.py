@@ -29,7 +29,7 @@ from hivepark.sql import views as sql_views
 from hivepark.sql.validate import full_spec, spec_filter
 from hivepark.storage import fs
 from hivepark.storage.commit import COLUMN_STATS, FILES_PARAM
-from hivepark.storage.formats import DEFAULT_TEXT_DELIM
+from hivepark.storage.formats import DEFAULT_TEXT_DELIM, NULL_FORMAT
 from hivepark.storage.handlers import handler_for, handler_properties
 from hivepark.types import HiveType
 
@@ -372,6 +372,8 @@ def _storage_info(table: Table, skewed: list[tuple] | None = None) -> list[tuple
         delim = table.field_delim or DEFAULT_TEXT_DELIM
         rows += [("Storage Desc Params:", "", ""), ("", "field.delim", delim),
                  ("", "serialization.format", delim)]
+        if NULL_FORMAT in table.properties:
+            rows.append(("", NULL_FORMAT, table.properties[NULL_FORMAT]))
     return rows
 
 
