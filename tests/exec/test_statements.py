@@ -1240,6 +1240,26 @@ def test_null_defined_as_is_the_text_a_textfile_table_reads_and_writes_for_null(
     assert ("", "serialization.null.format", "-") in described[described.index(("Storage Desc Params:", "", "")):]
 
 
+def test_binary_values_of_a_textfile_table_are_base64_as_lazysimpleserde_writes_them(wh, spark, tmp_path):
+    """Found by a hunt for bugs: BINARY values were written as raw bytes (a 0x0A byte split the row
+    in two, 0xFF became U+FFFD) and a file Hive wrote read as its Base64 text."""
+    import base64
+
+    hive_file = tmp_path / "hive.txt"
+    hive_file.write_bytes(b"1\x01" + base64.b64encode(b"ab") + b"\n2\x01not base64!\n")
+    wh.sql("CREATE TABLE tb (i INT, bn BINARY) STORED AS TEXTFILE")
+    wh.sql(f"LOAD DATA LOCAL INPATH '{hive_file}' INTO TABLE tb")
+    wh.sql("INSERT INTO tb VALUES (3, unhex('00FF0A01' || repeat('AB', 80))), (4, NULL)")
+    root = "file://" + os.path.join(wh.location, "tb")
+    plain = spark.read.schema("line STRING").text(root).selectExpr(
+        "try_cast(split(line, '\\\\x01')[0] AS INT) AS i", "split(line, '\\\\x01')[1] AS t").selectExpr(
+        "i", "hex(coalesce(try_to_binary(nullif(t, '\\\\N'), 'base64'), CAST(nullif(t, '\\\\N') AS BINARY)))")
+    assert _rows(wh.sql("SELECT i, hex(bn) FROM tb")) == _rows(plain) == [
+        (1, "6162"), (2, "6E6F742062617365363421"), (3, "00FF0A01" + "AB" * 80), (4, None)]
+    described = {r[1].strip(): r[2] for r in wh.sql("DESCRIBE FORMATTED tb").collect() if r[1]}
+    assert described["numRows"].strip() == "4"
+
+
 def test_set_serdeproperties_fixes_a_delimiter_and_set_fileformat_changes_an_empty_table(wh, spark, tmp_path):
     csv = tmp_path / "in.csv"
     csv.write_text("1,apple\n2,pear\n")

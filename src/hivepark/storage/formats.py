@@ -357,6 +357,8 @@ def _parse_text(text: str, typ: DataType | str, level: int, null: str = NULL_TEX
                            for i, f in enumerate(typ.fields))
         return f"CASE WHEN {value} IS NULL THEN CAST(NULL AS {_type_sql(typ)}) ELSE named_struct({fields}) END"
     simple = typ if isinstance(typ, str) else _type_sql(typ)
+    if simple == "binary":  # LazyBinary.decodeIfNeeded: Base64 text decoded, any other as its bytes
+        return f"coalesce(try_to_binary({value}, 'base64'), CAST({value} AS BINARY))"
     return value if simple == "string" else f"try_cast({value} AS {simple})"
 
 
@@ -377,6 +379,8 @@ def _format_text(col: str, typ: DataType | str, level: int, null: str = NULL_TEX
     if isinstance(typ, StructType):
         fields = ", ".join(item(f"{col}.{sql_name(f.name)}", f.dataType, level + 1) for f in typ.fields)
         return f"CASE WHEN {col} IS NULL THEN NULL ELSE concat_ws({sep}, {fields}) END"
+    if (typ if isinstance(typ, str) else _type_sql(typ)) == "binary":  # LazySimpleSerDe: Base64, one line
+        return f"replace(base64({col}), {render_literal(chr(13) + chr(10))}, '')"
     return f"CAST({col} AS STRING)"
 
 

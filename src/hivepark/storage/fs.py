@@ -191,14 +191,17 @@ def open_input(path: str) -> Any:
 
 
 def count_lines(path: str) -> int:
-    """Lines of a text file, the last one counted even without its newline."""
+    """Lines of a text file as Hadoop's LineReader (Hive's and Spark's text reader) ends them:
+    at ``\\n``, ``\\r`` or ``\\r\\n``; the last one counted even without its end."""
     fs, p = _split(path)
     lines, last = 0, b"\n"
     with fs.open_input_stream(p) as f:
         while chunk := f.read(1 << 20):
-            lines += chunk.count(b"\n")
+            lines += chunk.count(b"\n") + chunk.count(b"\r") - chunk.count(b"\r\n")
+            if last == b"\r" and chunk[:1] == b"\n":  # a \r\n split between two reads
+                lines -= 1
             last = chunk[-1:]
-    return lines + (last != b"\n")
+    return lines + (last not in (b"\n", b"\r"))
 
 
 def delete_file(path: str) -> None:
