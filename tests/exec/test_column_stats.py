@@ -77,3 +77,45 @@ def test_column_statistics_of_a_table(wh, spark):
     assert e.code == 10241
     wh.sql("INSERT INTO ct VALUES (100, 'y')")  # the rows changed: the statistics go
     assert _described(wh, "DESCRIBE FORMATTED ct k")["max"] == ""
+
+
+def test_a_partitions_nan_maximum_is_the_tables(wh, spark):
+    """Found by a hunt for bugs: the table's DOUBLE maximum over partitions dropped a partition's
+    NaN (Python's max with NaN depends on the order), where max(x) is NaN, as in Spark and Hive."""
+    wh.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
+    wh.sql("CREATE TABLE nanst (x DOUBLE) PARTITIONED BY (p STRING) STORED AS PARQUET")
+    wh.sql("INSERT INTO nanst PARTITION (p) VALUES (10.0D, 'a'), (1.0D, 'b'), (CAST('NaN' AS DOUBLE), 'b')")
+    wh.sql("ANALYZE TABLE nanst PARTITION (p) COMPUTE STATISTICS FOR COLUMNS")
+    st = _described(wh, "DESCRIBE FORMATTED nanst x")
+    true = wh.sql("SELECT CAST(min(x) AS STRING), CAST(max(x) AS STRING) FROM nanst").first()
+    assert (st["min"], st["max"]) == tuple(true) == ("1.0", "NaN")
+
+
+def test_statistics_of_a_changed_column_are_not_its_own(wh, spark):
+    """Found by a hunt for bugs: after REPLACE COLUMNS dropped s and ADD COLUMNS brought it back
+    (reading NULL), or CHANGE narrowed it, DESCRIBE FORMATTED showed the old figures and
+    COLUMN_STATS_ACCURATE claimed them; statistics computed before a column changed are not its."""
+    wh.sql("CREATE TABLE u (y BIGINT, s STRING) STORED AS TEXTFILE")
+    wh.sql("INSERT INTO u VALUES (5, 'q'), (6, 'r')")
+    wh.sql("ANALYZE TABLE u COMPUTE STATISTICS FOR COLUMNS")
+    assert _described(wh, "DESCRIBE FORMATTED u s")["distinct_count"] == "2"
+    wh.sql("ALTER TABLE u REPLACE COLUMNS (y BIGINT, s2 STRING)")
+    wh.sql("ALTER TABLE u ADD COLUMNS (s STRING)")
+    assert wh.sql("SELECT count(*) FROM u WHERE s IS NULL").first()[0] == 2
+    st = _described(wh, "DESCRIBE FORMATTED u s")
+    assert (st["num_nulls"], st["distinct_count"], st["max_col_len"]) == ("", "", "")
+    assert '"s"' not in st.get("COLUMN_STATS_ACCURATE", "")
+    assert _described(wh, "DESCRIBE FORMATTED u y")["distinct_count"] == "2"  # unchanged: kept
+    wh.sql("ANALYZE TABLE u COMPUTE STATISTICS FOR COLUMNS s")
+    assert _described(wh, "DESCRIBE FORMATTED u s")["num_nulls"] == "2"
+    # a partition's statistics too, when the column is narrowed
+    wh.sql("CREATE TABLE pv (s STRING) PARTITIONED BY (p INT) STORED AS PARQUET")
+    wh.sql("INSERT INTO pv PARTITION (p=1) VALUES ('abcde'), ('abxyz')")
+    wh.sql("ANALYZE TABLE pv PARTITION (p=1) COMPUTE STATISTICS FOR COLUMNS")
+    wh.sql("ALTER TABLE pv CHANGE s s VARCHAR(2)")
+    st = _described(wh, "DESCRIBE FORMATTED pv PARTITION (p=1) s")
+    assert (st["distinct_count"], st["max_col_len"]) == ("", ""), st
+    wh.sql("ANALYZE TABLE pv PARTITION (p=1) COMPUTE STATISTICS FOR COLUMNS")
+    true = wh.sql("SELECT count(DISTINCT s), max(octet_length(s)) FROM pv").first()
+    st = _described(wh, "DESCRIBE FORMATTED pv s")
+    assert (st["distinct_count"], st["max_col_len"]) == tuple(str(v) for v in true) == ("1", "2")

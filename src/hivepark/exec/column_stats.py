@@ -9,6 +9,7 @@ outlive the rows they describe (an unpartitioned table's are removed by its next
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -25,7 +26,7 @@ from hivepark.plan.nodes import TableScan
 from hivepark.plan.planner import plan_scans
 from hivepark.sql import statements as s
 from hivepark.sql.validate import spec_filter
-from hivepark.storage.commit import COLUMN_STATS, COLUMN_STATS_ACCURATE
+from hivepark.storage.commit import COLUMN_STATS, COLUMN_STATS_ACCURATE, COLUMNS_CHANGED
 from hivepark.storage.formats import sql_name
 from hivepark.storage.handlers import handler_name
 from hivepark.types import HiveType
@@ -151,6 +152,7 @@ def _with_stats(params: Mapping[str, str], cols: Sequence[Column], figures: Mapp
             st["max_col_len"] = str(int(figures.get(f"__len{i}") or 0))
         if kind == "boolean":
             st["num_trues"], st["num_falses"] = str(figures.get(f"__t{i}") or 0), str(figures.get(f"__f{i}") or 0)
+        st["at"] = str(time.time_ns() // 1_000_000)  # against the table's COLUMNS_CHANGED
         kept[col.name] = st
     accurate = json.loads(params.get(COLUMN_STATS_ACCURATE) or "{}")
     accurate.setdefault("BASIC_STATS", "true")
@@ -167,12 +169,24 @@ def described(table: Table, col: Column, part: Partition | None, parts: Sequence
     (nulls, trues, falses), takes the least minimum and the greatest maximum, and for distinct
     values and lengths the greatest of the partitions' (as Hive's metastore does without its
     bit vectors)."""
+    since = int(json.loads(table.properties.get(COLUMNS_CHANGED) or "{}").get(col.name, 0))
+
+    def current(st: Mapping[str, str] | None) -> Mapping[str, str] | None:
+        """``st`` unless computed before ALTER TABLE changed the column (another column's then)."""
+        return st if st and int(st.get("at", 0)) >= since else None
+
     if part is not None or parts is None:
         params = part.parameters if part is not None else table.properties
-        st = json.loads(params.get(COLUMN_STATS) or "{}").get(col.name, {})
+        st = current(json.loads(params.get(COLUMN_STATS) or "{}").get(col.name)) or {}
         accurate = params.get(COLUMN_STATS_ACCURATE)
+        if accurate and not st:  # Hive's record claims no statistics of a changed column
+            claims = json.loads(accurate)
+            if col.name in claims.get("COLUMN_STATS", {}):
+                claims["COLUMN_STATS"] = {k: v for k, v in claims["COLUMN_STATS"].items() if k != col.name}
+                accurate = json.dumps(claims, separators=(",", ":"), sort_keys=True)
     else:
-        st = _aggregate([json.loads(p.parameters.get(COLUMN_STATS) or "{}").get(col.name) for p in parts], col)
+        st = _aggregate([current(json.loads(p.parameters.get(COLUMN_STATS) or "{}").get(col.name)) for p in parts],
+                        col)
         accurate = None
     rows = [("col_name", col.name), ("data_type", col.type)] + [(f, st.get(f, "")) for f in FIELDS]
     rows += [("bit_vector", ""), ("comment", col.comment or "from deserializer")]
@@ -197,6 +211,12 @@ def _aggregate(stats: Sequence[Mapping[str, str] | None], col: Column) -> dict[s
     t = HiveType.parse(col.type)
     bounded = [st for st in have if "min" in st]
     if bounded:
-        out["min"] = min((st["min"] for st in bounded), key=lambda v: t.decode(v))  # type: ignore[arg-type,return-value]
-        out["max"] = max((st["max"] for st in bounded), key=lambda v: t.decode(v))  # type: ignore[arg-type,return-value]
+        out["min"] = min((st["min"] for st in bounded), key=lambda v: _spark_order(t.decode(v)))
+        out["max"] = max((st["max"] for st in bounded), key=lambda v: _spark_order(t.decode(v)))
     return out
+
+
+def _spark_order(value: Any) -> tuple[int, Any]:
+    """A partition's bound in Spark's order: NaN above every other number (max() over a NaN
+    partition is NaN whatever the partitions' order; Python's max with a NaN is not)."""
+    return (1, 0.0) if isinstance(value, float) and math.isnan(value) else (0, value)

@@ -67,6 +67,9 @@ from hivepark.sql.validate import (
 )
 from hivepark.storage import fs
 from hivepark.storage.commit import (
+    COLUMN_STATS,
+    COLUMN_STATS_ACCURATE,
+    COLUMNS_CHANGED,
     FILES_PARAM,
     PartitionWrite,
     current_files,
@@ -820,6 +823,7 @@ def change_columns(ctx: Context, table: Table, action: s.AddColumns | s.ChangeCo
     if table.format in ("parquet", "orc"):
         properties = _dropped_columns(ctx, table, old, new, properties)
     properties = _cut_columns(ctx, table, action, retyped, new, properties)
+    properties = _columns_changed(table, old, new, retyped, properties)
     changed = table.evolve(columns=tuple(new), properties=properties)
     check_text_delimiter(changed)
     return ctx.catalog.alter_table(changed, table.version)
@@ -882,6 +886,33 @@ def _cut_columns(ctx: Context, table: Table, action: s.AddColumns | s.ChangeColu
         properties[CUT_COLUMNS] = json.dumps(sorted(cut))
     else:
         properties.pop(CUT_COLUMNS, None)
+    return properties
+
+
+def _columns_changed(table: Table, old: list[Column], new: list[Column], retyped: Mapping[str, tuple[str, str]],
+                     properties: dict[str, str]) -> dict[str, str]:
+    """The table's properties with the time of this change recorded for each column whose
+    statistics no longer describe it (storage.commit.COLUMNS_CHANGED): dropped, renamed (both
+    names), retyped, added (a name dropped before), and in a TEXTFILE table (read by position)
+    any column that moved."""
+    before, after = [c.name for c in old], [c.name for c in new]
+    changed = (set(before) ^ set(after)) | set(retyped)
+    if table.format == "textfile":
+        changed |= {n for i, n in enumerate(after) if i >= len(before) or before[i] != n}
+    if not changed:
+        return properties
+    record: dict[str, int] = json.loads(table.properties.get(COLUMNS_CHANGED) or "{}")
+    now = time.time_ns() // 1_000_000
+    record.update((n, now) for n in changed)
+    properties[COLUMNS_CHANGED] = json.dumps(record, sort_keys=True)
+    if properties.get(COLUMN_STATS):  # an unpartitioned table's own: taken out (a partition's are ignored)
+        properties[COLUMN_STATS] = json.dumps({k: v for k, v in json.loads(properties[COLUMN_STATS]).items()
+                                               if k not in changed}, sort_keys=True)
+    if properties.get(COLUMN_STATS_ACCURATE):
+        claims = json.loads(properties[COLUMN_STATS_ACCURATE])
+        if isinstance(claims.get("COLUMN_STATS"), dict):
+            claims["COLUMN_STATS"] = {k: v for k, v in claims["COLUMN_STATS"].items() if k not in changed}
+            properties[COLUMN_STATS_ACCURATE] = json.dumps(claims, separators=(",", ":"), sort_keys=True)
     return properties
 
 

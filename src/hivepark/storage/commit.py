@@ -41,6 +41,9 @@ FILES_PARAM = "hivepark.files"
 # that changes its rows removes them
 COLUMN_STATS = "hivepark.column.stats"
 COLUMN_STATS_ACCURATE = "COLUMN_STATS_ACCURATE"  # Hive's record of which statistics are current
+# a table's columns changed by ALTER TABLE (dropped, renamed, retyped, added again, moved in a
+# TEXTFILE table), {name: milliseconds}: statistics of that name computed before are not its
+COLUMNS_CHANGED = "hivepark.columns.changed"
 STAGING_PREFIX = ".hive-staging_hivepark_"
 MAX_RETRIES = 5
 # A journal's owner renews its lease (the journal's "heartbeat" time) every HEARTBEAT_SECONDS;
