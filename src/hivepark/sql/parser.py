@@ -98,11 +98,27 @@ def statement_ends(text: str) -> bool:
 
 
 def split_statements(text: str) -> list[tuple[str, int]]:
-    """Statement texts (without ``;``) and the 1-based line each starts on; blanks dropped."""
+    """Statement texts (without ``;``) and the 1-based line each starts on; blanks dropped.
+
+    An unterminated string or quoted name makes the rest of the text, from the statement it is
+    in, one last statement (as Hive's CLI reads it), whose parse fails (:func:`parse_one`): the
+    statements before it are split as usual, so a script runs them first.
+
+    >>> split_statements("SELECT 1;\\nSELECT 'a;\\nSELECT 2;")
+    [('SELECT 1', 1), ("SELECT 'a;\\nSELECT 2;", 2)]
+    """
+    broken = False
     try:
         tokens = HiveQL().tokenize(text)
     except TokenError as e:
-        raise _token_error(e, text, 1) from None
+        m = _MISSING_RE.search(str(e.__cause__ or ""))
+        if m is None:
+            raise _token_error(e, text, 1) from None
+        try:  # the text before the unterminated quote holds the complete statements
+            tokens = HiveQL().tokenize(text[:int(m.group("offset"))])
+        except TokenError:
+            raise _token_error(e, text, 1) from None
+        broken = True
     pieces: list[tuple[str, bool]] = []  # each text, and whether it holds a token (not only comments)
     start, words = 0, False
     for tok in tokens:
@@ -111,7 +127,7 @@ def split_statements(text: str) -> list[tuple[str, int]]:
             start, words = tok.end + 1, False
         else:
             words = True
-    pieces.append((text[start:], words))
+    pieces.append((text[start:], words or broken))
     out: list[tuple[str, int]] = []
     offset = 0
     for piece, holds_words in pieces:
