@@ -15,7 +15,7 @@ from sqlglot.errors import ParseError as SqlglotParseError
 from sqlglot.errors import TokenError
 from sqlglot.tokens import Token, TokenType
 
-from hivepark.errors import HiveParkError, ParseError, UnsupportedError
+from hivepark.errors import HiveParkError, ParseError, UnsupportedError, UserInputError
 from hivepark.sql import statements as s
 from hivepark.sql.build import build
 from hivepark.sql.dialect import HiveQL
@@ -42,30 +42,40 @@ SUBSTITUTE_DEPTH = 40  # Hive's hive.variable.substitute.depth
 def substitute_variables(text: str, hivevars: Mapping[str, str],
                          hiveconf: Callable[[str], str | None]) -> str:
     """Hive's variable substitution of one statement's text: ``${hivevar:k}``, ``${hiveconf:k}``
-    and ``${k}`` (a hivevar first, then a setting), repeated while values hold variables (up to
-    Hive's depth of 40). An undefined variable stays as written, as in Hive; ``${env:...}`` and
-    ``${system:...}`` always stay as written: a statement never reads the environment.
+    and ``${k}`` (a hivevar first, then a setting), repeated while values hold variables. An
+    undefined variable stays as written, as in Hive; ``${env:...}`` and ``${system:...}`` always
+    stay as written: a statement never reads the environment. As Hive's SystemVariables.substitute,
+    a text still holding a defined variable after 40 rounds (a variable defined by itself,
+    ``SET hivevar:r=${r}x``) is refused: ``Variable substitution depth is deeper than 40 for
+    expression ...``.
 
     >>> substitute_variables("SELECT * FROM t WHERE ds = '${dt}' -- ${hiveconf:x.y}",
     ...                      {"dt": "2024-01-0${d}", "d": "5"}, {"x.y": "z"}.get)
     "SELECT * FROM t WHERE ds = '2024-01-05' -- z"
     """
+    found = False
+
     def value(m: re.Match[str]) -> str:
+        nonlocal found
         ns, name = m.group("ns"), m.group("name")
         if ns in (None, "hivevar") and name in hivevars:
+            found = True
             return hivevars[name]
         if ns in (None, "hiveconf"):
             v = hiveconf(name)
             if v is not None:
+                found = True
                 return v
         return m.group(0)
 
-    for _ in range(SUBSTITUTE_DEPTH):
-        replaced = _VARIABLE.sub(value, text)
-        if replaced == text:
-            break
-        text = replaced
-    return text
+    result = text
+    for _ in range(SUBSTITUTE_DEPTH + 1):  # Hive's rounds: 0 to the depth
+        found = False
+        replaced = _VARIABLE.sub(value, result)
+        if not found:
+            return result
+        result = replaced
+    raise UserInputError(f"Variable substitution depth is deeper than {SUBSTITUTE_DEPTH} for expression {text}")
 
 
 def statement_ends(text: str) -> bool:
