@@ -69,3 +69,18 @@ def test_values_print_as_hives_cli_prints_them():
     assert [_format(x) for x in (1e20, 2.0, 0.001, 1e-4, -12345678.9, 1234567.0, float("nan"), -0.0)] == \
         ["1.0E20", "2.0", "0.001", "1.0E-4", "-1.23456789E7", "1234567.0", "NaN", "-0.0"]
     assert _format(0.10000000149011612, single=True) == "0.1"  # a FLOAT column's value
+
+
+def test_decimals_print_in_plain_notation_with_their_scale():
+    """A DECIMAL prints as Hive pads it to its column's scale (HIVE-12063), never in Python's
+    scientific notation (``0E-18``, ``1.00000000000E-7``), in every output format."""
+    from decimal import Decimal
+
+    from hivepark.cli import _cell, _format
+
+    zero, small = Decimal("0E-18"), Decimal("1.00000000000E-7")  # Spark's DECIMAL(38,18) values
+    assert _format(zero) == "0.000000000000000000" and _format(small) == "0.000000100000000000"
+    assert _format(Decimal("1.00E-8")) == "0.0000000100" and _format(Decimal("12345.600")) == "12345.600"
+    assert _format([Decimal("0E-8")]) == "[0.00000000]"  # inside an ARRAY
+    assert _cell(zero) == "0.000000000000000000"  # tsv2, csv2 and json
+
