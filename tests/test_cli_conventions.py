@@ -84,3 +84,34 @@ def test_decimals_print_in_plain_notation_with_their_scale():
     assert _format([Decimal("0E-8")]) == "[0.00000000]"  # inside an ARRAY
     assert _cell(zero) == "0.000000000000000000"  # tsv2, csv2 and json
 
+
+class _Rows:
+    """What print_formatted reads of a DataFrame."""
+
+    def __init__(self, columns: list[str], types: list[str], rows: list[tuple]) -> None:
+        from pyspark.sql.types import DoubleType, FloatType, StructField, StructType
+
+        kinds = {"double": DoubleType(), "float": FloatType()}
+        self.columns = columns
+        self.schema = StructType([StructField(c, kinds[t]) for c, t in zip(columns, types)])
+        self._rows = rows
+
+    def toLocalIterator(self):  # noqa: N802 - DataFrame's name
+        return iter(self._rows)
+
+
+def test_json_output_is_valid_json_with_nan_and_infinity(capsys):
+    import json
+
+    from hivepark.cli import print_formatted
+
+    inf = float("inf")
+    df = _Rows(["n", "i", "m", "f", "x"], ["double", "double", "double", "float", "double"],
+               [(float("nan"), inf, -inf, inf, 1.5)])
+    assert print_formatted(df, "json") == 1
+
+    def refuse(token: str) -> None:
+        raise AssertionError(f"not JSON: {token}")
+
+    out = json.loads(capsys.readouterr().out, parse_constant=refuse)
+    assert out == {"resultset": [{"n": "NaN", "i": "Infinity", "m": "-Infinity", "f": "Infinity", "x": 1.5}]}

@@ -174,7 +174,9 @@ def print_formatted(df, fmt: str) -> int | None:
     """Rows in beeline's ``--outputformat``: ``tsv2``/``csv2`` with a header, a value holding
     the delimiter, a quote or a line break in double quotes (doubled inside), NULL as an empty
     field and the empty string as ``""`` (so NULL and 'NULL' differ); ``json`` as
-    ``{"resultset": [{column: value}, ...]}`` with JSON's null; ``table`` as on a terminal."""
+    ``{"resultset": [{column: value}, ...]}`` with JSON's null, and a DOUBLE or FLOAT NaN or
+    infinity as the string ``"NaN"``, ``"Infinity"``, ``"-Infinity"`` (JSON has no such number);
+    ``table`` as on a terminal."""
     if df is None or not df.columns:
         return None
     _clear_progress()
@@ -184,8 +186,13 @@ def print_formatted(df, fmt: str) -> int | None:
     rows = [[_cell(v, i in singles) for i, v in enumerate(row)] for row in df.toLocalIterator()]
     if fmt == "json":
         import json
+        import math
 
-        print(json.dumps({"resultset": [dict(zip(df.columns, r)) for r in rows]}, default=str))
+        def value(v: object) -> object:
+            return _java_float(v) if isinstance(v, float) and not math.isfinite(v) else v
+
+        print(json.dumps({"resultset": [{c: value(v) for c, v in zip(df.columns, r)} for r in rows]},
+                         default=str, allow_nan=False))
         return len(rows)
     delim = "\t" if fmt == "tsv2" else ","
 
