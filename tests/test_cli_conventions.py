@@ -69,3 +69,49 @@ def test_values_print_as_hives_cli_prints_them():
     assert [_format(x) for x in (1e20, 2.0, 0.001, 1e-4, -12345678.9, 1234567.0, float("nan"), -0.0)] == \
         ["1.0E20", "2.0", "0.001", "1.0E-4", "-1.23456789E7", "1234567.0", "NaN", "-0.0"]
     assert _format(0.10000000149011612, single=True) == "0.1"  # a FLOAT column's value
+
+
+def test_decimals_print_in_plain_notation_with_their_scale():
+    """A DECIMAL prints as Hive pads it to its column's scale (HIVE-12063), never in Python's
+    scientific notation (``0E-18``, ``1.00000000000E-7``), in every output format."""
+    from decimal import Decimal
+
+    from hivepark.cli import _cell, _format
+
+    zero, small = Decimal("0E-18"), Decimal("1.00000000000E-7")  # Spark's DECIMAL(38,18) values
+    assert _format(zero) == "0.000000000000000000" and _format(small) == "0.000000100000000000"
+    assert _format(Decimal("1.00E-8")) == "0.0000000100" and _format(Decimal("12345.600")) == "12345.600"
+    assert _format([Decimal("0E-8")]) == "[0.00000000]"  # inside an ARRAY
+    assert _cell(zero) == "0.000000000000000000"  # tsv2, csv2 and json
+
+
+class _Rows:
+    """What print_formatted reads of a DataFrame."""
+
+    def __init__(self, columns: list[str], types: list[str], rows: list[tuple]) -> None:
+        from pyspark.sql.types import DoubleType, FloatType, StructField, StructType
+
+        kinds = {"double": DoubleType(), "float": FloatType()}
+        self.columns = columns
+        self.schema = StructType([StructField(c, kinds[t]) for c, t in zip(columns, types)])
+        self._rows = rows
+
+    def toLocalIterator(self):  # noqa: N802 - DataFrame's name
+        return iter(self._rows)
+
+
+def test_json_output_is_valid_json_with_nan_and_infinity(capsys):
+    import json
+
+    from hivepark.cli import print_formatted
+
+    inf = float("inf")
+    df = _Rows(["n", "i", "m", "f", "x"], ["double", "double", "double", "float", "double"],
+               [(float("nan"), inf, -inf, inf, 1.5)])
+    assert print_formatted(df, "json") == 1
+
+    def refuse(token: str) -> None:
+        raise AssertionError(f"not JSON: {token}")
+
+    out = json.loads(capsys.readouterr().out, parse_constant=refuse)
+    assert out == {"resultset": [{"n": "NaN", "i": "Infinity", "m": "-Infinity", "f": "Infinity", "x": 1.5}]}

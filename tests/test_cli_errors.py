@@ -97,7 +97,8 @@ def runs(tmp_path_factory, spark):
     (root / "full.sql").write_text("CREATE TABLE t (a BIGINT, s STRING) STORED AS PARQUET;\n"
                                    "INSERT INTO t SELECT id, uuid() FROM range(300000);\n")
     (root / "ignored.sql").write_text("SET hive.cli.errors.ignore=true;\nSELECT * FROM missing_table;\n"
-                                      "SELECT 'after';\nSELECT * FROM missing_again;\n")
+                                      "SELECT 'after';\nSELECT * FROM missing_again;\n"
+                                      "SELECT 'unterminated;\nSELECT 'never';\n")
     (root / "full").mkdir()
     no_tmpfs = _can_mount_tmpfs(root / "full")
 
@@ -179,5 +180,9 @@ def test_errors_ignored_by_hive_cli_errors_ignore_let_the_script_go_on(runs):
     code, out, err = runs["runs"]["ignored"].result()
     assert out.splitlines() == ["after"]  # the statement after the first error ran
     failed = [line for line in err.splitlines() if line.startswith("FAILED")]
-    assert len(failed) == 2 and "missing_table" in failed[0] and "missing_again" in failed[1]
+    assert len(failed) == 3 and "missing_table" in failed[0] and "missing_again" in failed[1]
+    # an unterminated quote fails after the statements before it ran (none ran): from line 5 the
+    # rest is one statement, as Hive's CLI reads it, whose quote left open is the last one
+    assert failed[2] == ("FAILED: ParseException line 6:14 unterminated string starting near '';': "
+                         "add the closing '"), failed
     assert code != 0  # the last statement's status, as Hive's

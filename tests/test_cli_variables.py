@@ -31,7 +31,23 @@ def test_substitution_rules():
     conf = {"hive.x": "conf-x", "dt": "conf-dt"}.get
     assert substitute_variables("${dt} ${hivevar:dt} ${hiveconf:dt} ${hive.x} ${nope} ${env:HOME}",
                                 {"dt": "var-dt"}, conf) == "var-dt var-dt conf-dt conf-x ${nope} ${env:HOME}"
-    assert substitute_variables("${a}", {"a": "${a}"}, conf) == "${a}"  # bounded, no endless loop
+
+
+@pytest.mark.parametrize("hivevars", [{"r": "${r}x"}, {"a": "${a}"}, {"a": "${b}", "b": "${a}"}])
+def test_a_variable_defined_by_itself_is_refused_with_hives_error(hivevars):
+    """As Hive's SystemVariables.substitute: a text still holding a defined variable after 40
+    rounds fails (it was expanded 40 times, or left as written, silently)."""
+    text = "SELECT '${r}${a}'"
+    with pytest.raises(ValueError) as e:
+        substitute_variables(text, hivevars, {}.get)
+    assert str(e.value) == f"Variable substitution depth is deeper than 40 for expression {text}"
+
+
+def test_substitution_goes_40_rounds_deep():
+    chain = {f"v{i}": f"${{v{i + 1}}}" for i in range(39)} | {"v39": "end"}  # 40 rounds
+    assert substitute_variables("${v0}", chain, {}.get) == "end"
+    with pytest.raises(ValueError, match="deeper than 40"):
+        substitute_variables("${v0}", {**chain, "v39": "${v40}", "v40": "end"}, {}.get)
 
 
 SCRIPT = """\

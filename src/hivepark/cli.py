@@ -23,10 +23,15 @@ HISTORY = Path(os.environ.get("HIVEPARK_HISTORY", Path.home() / ".hivepark_histo
 def _format(value: object, single: bool = False) -> str:
     """A value as Hive's CLI prints it: NULL, ``true``, a DOUBLE as Java prints it (``1.0E20``),
     an ARRAY, MAP or STRUCT as Hive's JSON-like text (``["p","q"]``, ``{"k":1}``, ``{"x":1,"y":"z"}``),
-    BINARY as its bytes; ``single``: a FLOAT column's value (Java prints its shortest float text).
+    BINARY as its bytes, a DECIMAL in plain notation with its column's scale (``0.000000000000000000``
+    for a DECIMAL(38,18) zero, as Hive pads it, never ``0E-18``); ``single``: a FLOAT column's value
+    (Java prints its shortest float text).
 
     >>> _format([1.0e20, None, "ab"]), _format({"k": [True]}), _format(0.1), _format(12345678.0)
     ('[1.0E20,null,"ab"]', '{"k":[true]}', '0.1', '1.2345678E7')
+    >>> from decimal import Decimal
+    >>> _format(Decimal("0E-18")), _format([Decimal("1.00E-7")]), _format(Decimal("-12.50"))
+    ('0.000000000000000000', '[0.000000100]', '-12.50')
     """
     if value is None:
         return "NULL"
@@ -38,6 +43,8 @@ def _format(value: object, single: bool = False) -> str:
         return _nested(value)
     if isinstance(value, bool):
         return "true" if value else "false"
+    if type(value).__name__ == "Decimal":  # Spark's value has the column's scale: print every digit of it
+        return format(value, "f")
     return str(value)
 
 
@@ -167,7 +174,9 @@ def print_formatted(df, fmt: str) -> int | None:
     """Rows in beeline's ``--outputformat``: ``tsv2``/``csv2`` with a header, a value holding
     the delimiter, a quote or a line break in double quotes (doubled inside), NULL as an empty
     field and the empty string as ``""`` (so NULL and 'NULL' differ); ``json`` as
-    ``{"resultset": [{column: value}, ...]}`` with JSON's null; ``table`` as on a terminal."""
+    ``{"resultset": [{column: value}, ...]}`` with JSON's null, and a DOUBLE or FLOAT NaN or
+    infinity as the string ``"NaN"``, ``"Infinity"``, ``"-Infinity"`` (JSON has no such number);
+    ``table`` as on a terminal."""
     if df is None or not df.columns:
         return None
     _clear_progress()
@@ -177,8 +186,13 @@ def print_formatted(df, fmt: str) -> int | None:
     rows = [[_cell(v, i in singles) for i, v in enumerate(row)] for row in df.toLocalIterator()]
     if fmt == "json":
         import json
+        import math
 
-        print(json.dumps({"resultset": [dict(zip(df.columns, r)) for r in rows]}, default=str))
+        def value(v: object) -> object:
+            return _java_float(v) if isinstance(v, float) and not math.isfinite(v) else v
+
+        print(json.dumps({"resultset": [{c: value(v) for c, v in zip(df.columns, r)} for r in rows]},
+                         default=str, allow_nan=False))
         return len(rows)
     delim = "\t" if fmt == "tsv2" else ","
 

@@ -352,3 +352,23 @@ def test_multi_insert_into_a_directory_is_refused_by_name():
     """Found by a hunt for bugs: the directory's path was taken as a table's name (NoSuchTable)."""
     text = error("FROM src INSERT OVERWRITE LOCAL DIRECTORY '/tmp/out' SELECT a INSERT INTO TABLE t1 SELECT a, s")
     assert "into a DIRECTORY is not supported by hivepark" in text and "INSERT OVERWRITE [LOCAL] DIRECTORY" in text
+
+
+def test_an_unterminated_string_leaves_the_statements_before_it_to_run():
+    """A script is split as Hive's CLI reads it: an unterminated string makes the rest of the
+    script one last statement, whose parse fails with its line; the statements before it are
+    split as usual (a ``-f`` script runs them first), they do not fail with it."""
+    from hivepark.sql.parser import split_statements
+
+    text = ("SET hive.cli.errors.ignore=true;\nCREATE TABLE a1 (x INT);\nSELECT 'first';\n"
+            "SELECT 'unterminated;\nSELECT 2;\n")
+    pieces = split_statements(text)
+    assert pieces == [("SET hive.cli.errors.ignore=true", 1), ("CREATE TABLE a1 (x INT)", 2),
+                      ("SELECT 'first'", 3), ("SELECT 'unterminated;\nSELECT 2;", 4)]
+    assert isinstance(parse_one(*pieces[1]).statement, s.CreateTable)
+    with pytest.raises(ParseError) as e:
+        parse_one(*pieces[3])
+    assert str(e.value).startswith("ParseException line 4:8 unterminated string starting near ''unterminated;")
+    with pytest.raises(ParseError) as e:  # Warehouse.sql_script parses all first: it still runs nothing
+        parse(text)
+    assert (e.value.line, e.value.column) == (4, 8)

@@ -15,7 +15,7 @@ from sqlglot.errors import ParseError as SqlglotParseError
 from sqlglot.errors import TokenError
 from sqlglot.tokens import Token, TokenType
 
-from hivepark.errors import HiveParkError, ParseError, UnsupportedError
+from hivepark.errors import HiveParkError, ParseError, UnsupportedError, UserInputError
 from hivepark.sql import statements as s
 from hivepark.sql.build import build
 from hivepark.sql.dialect import HiveQL
@@ -42,30 +42,40 @@ SUBSTITUTE_DEPTH = 40  # Hive's hive.variable.substitute.depth
 def substitute_variables(text: str, hivevars: Mapping[str, str],
                          hiveconf: Callable[[str], str | None]) -> str:
     """Hive's variable substitution of one statement's text: ``${hivevar:k}``, ``${hiveconf:k}``
-    and ``${k}`` (a hivevar first, then a setting), repeated while values hold variables (up to
-    Hive's depth of 40). An undefined variable stays as written, as in Hive; ``${env:...}`` and
-    ``${system:...}`` always stay as written: a statement never reads the environment.
+    and ``${k}`` (a hivevar first, then a setting), repeated while values hold variables. An
+    undefined variable stays as written, as in Hive; ``${env:...}`` and ``${system:...}`` always
+    stay as written: a statement never reads the environment. As Hive's SystemVariables.substitute,
+    a text still holding a defined variable after 40 rounds (a variable defined by itself,
+    ``SET hivevar:r=${r}x``) is refused: ``Variable substitution depth is deeper than 40 for
+    expression ...``.
 
     >>> substitute_variables("SELECT * FROM t WHERE ds = '${dt}' -- ${hiveconf:x.y}",
     ...                      {"dt": "2024-01-0${d}", "d": "5"}, {"x.y": "z"}.get)
     "SELECT * FROM t WHERE ds = '2024-01-05' -- z"
     """
+    found = False
+
     def value(m: re.Match[str]) -> str:
+        nonlocal found
         ns, name = m.group("ns"), m.group("name")
         if ns in (None, "hivevar") and name in hivevars:
+            found = True
             return hivevars[name]
         if ns in (None, "hiveconf"):
             v = hiveconf(name)
             if v is not None:
+                found = True
                 return v
         return m.group(0)
 
-    for _ in range(SUBSTITUTE_DEPTH):
-        replaced = _VARIABLE.sub(value, text)
-        if replaced == text:
-            break
-        text = replaced
-    return text
+    result = text
+    for _ in range(SUBSTITUTE_DEPTH + 1):  # Hive's rounds: 0 to the depth
+        found = False
+        replaced = _VARIABLE.sub(value, result)
+        if not found:
+            return result
+        result = replaced
+    raise UserInputError(f"Variable substitution depth is deeper than {SUBSTITUTE_DEPTH} for expression {text}")
 
 
 def statement_ends(text: str) -> bool:
@@ -98,11 +108,27 @@ def statement_ends(text: str) -> bool:
 
 
 def split_statements(text: str) -> list[tuple[str, int]]:
-    """Statement texts (without ``;``) and the 1-based line each starts on; blanks dropped."""
+    """Statement texts (without ``;``) and the 1-based line each starts on; blanks dropped.
+
+    An unterminated string or quoted name makes the rest of the text, from the statement it is
+    in, one last statement (as Hive's CLI reads it), whose parse fails (:func:`parse_one`): the
+    statements before it are split as usual, so a script runs them first.
+
+    >>> split_statements("SELECT 1;\\nSELECT 'a;\\nSELECT 2;")
+    [('SELECT 1', 1), ("SELECT 'a;\\nSELECT 2;", 2)]
+    """
+    broken = False
     try:
         tokens = HiveQL().tokenize(text)
     except TokenError as e:
-        raise _token_error(e, text, 1) from None
+        m = _MISSING_RE.search(str(e.__cause__ or ""))
+        if m is None:
+            raise _token_error(e, text, 1) from None
+        try:  # the text before the unterminated quote holds the complete statements
+            tokens = HiveQL().tokenize(text[:int(m.group("offset"))])
+        except TokenError:
+            raise _token_error(e, text, 1) from None
+        broken = True
     pieces: list[tuple[str, bool]] = []  # each text, and whether it holds a token (not only comments)
     start, words = 0, False
     for tok in tokens:
@@ -111,7 +137,7 @@ def split_statements(text: str) -> list[tuple[str, int]]:
             start, words = tok.end + 1, False
         else:
             words = True
-    pieces.append((text[start:], words))
+    pieces.append((text[start:], words or broken))
     out: list[tuple[str, int]] = []
     offset = 0
     for piece, holds_words in pieces:
