@@ -386,6 +386,8 @@ def ctas(ctx: Context, table: Table, query: s.Query, if_not_exists: bool) -> Dat
     df, _ = run_query(ctx, query.tree)
     handler = handler_for(table)
     if handler is not None:
+        # the columns named as Hive names them (_c1 for an unaliased expression), as for a table of files
+        df = df.toDF(*[c.name for c in ctas_columns(df, query.tree)])
         return _handler_ctas(ctx, handler, table, df, if_not_exists)
     if not table.columns:
         n = len(df.columns) - len(table.partition_keys)

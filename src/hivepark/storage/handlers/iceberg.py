@@ -24,7 +24,8 @@ reads and writes the rows (a pip-installed PySpark has no Iceberg runtime jar).
   satisfies it (the translation keeps SQL's NULL semantics).
 * **Writes.** Spark writes Parquet files (with field ids; rows grouped so that each partition
   value is written by one task, one file per partition) under ``<table>/data/hp-<write id>/``;
-  pyiceberg reads each file's footer for its statistics and partition, and one Iceberg commit
+  pyiceberg reads each file's footer for its statistics, its first row gives its partition
+  (never the statistics, which leave out long values' bounds), and one Iceberg commit
   (an append, or an overwrite of the whole table or of the partitions that receive rows) makes
   them visible. A commit that loses a race with another writer is retried on the new snapshot;
   a failed write deletes its files. A marker ``<warehouse>/.hivepark/iceberg/<write id>.json``
@@ -53,9 +54,9 @@ from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.exceptions import CommitFailedException, NoSuchTableError, ValidationError
 from pyiceberg.expressions import AlwaysTrue, BooleanExpression
 from pyiceberg.io.pyarrow import (
+    _check_pyarrow_schema_compatible,
     compute_statistics_plan,
     data_file_statistics_from_parquet_metadata,
-    parquet_file_to_data_file,
     parquet_path_to_id_mapping,
 )
 from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
@@ -88,6 +89,7 @@ from pyiceberg.types import (
     TimestamptzType,
     UUIDType,
 )
+from pyiceberg.utils.datetime import date_to_days, datetime_to_micros
 
 from hivepark.catalog.models import AS_OF_TIME, AS_OF_VERSION, Column, Table
 from hivepark.errors import CommitConflict, SemanticError, UnsupportedError, UserInputError
@@ -785,56 +787,67 @@ def _write_files(spark: SparkSession, itbl: Any, table: Table, df: DataFrame, st
 
 def _data_file(itbl: Any, path: str) -> Any:
     """The Iceberg DataFile of a Parquet file Spark wrote: statistics from its footer, the
-    partition from those statistics (each file holds one partition), a bucket from the file's
-    first non-NULL source value (Spark grouped the rows by their bucket), and a NaN identity
-    value from the file's rows (its bounds are NaN, which the statistics cannot compare)."""
-    spec = itbl.spec()
-    if not any(isinstance(f.transform, BucketTransform) for f in spec.fields):
-        try:
-            return parquet_file_to_data_file(itbl.io, itbl.metadata, path)
-        except ValueError:
-            pass  # a partition the statistics cannot give (NaN): below, from the rows
+    partition from the file's rows (Spark grouped the rows by partition, so each file holds one:
+    its first row's values, through the partition transforms). Never from the statistics: Parquet
+    leaves out the bounds of long values (a missing bound is no NULL partition), and a NaN's
+    bounds cannot be compared."""
     import pyarrow.parquet as pq
 
     schema = itbl.schema()
     local = fs.strip_file_scheme(path)
-    meta = pq.read_metadata(local)
+    pfile = pq.ParquetFile(local)
+    meta = pfile.metadata
+    _check_pyarrow_schema_compatible(schema, meta.schema.to_arrow_schema(),
+                                     format_version=itbl.metadata.format_version)
     stats = data_file_statistics_from_parquet_metadata(
         parquet_metadata=meta, stats_columns=compute_statistics_plan(schema, itbl.metadata.properties),
         parquet_column_mapping=parquet_path_to_id_mapping(schema))
-    values = []
-    for pf in spec.fields:
-        if not isinstance(pf.transform, BucketTransform):
-            try:
-                values.append(stats._partition_value(pf, schema))
-            except ValueError:
-                values.append(_nan_partition(pf, schema, local))
-            continue
-        source = schema.find_field(pf.source_id)
-        col = pq.read_table(local, columns=[source.name]).column(0).drop_null()
-        first = col[0].as_py() if len(col) else None
-        if isinstance(source.field_type, DateType) and first is not None:
-            first = (first - datetime.date(1970, 1, 1)).days
-        values.append(pf.transform.transform(source.field_type)(first) if first is not None else None)
+    spec = itbl.spec()
+    values: list[Any] = []
+    if spec.fields:
+        sources = [schema.find_field(pf.source_id) for pf in spec.fields]
+        names = list(dict.fromkeys(f.name for f in sources))
+        first: dict[str, Any] = dict.fromkeys(names)
+        if meta.num_rows:
+            batch = next(pfile.iter_batches(batch_size=1, columns=names))
+            first = {n: batch.column(n)[0].as_py() for n in names}
+        for pf, source in zip(spec.fields, sources):
+            value = _internal(first[source.name], source.field_type)
+            values.append(pf.transform.transform(source.field_type)(value) if value is not None else None)
+            _check_range(pf, source, values[-1], value)
     return DataFile.from_args(content=DataFileContent.DATA, file_path=path, file_format=FileFormat.PARQUET,
                               partition=Record(*values), file_size_in_bytes=os.path.getsize(local),
                               sort_order_id=None, spec_id=itbl.metadata.default_spec_id, equality_ids=None,
                               key_metadata=None, **stats.to_serialized_dict())
 
 
-def _nan_partition(pf: PartitionField, schema: Any, local: str) -> Any:
-    """The identity partition value of a file of NaN FLOAT or DOUBLE values (Spark grouped them
-    in one file: the value is NaN); anything else the statistics cannot give is refused."""
-    import pyarrow.parquet as pq
+_INT_RANGES = {IntegerType: (-(2**31), 2**31 - 1), LongType: (-(2**63), 2**63 - 1)}
 
-    source = schema.find_field(pf.source_id)
-    if isinstance(pf.transform, IdentityTransform) and isinstance(source.field_type, (FloatType, DoubleType)):
-        col = pq.read_table(local, columns=[source.name]).column(0).drop_null()
-        value = col[0].as_py() if len(col) else None
-        if value is None or math.isnan(value):
-            return value
-    raise UnsupportedError(f"hivepark cannot tell the Iceberg partition {pf.name} of the rows written into "
-                           f"{local} (column {source.name}): filter out or CAST those values in the SELECT")
+
+def _check_range(pf: PartitionField, source: NestedField, part: Any, value: Any) -> None:
+    """Refuses a truncate partition outside its type's range (truncate(10) of INT -2147483648 is
+    -2147483650 by pyiceberg's transform, which no manifest can hold; Java's Iceberg wraps it to
+    2147483646, which pyiceberg's scan planning, ours, would then prune wrongly)."""
+    bounds = _INT_RANGES.get(type(source.field_type))
+    if bounds is None or part is None or not isinstance(pf.transform, TruncateTransform):
+        return
+    if not bounds[0] <= part <= bounds[1]:
+        raise UnsupportedError(
+            f"The value {value} of column {source.name} has no Iceberg partition {pf.name}: {pf.transform} of it is "
+            f"{part}, outside {hive_type(source.field_type, source.name).upper()}'s range. Filter out or change "
+            "that value in the SELECT, or partition the table otherwise.")
+
+
+def _internal(value: Any, typ: IcebergType) -> Any:
+    """A value pyarrow read as Iceberg holds it internally (a date as days, a timestamp as
+    microseconds since the epoch), which the partition transforms take."""
+    if value is None:
+        return None
+    if isinstance(typ, DateType):
+        return date_to_days(value)
+    if isinstance(typ, (TimestampType, TimestamptzType)):
+        return datetime_to_micros(value)
+    return value
 
 
 def _transform_column(pf: PartitionField, source: NestedField) -> Any:
@@ -854,7 +867,10 @@ def _transform_column(pf: PartitionField, source: NestedField) -> Any:
     if isinstance(t, TruncateTransform) and isinstance(source.field_type, StringType):
         return F.sha2(F.substring(col, 1, t.width), 256)
     if isinstance(t, TruncateTransform) and isinstance(source.field_type, (IntegerType, LongType)):
-        return col - F.pmod(col, F.lit(t.width))
+        # wider than the column: a truncation can leave its type's range (pyiceberg's value for INT_MIN by 10
+        # is -2147483650), which would fail under ANSI; _data_file refuses such a partition clearly
+        wide = col.cast("decimal(21,0)")
+        return wide - F.pmod(wide, F.lit(t.width).cast("decimal(21,0)"))
     raise UnsupportedError(f"hivepark cannot write Iceberg tables partitioned by {t}({source.name}) yet: it "
                            "writes identity, year, month, day, hour and bucket partitions, and truncate of "
                            "strings and integers")
@@ -918,6 +934,8 @@ def _commit(itbl: Any, files: list[Any], overwrite: bool, write_id: str) -> None
                     if not files and not obsolete:
                         return
                     with tx.update_snapshot(snapshot_properties=props).overwrite() as ow:
+                        if any(_NAN in _key(f.partition) for f in obsolete):
+                            _prune_no_manifests(ow)
                         for f in obsolete:
                             ow.delete_data_file(f)
                         for f in files:
@@ -936,7 +954,31 @@ def _commit(itbl: Any, files: list[Any], overwrite: bool, write_id: str) -> None
 
 
 def _key(record: Any) -> tuple[Any, ...]:
-    return tuple(record[i] for i in range(len(record))) if record is not None else ()
+    """A partition's values as a key that equals itself: a NaN (which equals nothing, itself
+    included) becomes a marker, so an overwrite of the NaN partition finds its old files."""
+    if record is None:
+        return ()
+    return tuple(_NAN if isinstance(v, float) and math.isnan(v) else v for v in (record[i] for i in range(len(record))))
+
+
+def _prune_no_manifests(overwrite: Any) -> None:
+    """pyiceberg prunes the manifests an overwrite rewrites by a predicate of the deleted files'
+    partition values (``part = value``), which it cannot build for NaN (no literal); with a NaN
+    partition among them, every manifest is read instead (the files deleted are still exactly
+    those named)."""
+    def every_manifest() -> None:
+        for spec_id in {f.spec_id for f in overwrite._deleted_data_files}:
+            overwrite.partition_filters[spec_id] = AlwaysTrue()
+
+    overwrite._build_delete_files_partition_predicate = every_manifest
+
+
+class _NaN:
+    def __repr__(self) -> str:
+        return "NaN"
+
+
+_NAN = _NaN()
 
 
 # ------------------------------------------------------------------ recovery
