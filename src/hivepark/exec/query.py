@@ -56,7 +56,7 @@ def plan_query(ctx: Context, tree: Any) -> PlannedQuery:
         tree = views.expand(tree, ctx.find_view, _column_type(ctx))
         check_strict(tree, planner.strict_check(ctx.conf, "hive.strict.checks.orderby.no.limit"),
                      planner.strict_check(ctx.conf, "hive.strict.checks.cartesian.product"))
-        analysis = analyze(tree, ctx.find, type_safety(ctx.conf))
+        analysis = analyze(tree, ctx.find, type_safety(ctx.conf), _at_version)
     scans = [TableScan(s.table, s.alias, s.predicate, scope=s.scope, hinted=s.hinted, columns=s.columns,
                        filter_parts=s.own_trees, sample=s.sample, sampled=s.sampled)
              for s in analysis.sites]
@@ -157,6 +157,13 @@ def resolve_relations(ctx: Context, planned: PlannedQuery) -> tuple[QueryPlan, l
             rel = replace(rel, where=conds[0])
         out.append(rel)
     return plan, out
+
+
+def _at_version(table: Table) -> Table:
+    """A time-travel reference's table with the columns it had then (its handler's; a table of
+    files refuses time travel when it is read)."""
+    handler = handler_for(table)
+    return handler.at_version(table) if handler is not None else table
 
 
 def in_filter_sql(rf: RowFilter, table: Table, zone: ZoneInfo | None = None) -> str:

@@ -53,7 +53,12 @@ TableFind = Callable[[str | None, str], Table | None]
 does not give one), None when it names something else (a Spark view)."""
 
 
-def referenced_table(node: exp.Table, find: TableFind) -> Table | None:
+AtVersion = Callable[[Table], Table]
+"""``at_version(table)``: ``table`` as its time-travel properties (:func:`as_of`) name it, with
+the columns it had then (a storage handler's snapshot schema)."""
+
+
+def referenced_table(node: exp.Table, find: TableFind, at_version: AtVersion | None = None) -> Table | None:
     """The warehouse table ``node`` names, None for a table-valued function such as
     ``range(10)`` or for what ``find`` does not know as a warehouse table."""
     if not isinstance(node.this, exp.Identifier):
@@ -67,7 +72,8 @@ def referenced_table(node: exp.Table, find: TableFind) -> Table | None:
     version = node.args.get("version")
     if table is None or version is None:
         return table
-    return as_of(table, version)
+    marked = as_of(table, version)
+    return at_version(marked) if at_version is not None else marked
 
 
 def as_of(table: Table, version: exp.Version) -> Table:
@@ -143,7 +149,8 @@ def find_scans(query: exp.Expression, find: TableFind) -> list[ScanSite]:
     return analyze_query(query, find).sites
 
 
-def analyze_query(query: exp.Expression, find: TableFind, type_safety: bool = False) -> QueryAnalysis:
+def analyze_query(query: exp.Expression, find: TableFind, type_safety: bool = False,
+                  at_version: AtVersion | None = None) -> QueryAnalysis:
     """Every warehouse-table reference in ``query`` with its prunable predicate, and the
     equi-join keys between them.
 
@@ -162,11 +169,11 @@ def analyze_query(query: exp.Expression, find: TableFind, type_safety: bool = Fa
             continue
         tables = {alias: src for alias, src in scope.sources.items()
                   if isinstance(src, exp.Table)}
-        found = {alias: referenced_table(node, find) for alias, node in tables.items()}
+        found = {alias: referenced_table(node, find, at_version) for alias, node in tables.items()}
         resolved = {a: t for a, t in found.items() if t is not None}
         if not resolved:
             if any(isinstance(src, Scope) for src in scope.sources.values()):  # a view's or a subquery's columns
-                hive_comparisons(scope.expression, {}, {}, type_safety, _Derived(scope, find))
+                hive_comparisons(scope.expression, {}, {}, type_safety, _Derived(scope, find, at_version))
             continue
         applicable = _applicable_conjuncts(scope, set(resolved))
         resolvers = {a: _resolver(scope, a, t, resolved) for a, t in resolved.items()}
@@ -192,7 +199,7 @@ def analyze_query(query: exp.Expression, find: TableFind, type_safety: bool = Fa
             joins += [(scope_id, replace(k, reason=JoinReason.SAMPLED, detail="")
                        if k.big in sampled and k.eligible else k)
                       for k in join_keys(scope.expression, resolvers, _conjuncts)]
-        hive_comparisons(scope.expression, resolvers, resolved, type_safety, _Derived(scope, find))
+        hive_comparisons(scope.expression, resolvers, resolved, type_safety, _Derived(scope, find, at_version))
     return QueryAnalysis(sites, joins, query)
 
 
@@ -200,8 +207,8 @@ class _Derived:
     """The Hive type of a column a scope reads from a derived table (a view's query, a
     subquery in FROM, a CTE) whose SELECT passes a warehouse table's column through."""
 
-    def __init__(self, scope: Scope, find: TableFind) -> None:
-        self.scope, self.find = scope, find
+    def __init__(self, scope: Scope, find: TableFind, at_version: AtVersion | None = None) -> None:
+        self.scope, self.find, self.at_version = scope, find, at_version
 
     def type_of(self, col: exp.Column, depth: int = 0) -> tuple[str, str | None] | None:
         name = col.name.lower()
@@ -222,9 +229,9 @@ class _Derived:
         if not isinstance(inner, exp.Column):
             return None
         tables = {a: t for a, node in src.sources.items() if isinstance(node, exp.Table)
-                  for t in [referenced_table(node, self.find)] if t is not None}
+                  for t in [referenced_table(node, self.find, self.at_version)] if t is not None}
         resolvers = {a: _resolver(src, a, t, tables) for a, t in tables.items()}
-        return _side_type(inner, resolvers, tables, _Derived(src, self.find), depth + 1)
+        return _side_type(inner, resolvers, tables, _Derived(src, self.find, self.at_version), depth + 1)
 
 
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ)

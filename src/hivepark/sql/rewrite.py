@@ -16,16 +16,17 @@ from sqlglot import exp
 
 from hivepark.catalog.buckets import BucketSample, hashed_input, spark_bucket_sql
 from hivepark.errors import SemanticError
-from hivepark.sql.analyzer import QueryAnalysis, ScanSite, TableFind, analyze_query
+from hivepark.sql.analyzer import AtVersion, QueryAnalysis, ScanSite, TableFind, analyze_query
 
 
-def analyze(tree: Any, find: TableFind, type_safety: bool = False) -> QueryAnalysis:
+def analyze(tree: Any, find: TableFind, type_safety: bool = False, at_version: AtVersion | None = None
+            ) -> QueryAnalysis:
     """The scan sites and join keys of a copy of ``tree`` (the caller's tree is left as
     it is; :func:`spark_sql` rewrites the copy). ``type_safety``: Hive's
     ``hive.strict.checks.type.safety`` (see :func:`analyzer.hive_comparisons`)."""
     if not isinstance(tree, exp.Expression):
         raise TypeError(f"not a query tree: {tree!r}")
-    return analyze_query(virtual_columns(hoist_table_joins(tree.copy())), find, type_safety)
+    return analyze_query(virtual_columns(hoist_table_joins(tree.copy())), find, type_safety, at_version)
 
 
 def hive_output_names(tree: Any, names: list[str]) -> list[str]:

@@ -174,6 +174,11 @@ class StorageHandler(ABC):
         raise UnsupportedError(f"The columns of {table.qualified_name} are its storage handler's source's: change "
                                "them there (the handler reads them from it)")
 
+    def at_version(self, table: Table) -> Table:
+        """``table`` as its time-travel properties (``FOR SYSTEM_VERSION|SYSTEM_TIME AS OF``) name it,
+        with the columns it had then; by default as it is."""
+        return table
+
     def change_column(self, table: Table, column: str, columns: Sequence[Column]) -> Table:
         """ALTER TABLE ... CHANGE COLUMN ``column``: ``columns`` are the table's columns after it
         (the changed one renamed, retyped, commented or moved); returns the table to record. By

@@ -397,6 +397,24 @@ class IcebergStorageHandler(StorageHandler):
         ids.update((c.name, have[c.name].field_id) for c in columns)
         return table.evolve(columns=(*table.columns, *stored), properties=_with_field_ids(table, list(ids.items())))
 
+    def at_version(self, table: Table) -> Table:
+        """Hive 4's time travel: the snapshot's own schema (a column dropped since is read, one
+        added since is not there), each column its field of that schema by id."""
+        itbl = load(table)
+        schema = _schema_at(itbl, _snapshot_id(itbl, table))
+        if schema.schema_id == itbl.schema().schema_id:
+            return table
+        now = {c.name: c for c in table.columns}
+        by_id = {fid: name for name, fid in json.loads(table.properties.get(FIELD_IDS) or "{}").items()}
+        columns = []
+        for f in schema.fields:
+            name = by_id.get(f.field_id, f.name.lower())  # a field renamed since: the name it has now
+            then = now.get(name)
+            columns.append(Column(f.name.lower(), hive_type(f.field_type, f.name),
+                                  then.comment if then is not None else f.doc))
+        ids = [(c.name, f.field_id) for c, f in zip(columns, schema.fields)]
+        return table.evolve(columns=tuple(columns), properties=_with_field_ids(table, ids))
+
     def change_column(self, table: Table, column: str, columns: Sequence[Column]) -> Table:
         """Hive 4's ALTER TABLE ... CHANGE COLUMN of an Iceberg table: one schema update of the
         column's field (by field id, so the files written before read it under its new name):
@@ -532,8 +550,7 @@ class IcebergStorageHandler(StorageHandler):
         if METADATA_TABLE in table.properties:
             return None
         itbl = load(table)
-        schema = _schema_at(itbl, _snapshot_id(itbl, table))
-        fields = columns_of(table, schema)
+        fields = _planning_fields(itbl, table, _schema_at(itbl, _snapshot_id(itbl, table)))
         translator = _translator(fields)
         identity: set[str] = set()
         if len(itbl.specs()) == 1:
@@ -559,7 +576,7 @@ class IcebergStorageHandler(StorageHandler):
         schema = _schema_at(itbl, snapshot_id)
         expr: BooleanExpression = AlwaysTrue()
         if pushed is not None:
-            expr = _translator(columns_of(table, schema)).translate(pushed.expr) or AlwaysTrue()
+            expr = _translator(_planning_fields(itbl, table, schema)).translate(pushed.expr) or AlwaysTrue()
         scan = itbl.scan(row_filter=expr, snapshot_id=snapshot_id, case_sensitive=False)
         tasks = list(scan.plan_files()) if (snapshot_id is not None or itbl.current_snapshot()) else []
         with_deletes = [t for t in tasks if t.delete_files]
@@ -643,6 +660,14 @@ class Planned:
                  files: list[str], size: int, total_files: int, total_bytes: int) -> None:
         self.table, self.schema, self.snapshot_id, self.expr = itbl, schema, snapshot_id, expr
         self.files, self.bytes, self.total_files, self.total_bytes = files, size, total_files, total_bytes
+
+
+def _planning_fields(itbl: Any, table: Table, schema: Schema) -> dict[str, NestedField]:
+    """Each column's field as pyiceberg plans a scan with it: bound to the table's current schema
+    whatever snapshot is read, so a time-travel read's column is its field of today (by id; one
+    dropped since is not planned with, its filter left to Spark)."""
+    current = {f.field_id: f for f in itbl.schema().fields}
+    return {c: current[f.field_id] for c, f in columns_of(table, schema).items() if f.field_id in current}
 
 
 def _translator(fields: Mapping[str, NestedField]) -> Translator:
