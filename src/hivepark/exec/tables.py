@@ -3,11 +3,12 @@ TABLE, ALTER TABLE (partitions, rename, skew and list bucketing, CONCATENATE), M
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import posixpath
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pyspark.sql import DataFrame
@@ -776,13 +777,14 @@ def change_columns(ctx: Context, table: Table, action: s.AddColumns | s.ChangeCo
     check_column_change(table, action)
     old = list(table.columns)
     new, moved = _new_columns(table, action)
+    has_files = functools.cache(functools.partial(_has_files, ctx, table))  # one metastore question at most
     _refuse_duplicates(name, [c.name for c in new] + [k.name for k in table.partition_keys])
     skew = table_skew(table)
     kept = {c.name for c in new}
     if skew is not None and any(c not in kept for c in skew.columns):
         raise SemanticError(f"A skewed column of {name} cannot be dropped: ALTER TABLE {table.name} NOT SKEWED "
                             "first.", code=10207)
-    if table.format == "textfile" and moved and _has_files(ctx, table):
+    if table.format == "textfile" and moved and has_files():
         raise UnsupportedError(f"{name} is stored as TEXTFILE, whose files give the columns by position: after "
                                "moving a column its existing files would read into the wrong columns. Make a new "
                                "table with the columns in the new order (CREATE TABLE ... AS SELECT ...).")
@@ -790,7 +792,7 @@ def change_columns(ctx: Context, table: Table, action: s.AddColumns | s.ChangeCo
     buckets = table_buckets(table)
     was = {(action.new_name or action.column): action.column} if isinstance(action, s.ChangeColumn) else {}
     rebucket = [n for n in retyped if buckets is not None and was.get(n, n) in buckets.columns]
-    if rebucket and buckets is not None and _has_files(ctx, table):
+    if rebucket and buckets is not None and has_files():
         a, b = retyped[rebucket[0]]
         bucket_col = was.get(rebucket[0], rebucket[0])
         raise UnsupportedError(
@@ -811,7 +813,7 @@ def change_columns(ctx: Context, table: Table, action: s.AddColumns | s.ChangeCo
     if table.format in ("parquet", "orc"):
         renamed = isinstance(action, s.ChangeColumn) and action.new_name not in (None, action.column)
         unread = [n for n, (a, b) in retyped.items() if not reads_as(table.format, a, b)]
-        if (renamed or unread) and _has_files(ctx, table):
+        if (renamed or unread) and has_files():
             if isinstance(action, s.ChangeColumn) and renamed:
                 change = f"renaming column {action.column}"
             else:
@@ -823,8 +825,8 @@ def change_columns(ctx: Context, table: Table, action: s.AddColumns | s.ChangeCo
                 "columns (CREATE TABLE ... AS SELECT ..., CAST(c AS type) AS new_name), or ADD COLUMNS for a new one.")
     properties = dict(_rebucketed(table, action, kept))
     if table.format in ("parquet", "orc"):
-        properties = _dropped_columns(ctx, table, old, new, properties)
-    properties = _cut_columns(ctx, table, action, retyped, new, properties)
+        properties = _dropped_columns(has_files, table, old, new, properties)
+    properties = _cut_columns(has_files, table, action, retyped, new, properties)
     properties = _columns_changed(table, old, new, retyped, properties)
     changed = table.evolve(columns=tuple(new), properties=properties)
     check_text_delimiter(changed)
@@ -836,7 +838,7 @@ def change_columns(ctx: Context, table: Table, action: s.AddColumns | s.ChangeCo
 DROPPED_COLUMNS = "hivepark.dropped.columns"
 
 
-def _dropped_columns(ctx: Context, table: Table, old: list[Column], new: list[Column],
+def _dropped_columns(has_files: Callable[[], bool], table: Table, old: list[Column], new: list[Column],
                      properties: dict[str, str]) -> dict[str, str]:
     """The table's properties with the dropped columns' record brought up to date, after
     refusing a column of ``new`` that the table's files hold under a type of the record that
@@ -848,7 +850,7 @@ def _dropped_columns(ctx: Context, table: Table, old: list[Column], new: list[Co
     recorded: dict[str, list[str]] = json.loads(table.properties.get(DROPPED_COLUMNS) or "{}")
     kept = {c.name for c in new}
     dropped = [c for c in old if c.name not in kept]
-    if not (recorded or dropped) or not _has_files(ctx, table):
+    if not (recorded or dropped) or not has_files():
         properties.pop(DROPPED_COLUMNS, None)  # no file holds them
         return properties
     name = table.qualified_name
@@ -868,7 +870,7 @@ def _dropped_columns(ctx: Context, table: Table, old: list[Column], new: list[Co
     return properties
 
 
-def _cut_columns(ctx: Context, table: Table, action: s.AddColumns | s.ChangeColumn,
+def _cut_columns(has_files: Callable[[], bool], table: Table, action: s.AddColumns | s.ChangeColumn,
                  retyped: Mapping[str, tuple[str, str]], new: list[Column], properties: dict[str, str]
                  ) -> dict[str, str]:
     """The table's properties with its record of the columns read cut (storage.formats.CUT_COLUMNS)
@@ -881,7 +883,7 @@ def _cut_columns(ctx: Context, table: Table, action: s.AddColumns | s.ChangeColu
         cut.discard(action.column)
         cut.add(action.new_name or action.column)
     added = {n for n, (a, b) in retyped.items() if n not in cut and _may_not_fit(a, b)}
-    if added and _has_files(ctx, table):
+    if added and has_files():
         cut |= added
     cut &= {c.name for c in new}
     if cut:
