@@ -416,3 +416,30 @@ def test_a_char_bucket_column_is_hashed_without_its_trailing_spaces_as_hive_hash
         assert f"buckets={len(buckets)}/4" in plan, plan
     plan = "\n".join(r[0] for r in wh.sql("EXPLAIN SELECT * FROM cc WHERE c LIKE 'a%'").collect())
     assert "buckets=4/4 (every file read: the filter does not fix c to values of its type" in plan, plan
+
+
+def test_a_pernode_limit_of_one_never_fails_a_dynamic_bucketed_write(wh, spark, tmp_path):
+    """The README's promise that hive.exec.max.dynamic.partitions.pernode never fails a write,
+    for a bucketed table, whose rows go to the tasks by (partition, bucket): where the doubled
+    task counts cannot keep each task to one partition, each (partition, bucket) hash is sent
+    to a task chosen for it. Every file still holds one bucket's rows; the rows are plain Spark's."""
+    wh.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
+    wh.sql("CREATE TABLE pb (k INT, v STRING, n BIGINT) PARTITIONED BY (ds STRING) CLUSTERED BY (k) INTO 4 BUCKETS "
+           "STORED AS PARQUET")
+    wh.sql("SET hive.exec.max.dynamic.partitions.pernode=1")
+    try:
+        wh.sql("INSERT OVERWRITE TABLE pb PARTITION (ds) SELECT CAST(id AS INT), CONCAT('v', id), "
+               "id * 3, CONCAT('d', id % 15) FROM range(300)")
+    finally:
+        wh.sql("SET hive.exec.max.dynamic.partitions.pernode=100")
+    root = tmp_path / "warehouse" / "pb"
+    files = _bucket_files(root, "parquet")
+    assert {part for part, _ in files} == {f"ds=d{i}" for i in range(15)}
+    int_t = [HiveType.parse("int")]
+    for (part, bucket), per_file in files.items():
+        assert len(per_file) == 1, (part, bucket)
+        assert {hive_bucket([k], int_t, 4) for k, _, _ in per_file[0]} == {bucket}, (part, bucket)
+    spark.read.schema("k INT, v STRING, n BIGINT, ds STRING").option("basePath", str(root)).parquet(str(root)) \
+        .createOrReplaceTempView("plain_pb")
+    assert _rows(wh.sql("SELECT * FROM pb")) == _rows(spark.sql("SELECT * FROM plain_pb"))
+    assert len(_rows(wh.sql("SELECT * FROM pb"))) == 300
