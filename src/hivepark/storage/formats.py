@@ -147,8 +147,7 @@ def load(spark: SparkSession, table: Table, paths: Sequence[str], base_path: str
         cut = cut_columns(table)
         if discovered == parts and not cut:
             return df.select("*", *[c.alias(n) for n, c in extra.items()]) if extra else df
-        cols = [f"{read_cut(sql_name(c.name), c.type) if c.name in cut else sql_name(c.name)} AS {sql_name(c.name)}"
-                for c in table.columns]
+        cols = [f"{_cut_if(sql_name(c.name), c, cut)} AS {sql_name(c.name)}" for c in table.columns]
     else:
         schema = StructType([StructField(TEXT_LINE, StringType())] + schema_of(discovered).fields)
         df = r.schema(schema).load(list(paths))
@@ -187,7 +186,7 @@ def read_cut(sql: str, hive_type: str | HiveType) -> str:
     """Spark SQL for a column's value (Spark SQL ``sql``) as Hive reads it from a file: a VARCHAR(n)
     or CHAR(n) cut to n characters (HiveVarchar, HiveChar), a CHAR without its trailing spaces (as
     hivepark stores CHAR values), so a file written before ``ALTER TABLE ... CHANGE`` narrowed the
-    column, or loaded from elsewhere, reads as one written after; any other type as it is.
+    column reads as one written after (:data:`CUT_COLUMNS`); any other type as it is.
 
     >>> read_cut("`b`", "varchar(2)"), read_cut("`c`", "char(3)"), read_cut("`s`", "string")
     ('substring(`b`, 1, 2)', 'rtrim(substring(`c`, 1, 3))', '`s`')
