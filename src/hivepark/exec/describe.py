@@ -29,7 +29,14 @@ from hivepark.sql import views as sql_views
 from hivepark.sql.validate import full_spec, spec_filter
 from hivepark.storage import fs
 from hivepark.storage.commit import COLUMN_STATS, FILES_PARAM
-from hivepark.storage.formats import DEFAULT_TEXT_DELIM, NULL_FORMAT
+from hivepark.storage.formats import (
+    COLLECTION_DELIM,
+    DEFAULT_TEXT_DELIM,
+    ESCAPE_DELIM,
+    MAPKEY_DELIM,
+    NULL_FORMAT,
+    SERDE_DELIMITERS,
+)
 from hivepark.storage.handlers import handler_for, handler_properties
 from hivepark.types import HiveType
 
@@ -368,12 +375,11 @@ def _storage_info(table: Table, skewed: list[tuple] | None = None) -> list[tuple
                  ("Sort Columns:", "[" + ", ".join(f"Order(col:{c}, order:{int(asc)})"
                                                    for c, asc in buckets.sorted_by) + "]", "")]
     rows += list(skewed or [])
-    if table.format == "textfile":
+    if table.format == "textfile":  # LazySimpleSerDe's parameters, in Hive's order (by name)
         delim = table.field_delim or DEFAULT_TEXT_DELIM
-        rows += [("Storage Desc Params:", "", ""), ("", "field.delim", delim),
-                 ("", "serialization.format", delim)]
-        if NULL_FORMAT in table.properties:
-            rows.append(("", NULL_FORMAT, table.properties[NULL_FORMAT]))
+        params = {"field.delim": delim, "serialization.format": delim,
+                  **{k: v for k, v in table.properties.items() if k in (NULL_FORMAT, *SERDE_DELIMITERS)}}
+        rows += [("Storage Desc Params:", "", "")] + [("", k, v) for k, v in sorted(params.items())]
     return rows
 
 
@@ -434,13 +440,35 @@ def _key_text(key: tuple[str, ...] | None) -> str:
 
 # Properties hivepark keeps for itself: recomputed by the table's next writes (statistics and
 # file lists), or shown by a clause of their own (skew, the handler).
-_NOT_DDL = {FILES_PARAM, COLUMN_STATS, *RESERVED, *BUCKET_KEYS, "numFiles", "numRows", "totalSize", "rawDataSize",
+_NOT_DDL = {FILES_PARAM, COLUMN_STATS, *RESERVED, *BUCKET_KEYS, *SERDE_DELIMITERS, "numFiles", "numRows", "totalSize",
+            "rawDataSize",
             "COLUMN_STATS_ACCURATE", "storage_handler", "EXTERNAL", "comment"}
 _STORED_AS = {"parquet": "PARQUET", "orc": "ORC", "textfile": "TEXTFILE"}
 
 
 def _quote(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _char_literal(c: str) -> str:
+    """A delimiter as a HiveQL string: a control character as its octal escape (``'\\001'``)."""
+    return f"'\\{ord(c):03o}'" if ord(c) < 32 or ord(c) == 127 else _quote(c)
+
+
+def _row_format_lines(table: Table) -> list[str]:
+    """SHOW CREATE TABLE's ROW FORMAT DELIMITED of a TEXTFILE table, in the grammar's order: the
+    delimiters and escape character it was given (none: no line)."""
+    props = table.properties
+    clauses = [(clause, props.get(key)) for clause, key in (("COLLECTION ITEMS TERMINATED BY", COLLECTION_DELIM),
+                                                            ("MAP KEYS TERMINATED BY", MAPKEY_DELIM))]
+    given = [f"{clause} {_char_literal(v)}" for clause, v in clauses if v]
+    escape = props.get(ESCAPE_DELIM)
+    if not (table.field_delim or escape or given):
+        return []
+    fields = f"FIELDS TERMINATED BY {_char_literal(table.field_delim or DEFAULT_TEXT_DELIM)}"
+    if escape:  # ESCAPED BY is part of the FIELDS clause
+        fields += f" ESCAPED BY {_char_literal(escape)}"
+    return [f"ROW FORMAT DELIMITED {fields}" + "".join(f" {g}" for g in given)]
 
 
 def _column_lines(cols: tuple) -> list[str]:
@@ -528,8 +556,8 @@ def show_create_table(ctx: Context, stmt: s.ShowCreateTable) -> DataFrame:
         shown = handler.aliases[0] if handler.aliases else handler.name
         lines.append(f"STORED BY {_quote(shown)}")
     else:
-        if table.format == "textfile" and table.field_delim:
-            lines.append(f"ROW FORMAT DELIMITED FIELDS TERMINATED BY {_quote(table.field_delim)}")
+        if table.format == "textfile":
+            lines += _row_format_lines(table)
         lines.append(f"STORED AS {_STORED_AS.get(table.format, table.format.upper())}")
         lines += ["LOCATION", f"  {_quote(table.location)}"]
     lines += _tblproperties_lines(table)

@@ -34,6 +34,7 @@ from hivepark.storage.commit import (
     journal_dir,
     schedule_deletion,
 )
+from hivepark.storage.formats import text_serde
 from hivepark.storage.handlers import handler_name
 from hivepark.types import HiveType
 
@@ -166,12 +167,25 @@ def _check_same_schema(dest: Table, source: Table) -> None:
     if table_buckets(dest) is not None and table_buckets(dest) != table_buckets(source):
         raise SemanticError(f"{base} {dest.qualified_name} is bucketed and {source.qualified_name} is not, or "
                             "otherwise: its files would not be its buckets.", code=10235)
-    if (dest.format, dest.field_delim) != (source.format, source.field_delim):
+    if _stored(dest) != _stored(source):
         def stored(t: Table) -> str:
-            return t.format.upper() + (f" (fields delimited by {t.field_delim!r})" if t.field_delim else "")
+            if t.format != "textfile":
+                return t.format.upper()
+            serde = text_serde(t)
+            escape = f", escaped by {serde.escape!r}" if serde.escape else ""
+            return (f"TEXTFILE (fields delimited by {serde.separator(1)!r}, collection items by "
+                    f"{serde.separator(2)!r}, map keys by {serde.separator(3)!r}{escape})")
         raise SemanticError(f"{base} {dest.qualified_name} is STORED AS {stored(dest)} and {source.qualified_name} "
                             f"AS {stored(source)}: {dest.qualified_name} could not read the files. Copy the rows "
                             "with INSERT ... SELECT instead.", code=10235)
+
+
+def _stored(t: Table) -> tuple:
+    """What a table's files are read with: its format, a TEXTFILE's separators and escape."""
+    if t.format != "textfile":
+        return (t.format,)
+    serde = text_serde(t)
+    return t.format, serde.separators[:3], serde.escape
 
 
 def _shown(cols: Sequence) -> str:

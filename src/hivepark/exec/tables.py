@@ -77,7 +77,15 @@ from hivepark.storage.commit import (
     delete_owned,
     table_files,
 )
-from hivepark.storage.formats import CUT_COLUMNS, NULL_FORMAT, check_text_delimiter, normalize_format, reads_as
+from hivepark.storage.formats import (
+    CUT_COLUMNS,
+    ESCAPE_CRLF,
+    NULL_FORMAT,
+    SERDE_DELIMITERS,
+    check_text_delimiter,
+    normalize_format,
+    reads_as,
+)
 from hivepark.storage.handlers import (
     PARTITION_SPEC_KEY,
     STORAGE_HANDLER_KEY,
@@ -228,7 +236,9 @@ def new_table(ctx: Context, stmt: s.CreateTable) -> Table:
         kw.setdefault("field_delim", src.field_delim)
         if stmt.format is None:
             kw["format"] = src.format
-        tblprops = {**copy_for_like(src), **tblprops}
+        # LazySimpleSerDe's other separators and escape go with the field delimiter
+        serde = {k: v for k, v in src.properties.items() if k in (*SERDE_DELIMITERS, ESCAPE_CRLF)}
+        tblprops = {**copy_for_like(src), **(serde if stmt.field_delim is None else {}), **tblprops}
     for key in part_keys:  # its directories would be hidden: written, then never found
         layout.check_partition_column_name(key.name)
     dup = {c.name for c in columns} & {c.name for c in part_keys}
@@ -607,7 +617,7 @@ def set_file_format(ctx: Context, table: Table, fmt: str) -> Table:
 
 # the SERDEPROPERTIES of a TEXTFILE table hivepark reads: Hive sets both to the field delimiter
 _DELIMITER_PROPERTIES = ("field.delim", "serialization.format")
-_SERDE_PROPERTIES = (*_DELIMITER_PROPERTIES, NULL_FORMAT)
+_SERDE_PROPERTIES = (*_DELIMITER_PROPERTIES, NULL_FORMAT, *SERDE_DELIMITERS, ESCAPE_CRLF)
 
 
 def set_serde_properties(ctx: Context, table: Table, props: Sequence[tuple[str, str]]) -> Table:
@@ -618,12 +628,13 @@ def set_serde_properties(ctx: Context, table: Table, props: Sequence[tuple[str, 
     if table.format != "textfile" or other:
         raise UnsupportedError(
             f"SERDEPROPERTIES {other or [k for k, _ in props]} of {table.qualified_name} ({table.format.upper()}) "
-            "would change nothing hivepark reads: it reads 'field.delim' (and 'serialization.format', the same) "
-            "and 'serialization.null.format' of TEXTFILE tables only.")
+            "would change nothing hivepark reads: it reads 'field.delim' (and 'serialization.format', the same), "
+            "'colelction.delim', 'mapkey.delim', 'escape.delim', 'serialization.escape.crlf' and "
+            "'serialization.null.format' of TEXTFILE tables only.")
     changed = table
-    nulls = [v for k, v in props if k == NULL_FORMAT]
-    if nulls:  # the NULL text the files are read (and written) with from then on, as in Hive
-        changed = changed.evolve(properties={**changed.properties, NULL_FORMAT: nulls[-1]})
+    kept = {k: v for k, v in props if k in (NULL_FORMAT, *SERDE_DELIMITERS, ESCAPE_CRLF)}
+    if kept:  # what the files are read (and written) with from then on, as in Hive
+        changed = changed.evolve(properties={**changed.properties, **kept})
     delims = {v for k, v in props if k in _DELIMITER_PROPERTIES}
     if delims and (len(delims) != 1 or not next(iter(delims))):
         raise SemanticError(f"SET SERDEPROPERTIES gives {table.qualified_name} more than one field delimiter, or an "

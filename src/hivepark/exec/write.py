@@ -44,7 +44,7 @@ from hivepark.sql.validate import (
 from hivepark.storage import fs
 from hivepark.storage.bucket_files import BUCKET_COL, name_staged, row_buckets
 from hivepark.storage.commit import DirectoryWrite, PartitionWrite
-from hivepark.storage.formats import normalize_format, sql_name, writer
+from hivepark.storage.formats import check_text_delimiter, normalize_format, sql_name, writer
 from hivepark.storage.handlers import StorageHandler, handler_for
 from hivepark.types import DEFAULT_PARTITION_NAME, HiveType, PartitionValueError
 
@@ -910,11 +910,12 @@ def load_data(ctx: Context, stmt: LoadData) -> DataFrame:
 def insert_directory(ctx: Context, stmt: InsertDirectory) -> DataFrame:
     """INSERT OVERWRITE [LOCAL] DIRECTORY: the query's rows as files of the given format
     (TEXTFILE by default: Hive's \\x01-delimited text with ``\\N`` for NULL, or the ROW FORMAT's
-    delimiter) in the directory, which they replace whole. Better than Hive, which empties
-    the directory before writing: the rows are written beside it first and swapped in under a
-    journal (storage.commit.DirectoryWrite), so a failed or killed query leaves the directory
-    as it was, or, killed during the swap, the new one. The warehouse, hivepark's own files, a
-    table's or a database's directory and the root are refused (check_location)."""
+    delimiters, escape character and NULL text) in the directory, which they replace whole.
+    Better than Hive, which empties the directory before writing: the rows are written beside it
+    first and swapped in under a journal (storage.commit.DirectoryWrite), so a failed or killed
+    query leaves the directory as it was, or, killed during the swap, the new one. The
+    warehouse, hivepark's own files, a table's or a database's directory and the root are
+    refused (check_location)."""
     path = stmt.path
     if not layout.is_absolute(path) and not path.startswith("file:"):
         raise SemanticError(f"INSERT OVERWRITE DIRECTORY '{path}' needs an absolute path (or a URI): a relative one "
@@ -928,7 +929,8 @@ def insert_directory(ctx: Context, stmt: InsertDirectory) -> DataFrame:
                       else F.col(f"`{f.name}`")).alias(f"_col{i}") for i, f in enumerate(df.schema.fields)])
     columns = tuple(TableColumn(f.name, f.dataType.simpleString()) for f in df.schema.fields)
     out = Table("", "directory", columns, location=target, format=normalize_format(stmt.format),
-                field_delim=stmt.field_delim)
+                field_delim=stmt.field_delim, properties=dict(stmt.serde))
+    check_text_delimiter(out)
     with DirectoryWrite(ctx.warehouse, target) as directory:
         writer(df, out).mode("errorifexists").save(fs.to_spark_path(directory.staging))
         fs.delete_file(f"{directory.staging}/_SUCCESS")  # Spark's marker: the directory holds the rows alone

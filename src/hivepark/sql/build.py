@@ -258,11 +258,10 @@ def _create_table(node: exp.Create) -> s.CreateTable:
                                     f"e.g. PARTITIONED BY ({untyped[0]} STRING)")
             kw["untyped_partition_columns"] = untyped
         elif isinstance(p, exp.RowFormatDelimitedProperty):
-            delim = delimited_fields(p, null_allowed=True)
+            delim, serde_props = delimited_fields(p)
             if delim is not None:
                 kw["field_delim"] = delim
-            if p.args.get("null") is not None:  # NULL DEFINED AS: LazySimpleSerDe's property
-                tblprops["serialization.null.format"] = p.args["null"].name
+            tblprops.update(serde_props)  # LazySimpleSerDe's other properties, as Hive names them
         elif isinstance(p, exp.FileFormatProperty):
             kw["format"] = p.this.name
         elif isinstance(p, exp.LocationProperty):
@@ -288,7 +287,11 @@ def _create_table(node: exp.Create) -> s.CreateTable:
         elif isinstance(p, exp.SchemaCommentProperty):
             tblprops["comment"] = p.this.name
         elif isinstance(p, exp.Property) and isinstance(p.args.get("value"), exp.Expression):
-            tblprops[p.name] = p.args["value"].name
+            key = p.name
+            if key in TEXT_SERDE_KEYS:  # LazySimpleSerDe reads its table's properties too
+                tblprops.update(_lazy_serde_properties({key: p.args["value"].name}))
+            else:
+                tblprops[key] = p.args["value"].name
         elif isinstance(p, exp.Property):
             raise UnsupportedError(f"CREATE TABLE ... {p.sql(dialect='hive')[:80]} is not supported by hivepark: "
                                    "leave the clause out (README: Statements)")
@@ -297,6 +300,8 @@ def _create_table(node: exp.Create) -> s.CreateTable:
         delim = _lazy_serde_delimiter(serde)
         if delim is not None:
             kw.setdefault("field_delim", delim)
+        for k, v in _lazy_serde_properties(serde).items():
+            tblprops.setdefault(k, v)
         if "serialization.null.format" in serde:
             tblprops.setdefault("serialization.null.format", serde["serialization.null.format"])
     return s.CreateTable(table_ref(target), tuple(columns), properties=tuple(tblprops.items()),
@@ -304,37 +309,50 @@ def _create_table(node: exp.Create) -> s.CreateTable:
                          if_not_exists=bool(node.args.get("exists")), **kw)
 
 
-#: ROW FORMAT DELIMITED's other clauses, as LazySimpleSerDe's defaults that hivepark reads and
-#: writes: a clause giving anything else is refused (it would be ignored: files of other bytes)
-_DELIMITED_DEFAULTS = {"collection_items": ("COLLECTION ITEMS TERMINATED BY", "\x02", "'\\002'"),
-                       "map_keys": ("MAP KEYS TERMINATED BY", "\x03", "'\\003'"),
-                       "lines": ("LINES TERMINATED BY", "\n", "'\\n'"),
-                       "null": ("NULL DEFINED AS", "\\N", "'\\\\N'")}
+#: LazySimpleSerDe's properties beside its field delimiter and NULL text (SERDEPROPERTIES, TBLPROPERTIES
+#: or ROW FORMAT DELIMITED's clauses), by the name hivepark keeps each under: Hive's own
+#: (``colelction.delim``, its misspelling, is the one LazySimpleSerDe reads; ``collection.delim`` is
+#: taken for it); see hivepark.storage.formats.TextSerDe
+TEXT_SERDE_KEYS = {"colelction.delim": "colelction.delim", "collection.delim": "colelction.delim",
+                   "mapkey.delim": "mapkey.delim", "escape.delim": "escape.delim"}
+_DELIMITED_CLAUSES = {"collection_items": "colelction.delim", "map_keys": "mapkey.delim",
+                      "escaped": "escape.delim"}
+
+
+def _lazy_serde_properties(props: dict[str, str]) -> dict[str, str]:
+    """LazySimpleSerDe's collection, map-key and escape characters among ``props`` (SERDEPROPERTIES
+    or TBLPROPERTIES), under the names hivepark keeps them by, each the character Hive reads
+    (:func:`serde_byte`; an empty ``escape.delim`` is ``\\``, as in Hive); ``line.delim`` other
+    than ``\n`` is refused, as Hive itself writes and reads no other line end."""
+    line = props.get("line.delim")
+    if line is not None and serde_byte(line) != "\n":
+        raise UnsupportedError(
+            f"SERDEPROPERTIES ('line.delim'='{line}') is not supported by hivepark: TEXTFILE lines end with "
+            "'\\n' (Hive's LazySimpleSerDe supports no other). Leave the property out, or store the table AS "
+            "PARQUET or ORC.")
+    out: dict[str, str] = {}
+    for key in ("collection.delim", "colelction.delim", "mapkey.delim", "escape.delim"):  # Hive's name wins
+        value = props.get(key)
+        if value is not None:
+            out[TEXT_SERDE_KEYS[key]] = serde_byte(value) or ("\\" if key == "escape.delim" else "")
+    if "serialization.escape.crlf" in props:
+        out["serialization.escape.crlf"] = props["serialization.escape.crlf"]
+    return {k: v for k, v in out.items() if v}
 
 
 def _lazy_serde_delimiter(props: dict[str, str]) -> str | None:
     """LazySimpleSerDe's field delimiter from its SERDEPROPERTIES (``field.delim``, else
     ``serialization.format``), read as Hive reads it: a number is the byte of that value
-    (``'1'`` is \\001), other text its first character. Its other separators, NULL text and
-    escape are refused unless they are the defaults hivepark reads and writes."""
-    for key in ("colelction.delim", "collection.delim", "mapkey.delim", "escape.delim", "line.delim"):
-        value = props.get(key)
-        default = {"colelction.delim": "\x02", "collection.delim": "\x02", "mapkey.delim": "\x03",
-                   "line.delim": "\n"}.get(key)
-        if value is not None and _serde_byte(value) != default and value != default:
-            raise UnsupportedError(
-                f"SERDEPROPERTIES ('{key}'='{value}') is not supported by hivepark: it reads and writes "
-                "LazySimpleSerDe's default separators, NULL text and no escape character. Leave the property "
-                "out, or store the table AS PARQUET or ORC.")
+    (``'1'`` is \\001), other text its first character."""
     value = props.get("field.delim", props.get("serialization.format"))
-    return _serde_byte(value) if value is not None else None
+    return serde_byte(value) if value is not None else None
 
 
-def _serde_byte(value: str) -> str:
+def serde_byte(value: str) -> str:
     """Hive's LazyUtils.getByte: a number Java's ``Byte.parseByte`` takes (-128 to 127) is the
     byte of that value, other text its first character.
 
-    >>> _serde_byte("1"), _serde_byte(","), _serde_byte("9"), _serde_byte("||"), _serde_byte("200")
+    >>> serde_byte("1"), serde_byte(","), serde_byte("9"), serde_byte("||"), serde_byte("200")
     ('\\x01', ',', '\\t', '|', '2')
     """
     if re.fullmatch(r"[+-]?[0-9]+", value) and -128 <= int(value) <= 127:
@@ -342,26 +360,22 @@ def _serde_byte(value: str) -> str:
     return value[:1]
 
 
-def delimited_fields(p: exp.RowFormatDelimitedProperty, null_allowed: bool = False) -> str | None:
-    """ROW FORMAT DELIMITED's field delimiter (None: not given). ESCAPED BY, and a collection,
-    map-key or line form other than LazySimpleSerDe's defaults, are refused: hivepark writes and
-    reads those defaults only, and a clause it ignored would give other bytes than Hive's (a
-    value holding the delimiter split in two); so is a NULL form unless ``null_allowed`` (a
-    table's: its ``serialization.null.format``)."""
-    if p.args.get("escaped") is not None:
+def delimited_fields(p: exp.RowFormatDelimitedProperty) -> tuple[str | None, dict[str, str]]:
+    """ROW FORMAT DELIMITED's field delimiter (None: not given) and LazySimpleSerDe's other
+    properties it gives (COLLECTION ITEMS / MAP KEYS TERMINATED BY, ESCAPED BY, NULL DEFINED AS),
+    as Hive names them. LINES TERMINATED BY other than ``\\n`` is refused: Hive supports no other."""
+    lines = p.args.get("lines")
+    if lines is not None and lines.name != "\n":
         raise UnsupportedError(
-            "ROW FORMAT DELIMITED ... ESCAPED BY is not supported by hivepark: it writes no escape character, so "
-            "a value holding the field delimiter would be read back split. Leave the clause out and choose a "
-            "field delimiter no value holds (the default \\001), or store the table AS PARQUET or ORC.")
-    for key, (clause, default, shown) in _DELIMITED_DEFAULTS.items():
-        given = p.args.get(key)
-        if given is not None and given.name != default and not (key == "null" and null_allowed):
-            raise UnsupportedError(
-                f"ROW FORMAT DELIMITED {clause} {given.sql(dialect='hive')} is not supported by hivepark: it reads and "
-                f"writes LazySimpleSerDe's default, {shown}. Leave the clause out (files written by Hive with another "
-                "one: load them with Spark and INSERT their rows), or store the table AS PARQUET or ORC.")
+            f"ROW FORMAT DELIMITED LINES TERMINATED BY {lines.sql(dialect='hive')} is not supported by hivepark: "
+            "TEXTFILE lines end with '\\n' (Hive's LazySimpleSerDe supports no other). Leave the clause out, or "
+            "store the table AS PARQUET or ORC.")
+    props = _lazy_serde_properties({_DELIMITED_CLAUSES[k]: p.args[k].name for k in _DELIMITED_CLAUSES
+                                    if p.args.get(k) is not None})
+    if p.args.get("null") is not None:  # NULL DEFINED AS
+        props["serialization.null.format"] = p.args["null"].name
     fields = p.args.get("fields")
-    return _serde_byte(fields.name) if fields is not None and fields.name else None
+    return (serde_byte(fields.name) if fields is not None and fields.name else None), props
 
 
 #: SerDes whose files hivepark reads as its formats do (the STORED AS format decides)
@@ -460,10 +474,17 @@ def _alter_action(action: exp.Expression, if_exists: bool) -> s.AlterAction:
                    for p in props.expressions if isinstance(p, exp.SerdeProperties)] \
         if isinstance(action, exp.AlterSet) else []
     if serde_props and not action.args.get("serde"):
-        # the delimiter read as LazySimpleSerDe reads it ('2' is \002), as in CREATE TABLE
-        return s.SetSerdeProperties(tuple((p.this.name, _serde_byte(p.text("value")) if p.this.name in
-                                           ("field.delim", "serialization.format") else p.text("value"))
-                                          for sp in serde_props for p in sp.expressions))
+        # the delimiters read as LazySimpleSerDe reads them ('2' is \002), as in CREATE TABLE
+        pairs: list[tuple[str, str]] = []
+        for p in (p for sp in serde_props for p in sp.expressions):
+            name, value = p.this.name, p.text("value")
+            if name in ("field.delim", "serialization.format"):
+                pairs.append((name, serde_byte(value)))
+            elif name in TEXT_SERDE_KEYS or name == "line.delim":
+                pairs.extend(_lazy_serde_properties({name: value}).items())
+            else:
+                pairs.append((name, value))
+        return s.SetSerdeProperties(tuple(pairs))
     if isinstance(action, exp.Schema):  # ADD COLUMNS (...)
         return s.AddColumns(tuple(column_defs(action)))
     if isinstance(action, exp.ReplaceColumns):
@@ -555,10 +576,11 @@ def _insert_directory(node: exp.Insert) -> s.InsertDirectory:
         raise UnsupportedError("INSERT INTO DIRECTORY is not HiveQL: INSERT OVERWRITE [LOCAL] DIRECTORY 'path' "
                                "SELECT ... writes a query's rows into a directory, replacing what it holds")
     row_format, stored = directory.args.get("row_format"), node.args.get("stored")
-    fields = delimited_fields(row_format) if isinstance(row_format, exp.RowFormatDelimitedProperty) else None
+    fields, props = delimited_fields(row_format) if isinstance(row_format, exp.RowFormatDelimitedProperty) \
+        else (None, {})
     return s.InsertDirectory(directory.this.name, s.Query(_with_ctes(node)), bool(directory.args.get("local")),
                              stored.this.name if isinstance(stored, exp.FileFormatProperty) else "textfile",
-                             fields)
+                             fields, tuple(props.items()))
 
 
 def _multi_insert(node: exp.MultitableInserts) -> s.MultiInsert:

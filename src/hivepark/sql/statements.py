@@ -409,14 +409,17 @@ class Insert:
 
 @dataclass(frozen=True)
 class InsertDirectory:
-    """INSERT OVERWRITE [LOCAL] DIRECTORY 'path' [ROW FORMAT DELIMITED FIELDS TERMINATED BY 'c']
-    [STORED AS format] <query>."""
+    """INSERT OVERWRITE [LOCAL] DIRECTORY 'path' [ROW FORMAT DELIMITED FIELDS TERMINATED BY 'c' ...]
+    [STORED AS format] <query>. ``serde``: LazySimpleSerDe's other properties the ROW FORMAT gives
+    (kept as a table's: ``colelction.delim``, ``mapkey.delim``, ``escape.delim``,
+    ``serialization.null.format``)."""
 
     path: str
     query: Query
     local: bool = False
     format: str = "textfile"
     field_delim: str | None = None
+    serde: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

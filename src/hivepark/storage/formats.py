@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, cast
 
 import pyarrow as pa
@@ -43,9 +44,110 @@ NULL_TEXT = "\\N"
 NULL_FORMAT = "serialization.null.format"
 
 
+#: LazySimpleSerDe's other properties of a TEXTFILE table (ROW FORMAT DELIMITED COLLECTION ITEMS
+#: TERMINATED BY, MAP KEYS TERMINATED BY, ESCAPED BY, or a SerDe or table property), kept among the
+#: table's properties under Hive's names (``colelction.delim`` is Hive's own spelling,
+#: serdeConstants.COLLECTION_DELIM), each one character; Hive's defaults without them
+COLLECTION_DELIM = "colelction.delim"
+MAPKEY_DELIM = "mapkey.delim"
+ESCAPE_DELIM = "escape.delim"
+#: ``true``: with an escape character, a string's ``\r`` and ``\n`` are written as the escape then
+#: ``r`` / ``n`` (LazySimpleSerDe's ``serialization.escape.crlf``; they are read back so either way)
+ESCAPE_CRLF = "serialization.escape.crlf"
+SERDE_DELIMITERS = (COLLECTION_DELIM, MAPKEY_DELIM, ESCAPE_DELIM)
+
+
 def null_text(table: Table) -> str:
     """The text a TEXTFILE table's files hold for NULL (and read as NULL)."""
     return table.properties.get(NULL_FORMAT, NULL_TEXT)
+
+
+#: LazySerDeParameters.collectSeparators: the separators of the nesting levels below a MAP's key
+#: (level 4 on), after the field delimiter, the collection items' and a MAP key's; Hive's first 8
+#: are the ones it escapes
+_DEEPER_SEPARATORS = (*range(4, 9), 11, *range(14, 27), *range(28, 32), *range(128, 256))
+
+
+@dataclass(frozen=True)
+class TextSerDe:
+    """How LazySimpleSerDe writes and reads a TEXTFILE table's lines: ``separators[i]`` splits
+    nesting level ``i + 1`` (1: the fields; 2: an ARRAY's items, a MAP's entries, a STRUCT's
+    fields; 3: a MAP's key from its value; deeper levels Hive's fixed bytes), ``null`` the NULL
+    text, ``escape`` the escape character (None: none).
+
+    With an escape character, Hive writes it before each byte of a string (STRING, VARCHAR,
+    CHAR) that is one of the first 8 separators or the escape itself (LazyUtils.writeEscaped;
+    ``\\r`` and ``\\n`` as escape + ``r`` / ``n`` with ``escape_crlf``), does not split on an escaped
+    separator at any level, and reads a string's escape + ``r`` as ``\\r``, + ``n`` as ``\\n``, + any
+    other character as that character (LazyUtils.copyAndEscapeStringDataToText); other types'
+    text is neither escaped nor unescaped."""
+
+    separators: tuple[str, ...]
+    null: str = NULL_TEXT
+    escape: str | None = None
+    escape_crlf: bool = False
+
+    def separator(self, level: int) -> str:
+        return self.separators[min(level, len(self.separators)) - 1]
+
+    @property
+    def escaped(self) -> frozenset[str]:
+        """The characters written with the escape before them (LazySerDeParameters.needsEscape)."""
+        return frozenset({*self.separators[:8], self.escape}) if self.escape is not None else frozenset()
+
+    def split(self, text: str, level: int) -> str:
+        """Spark SQL: ``text`` split on its level's separator, an escaped one not splitting."""
+        sep = self.separator(level)
+        if self.escape is None:
+            return f"split({text}, {render_literal(re.escape(sep))}, -1)"
+        s, e = _regex_char(sep), _regex_char(self.escape)
+        # each match: a separator, then the item: escaped pairs and other characters (a lone
+        # escape at the end its own), so an item ends at the next unescaped separator
+        item = f"(?s){s}((?:{e}.|[^{s}{e}])*+(?:{e}\\z)?)"
+        return f"regexp_extract_all(concat({render_literal(sep)}, {text}), {render_literal(item)}, 1)"
+
+    def unescape(self, text: str) -> str:
+        """Spark SQL: a string's text as Hive reads it (escape + r, n, or any character)."""
+        if self.escape is None:
+            return text
+        e = self.escape
+        r = _regex_char(e)
+        tokens = f"regexp_extract_all({text}, {render_literal(f'(?s){r}.|[^{r}]+|{r}')}, 0)"
+        pair = (f"CASE WHEN esc_t = {render_literal(e + 'r')} THEN {render_literal(chr(13))} "
+                f"WHEN esc_t = {render_literal(e + 'n')} THEN {render_literal(chr(10))} "
+                f"WHEN length(esc_t) = 2 AND left(esc_t, 1) = {render_literal(e)} THEN substring(esc_t, 2) "
+                "ELSE esc_t END")
+        return (f"CASE WHEN instr({text}, {render_literal(e)}) = 0 THEN {text} "
+                f"ELSE array_join(transform({tokens}, esc_t -> {pair}), '') END")
+
+    def escape_text(self, text: str) -> str:
+        """Spark SQL: a string's text as Hive writes it (LazyUtils.writeEscaped)."""
+        if self.escape is None:
+            return text
+        e = self.escape
+        crlf = {"\r", "\n"}
+        chars = "".join(_regex_char(c) for c in sorted(self.escaped - crlf))
+        replacement = ("\\" + e if e in "\\$" else e) + "$0"
+        out = f"regexp_replace({text}, {render_literal(f'[{chars}]')}, {render_literal(replacement)})"
+        for c, letter in (("\r", "r"), ("\n", "n")):
+            if self.escape_crlf or c in self.escaped:
+                out = f"replace({out}, {render_literal(c)}, {render_literal(e + letter)})"
+        return out
+
+
+def _regex_char(c: str) -> str:
+    """One character as Java regex text, inside or outside a character class."""
+    return c if c.isalnum() else "\\" + c
+
+
+def text_serde(table: Table) -> TextSerDe:
+    """The TextSerDe of a TEXTFILE table (:data:`COLLECTION_DELIM` ...: Hive's defaults without
+    them)."""
+    props = table.properties
+    first = (table.field_delim or DEFAULT_TEXT_DELIM, props.get(COLLECTION_DELIM) or "\x02",
+             props.get(MAPKEY_DELIM) or "\x03")
+    return TextSerDe((*first, *map(chr, _DEEPER_SEPARATORS)), null_text(table), props.get(ESCAPE_DELIM) or None,
+                     props.get(ESCAPE_CRLF, "").strip().lower() == "true")
 
 
 def normalize_format(name: str) -> str:
@@ -151,11 +253,10 @@ def load(spark: SparkSession, table: Table, paths: Sequence[str], base_path: str
     else:
         schema = StructType([StructField(TEXT_LINE, StringType())] + schema_of(discovered).fields)
         df = r.schema(schema).load(list(paths))
-        delim = render_literal(re.escape(table.field_delim or DEFAULT_TEXT_DELIM))
-        fields = f"split({sql_name(TEXT_LINE)}, {delim}, -1)"
+        serde = text_serde(table)
+        fields = serde.split(sql_name(TEXT_LINE), 1)
         cut = cut_columns(table)
-        null = null_text(table)
-        cols = [f"{_cut_if(_parse_text(f'try_element_at({fields}, {i + 1})', _text_type(c), 2, null), c, cut)} "
+        cols = [f"{_cut_if(_parse_text(f'try_element_at({fields}, {i + 1})', _text_type(c), 2, serde), c, cut)} "
                 f"AS {sql_name(c.name)}" for i, c in enumerate(table.columns)]
     if extra:  # computed on each raw row (a hidden column such as _metadata is there only)
         df = df.select("*", *[c.alias(n) for n, c in extra.items()])
@@ -234,13 +335,6 @@ def sql_name(name: str) -> str:
 TEXT_LINE = "__hivepark_line"
 
 
-# LazySimpleSerDe's separators of nested values: level 2 (the items of an ARRAY, the entries of
-# a MAP, the fields of a STRUCT) is \x02, a MAP's key from its value one level deeper (\x03),
-# and so on down (Hive's defaults; field.delim is level 1)
-def _separator(level: int) -> str:
-    return chr(level)
-
-
 def _is_complex(ddl: str) -> bool:
     return ddl.lower().startswith(("array<", "map<", "struct<"))
 
@@ -259,49 +353,86 @@ def _top_level_split(text: str) -> list[str]:
     return [*out, text[start:]]
 
 
-def nested_separators(type_text: str, level: int = 2) -> set[str]:
-    """The separators LazySimpleSerDe writes a value of ``type_text`` with (a column's are from
-    level 2: an ARRAY's items, a MAP's entries and a STRUCT's fields on its level's, a MAP's key
-    from its value on the next, deeper types one level down each).
+def nested_levels(type_text: str, level: int = 2) -> set[int]:
+    """The nesting levels whose separators LazySimpleSerDe writes a value of ``type_text`` with
+    (a column's are from level 2: an ARRAY's items, a MAP's entries and a STRUCT's fields on its
+    level's, a MAP's key from its value on the next, deeper types one level down each).
 
-    >>> sorted(map(ord, nested_separators("map<string,array<int>>"))), nested_separators("int")
+    >>> sorted(nested_levels("map<string,array<int>>")), nested_levels("int")
     ([2, 3, 4], set())
-    >>> sorted(map(ord, nested_separators("struct<a:decimal(10,2),b:array<string>>")))
+    >>> sorted(nested_levels("struct<a:decimal(10,2),b:array<string>>"))
     [2, 3]
     """
     t = type_text.strip()
     low = t.lower()
     if low.startswith("array<") and low.endswith(">"):
-        return {_separator(level)} | nested_separators(t[6:-1], level + 1)
+        return {level} | nested_levels(t[6:-1], level + 1)
     if low.startswith("map<") and low.endswith(">"):
         key, value = (_top_level_split(t[4:-1]) + [""])[:2]
-        return {_separator(level), _separator(level + 1)} | nested_separators(key, level + 2) \
-            | nested_separators(value, level + 2)
+        return {level, level + 1} | nested_levels(key, level + 2) | nested_levels(value, level + 2)
     if low.startswith("struct<") and low.endswith(">"):
-        out = {_separator(level)}
+        out = {level}
         for field in _top_level_split(t[7:-1]):
-            out |= nested_separators(field.split(":", 1)[-1] if ":" in field else "", level + 1)
+            out |= nested_levels(field.split(":", 1)[-1] if ":" in field else "", level + 1)
         return out
     return set()
 
 
+def nested_separators(type_text: str, serde: TextSerDe | None = None) -> set[str]:
+    """The separators LazySimpleSerDe writes a value of ``type_text`` with (:func:`nested_levels`;
+    ``serde`` a table's, Hive's defaults without it).
+
+    >>> sorted(map(ord, nested_separators("map<string,array<int>>"))), nested_separators("int")
+    ([2, 3, 4], set())
+    """
+    serde = serde or text_serde(Table("", "", ()))
+    return {serde.separator(level) for level in nested_levels(type_text)}
+
+
+def _shown_char(c: str) -> str:
+    return f"'\\{ord(c):03o}'" if ord(c) < 32 else repr(c)
+
+
 def check_text_delimiter(table: Table) -> None:
-    """Refuses a TEXTFILE table whose field delimiter is one its ARRAY, MAP or STRUCT columns'
-    values are written with (``\\002``, ``\\003``, ...): each row would be read back split in
-    other places than it was written."""
+    """Refuses a TEXTFILE table whose lines could not be read back as written: a field
+    delimiter that one of its ARRAY, MAP or STRUCT columns' values is written with; two nesting
+    levels of one column on the same separator (COLLECTION ITEMS and MAP KEYS TERMINATED BY one
+    character, with a MAP column); an escape character that is a separator in use."""
     if table.format != "textfile":
         return
-    delim = table.field_delim or DEFAULT_TEXT_DELIM
-    clash = [c for c in table.columns if delim in nested_separators(c.type)]
+    serde = text_serde(table)
+    name = table.qualified_name if table.db else "the directory"
+    delim = serde.separator(1)
+    clash = [c for c in table.columns if delim in nested_separators(c.type, serde)]
     if clash:
-        shown = f"'\\{ord(delim):03o}'" if ord(delim) < 32 else repr(delim)
         raise UnsupportedError(
-            f"Field delimiter {shown} of TEXTFILE table {table.qualified_name} is also the separator LazySimpleSerDe "
+            f"Field delimiter {_shown_char(delim)} of TEXTFILE table {name} is also the separator LazySimpleSerDe "
             f"writes inside the values of its column{'s' if len(clash) > 1 else ''} "
-            f"{', '.join(f'{c.name} {c.type}' for c in clash)} (ARRAY items and STRUCT fields on '\\002', a "
-            "MAP's key from its value on '\\003', one byte more per nesting level): every row would be read "
+            f"{', '.join(f'{c.name} {c.type}' for c in clash)} (ARRAY items and STRUCT fields on the COLLECTION "
+            f"ITEMS separator, {_shown_char(serde.separator(2))}, a MAP's key from its value on the MAP KEYS one, "
+            f"{_shown_char(serde.separator(3))}, deeper levels on '\\004', '\\005', ...): every row would be read "
             "back split in the wrong places. Give another field delimiter (FIELDS TERMINATED BY, "
             "'field.delim'; the default '\\001', or ',', '\\t', '|'), or store the table AS PARQUET or ORC.")
+    for c in table.columns:
+        levels = sorted(nested_levels(c.type))
+        seps = [serde.separator(level) for level in levels]
+        if len(set(seps)) < len(seps):
+            same = next(s for s in seps if seps.count(s) > 1)
+            raise UnsupportedError(
+                f"Column {c.name} {c.type} of TEXTFILE table {name} would be written with {_shown_char(same)} "
+                "between the items of two nesting levels (COLLECTION ITEMS TERMINATED BY and MAP KEYS TERMINATED "
+                "BY one character, or one of the fixed bytes '\\004' ... of deeper levels): its values would be "
+                "read back split in the wrong places. Give COLLECTION ITEMS TERMINATED BY ('colelction.delim') and "
+                "MAP KEYS TERMINATED BY ('mapkey.delim') two characters of their own (the defaults '\\002' and "
+                "'\\003'), or store the table AS PARQUET or ORC.")
+    if serde.escape is not None:
+        used = {delim}.union(*(nested_separators(c.type, serde) for c in table.columns))
+        if serde.escape in used or serde.escape in "\r\n":
+            raise UnsupportedError(
+                f"Escape character {_shown_char(serde.escape)} of TEXTFILE table {name} is also a separator of its "
+                "lines (the field delimiter, a COLLECTION ITEMS or MAP KEYS one) or a line end: LazySimpleSerDe "
+                "could not tell an escaped character from a separator. Give another ESCAPED BY ('escape.delim'; "
+                "usually '\\\\'), or another separator.")
 
 
 def _text_type(column: Column) -> DataType | str:
@@ -327,52 +458,62 @@ def _type_sql(typ: DataType) -> str:
     return typ.simpleString()
 
 
-def _parse_text(text: str, typ: DataType | str, level: int, null: str = NULL_TEXT) -> str:
+def _parse_text(text: str, typ: DataType | str, level: int, serde: TextSerDe | None = None) -> str:
     """Spark SQL for one field's text (Spark SQL ``text``) as a value of ``typ`` (a DataType, or
     a type that is not ARRAY/MAP/STRUCT as its Spark DDL, which needs no call into the JVM)
     (LazySimpleSerDe): ``\\N`` is NULL, a value that does not parse is NULL, ARRAY/MAP/STRUCT
-    split on their level's separators.
+    split on their level's separators, a string unescaped (:class:`TextSerDe`; ``serde`` a
+    table's, Hive's defaults without it).
 
     >>> print(_parse_text("t", "int", 2))
     try_cast(nullif(t, '\\\\N') AS int)
     """
-    value = f"nullif({text}, {render_literal(null)})"
-    sep = render_literal(re.escape(_separator(level)))
+    serde = serde or text_serde(Table("", "", ()))
+    value = f"nullif({text}, {render_literal(serde.null)})"
     x = f"x{level}"  # a lambda's variable, one name per nesting level
     if isinstance(typ, ArrayType):
-        parsed = f"transform(split({value}, {sep}, -1), {x} -> {_parse_text(x, typ.elementType, level + 1, null)})"
+        items = serde.split(value, level)
+        parsed = f"transform({items}, {x} -> {_parse_text(x, typ.elementType, level + 1, serde)})"
         return f"CASE WHEN {value} = '' THEN CAST(array() AS {_type_sql(typ)}) ELSE {parsed} END"
     if isinstance(typ, MapType):
-        inner = render_literal(re.escape(_separator(level + 1)))
-        key = _parse_text(f"try_element_at(split({x}, {inner}, 2), 1)", typ.keyType, level + 2, null)
-        val = _parse_text(f"try_element_at(split({x}, {inner}, 2), 2)", typ.valueType, level + 2, null)
-        pairs = f"transform(split({value}, {sep}, -1), {x} -> named_struct('key', {key}, 'value', {val}))"
+        if serde.escape is None:
+            inner = render_literal(re.escape(serde.separator(level + 1)))
+            key_text = f"try_element_at(split({x}, {inner}, 2), 1)"
+            val_text = f"try_element_at(split({x}, {inner}, 2), 2)"
+        else:  # the key ends at the first unescaped separator, the value is the rest (LazyMap)
+            key_text = f"element_at({serde.split(x, level + 1)}, 1)"
+            val_text = (f"CASE WHEN size({serde.split(x, level + 1)}) > 1 "
+                        f"THEN substring({x}, length({key_text}) + 2) END")
+        key = _parse_text(key_text, typ.keyType, level + 2, serde)
+        val = _parse_text(val_text, typ.valueType, level + 2, serde)
+        pairs = f"transform({serde.split(value, level)}, {x} -> named_struct('key', {key}, 'value', {val}))"
         kept = f"filter({pairs}, {x} -> {x}.key IS NOT NULL)"
         return f"CASE WHEN {value} = '' THEN CAST(map() AS {_type_sql(typ)}) ELSE map_from_entries({kept}) END"
     if isinstance(typ, StructType):
-        parts = f"split({value}, {sep}, -1)"
+        parts = serde.split(value, level)
         fields = ", ".join(f"{render_literal(f.name)}, "
-                           f"{_parse_text(f'try_element_at({parts}, {i + 1})', f.dataType, level + 1, null)}"
+                           f"{_parse_text(f'try_element_at({parts}, {i + 1})', f.dataType, level + 1, serde)}"
                            for i, f in enumerate(typ.fields))
         return f"CASE WHEN {value} IS NULL THEN CAST(NULL AS {_type_sql(typ)}) ELSE named_struct({fields}) END"
     simple = typ if isinstance(typ, str) else _type_sql(typ)
     if simple == "binary":  # LazyBinary.decodeIfNeeded: Base64 text decoded, any other as its bytes
         return f"coalesce(try_to_binary({value}, 'base64'), CAST({value} AS BINARY))"
-    return value if simple == "string" else f"try_cast({value} AS {simple})"
+    return serde.unescape(value) if simple == "string" else f"try_cast({value} AS {simple})"
 
 
-def _format_text(col: str, typ: DataType | str, level: int, null: str = NULL_TEXT) -> str:
+def _format_text(col: str, typ: DataType | str, level: int, serde: TextSerDe) -> str:
     """Spark SQL for a value (Spark SQL ``col``, of ``typ`` as :func:`_parse_text` takes it) as
-    LazySimpleSerDe writes it (NULL stays NULL: the caller writes ``null``, as an item's NULL is)."""
+    LazySimpleSerDe writes it (NULL stays NULL: the caller writes ``serde.null``, as an item's NULL
+    is), a string escaped."""
     def item(x: str, t: DataType | str, lvl: int) -> str:
-        return f"coalesce({_format_text(x, t, lvl, null)}, {render_literal(null)})"
+        return f"coalesce({_format_text(x, t, lvl, serde)}, {render_literal(serde.null)})"
 
-    sep = render_literal(_separator(level))
+    sep = render_literal(serde.separator(level))
     x = f"x{level}"
     if isinstance(typ, ArrayType):
         return f"array_join(transform({col}, {x} -> {item(x, typ.elementType, level + 1)}), {sep})"
     if isinstance(typ, MapType):
-        pair = (f"concat({item(f'{x}.key', typ.keyType, level + 2)}, {render_literal(_separator(level + 1))}, "
+        pair = (f"concat({item(f'{x}.key', typ.keyType, level + 2)}, {render_literal(serde.separator(level + 1))}, "
                 f"{item(f'{x}.value', typ.valueType, level + 2)})")
         return f"array_join(transform(map_entries({col}), {x} -> {pair}), {sep})"
     if isinstance(typ, StructType):
@@ -380,7 +521,8 @@ def _format_text(col: str, typ: DataType | str, level: int, null: str = NULL_TEX
         return f"CASE WHEN {col} IS NULL THEN NULL ELSE concat_ws({sep}, {fields}) END"
     if (typ if isinstance(typ, str) else _type_sql(typ)) == "binary":  # LazySimpleSerDe: Base64, one line
         return f"replace(base64({col}), {render_literal(chr(13) + chr(10))}, '')"
-    return f"CAST({col} AS STRING)"
+    text = f"CAST({col} AS STRING)"
+    return serde.escape_text(text) if (typ if isinstance(typ, str) else _type_sql(typ)) == "string" else text
 
 
 def _load_paths(reader: DataFrameReader, paths: Sequence[str]) -> DataFrame:
@@ -400,10 +542,11 @@ def writer(df: DataFrame, table: Table) -> DataFrameWriter:
     if table.format != "textfile":
         return df.write.format(FORMATS[table.format])
     names = {c.name for c in table.columns}
-    null = null_text(table)
-    fields = ", ".join(f"coalesce({_format_text(sql_name(c.name), _text_type(c), 2, null)}, {render_literal(null)})"
+    serde = text_serde(table)
+    null = render_literal(serde.null)
+    fields = ", ".join(f"coalesce({_format_text(sql_name(c.name), _text_type(c), 2, serde)}, {null})"
                        for c in table.columns)
-    line = f"concat_ws({render_literal(table.field_delim or DEFAULT_TEXT_DELIM)}, {fields}) AS {sql_name(TEXT_LINE)}"
+    line = f"concat_ws({render_literal(serde.separator(1))}, {fields}) AS {sql_name(TEXT_LINE)}"
     return df.selectExpr(line, *[sql_name(c) for c in df.columns if c not in names]).write.format("text")
 
 
