@@ -1271,7 +1271,7 @@ def test_set_serdeproperties_fixes_a_delimiter_and_set_fileformat_changes_an_emp
     assert _rows(wh.sql("SELECT * FROM raw")) == _rows(plain) == [(1, "apple"), (2, "pear")]
     assert "ROW FORMAT DELIMITED FIELDS TERMINATED BY ','" in _col(wh.sql("SHOW CREATE TABLE raw"))
     with pytest.raises(SemanticError, match="reads 'field.delim'"):
-        wh.sql("ALTER TABLE raw SET SERDEPROPERTIES ('escape.delim'='\\\\')")
+        wh.sql("ALTER TABLE raw SET SERDEPROPERTIES ('quote.delim'='\\'')")
     with pytest.raises(SemanticError, match="holds TEXTFILE files, which would not be read as ORC"):
         wh.sql("ALTER TABLE raw SET FILEFORMAT ORC")
 
