@@ -207,7 +207,9 @@ def test_partitions_directories_concatenate_and_show_create_table(wh, spark, tmp
     assert _lines(out2) == sorted(HiveSerDe(spark, **SERDE_PROPS, **{"serialization.null.format": "NIL"}).line(r)
                                   for r in ROWS)
 
-    described = {r[1].strip(): r[2] for r in wh.sql("DESCRIBE FORMATTED p").collect() if r[1]}
+    rows = wh.sql("DESCRIBE FORMATTED p").collect()
+    described = {r[1].strip(): r[2] for r in rows if r[1]}
+    assert [r[1].strip() for r in rows].count("escape.delim") == 1  # a SerDe parameter, not a table one
     assert {k: described.get(k) for k in ("field.delim", "colelction.delim", "mapkey.delim", "escape.delim")} == {
         "field.delim": ",", "colelction.delim": "|", "mapkey.delim": ":", "escape.delim": "\\"}
     ddl = "\n".join(r[0] for r in wh.sql("SHOW CREATE TABLE p").collect())
@@ -226,14 +228,23 @@ def test_partitions_directories_concatenate_and_show_create_table(wh, spark, tmp
 
 def test_set_serdeproperties_gives_an_escape_to_a_table(wh, spark, tmp_path):
     """ALTER TABLE ... SET SERDEPROPERTIES ('escape.delim', 'colelction.delim', 'mapkey.delim'):
-    the table's files are read (and written) with them from then on, as in Hive."""
+    the table's files are read (and written) with them from then on, as in Hive, a query before
+    it notwithstanding. CTAS with the ROW FORMAT writes Hive's bytes."""
     hive = HiveSerDe(spark, **SERDE_PROPS)
     src = tmp_path / "hive.txt"
     src.write_bytes(hive.file(ROWS))
     wh.sql(f"CREATE TABLE t ({DDL}) ROW FORMAT DELIMITED FIELDS TERMINATED BY ',' STORED AS TEXTFILE")
     wh.sql(f"LOAD DATA LOCAL INPATH '{src}' INTO TABLE t")
+    plain = _collect(_spark_rows(spark, ROWS))
+    assert _collect(wh.sql("SELECT * FROM t")) != plain  # read without the escape: split in other places
     wh.sql("ALTER TABLE t SET SERDEPROPERTIES ('escape.delim'='\\\\', 'colelction.delim'='|', 'mapkey.delim'=':')")
-    assert _collect(wh.sql("SELECT * FROM t")) == _collect(_spark_rows(spark, ROWS))
+    assert _collect(wh.sql("SELECT * FROM t")) == plain
+    wh.sql("ALTER TABLE t SET TBLPROPERTIES ('mapkey.delim'='58')")  # a table property too, read as Hive: ':'
+    assert _collect(wh.sql("SELECT * FROM t")) == plain
+    with pytest.raises(UnsupportedError, match="Escape character ','"):
+        wh.sql("ALTER TABLE t SET TBLPROPERTIES ('escape.delim'=',')")
+    wh.sql(f"CREATE TABLE c {DELIMITED} STORED AS TEXTFILE AS SELECT * FROM t")  # CTAS: Hive's bytes too
+    assert _lines(os.path.join(wh.location, "c")) == sorted(hive.line(r) for r in ROWS)
 
 
 @pytest.mark.parametrize(("row_format", "columns", "message"), [

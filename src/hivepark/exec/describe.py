@@ -314,7 +314,7 @@ def _time(ts: int) -> str:
 
 _VIEW_TEXTS = (VIEW_ORIGINAL_TEXT, VIEW_EXPANDED_TEXT)  # shown in lines of their own
 # parameters shown otherwise (skew lines, view texts, DESCRIBE FORMATTED t col) or not at all
-_HIDDEN = frozenset({FILES_PARAM, COLUMN_STATS, *RESERVED, *_VIEW_TEXTS, *BUCKET_KEYS})
+_HIDDEN = frozenset({FILES_PARAM, COLUMN_STATS, *RESERVED, *_VIEW_TEXTS, *BUCKET_KEYS, *SERDE_DELIMITERS})
 
 
 def _params(params) -> list[tuple]:

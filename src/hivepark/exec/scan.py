@@ -42,7 +42,15 @@ from hivepark.lru import Lru
 from hivepark.plan.nodes import TableScan
 from hivepark.storage import fs
 from hivepark.storage.commit import FILES_PARAM, current_files
-from hivepark.storage.formats import CUT_COLUMNS, NULL_FORMAT, load, schema_of, spark_literal, spark_type
+from hivepark.storage.formats import (
+    CUT_COLUMNS,
+    NULL_FORMAT,
+    SERDE_DELIMITERS,
+    load,
+    schema_of,
+    spark_literal,
+    spark_type,
+)
 from hivepark.storage.handlers import PushedFilter, handler_for
 
 
@@ -415,9 +423,11 @@ def _lookup(bound: Expr) -> Lookup | None:
 
 def _definition(table: Table) -> tuple[Any, ...]:
     """What a frame's reading of the files depends on besides them: an ALTER TABLE of the
-    columns changes it with the files unchanged (or of the NULL text, or of the columns read cut)."""
+    columns changes it with the files unchanged (or of the NULL text, a TEXTFILE's other separators
+    or escape, or of the columns read cut)."""
     return (table.columns, table.partition_keys, table.format, table.field_delim,
-            table.properties.get(NULL_FORMAT), table.properties.get(CUT_COLUMNS))
+            table.properties.get(NULL_FORMAT), table.properties.get(CUT_COLUMNS),
+            *(table.properties.get(k) for k in SERDE_DELIMITERS))
 
 
 def _holds(frame: _Frame, chosen: Sequence[Partition]) -> bool:

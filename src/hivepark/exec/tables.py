@@ -1121,6 +1121,7 @@ def alter_properties(ctx: Context, table: Table,
     handler = handler_for(table)
     if handler is not None:
         handler.validate({k: v for k, v in props.items() if k.lower() != STORAGE_HANDLER_KEY})
+    check_text_delimiter(new)  # a TEXTFILE's escape or separators, which its reads and writes take
     return ctx.catalog.alter_table(new, table.version)
 
 

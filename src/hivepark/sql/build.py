@@ -437,8 +437,11 @@ def _alter_action(action: exp.Expression, if_exists: bool) -> s.AlterAction:
     if isinstance(action, d.Concatenate):
         return s.Concatenate()
     if isinstance(action, d.SetTblProperties):
-        return s.SetTableProperties(tuple((_property_text(p.this, "key"), _property_text(p.args.get("value"), "value"))
-                                          for p in action.expressions))
+        given = [(_property_text(p.this, "key"), _property_text(p.args.get("value"), "value"))
+                 for p in action.expressions]
+        # LazySimpleSerDe reads its table's properties too: its characters as in CREATE TABLE
+        return s.SetTableProperties(tuple(kv for k, v in given for kv in (
+            _lazy_serde_properties({k: v}).items() if k in TEXT_SERDE_KEYS else [(k, v)])))
     if isinstance(action, d.UnsetTblProperties):
         return s.UnsetTableProperties(tuple(_property_text(k, "key") for k in action.expressions),
                                       bool(action.args.get("exists")))
