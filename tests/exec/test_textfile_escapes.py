@@ -243,6 +243,14 @@ def test_set_serdeproperties_gives_an_escape_to_a_table(wh, spark, tmp_path):
     assert _collect(wh.sql("SELECT * FROM t")) == plain
     with pytest.raises(UnsupportedError, match="Escape character ','"):
         wh.sql("ALTER TABLE t SET TBLPROPERTIES ('escape.delim'=',')")
+    # a partitioned table's whole-table frame, kept between queries, is not reused after the change
+    wh.sql(f"CREATE TABLE pt ({DDL}) PARTITIONED BY (k STRING) ROW FORMAT DELIMITED FIELDS TERMINATED BY ',' "
+           "STORED AS TEXTFILE")
+    wh.sql(f"LOAD DATA LOCAL INPATH '{src}' INTO TABLE pt PARTITION (k='a')")
+    for _ in range(2):
+        assert _collect(wh.sql("SELECT a, n, arr, m, s FROM pt WHERE k = 'a'")) != plain
+    wh.sql("ALTER TABLE pt SET SERDEPROPERTIES ('escape.delim'='\\\\', 'colelction.delim'='|', 'mapkey.delim'=':')")
+    assert _collect(wh.sql("SELECT a, n, arr, m, s FROM pt WHERE k = 'a'")) == plain
     wh.sql(f"CREATE TABLE c {DELIMITED} STORED AS TEXTFILE AS SELECT * FROM t")  # CTAS: Hive's bytes too
     assert _lines(os.path.join(wh.location, "c")) == sorted(hive.line(r) for r in ROWS)
 
