@@ -224,6 +224,29 @@ def test_partitions_directories_concatenate_and_show_create_table(wh, spark, tmp
     wh.sql("CREATE TABLE p3 LIKE p")
     wh.sql("INSERT INTO p3 PARTITION (k='static') SELECT * FROM given")
     assert _lines(os.path.join(wh.location, "p3", "k=static")) == expected
+    # a table without the escape could not read p's files: EXCHANGE PARTITION refuses to move them
+    wh.sql(f"CREATE TABLE p4 ({DDL}) PARTITIONED BY (k STRING) ROW FORMAT DELIMITED FIELDS TERMINATED BY ',' "
+           "COLLECTION ITEMS TERMINATED BY '|' MAP KEYS TERMINATED BY ':' STORED AS TEXTFILE")
+    with pytest.raises(Exception, match="could not read the files"):
+        wh.sql("ALTER TABLE p4 EXCHANGE PARTITION (k='static') WITH TABLE p")
+
+
+def test_deep_nesting_writes_and_reads_as_hive(wh, spark):
+    """Separators below the map key's (Hive's fixed \\004, \\005, ...) with an escape: every level's
+    separators inside a string are escaped, and read back unsplit."""
+    cols, types = ["id", "d"], ["int", "array<map<string,array<struct<x:string,y:array<string>>>>>"]
+    rows = [[1, [{"k\x04,|": [["x\x05\x06:", ["y\x07\x08\\", ""]], [None, []]], "e": []}, {}]],
+            [2, None], [3, [None, {"n": None}]]]
+    hive = HiveSerDe(spark, cols, types, **SERDE_PROPS)
+    wh.sql(f"CREATE TABLE deep (id INT, d {types[1].upper()}) {DELIMITED} STORED AS TEXTFILE")
+    src = Path(wh.location).parent / "deep.txt"
+    src.write_bytes(hive.file(rows))
+    wh.sql(f"LOAD DATA LOCAL INPATH '{src}' INTO TABLE deep")
+    expected = _sorted(hive.read(hive.line(r)) for r in rows)
+    assert _collect(wh.sql("SELECT * FROM deep")) == expected
+    wh.sql("CREATE TABLE deep2 LIKE deep")
+    wh.sql("INSERT INTO deep2 SELECT * FROM deep")
+    assert _lines(os.path.join(wh.location, "deep2")) == sorted(hive.line(r) for r in rows)
 
 
 def test_set_serdeproperties_gives_an_escape_to_a_table(wh, spark, tmp_path):

@@ -334,7 +334,12 @@ def _lazy_serde_properties(props: dict[str, str]) -> dict[str, str]:
     for key in ("collection.delim", "colelction.delim", "mapkey.delim", "escape.delim"):  # Hive's name wins
         value = props.get(key)
         if value is not None:
-            out[TEXT_SERDE_KEYS[key]] = serde_byte(value) or ("\\" if key == "escape.delim" else "")
+            char = serde_byte(value) or ("\\" if key == "escape.delim" else "")
+            if char and ord(char) > 127:  # Hive takes one byte of its UTF-16 code: not the character's bytes
+                raise UnsupportedError(
+                    f"SERDEPROPERTIES ('{key}'='{value}') is not supported by hivepark: LazySimpleSerDe takes one "
+                    "byte for it, and this character is more than one in UTF-8. Give an ASCII character.")
+            out[TEXT_SERDE_KEYS[key]] = char
     if "serialization.escape.crlf" in props:
         out["serialization.escape.crlf"] = props["serialization.escape.crlf"]
     return {k: v for k, v in out.items() if v}
