@@ -323,7 +323,7 @@ def _lazy_serde_properties(props: dict[str, str]) -> dict[str, str]:
     """LazySimpleSerDe's collection, map-key and escape characters among ``props`` (SERDEPROPERTIES
     or TBLPROPERTIES), under the names hivepark keeps them by, each the character Hive reads
     (:func:`serde_byte`; an empty ``escape.delim`` is ``\\``, as in Hive); ``line.delim`` other
-    than ``\n`` is refused, as Hive itself writes and reads no other line end."""
+    than ``\\n`` is refused, as Hive itself writes and reads no other line end."""
     line = props.get("line.delim")
     if line is not None and serde_byte(line) != "\n":
         raise UnsupportedError(
@@ -337,8 +337,9 @@ def _lazy_serde_properties(props: dict[str, str]) -> dict[str, str]:
             char = serde_byte(value) or ("\\" if key == "escape.delim" else "")
             if char and ord(char) > 127:  # Hive takes one byte of its UTF-16 code: not the character's bytes
                 raise UnsupportedError(
-                    f"SERDEPROPERTIES ('{key}'='{value}') is not supported by hivepark: LazySimpleSerDe takes one "
-                    "byte for it, and this character is more than one in UTF-8. Give an ASCII character.")
+                    f"'{key}'='{value}' (a SerDe property or its ROW FORMAT DELIMITED clause) is not supported by "
+                    "hivepark: LazySimpleSerDe takes one byte for it, and this character is more than one in UTF-8. "
+                    "Give an ASCII character.")
             out[TEXT_SERDE_KEYS[key]] = char
     if "serialization.escape.crlf" in props:
         out["serialization.escape.crlf"] = props["serialization.escape.crlf"]
