@@ -438,6 +438,39 @@ def test_concurrent_commits_one_wins(catalog_url: str) -> None:
         c.close()
 
 
+def test_commit_meets_a_drop_table_in_flight(catalog_url: str) -> None:
+    """A commit whose table a DROP TABLE (another connection) deletes while the commit waits
+    for the row: a hivepark error saying so, never SQLAlchemy's "Could not refresh instance"
+    (PostgreSQL: the UPDATE waited for the DROP's row lock and then found no row)."""
+    a, b = SqlCatalog(catalog_url), SqlCatalog(catalog_url)
+    t = make_table(a, keys=())
+    deleted, go = threading.Event(), threading.Event()
+    real = b._delete_table_rows
+
+    def delete_then_hold(s: Any, tbl_id: int) -> None:
+        real(s, tbl_id)
+        deleted.set()
+        go.wait(10)  # the DROP's transaction stays open until A's commit waits for it
+
+    b._delete_table_rows = delete_then_hold  # type: ignore[method-assign]
+    dropper = threading.Thread(target=b.drop_table, args=("db", "t"))
+    dropper.start()
+    assert deleted.wait(10)
+    release = threading.Timer(0.5, go.set)  # once A's commit is blocked behind the DROP
+    release.start()
+    try:
+        with pytest.raises(NoSuchTable, match=r"db\.t was dropped \(or renamed\) while this statement ran, "
+                                              "so nothing was written"):
+            a.commit(t, t.version, table_parameters={"k": "v"})
+    finally:
+        go.set()
+        dropper.join()
+        release.cancel()
+    assert a.list_tables("db") == []
+    a.close()
+    b.close()
+
+
 WRITER = """
 import sys
 from hivepark.catalog.sql import SqlCatalog

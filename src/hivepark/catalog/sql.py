@@ -659,9 +659,13 @@ class SqlCatalog(Catalog):
             .values(version=TableRow.version + 1, **values)
             .execution_options(synchronize_session=False))
         if result.rowcount == 0:  # type: ignore[attr-defined]
-            s.refresh(row)
+            # (not s.refresh(row): on PostgreSQL the row may have been deleted by a DROP TABLE
+            # this UPDATE waited for)
+            now = s.scalars(select(TableRow.version).where(TableRow.id == row.id)).first()
+            if now is None:
+                raise _dropped_meanwhile(qualified)
             raise CommitConflict(
-                f"Commit conflict on table {qualified}: it is at version {row.version}, but "
+                f"Commit conflict on table {qualified}: it is at version {now}, but "
                 f"this statement started from version {expected_version}, so another "
                 f"statement changed it in between. Nothing was changed; run the statement "
                 f"again.")
@@ -1010,7 +1014,10 @@ class SqlCatalog(Catalog):
         key_names = table.partition_key_names()
         drop_names = [make_part_name(key_names, _normalize_values(table, v)) for v in change.drop]
         db = table.db.lower()
-        row = self._table_row(s, db, table.name)
+        try:
+            row = self._table_row(s, db, table.name)
+        except NoSuchTable:  # it was there when the statement read it
+            raise _dropped_meanwhile(f"{db}.{table.name.lower()}") from None
         self._cas(s, row, change.expected_version, f"{db}.{row.name}")
         if table_parameters:
             merged = {**json.loads(row.properties), **table_parameters}
@@ -1031,6 +1038,14 @@ class SqlCatalog(Catalog):
             self._insert_partitions(s, row.id, table, [(n, p) for n, p in by_name.items()
                                                        if n not in existing])
         return _table_of(row, db)
+
+
+def _dropped_meanwhile(qualified: str) -> NoSuchTable:
+    return NoSuchTable(
+        f"Table {qualified} was dropped (or renamed) while this statement ran, so nothing was "
+        f"written. Run SHOW TABLES to see the tables; create it again, or use its new name, and "
+        f"run the statement again.", code=10001)
+
 
 def _bulk_insert(conn: Connection, entity: type[schema.Base], rows: list[dict[str, Any]]) -> None:
     """A multi-row INSERT: the driver's executemany on SQLite and COPY on PostgreSQL (both
