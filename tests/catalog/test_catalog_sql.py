@@ -471,6 +471,70 @@ def test_commit_meets_a_drop_table_in_flight(catalog_url: str) -> None:
     b.close()
 
 
+def test_crossed_commit_tables_do_not_deadlock(catalog_url: str) -> None:
+    """Two transactions over the same two tables, given in crossed order (two crossed EXCHANGE
+    PARTITIONs), each paused after its first table: the rows are locked in one order up front,
+    so one wins and the other gets CommitConflict, never PostgreSQL's "deadlock detected"."""
+    a, b = SqlCatalog(catalog_url), SqlCatalog(catalog_url)
+    t1, t2 = make_table(a, "t1"), make_table(a, "t2")
+    first_done = threading.Barrier(2, timeout=2)
+    outcome: dict[str, str] = {}
+
+    def paused(cat: SqlCatalog) -> Any:
+        real = cat._commit_in
+        calls: list[int] = []
+
+        def commit_in(s: Any, change: TableChange) -> Table:
+            out = real(s, change)
+            calls.append(1)
+            if len(calls) == 1:
+                try:  # both transactions hold their first table (without the ordered locks)
+                    first_done.wait()
+                except threading.BrokenBarrierError:
+                    pass
+            return out
+        return commit_in
+
+    a._commit_in = paused(a)  # type: ignore[method-assign]
+    b._commit_in = paused(b)  # type: ignore[method-assign]
+
+    def run(name: str, cat: SqlCatalog, changes: list[TableChange]) -> None:
+        try:
+            cat.commit_tables(changes)
+            outcome[name] = "ok"
+        except CommitConflict as e:
+            outcome[name] = "conflict" if "run the statement again" in str(e) else str(e)
+        except Exception as e:  # noqa: BLE001 - the test reports what it was
+            outcome[name] = f"{type(e).__name__}: {e}"
+
+    ta = threading.Thread(target=run, args=("A", a, [
+        TableChange(t1, t1.version, put=[part(t1, "a", "1")]), TableChange(t2, t2.version, put=[part(t2, "b", "1")])]))
+    tb = threading.Thread(target=run, args=("B", b, [
+        TableChange(t2, t2.version, put=[part(t2, "c", "1")]), TableChange(t1, t1.version, put=[part(t1, "d", "1")])]))
+    ta.start()
+    tb.start()
+    ta.join()
+    tb.join()
+    assert sorted(outcome.values()) == ["conflict", "ok"], outcome
+    winner = a if outcome["A"] == "ok" else b
+    assert {winner.get_table("db", "t1").version, winner.get_table("db", "t2").version} == {t1.version + 1}
+    a.close()
+    b.close()
+
+
+def test_a_deadlock_the_database_breaks_is_a_commit_conflict(pg_schema_url: str) -> None:
+    """A transaction PostgreSQL undoes (deadlock, serialization failure) is CommitConflict,
+    whose text says to run the statement again, not the database's own text."""
+    from sqlalchemy import text
+
+    cat = SqlCatalog(pg_schema_url)
+    for state in ("40P01", "40001"):
+        with pytest.raises(CommitConflict, match="Nothing was changed; run the statement again"):
+            with cat._session(write=True) as s:
+                s.execute(text(f"DO $$ BEGIN RAISE EXCEPTION 'undone' USING ERRCODE = '{state}'; END $$"))
+    cat.close()
+
+
 WRITER = """
 import sys
 from hivepark.catalog.sql import SqlCatalog

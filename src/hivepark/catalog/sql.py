@@ -44,6 +44,7 @@ from sqlalchemy import (
     or_,
     select,
     true,
+    tuple_,
     update,
 )
 from sqlalchemy.dialects.postgresql import ARRAY
@@ -463,6 +464,11 @@ class SqlCatalog(Catalog):
         except HiveParkError:
             raise
         except DBAPIError as e:
+            if _retryable(e):  # the database undid the transaction: nothing was changed
+                raise CommitConflict(
+                    "Commit conflict: another statement changed the same metastore rows at the same "
+                    f"moment ({_first_line(e.orig)}), and the database undid this statement's "
+                    "transaction. Nothing was changed; run the statement again.") from e
             raise MetastoreError(f"Metastore error: {e.orig}") from e
 
     def _analyze(self) -> None:
@@ -1005,7 +1011,21 @@ class SqlCatalog(Catalog):
     def commit_tables(self, changes: Sequence[TableChange]) -> list[Table]:
         """See :meth:`Catalog.commit_tables`: each change as :meth:`commit`, in one transaction."""
         with self._session(write=True) as s:
+            if len(changes) > 1:
+                self._lock_in_order(s, [c.table for c in changes])
             return [self._commit_in(s, c) for c in changes]
+
+    @staticmethod
+    def _lock_in_order(s: Session, tables: Sequence[Table]) -> None:
+        """Locks the rows of ``tables`` in one order (their ids), before any is changed: two
+        transactions over the same tables given in crossed order (two crossed EXCHANGE
+        PARTITIONs) then wait for each other instead of deadlocking (PostgreSQL; SQLite's
+        transactions take the whole database)."""
+        names = {(t.db.lower(), t.name.lower()) for t in tables}
+        stmt = (select(TableRow.id).join(DatabaseRow, DatabaseRow.id == TableRow.db_id)
+                .where(tuple_(DatabaseRow.name, TableRow.name).in_(sorted(names)))
+                .order_by(TableRow.id).with_for_update(of=TableRow))
+        s.execute(stmt).all()
 
     def _commit_in(self, s: Session, change: TableChange) -> Table:
         table, table_parameters = change.table, change.table_parameters
@@ -1045,6 +1065,20 @@ def _dropped_meanwhile(qualified: str) -> NoSuchTable:
         f"Table {qualified} was dropped (or renamed) while this statement ran, so nothing was "
         f"written. Run SHOW TABLES to see the tables; create it again, or use its new name, and "
         f"run the statement again.", code=10001)
+
+
+# SQLSTATEs of a transaction the database undid to let another go on (PostgreSQL):
+# serialization_failure, deadlock_detected
+_RETRYABLE_STATES = ("40001", "40P01")
+
+
+def _retryable(e: DBAPIError) -> bool:
+    state = getattr(e.orig, "sqlstate", None) or getattr(e.orig, "pgcode", None)
+    return state in _RETRYABLE_STATES
+
+
+def _first_line(err: object) -> str:
+    return str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
 
 
 def _bulk_insert(conn: Connection, entity: type[schema.Base], rows: list[dict[str, Any]]) -> None:
