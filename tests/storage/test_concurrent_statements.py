@@ -5,6 +5,7 @@ an INSERT OVERWRITE committed still reads the version it planned (the replaced f
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -144,3 +145,49 @@ def test_retention_zero_deletes_at_once_and_a_bad_value_is_refused(two):
         a.sql("SET hivepark.files.retention.seconds=soon")
     assert a.conf("hivepark.files.retention.seconds") == "0"
     assert _rows(a) == [(4, "a"), (6, "b")]
+
+
+def _data_files(location):
+    return sorted(os.path.relpath(os.path.join(d, f), location) for d, dirs, files in os.walk(location)
+                  for f in files if not f.startswith((".", "_")))
+
+
+def test_a_failed_ctas_keeps_rows_another_statement_committed_to_its_table(two, spark, monkeypatch):
+    """CTAS registers its table before writing; a statement that sees the table and commits
+    rows to it meanwhile keeps them when the CTAS's query then fails: only a table nothing was
+    committed to is dropped (it was dropped with its whole directory, B's rows with it)."""
+    from hivepark.exec import write
+
+    a, b = two
+    real = write.spark_write
+    calls: list[str] = []
+
+    def insert_meanwhile(df, path, *args, **kwargs):
+        calls.append(path)
+        if len(calls) == 1:
+            b.sql("INSERT INTO t2 VALUES (42)")
+        return real(df, path, *args, **kwargs)
+
+    monkeypatch.setattr(write, "spark_write", insert_meanwhile)
+    with pytest.raises(Exception, match="boom"):
+        a.sql("CREATE TABLE t2 STORED AS PARQUET AS SELECT CASE WHEN id = 3 THEN raise_error('boom') "
+              "ELSE id END AS k FROM range(5)")
+    monkeypatch.setattr(write, "spark_write", real)
+    t2 = b.catalog.get_table("default", "t2")
+    recorded = json.loads(t2.properties[commit.FILES_PARAM])
+    assert _data_files(t2.location) == recorded and len(recorded) == 1  # B's file alone
+    plain = sorted(tuple(r) for r in spark.read.parquet(f"{t2.location}/{recorded[0]}").collect())
+    assert sorted(tuple(r) for r in b.sql("SELECT * FROM t2").collect()) == plain == [(42,)]
+
+
+def test_a_failed_ctas_nothing_wrote_to_leaves_no_table_and_runs_again(two):
+    a, _ = two
+    ctas = ("CREATE TABLE t3 STORED AS PARQUET AS SELECT CASE WHEN id = {bad} THEN raise_error('boom') "
+            "ELSE id END AS k FROM range(5)")
+    with pytest.raises(Exception, match="boom"):
+        a.sql(ctas.format(bad=3))
+    assert "t3" not in [r[0] for r in a.sql("SHOW TABLES").collect()]
+    assert not os.path.exists(os.path.join(a.location, "t3"))
+    assert os.listdir(commit.journal_dir(a.location)) == []
+    a.sql(ctas.format(bad=-1))
+    assert sorted(r[0] for r in a.sql("SELECT k FROM t3").collect()) == [0, 1, 2, 3, 4]

@@ -296,3 +296,31 @@ def test_concurrent_writers_from_several_processes(table, spark):
         assert sorted(r[0] for r in rows if r[1] == f"same{i}") == [100 * i + j for j in range(5)]
     assert len([r for r in rows if r[2] == "a"]) == 2 + 10
     wh.close()
+
+
+def test_a_killed_ctas_leaves_its_table_only_if_its_rows_were_committed(tmp_path, spark):
+    """CREATE TABLE ... AS SELECT killed (-9) before its commit: once connect() recovers, no
+    table and no directory, and the same CTAS runs again (it left an empty table, so that
+    running it again failed with "Table already exists"); killed after it: the table and rows."""
+    import hivepark
+
+    ctas = "CREATE TABLE t2 STORED AS PARQUET AS SELECT id AS k FROM range(5)"
+    roots = {f: str(tmp_path / f / "warehouse") for f in ("before_commit", "after_commit")}
+    for root in roots.values():
+        hivepark.connect(root, spark=spark).close()
+    procs = {f: _run_writer(root, ctas, f) for f, root in roots.items()}
+    for f, p in procs.items():
+        p.communicate(timeout=300)
+        assert p.returncode == -signal.SIGKILL, f
+    for f, root in roots.items():
+        wh = hivepark.connect(root, spark=spark)  # recovery runs here
+        assert os.listdir(os.path.join(root, ".hivepark", "journal")) == []
+        if f == "before_commit":
+            assert [r[0] for r in wh.sql("SHOW TABLES").collect()] == []
+            assert not os.path.exists(os.path.join(root, "t2"))
+            wh.sql(ctas)
+        t2 = wh.catalog.get_table("default", "t2")
+        recorded = json.loads(t2.properties["hivepark.files"])
+        assert set(_data_files(t2.location)) == {f"{t2.location}/{n}" for n in recorded}
+        assert sorted(r[0] for r in wh.sql("SELECT k FROM t2").collect()) == list(range(5))
+        wh.close()

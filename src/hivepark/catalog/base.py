@@ -66,8 +66,9 @@ class Catalog(ABC):
 
     # tables --------------------------------------------------------------------------
     @abstractmethod
-    def create_table(self, table: Table, if_not_exists: bool = False) -> Table:
-        """Stores a new table (version 1) and returns it. Raises AlreadyExistsError."""
+    def create_table(self, table: Table, if_not_exists: bool = False, uid: str | None = None) -> Table:
+        """Stores a new table (version 1) and returns it; ``uid``, given, is its uid (else a
+        new one). Raises AlreadyExistsError."""
 
     @abstractmethod
     def get_table(self, db: str, name: str) -> Table:
@@ -85,8 +86,10 @@ class Catalog(ABC):
         and re-created table has a new uid). Raises NoSuchDatabase."""
 
     @abstractmethod
-    def drop_table(self, db: str, name: str) -> Table:
-        """Removes the table and all its partitions; returns what was dropped."""
+    def drop_table(self, db: str, name: str, unchanged: tuple[str, int] | None = None) -> Table:
+        """Removes the table and all its partitions; returns what was dropped. With
+        ``unchanged`` (a uid and a version), only that table at that version: CommitConflict
+        when it changed, NoSuchTable when it is gone."""
 
     @abstractmethod
     def alter_table(self, table: Table, expected_version: int) -> Table:

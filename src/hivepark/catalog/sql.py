@@ -589,7 +589,7 @@ class SqlCatalog(Catalog):
             out += [(db, name, tuple(_decode(values)), loc) for db, name, values, loc in s.execute(parts)]
         return out
 
-    def create_table(self, table: Table, if_not_exists: bool = False) -> Table:
+    def create_table(self, table: Table, if_not_exists: bool = False, uid: str | None = None) -> Table:
         db, name = table.db.lower(), table.name.lower()
         with self._session(write=True) as s:
             db_row = self._db_row(s, db)
@@ -606,7 +606,7 @@ class SqlCatalog(Catalog):
                            properties=_dumps(dict(table.properties)), location=table.location,
                            format=table.format, field_delim=table.field_delim,
                            table_type=table.table_type, version=1,
-                           create_time=table.create_time or _now(), uid=schema.new_uid())
+                           create_time=table.create_time or _now(), uid=uid or schema.new_uid())
             s.add(row)
             try:
                 s.flush()
@@ -644,10 +644,14 @@ class SqlCatalog(Catalog):
                              .where(TableRow.db_id == db_row.id))
             return {name: (uid or "", version) for name, uid, version in rows}
 
-    def drop_table(self, db: str, name: str) -> Table:
+    def drop_table(self, db: str, name: str, unchanged: tuple[str, int] | None = None) -> Table:
         with self._session(write=True) as s:
             row = self._table_row(s, db, name, lock=True)
             dropped = _table_of(row, db.lower())
+            if unchanged is not None and (dropped.uid, dropped.version) != unchanged:
+                raise CommitConflict(
+                    f"Table {dropped.qualified_name} changed since version {unchanged[1]} (another statement "
+                    f"wrote to it, or it was created again), so it was not dropped.")
             self._delete_table_rows(s, row.id)
             return dropped
 

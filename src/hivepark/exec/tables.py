@@ -72,6 +72,7 @@ from hivepark.storage.commit import (
     COLUMN_STATS_ACCURATE,
     COLUMNS_CHANGED,
     FILES_PARAM,
+    CreatedTable,
     PartitionWrite,
     current_files,
     delete_owned,
@@ -360,8 +361,9 @@ def ctas_columns(df: DataFrame, tree: Any) -> list[Column]:
     return out
 
 
-def store_table(ctx: Context, table: Table, if_not_exists: bool) -> Table | None:
-    """Registers a new table and creates its directory; None if it existed (IF NOT EXISTS)."""
+def store_table(ctx: Context, table: Table, if_not_exists: bool, uid: str | None = None) -> Table | None:
+    """Registers a new table (of that ``uid``, given one) and creates its directory; None if
+    it existed (IF NOT EXISTS)."""
     try:
         existing = ctx.catalog.get_table(table.db, table.name)
     except NoSuchTable:
@@ -376,7 +378,7 @@ def store_table(ctx: Context, table: Table, if_not_exists: bool) -> Table | None
         if not table.columns:
             raise SemanticError(f"Table {table.qualified_name} needs at least one data column")
         check_text_delimiter(table)
-        stored = ctx.catalog.create_table(table)
+        stored = ctx.catalog.create_table(table, uid=uid)
         fs.makedirs(stored.location)
         return stored
     table = handler.create_table(table)
@@ -404,11 +406,15 @@ def ctas(ctx: Context, table: Table, query: s.Query, if_not_exists: bool) -> Dat
         n = len(df.columns) - len(table.partition_keys)
         table = table.evolve(columns=tuple(ctas_columns(df, query.tree)[:n]))
     refuse_unwritable_buckets(table)
-    existed = fs.exists(table.location)  # a LOCATION given may hold another's files: never deleted
-    stored = store_table(ctx, table, if_not_exists)
-    if stored is None:
-        return ctx.empty()
-    try:
+    # The table is registered before its rows are written (they are committed to it as an
+    # INSERT's are). A failure, or a recover() after a kill, drops it again only if nothing was
+    # committed to it meanwhile (by this statement or another, which saw it) and deletes only
+    # the directories that left empty: a LOCATION given, another's files in flight, stay.
+    with CreatedTable(ctx.warehouse, ctx.catalog, table.db, table.name, table.location) as created:
+        stored = store_table(ctx, table, if_not_exists, uid=created.uid)
+        if stored is None:
+            created.done()  # (IF NOT EXISTS: the table is another's)
+            return ctx.empty()
         spec = s.PartitionSpec.all_dynamic(stored.partition_key_names())
         saved = ctx.conf.get("hive.exec.dynamic.partition.mode")
         ctx.conf.set("hive.exec.dynamic.partition.mode", "nonstrict")
@@ -416,11 +422,7 @@ def ctas(ctx: Context, table: Table, query: s.Query, if_not_exists: bool) -> Dat
             write_rows(ctx, stored, df, spec, overwrite=True)
         finally:
             ctx.conf.set("hive.exec.dynamic.partition.mode", saved or "strict")
-    except BaseException:
-        ctx.catalog.drop_table(stored.db, stored.name)
-        if not existed:
-            fs.delete_dir(stored.location)
-        raise
+        created.done()
     return ctx.empty()
 
 

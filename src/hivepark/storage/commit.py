@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from hivepark.catalog.base import Catalog
 from hivepark.catalog.models import Partition, Table
 from hivepark.catalog.skew import SKEW_LOCATIONS, partition_layout
-from hivepark.errors import CommitConflict, MetastoreError
+from hivepark.errors import CommitConflict, MetastoreError, NoSuchTable
 from hivepark.layout import is_absolute
 from hivepark.storage import fs
 
@@ -279,6 +279,56 @@ class Commit:
             # (exec/running.py) or by the next connect()'s sweep of unowned staging
             pass
         self._journal.close()
+
+
+class CreatedTable:
+    """CREATE TABLE ... AS SELECT's journal: the table it registers before writing its rows
+    (its uid, chosen before it exists, and its first version), used as a context manager::
+
+        with CreatedTable(warehouse, catalog, db, name, location) as created:
+            table = catalog.create_table(..., uid=created.uid)
+            ...  # the rows written and committed (version 2)
+            created.done()
+
+    A failure inside the block, or a ``recover()`` after a kill, drops the table only if it is
+    still at its first version (nothing was committed to it, by this statement or another)
+    and deletes only the directories that left empty (:func:`undo_created_table`)."""
+
+    def __init__(self, warehouse: str, catalog: Catalog, db: str, name: str, location: str) -> None:
+        qid = time.strftime("%Y%m%d%H%M%S") + "_" + uuid.uuid4().hex[:12]
+        self.uid = uuid.uuid4().hex  # as the metastore's own: 128 random bits
+        self._catalog = catalog
+        self._done = False
+        self._content = {"kind": "ctas", "table": [db, name], "uid": self.uid, "version": 1,
+                         "location": location, "existed": fs.exists(location)}
+        self._journal = Journal(f"{journal_dir(warehouse)}/{qid}.json", self._content)
+
+    def __enter__(self) -> CreatedTable:
+        return self
+
+    def done(self) -> None:
+        """The rows were committed: the table stays, whatever comes after."""
+        self._done = True
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if not self._done:
+            undo_created_table(self._content, self._catalog)
+        self._journal.close()
+
+
+def undo_created_table(j: Mapping[str, object], catalog: Catalog) -> None:
+    """Drops the table a CTAS journal names if it is that statement's (its uid) and nothing
+    was committed to it; then deletes the table's directories that hold nothing (a directory
+    the statement did not create, or with another statement's files in flight, stays)."""
+    names = j["table"]
+    version = j["version"]
+    assert isinstance(names, list) and isinstance(version, int), "a CTAS journal names its table and version"
+    try:
+        catalog.drop_table(str(names[0]), str(names[1]), unchanged=(str(j["uid"]), version))
+    except (NoSuchTable, CommitConflict):
+        return  # gone, another table of that name, or another statement wrote to it: it stays
+    if not j.get("existed") and j.get("location"):
+        fs.prune_empty_dirs(str(j["location"]))
 
 
 class DirectoryWrite:
@@ -541,7 +591,9 @@ def recover(warehouse: str, catalog: Catalog) -> int:
     """Finishes or undoes statements that crashed; returns how many it cleaned up."""
     cleaned = 0
     failed: list[str] = []
-    for path, j in abandoned_journals(journal_dir(warehouse)):
+    # a killed CTAS's table is judged after its write's own journal is undone or finished
+    journals = sorted(abandoned_journals(journal_dir(warehouse)), key=lambda pj: pj[1].get("kind") == "ctas")
+    for path, j in journals:
         try:  # each statement on its own: one that cannot be cleaned up stops no other
             _recover_one(warehouse, path, j, catalog)
             fs.delete_file(path)
@@ -578,6 +630,9 @@ def process_alive(pid: int) -> bool:
 def _recover_one(warehouse: str, path: str, j: dict, catalog: Catalog) -> None:
     if j.get("kind") == "directory":
         _recover_directory(j)
+        return
+    if j.get("kind") == "ctas":
+        undo_created_table(j, catalog)
         return
     targets: list[str] = j.get("targets", [])
     committed = False
