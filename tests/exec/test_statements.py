@@ -6,6 +6,7 @@ directories and files on disk, and the partitions the metastore knows (SHOW PART
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -862,6 +863,27 @@ def test_insert_into_new_partition_records_num_rows(wh):
     wh.sql("CREATE TABLE nr (a INT) PARTITIONED BY (p STRING) STORED AS PARQUET")
     wh.sql("INSERT INTO nr PARTITION (p='x') VALUES (1), (2)")
     assert _describe(wh, "DESCRIBE FORMATTED nr PARTITION (p='x')")["numRows"] == "2"
+
+
+def test_a_failed_load_data_inpath_leaves_the_source_files_where_they_were(wh, tmp_path):
+    """LOAD DATA INPATH moves the user's files into the statement's staging first: a LOAD that
+    then fails (here a file sits where the partition's directory goes) moves them back (the
+    abort deleted them with the staging directory)."""
+    wh.sql("CREATE TABLE lf (k INT) PARTITIONED BY (ds STRING) STORED AS TEXTFILE")
+    loc = os.path.join(wh.location, "lf")
+    (Path(loc) / "ds=a").write_text("in the way\n")
+    src = tmp_path / "incoming"
+    src.mkdir()
+    (src / "rows.txt").write_text("1\n2\n3\n")
+    (src / "more.txt").write_text("4\n")
+    with pytest.raises(Exception):  # noqa: B017 - the file system's own error: not a directory
+        wh.sql(f"LOAD DATA INPATH '{src}' INTO TABLE lf PARTITION (ds='a')")
+    assert sorted(os.listdir(src)) == ["more.txt", "rows.txt"]
+    assert (src / "rows.txt").read_text() == "1\n2\n3\n" and (src / "more.txt").read_text() == "4\n"
+    assert sorted(os.listdir(loc)) == ["ds=a"] and _parts(wh, "lf") == []
+    os.remove(os.path.join(loc, "ds=a"))
+    wh.sql(f"LOAD DATA INPATH '{src}' INTO TABLE lf PARTITION (ds='a')")  # once the way is clear
+    assert os.listdir(src) == [] and sorted(r[0] for r in wh.sql("SELECT k FROM lf").collect()) == [1, 2, 3, 4]
 
 
 def test_load_data_local_keeps_source_non_local_moves_it(wh, spark, tmp_path):

@@ -191,3 +191,60 @@ def test_a_failed_ctas_nothing_wrote_to_leaves_no_table_and_runs_again(two):
     assert os.listdir(commit.journal_dir(a.location)) == []
     a.sql(ctas.format(bad=-1))
     assert sorted(r[0] for r in a.sql("SELECT k FROM t3").collect()) == [0, 1, 2, 3, 4]
+
+
+def _load_source(tmp_path):
+    src = tmp_path / "incoming"
+    src.mkdir()
+    (src / "rows.txt").write_text("1\n2\n3\n")
+    return src
+
+
+def test_a_load_data_inpath_whose_table_is_dropped_meanwhile_leaves_the_source(two, tmp_path, monkeypatch):
+    """The LOAD fails (its table was dropped before its commit): the user's files are back at
+    their source (they were deleted with the statement's staging)."""
+    a, b = two
+    a.sql("CREATE TABLE l (k INT) PARTITIONED BY (ds STRING) STORED AS TEXTFILE")
+    src = _load_source(tmp_path)
+    fired = _between_plan_and_commit(monkeypatch, lambda: b.sql("DROP TABLE l"))
+    with pytest.raises(Exception, match="dropped"):
+        a.sql(f"LOAD DATA INPATH '{src}' INTO TABLE l PARTITION (ds='a')")
+    assert fired
+    assert os.listdir(src) == ["rows.txt"] and (src / "rows.txt").read_text() == "1\n2\n3\n"
+    assert not [f for f in _data_files(a.location) if f.startswith("l/")]
+
+
+class _Killed(BaseException):
+    pass
+
+
+def test_a_killed_load_data_inpath_has_its_source_back_once_connect_recovers(two, tmp_path, monkeypatch, spark):
+    """A LOAD "killed" just before its metastore commit (in-process: the statement stops there
+    and nothing of it is undone; its journal is left as a dead process leaves it): the next
+    connect() moves the files back to their source and the table is as before."""
+    a, _ = two
+    a.sql("CREATE TABLE l (k INT) PARTITIONED BY (ds STRING) STORED AS TEXTFILE")
+    src = _load_source(tmp_path)
+    real_fault = commit.fault_point
+
+    def die(name):
+        if name == "before_commit":
+            raise _Killed()
+        real_fault(name)
+
+    def dead(self):  # as kill -9: no cleanup, the journal stays and its heartbeat stops
+        self._journal._stop.set()
+        with commit._lock:
+            commit._in_flight.discard(self.journal)
+
+    monkeypatch.setattr(commit, "fault_point", die)
+    monkeypatch.setattr(commit.Commit, "abort", dead)
+    with pytest.raises(_Killed):
+        a.sql(f"LOAD DATA INPATH '{src}' INTO TABLE l PARTITION (ds='a')")
+    assert os.listdir(src) == []  # moved into the table's directory, not committed
+    monkeypatch.setattr(commit, "fault_point", real_fault)
+    hivepark.connect(a.location, spark=spark).close()  # recovery runs here
+    assert os.listdir(src) == ["rows.txt"] and (src / "rows.txt").read_text() == "1\n2\n3\n"
+    assert os.listdir(commit.journal_dir(a.location)) == []
+    assert a.sql("SELECT * FROM l").collect() == []
+    assert _data_files(os.path.join(a.location, "l")) == []

@@ -857,7 +857,9 @@ def _check_load_format(table: Table, files: Sequence[fs.FileEntry]) -> int:
 
 
 def load_data(ctx: Context, stmt: LoadData) -> DataFrame:
-    """LOAD DATA [LOCAL] INPATH: the files moved (copied, for LOCAL) into the table."""
+    """LOAD DATA [LOCAL] INPATH: the files moved (copied, for LOCAL) into the table. The move
+    is undone when the statement fails, or, killed, by the next ``connect()``: the source files
+    are back where they were (Commit.take_files); once committed, they are the table's."""
     table = ctx.target(stmt.table)
     if handler_for(table) is not None:
         raise SemanticError(f"LOAD DATA cannot load files into {table.qualified_name}: its rows live in the "
@@ -888,12 +890,13 @@ def load_data(ctx: Context, stmt: LoadData) -> DataFrame:
         else None
     with ctx.begin_commit(table) as commit:
         fs.makedirs(commit.staging + "/data")
-        for i, e in enumerate(x for x in entries if not x.is_dir):
-            dst = f"{commit.staging}/data/{i:05d}_{os.path.basename(e.path)}"
-            if stmt.local:
-                fs.copy(e.path, dst)
-            else:
-                fs.move(e.path, dst)
+        staged = [(e.path, f"{commit.staging}/data/{i:05d}_{os.path.basename(e.path)}")
+                  for i, e in enumerate(x for x in entries if not x.is_dir)]
+        if stmt.local:
+            for src, dst in staged:
+                fs.copy(src, dst)
+        else:  # moved, as Hive moves them; a LOAD that fails or is killed moves them back
+            commit.take_files(staged)
         files = fs.list_files(commit.staging + "/data")
         if table.is_partitioned:
             existing = ctx.catalog.get_partition(table, values)

@@ -204,6 +204,8 @@ class Commit:
         self.staging = f"{table.location.rstrip('/')}/{STAGING_PREFIX}{self.qid}"
         self.journal = f"{journal_dir(warehouse)}/{self.qid}.json"
         self._targets: list[str] = []
+        # LOAD DATA INPATH's files taken from the user: [source, staged, target once known]
+        self._restore: list[list[str | None]] = []
         self._committed = False
         self._journal = Journal(self.journal, self._journal_content("writing"))
 
@@ -216,10 +218,20 @@ class Commit:
 
     def _journal_content(self, state: str, obsolete: Sequence[str] = ()) -> dict:
         return {"state": state, "table": [self.table.db, self.table.name], "staging": self.staging,
-                "targets": self._targets, "obsolete": list(obsolete), "retention": self.retention}
+                "targets": self._targets, "obsolete": list(obsolete), "retention": self.retention,
+                "restore": self._restore}
 
     def _write_journal(self, state: str, obsolete: Sequence[str] = ()) -> None:
         self._journal.update(**self._journal_content(state, obsolete))
+
+    def take_files(self, moves: Sequence[tuple[str, str]]) -> None:
+        """Moves the user's files (LOAD DATA INPATH: ``(source, staged)`` pairs, ``staged`` in
+        this statement's staging) in, recording them first: until the commit, an abort (or a
+        ``recover()`` after a kill) moves each back to its source rather than deleting it."""
+        self._restore = [[src, staged, None] for src, staged in moves]
+        self._write_journal(state="writing")
+        for src, staged in moves:
+            fs.move(src, staged)
 
     def finish(self, catalog: Catalog, writes: Sequence[PartitionWrite]) -> Table:
         """Moves the staged files into place and commits them; returns the new table. Call
@@ -227,6 +239,9 @@ class Commit:
         moves = [(w, f, f"{w.location.rstrip('/')}/{name}")
                  for w in writes for f, name in zip(w.files, w.target_names(self.qid))]
         self._targets = [dst for _, _, dst in moves]
+        target_of = {os.path.basename(f.path): dst for _, f, dst in moves}
+        for r in self._restore:
+            r[2] = target_of.get(os.path.basename(str(r[1])))
         self._write_journal(state="moving")
         fault_point("before_move")
         for i, (_, f, dst) in enumerate(moves):
@@ -266,7 +281,9 @@ class Commit:
         delete_expired(self.warehouse)
 
     def abort(self) -> None:
-        """Removes everything this statement wrote; the table stays as it was."""
+        """Removes everything this statement wrote; the table stays as it was (and the files
+        LOAD DATA INPATH took are back at their sources)."""
+        restore_sources(self._restore)
         for path in self._targets:
             fs.delete_file(path)
         with _lock:
@@ -376,6 +393,20 @@ class DirectoryWrite:
         fault_point("directory_swapped")
         if had:
             fs.delete_dir(self._replaced)
+
+
+def restore_sources(restore: Sequence[Sequence[str | None]]) -> None:
+    """Moves the files LOAD DATA INPATH took (``[source, staged, target]``) back to their
+    sources, from wherever the uncommitted statement left each: its target, or staging (one
+    still at its source stays; a source path taken meanwhile is never overwritten: the file
+    stays where it is, and the abort deletes it only if it is at its target)."""
+    for source, staged, target in restore:
+        if not source or fs.exists(source):
+            continue
+        for at in (target, staged):
+            if at and fs.is_file(at):
+                fs.move(at, source)
+                break
 
 
 def _recover_directory(j: Mapping[str, str]) -> None:
@@ -642,6 +673,7 @@ def _recover_one(warehouse: str, path: str, j: dict, catalog: Catalog) -> None:
         qid = os.path.basename(path).removesuffix(".json")
         schedule_deletion(warehouse, qid, j.get("obsolete", []), float(j.get("retention", 0)))
     else:
+        restore_sources(j.get("restore", []))  # LOAD DATA INPATH's files go back where they were
         for doomed in targets:
             fs.delete_file(doomed)
     fs.delete_dir(j.get("staging", ""))
