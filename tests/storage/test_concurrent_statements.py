@@ -248,3 +248,62 @@ def test_a_killed_load_data_inpath_has_its_source_back_once_connect_recovers(two
     assert os.listdir(commit.journal_dir(a.location)) == []
     assert a.sql("SELECT * FROM l").collect() == []
     assert _data_files(os.path.join(a.location, "l")) == []
+
+
+def _dirs(root):
+    return sorted(os.path.relpath(d, root) for d, _, _ in os.walk(root)
+                  if d != root and not os.path.relpath(d, root).startswith((".hivepark", "metastore")))
+
+
+def _capture(out, conn, sql):
+    def run():
+        try:
+            conn.sql(sql)
+            out.append("ok")
+        except Exception as e:  # noqa: BLE001 - the test looks at what the user was told
+            out.append(f"{type(e).__name__}: {e}")
+    return run
+
+
+@pytest.mark.parametrize("partitioned", [False, True])
+def test_rename_table_during_an_insert_waits_for_no_file_in_flight(two, spark, monkeypatch, partitioned):
+    """ALTER TABLE t RENAME TO moves t's directory: with an INSERT's files moved in and not
+    committed, they moved along and stayed in the new directory, recorded nowhere, after the
+    INSERT failed. The RENAME is refused instead (run it again), and the INSERT commits."""
+    a, b = two
+    if not partitioned:
+        a.sql("DROP TABLE t")
+        a.sql("CREATE TABLE t (k INT) STORED AS PARQUET")
+        a.sql("INSERT INTO t VALUES (1)")
+    out: list[str] = []
+    fired = _between_plan_and_commit(monkeypatch, _capture(out, b, "ALTER TABLE t RENAME TO t2"))
+    a.sql("INSERT INTO t PARTITION (ds='a') VALUES (9)" if partitioned else "INSERT INTO t VALUES (9)")
+    assert fired
+    assert out[0].startswith("CommitConflict: Cannot rename default.t now: another statement is writing into it")
+    assert "run the statement again once it finished" in out[0]
+    names = [r[0] for r in b.sql("SHOW TABLES").collect()]
+    assert "t" in names and "t2" not in names and not os.path.exists(os.path.join(a.location, "t2"))
+    if partitioned:
+        assert _rows(b) == [(1, "a"), (2, "a"), (3, "b"), (9, "a")] == _spark_rows(spark, b)
+    else:
+        t = b.catalog.get_table("default", "t")
+        recorded = json.loads(t.properties[commit.FILES_PARAM])
+        assert _data_files(t.location) == sorted(recorded)
+        assert sorted(r[0] for r in b.sql("SELECT k FROM t").collect()) == [1, 9]
+    b.sql("ALTER TABLE t RENAME TO t2")  # once nothing is in flight
+    assert _data_files(os.path.join(a.location, "t2")) and not os.path.exists(os.path.join(a.location, "t"))
+
+
+def test_rename_partition_onto_an_insert_in_flight_says_to_run_again(two, spark, monkeypatch):
+    """The new partition's directory holds an INSERT's uncommitted file: the RENAME says
+    another statement is writing there (it told the user to register the files with MSCK
+    REPAIR, which would have made the in-flight files a partition)."""
+    a, b = two
+    out: list[str] = []
+    fired = _between_plan_and_commit(
+        monkeypatch, _capture(out, b, "ALTER TABLE t PARTITION (ds='a') RENAME TO PARTITION (ds='c')"))
+    a.sql("INSERT INTO t PARTITION (ds='c') VALUES (7)")
+    assert fired
+    assert out[0].startswith("CommitConflict: Unable to rename partition: another statement is writing into")
+    assert "MSCK" not in out[0] and "run the statement again once it finished" in out[0]
+    assert _rows(b) == [(1, "a"), (2, "a"), (3, "b"), (7, "c")] == _spark_rows(spark, b)

@@ -20,7 +20,7 @@ from hivepark import layout
 from hivepark.catalog.base import TableChange
 from hivepark.catalog.buckets import table_buckets
 from hivepark.catalog.models import Partition, Table
-from hivepark.errors import AlreadyExistsError, NoSuchPartition, SemanticError, UnsupportedError
+from hivepark.errors import AlreadyExistsError, CommitConflict, NoSuchPartition, SemanticError, UnsupportedError
 from hivepark.exec.context import Context
 from hivepark.sql import statements as s
 from hivepark.sql.validate import check_not_default_partition, check_spec_columns, full_spec, spec_filter
@@ -33,6 +33,7 @@ from hivepark.storage.commit import (
     fault_point,
     journal_dir,
     schedule_deletion,
+    writers_in,
 )
 from hivepark.storage.formats import text_serde
 from hivepark.storage.handlers import handler_name
@@ -212,6 +213,11 @@ def _move(ctx: Context, verb: str, source: Table, target: Table, moves: Sequence
                 f"({outside[0]}; SET SKEWED LOCATION puts them there), which {'an' if verb[0] in 'aeiou' else 'a'} "
                 f"{verb} cannot move. Rewrite the partition with INSERT OVERWRITE first.")
         if fs.exists(dst_base) and fs.list_files(dst_base, recursive=True):
+            if writers_in(ctx.warehouse, dst_base):
+                raise CommitConflict(
+                    f"Unable to {verb} partition: another statement is writing into the new partition's location "
+                    f"{dst_base} right now (its files are not committed yet). Nothing was changed; run the statement "
+                    "again once it finished.")
             raise AlreadyExistsError(
                 f"Unable to {verb} partition. New location for this partition {dst_base} already exists and holds "
                 f"files not recorded for {target.qualified_name}. Move them away, or register them with MSCK "

@@ -32,6 +32,7 @@ from hivepark.catalog.skew import (
 )
 from hivepark.errors import (
     AlreadyExistsError,
+    CommitConflict,
     HiveParkError,
     InvalidPartitionSpec,
     NoSuchPartition,
@@ -77,6 +78,7 @@ from hivepark.storage.commit import (
     current_files,
     delete_owned,
     table_files,
+    writers_in,
 )
 from hivepark.storage.formats import (
     CUT_COLUMNS,
@@ -765,13 +767,31 @@ def rename_table(ctx: Context, table: Table, target: s.TableRef) -> None:
         if fs.exists(new_location):
             raise AlreadyExistsError(f"Cannot rename {table.qualified_name}: the directory "
                                      f"{new_location} already exists. Remove it first.")
+        _refuse_writers(ctx, table)
     ctx.catalog.rename_table(table.db, table.name, new_db, new_name, new_location)
+    if new_location is not None:
+        try:  # one that began before the rename: its commit fails now (the version moved on)
+            _refuse_writers(ctx, table)
+        except CommitConflict:
+            ctx.catalog.rename_table(new_db, new_name, table.db, table.name, table.location)
+            raise
     if new_location is not None and fs.exists(table.location):
         try:
             fs.move(table.location, new_location)
         except Exception:
             ctx.catalog.rename_table(new_db, new_name, table.db, table.name, table.location)
             raise
+
+
+def _refuse_writers(ctx: Context, table: Table) -> None:
+    """A RENAME that moves the table's directory waits for no statement writing into it: its
+    files in flight (moved in, not committed) would move with the directory and stay there,
+    recorded nowhere, once it failed."""
+    if writers_in(ctx.warehouse, table.location):
+        raise CommitConflict(
+            f"Cannot rename {table.qualified_name} now: another statement is writing into it (its files are in "
+            f"{table.location}, not committed yet), and they would move with the directory. Nothing was changed; "
+            "run the statement again once it finished.")
 
 
 def change_columns(ctx: Context, table: Table, action: s.AddColumns | s.ChangeColumn) -> Table:

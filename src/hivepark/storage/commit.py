@@ -395,6 +395,28 @@ class DirectoryWrite:
             fs.delete_dir(self._replaced)
 
 
+def writers_in(warehouse: str, location: str) -> bool:
+    """Whether a statement still running (its journal not abandoned) writes under
+    ``location``: its staging directory or a file it moves (not committed yet) is there."""
+    base = fs.normalize(location).rstrip("/") + "/"
+    directory = journal_dir(warehouse)
+    if not fs.exists(directory):
+        return False
+    for entry in fs.list_files(directory):
+        if not entry.path.endswith(".json"):
+            continue
+        try:
+            j = json.loads(fs.read_text(entry.path))
+        except (OSError, ValueError):
+            continue
+        if abandoned(j, entry.path):
+            continue
+        paths = [j.get("staging") or "", *j.get("targets", [])]
+        if any(isinstance(p, str) and p and fs.normalize(p).startswith(base) for p in paths):
+            return True
+    return False
+
+
 def restore_sources(restore: Sequence[Sequence[str | None]]) -> None:
     """Moves the files LOAD DATA INPATH took (``[source, staged, target]``) back to their
     sources, from wherever the uncommitted statement left each: its target, or staging (one
