@@ -307,3 +307,20 @@ def test_rename_partition_onto_an_insert_in_flight_says_to_run_again(two, spark,
     assert out[0].startswith("CommitConflict: Unable to rename partition: another statement is writing into")
     assert "MSCK" not in out[0] and "run the statement again once it finished" in out[0]
     assert _rows(b) == [(1, "a"), (2, "a"), (3, "b"), (7, "c")] == _spark_rows(spark, b)
+
+
+def test_drop_table_during_an_insert_leaves_no_directory(two, monkeypatch):
+    """DROP TABLE keeps a directory holding an INSERT's file in flight; the INSERT then fails
+    (its table is gone) and its abort deletes the directories that left empty (they stayed:
+    t/, t/ds=c, u/)."""
+    a, b = two
+    a.sql("CREATE TABLE u (k INT) STORED AS PARQUET")
+    a.sql("INSERT INTO u VALUES (0)")
+    for drop, insert in [("DROP TABLE t", "INSERT INTO t PARTITION (ds='c') VALUES (3)"),
+                         ("DROP TABLE u", "INSERT INTO u VALUES (3)")]:
+        fired = _between_plan_and_commit(monkeypatch, lambda drop=drop: b.sql(drop))
+        with pytest.raises(Exception, match=r"was dropped \(or renamed\) while this statement ran"):
+            a.sql(insert)
+        assert fired
+        monkeypatch.undo()
+    assert _dirs(a.location) == []

@@ -206,6 +206,8 @@ class Commit:
         self._targets: list[str] = []
         # LOAD DATA INPATH's files taken from the user: [source, staged, target once known]
         self._restore: list[list[str | None]] = []
+        self._new_dirs: list[str] = []  # partition directories this statement made
+        self._catalog: Catalog | None = None
         self._committed = False
         self._journal = Journal(self.journal, self._journal_content("writing"))
 
@@ -239,6 +241,8 @@ class Commit:
         moves = [(w, f, f"{w.location.rstrip('/')}/{name}")
                  for w in writes for f, name in zip(w.files, w.target_names(self.qid))]
         self._targets = [dst for _, _, dst in moves]
+        self._catalog = catalog
+        self._new_dirs = sorted({w.location for w in writes if not fs.exists(w.location)})
         target_of = {os.path.basename(f.path): dst for _, f, dst in moves}
         for r in self._restore:
             r[2] = target_of.get(os.path.basename(str(r[1])))
@@ -295,7 +299,28 @@ class Commit:
             # staging is left, which no reader sees; deleted again once the tasks stopped
             # (exec/running.py) or by the next connect()'s sweep of unowned staging
             pass
+        try:
+            self._prune_left_empty()
+        except Exception:  # noqa: BLE001 - best effort: an empty directory left loses nothing
+            pass
         self._journal.close()
+
+    def _prune_left_empty(self) -> None:
+        """The directories this statement made that its abort left empty (a later MSCK REPAIR
+        would register one as a partition); and the table's own, if the table was dropped
+        while the statement ran (DROP TABLE keeps a directory holding a file in flight) and
+        no table or partition has its directory there now."""
+        for d in self._new_dirs:
+            fs.prune_empty_dirs(d)
+        if self._catalog is None or self.table.is_external:
+            return
+        try:
+            self._catalog.get_table(self.table.db, self.table.name)
+            return
+        except NoSuchTable:
+            pass
+        if not self._catalog.locations_overlapping(fs.normalize(self.table.location)):
+            fs.prune_empty_dirs(self.table.location)
 
 
 class CreatedTable:
