@@ -324,3 +324,44 @@ def test_drop_table_during_an_insert_leaves_no_directory(two, monkeypatch):
         assert fired
         monkeypatch.undo()
     assert _dirs(a.location) == []
+
+
+class _KilledAfterCommit(BaseException):
+    pass
+
+
+def test_a_rename_partition_killed_after_its_commit_leaves_no_old_directory(two, spark, monkeypatch):
+    """A RENAME PARTITION "killed" right after its metastore commit (in-process: it stops there
+    and its journal is left as a dead process leaves it): the next connect() deletes the old
+    files and their directory, so a later MSCK REPAIR finds no ghost partition there."""
+    from hivepark.exec import relocate
+
+    a, b = two
+    journals = []
+
+    class Recorded(commit.Journal):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            journals.append(self)
+
+    real_fault = commit.fault_point
+
+    def die(name):
+        if name == "after_commit":
+            raise _KilledAfterCommit()
+        real_fault(name)
+
+    monkeypatch.setattr(relocate, "Journal", Recorded)
+    monkeypatch.setattr(relocate, "fault_point", die)
+    with pytest.raises(_KilledAfterCommit):
+        a.sql("ALTER TABLE t PARTITION (ds='a') RENAME TO PARTITION (ds='z')")
+    for j in journals:  # as kill -9: the journal stays, its heartbeat stops
+        j._stop.set()
+        with commit._lock:
+            commit._in_flight.discard(j.path)
+    hivepark.connect(a.location, spark=spark).close()  # recovery runs here
+    assert os.listdir(commit.journal_dir(a.location)) == []
+    assert _dirs(os.path.join(a.location, "t")) == ["ds=b", "ds=z"]
+    b.sql("MSCK REPAIR TABLE t")
+    assert [r[0] for r in b.sql("SHOW PARTITIONS t").collect()] == ["ds=b", "ds=z"]
+    assert _rows(b) == [(1, "z"), (2, "z"), (3, "b")] == _spark_rows(spark, b)

@@ -231,7 +231,9 @@ def _move(ctx: Context, verb: str, source: Table, target: Table, moves: Sequence
     keep = ctx.retention()
     content = {"state": "moving", "table": [target.db, target.name],
                "staging": f"{target.location.rstrip('/')}/{STAGING_PREFIX}{qid}",
-               "targets": [dst for _, dst in copies], "obsolete": [], "retention": keep}
+               "targets": [dst for _, dst in copies], "obsolete": [], "retention": keep,
+               # the old directories, emptied once the commit landed (recover() deletes them then)
+               "emptied": [old.location for old, _ in olds]}
     journal = Journal(f"{journal_dir(ctx.warehouse)}/{qid}.json", content)
     try:
         for src, dst in copies:
@@ -254,6 +256,6 @@ def _move(ctx: Context, verb: str, source: Table, target: Table, moves: Sequence
             delete_owned(old.location, files)
             delete_empty_parents(source, old.location)
     else:
-        schedule_deletion(ctx.warehouse, qid, [src for src, _ in copies], keep)
+        schedule_deletion(ctx.warehouse, qid, [src for src, _ in copies], keep, [old.location for old, _ in olds])
     journal.close()
     return result

@@ -607,17 +607,22 @@ def expiring_dir(warehouse: str) -> str:
     return state_dir(warehouse) + "/expiring"
 
 
-def schedule_deletion(warehouse: str, qid: str, files: Sequence[str], retention: float) -> None:
+def schedule_deletion(warehouse: str, qid: str, files: Sequence[str], retention: float,
+                      dirs: Sequence[str] = ()) -> None:
     """Deletes files a commit made obsolete, at once (``retention`` <= 0) or once ``retention``
-    seconds have passed: until then readers that planned on the old version can open them."""
-    if not files:
+    seconds have passed: until then readers that planned on the old version can open them.
+    ``dirs`` (the old directories of partitions a RENAME or EXCHANGE moved) go after them if
+    that left them empty: a later MSCK REPAIR would register one as a partition again."""
+    if not files and not dirs:
         return
     if retention <= 0:
         for path in files:
             fs.delete_file(path)
+        for d in dirs:
+            fs.prune_empty_dirs(d)
         return
     fs.write_text_atomic(f"{expiring_dir(warehouse)}/{qid}.json", json.dumps(
-        {"files": list(files), "expires": time.time() + retention}))
+        {"files": list(files), "dirs": list(dirs), "expires": time.time() + retention}))
 
 
 def delete_expired(warehouse: str, now: float | None = None) -> int:
@@ -639,6 +644,8 @@ def delete_expired(warehouse: str, now: float | None = None) -> int:
         if due:
             for path in record.get("files", []):
                 fs.delete_file(path)
+            for d in record.get("dirs", []):
+                fs.prune_empty_dirs(d)
             fs.delete_file(entry.path)
             done += 1
     return done
@@ -718,7 +725,8 @@ def _recover_one(warehouse: str, path: str, j: dict, catalog: Catalog) -> None:
         committed = _is_committed(catalog, j["table"], targets[0])
     if committed:  # readers may still use the replaced files: they wait out the retention
         qid = os.path.basename(path).removesuffix(".json")
-        schedule_deletion(warehouse, qid, j.get("obsolete", []), float(j.get("retention", 0)))
+        schedule_deletion(warehouse, qid, j.get("obsolete", []), float(j.get("retention", 0)),
+                          j.get("emptied", []))
     else:
         restore_sources(j.get("restore", []))  # LOAD DATA INPATH's files go back where they were
         for doomed in targets:
