@@ -365,3 +365,24 @@ def test_a_rename_partition_killed_after_its_commit_leaves_no_old_directory(two,
     b.sql("MSCK REPAIR TABLE t")
     assert [r[0] for r in b.sql("SHOW PARTITIONS t").collect()] == ["ds=b", "ds=z"]
     assert _rows(b) == [(1, "z"), (2, "z"), (3, "b")] == _spark_rows(spark, b)
+
+
+
+def test_a_failed_ctas_whose_undo_fails_shows_its_own_error_and_connect_undoes_it(two, spark, monkeypatch):
+    """The metastore fails while a failed CTAS drops its table again: the user sees the CTAS's
+    own error (not the undo's), and the journal stays for the next connect() to drop it."""
+    a, _ = two
+    real = commit.undo_created_table
+
+    def metastore_down(*args):
+        raise OSError("metastore unreachable")
+
+    monkeypatch.setattr(commit, "undo_created_table", metastore_down)
+    with pytest.raises(Exception, match="boom"):
+        a.sql("CREATE TABLE t3 STORED AS PARQUET AS SELECT CASE WHEN id = 3 THEN raise_error('boom') "
+              "ELSE id END AS k FROM range(5)")
+    assert "t3" in [r[0] for r in a.sql("SHOW TABLES").collect()]
+    monkeypatch.setattr(commit, "undo_created_table", real)
+    hivepark.connect(a.location, spark=spark).close()  # recovery runs here
+    assert "t3" not in [r[0] for r in a.sql("SHOW TABLES").collect()]
+    assert os.listdir(commit.journal_dir(a.location)) == [] and not os.path.exists(os.path.join(a.location, "t3"))

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from hivepark.catalog.base import Catalog
 from hivepark.catalog.models import Partition, Table
 from hivepark.catalog.skew import SKEW_LOCATIONS, partition_layout
-from hivepark.errors import CommitConflict, MetastoreError, NoSuchTable
+from hivepark.errors import CommitConflict, MetastoreError, NotFoundError
 from hivepark.layout import is_absolute
 from hivepark.storage import fs
 
@@ -99,6 +99,13 @@ class Journal:
                 self._write()
             except OSError:
                 pass  # the next beat tries again; recovery waits for the lease to run out
+
+    def release(self) -> None:
+        """The statement ended without cleaning up: the journal stays, for the next
+        ``recover()`` (this process's too) to finish, as a killed process's would."""
+        self._stop.set()
+        with _lock:
+            _in_flight.discard(self.path)
 
     def close(self) -> None:
         """The statement ended (committed and cleaned up, or aborted): the journal goes."""
@@ -317,7 +324,7 @@ class Commit:
         try:
             self._catalog.get_table(self.table.db, self.table.name)
             return
-        except NoSuchTable:
+        except NotFoundError:  # the table (or its database) was dropped
             pass
         if not self._catalog.locations_overlapping(fs.normalize(self.table.location)):
             fs.prune_empty_dirs(self.table.location)
@@ -354,7 +361,11 @@ class CreatedTable:
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         if not self._done:
-            undo_created_table(self._content, self._catalog)
+            try:
+                undo_created_table(self._content, self._catalog)
+            except Exception:  # noqa: BLE001 - the statement's own error is the one to show
+                self._journal.release()  # the next connect() undoes it
+                return
         self._journal.close()
 
 
@@ -367,7 +378,7 @@ def undo_created_table(j: Mapping[str, object], catalog: Catalog) -> None:
     assert isinstance(names, list) and isinstance(version, int), "a CTAS journal names its table and version"
     try:
         catalog.drop_table(str(names[0]), str(names[1]), unchanged=(str(j["uid"]), version))
-    except (NoSuchTable, CommitConflict):
+    except (NotFoundError, CommitConflict):
         return  # gone, another table of that name, or another statement wrote to it: it stays
     if not j.get("existed") and j.get("location"):
         fs.prune_empty_dirs(str(j["location"]))
