@@ -11,7 +11,7 @@ import os
 import pytest
 
 import hivepark
-from hivepark.errors import UserInputError
+from hivepark.errors import CommitConflict, UserInputError
 from hivepark.storage import commit
 
 
@@ -386,3 +386,22 @@ def test_a_failed_ctas_whose_undo_fails_shows_its_own_error_and_connect_undoes_i
     hivepark.connect(a.location, spark=spark).close()  # recovery runs here
     assert "t3" not in [r[0] for r in a.sql("SHOW TABLES").collect()]
     assert os.listdir(commit.journal_dir(a.location)) == [] and not os.path.exists(os.path.join(a.location, "t3"))
+
+
+def test_an_insert_into_a_new_partition_that_fails_leaves_no_ghost_partition(two, monkeypatch):
+    """An INSERT into a new partition whose commit fails leaves no empty directory there, which
+    a later MSCK REPAIR would register as a partition (an empty one already registered stays)."""
+    a, b = two
+    a.sql("ALTER TABLE t ADD PARTITION (ds='e')")
+
+    def conflict(*args, **kwargs):
+        raise CommitConflict("Commit conflict: forced. Nothing was changed; run the statement again.")
+
+    monkeypatch.setattr(a.catalog, "commit", conflict)
+    for ds in ("n", "e"):
+        with pytest.raises(CommitConflict):
+            a.sql(f"INSERT INTO t PARTITION (ds='{ds}') VALUES (5)")
+    monkeypatch.undo()
+    assert _dirs(os.path.join(a.location, "t")) == ["ds=a", "ds=b", "ds=e"]
+    b.sql("MSCK REPAIR TABLE t")
+    assert [r[0] for r in b.sql("SHOW PARTITIONS t").collect()] == ["ds=a", "ds=b", "ds=e"]

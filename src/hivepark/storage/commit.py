@@ -213,7 +213,7 @@ class Commit:
         self._targets: list[str] = []
         # LOAD DATA INPATH's files taken from the user: [source, staged, target once known]
         self._restore: list[list[str | None]] = []
-        self._new_dirs: list[str] = []  # partition directories this statement made
+        self._writes: Sequence[PartitionWrite] = ()
         self._catalog: Catalog | None = None
         self._committed = False
         self._journal = Journal(self.journal, self._journal_content("writing"))
@@ -249,7 +249,7 @@ class Commit:
                  for w in writes for f, name in zip(w.files, w.target_names(self.qid))]
         self._targets = [dst for _, _, dst in moves]
         self._catalog = catalog
-        self._new_dirs = sorted({w.location for w in writes if not fs.exists(w.location)})
+        self._writes = writes
         target_of = {os.path.basename(f.path): dst for _, f, dst in moves}
         for r in self._restore:
             r[2] = target_of.get(os.path.basename(str(r[1])))
@@ -313,13 +313,22 @@ class Commit:
         self._journal.close()
 
     def _prune_left_empty(self) -> None:
-        """The directories this statement made that its abort left empty (a later MSCK REPAIR
-        would register one as a partition); and the table's own, if the table was dropped
-        while the statement ran (DROP TABLE keeps a directory holding a file in flight) and
-        no table or partition has its directory there now."""
-        for d in self._new_dirs:
-            fs.prune_empty_dirs(d)
-        if self._catalog is None or self.table.is_external:
+        """The directories of the partitions this statement would have made that its abort
+        left empty (a later MSCK REPAIR would register one as a partition); and the table's own,
+        if the table was dropped while the statement ran (DROP TABLE keeps a directory holding a
+        file in flight) and no table or partition has its directory there now. (Asked of the
+        metastore on an abort alone: a write that commits pays nothing.)"""
+        if self._catalog is None:
+            return
+        if self.table.is_partitioned and self._writes:
+            try:
+                registered = self._catalog.get_partitions(self.table, [w.values for w in self._writes])
+            except NotFoundError:  # the table was dropped: none is
+                registered = {}
+            for w in self._writes:
+                if tuple(w.values) not in registered:
+                    fs.prune_empty_dirs(w.location)
+        if self.table.is_external:
             return
         try:
             self._catalog.get_table(self.table.db, self.table.name)
