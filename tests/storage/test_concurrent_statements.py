@@ -1,7 +1,10 @@
 """Two connections to one warehouse (issue 13, item 4): a partition dropped or added while a
 write is in flight never comes back as a dangling file list, and a reader that planned before
 an INSERT OVERWRITE committed still reads the version it planned (the replaced files wait out
-``hivepark.files.retention.seconds``)."""
+``hivepark.files.retention.seconds``).
+
+A statement killed (:func:`_dies_at` leaves everything on disk as kill -9 would) after its
+commit stays committed at the next ``connect()``, whatever later statements replaced."""
 
 from __future__ import annotations
 
@@ -144,3 +147,68 @@ def test_retention_zero_deletes_at_once_and_a_bad_value_is_refused(two):
         a.sql("SET hivepark.files.retention.seconds=soon")
     assert a.conf("hivepark.files.retention.seconds") == "0"
     assert _rows(a) == [(4, "a"), (6, "b")]
+
+
+# -- statements killed, recovered by the next connect() ---------------------------------
+
+
+def _missing_recorded_files(wh, table: str = "t") -> list[str]:
+    """The files the metastore records for ``table`` that are missing on disk."""
+    import json
+
+    t = wh.catalog.get_table("default", table)
+    if not t.is_partitioned:
+        raw = t.properties.get(commit.FILES_PARAM)
+        paths = [f"{t.location}/{f}" for f in json.loads(raw)] if raw else []
+    else:
+        paths = [f"{p.location}/{f}" for p in wh.catalog.list_partitions(t) for f in p.files or ()]
+    return [x for x in paths if not os.path.exists(x)]
+
+
+class _Killed(BaseException):
+    """What kill -9 is to a statement, in this process (see _dies_at)."""
+
+
+def _dies_at(monkeypatch, point: str, before=lambda: None) -> None:
+    """The next statement to reach ``commit.fault_point(point)`` runs ``before`` there, then dies
+    as under kill -9: everything it wrote stays on disk (no abort, no cleanup) and its journal
+    is no longer renewed nor owned by a running statement, so that the next ``connect()``
+    recovers it as a dead process's."""
+    real_point, real_exit = commit.fault_point, commit.Commit.__exit__
+
+    def point_reached(name):
+        if name == point:
+            monkeypatch.setattr(commit, "fault_point", real_point)
+            before()
+            raise _Killed(point)
+        real_point(name)
+
+    def exit_as_killed(self, exc_type, exc, tb):
+        if not isinstance(exc, _Killed):
+            return real_exit(self, exc_type, exc, tb)
+        self._journal._stop.set()
+        with commit._lock:
+            commit._in_flight.discard(self._journal.path)
+        return None
+
+    monkeypatch.setattr(commit, "fault_point", point_reached)
+    monkeypatch.setattr(commit.Commit, "__exit__", exit_as_killed)
+
+
+def test_recovery_keeps_a_killed_overwrite_that_committed_though_a_later_one_replaced_part_of_it(
+        two, spark, monkeypatch):
+    """Bug: A's INSERT OVERWRITE of ds='a' and ds='b' was killed right after its commit; B then
+    overwrote ds='a'. Recovery judged from A's first file (ds='a', replaced by B) that A had not
+    committed and deleted A's file in ds='b', which the metastore records."""
+    a, b = two
+    a.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
+    _dies_at(monkeypatch, "after_commit")
+    with pytest.raises(_Killed):
+        a.sql("INSERT OVERWRITE TABLE t PARTITION (ds) SELECT id, IF(id < 2, 'a', 'b') FROM range(4)")
+    b.sql("INSERT OVERWRITE TABLE t PARTITION (ds='a') VALUES (100)")
+    c = hivepark.connect(a.location, spark=spark)
+    assert _missing_recorded_files(c) == []
+    assert _rows(c) == [(2, "b"), (3, "b"), (100, "a")] == _spark_rows(spark, c)
+    assert os.listdir(commit.journal_dir(a.location)) == []
+    assert c.catalog.committed_statements() == set()  # a commit's record goes with its journal
+    c.close()

@@ -14,13 +14,17 @@
 
 A crash before 4 leaves the table as it was: :func:`recover` (run by ``connect()``) deletes
 the moved files. A crash after 4 leaves it as after: ``recover`` schedules the obsolete files.
+Whether step 4 happened is read from the metastore: the transaction of step 4 records the
+statement's id (``Catalog.committed_statements``), which stays until its journal is gone.
 ``recover`` also deletes staging directories whose journal is gone (:func:`sweep_staging`).
+
 """
 
 from __future__ import annotations
 
 import json
 import os
+import posixpath
 import signal
 import socket
 import threading
@@ -215,8 +219,10 @@ class Commit:
             self.abort()
 
     def _journal_content(self, state: str, obsolete: Sequence[str] = ()) -> dict:
+        # "marked": the metastore commit records this statement's id (committed_statements)
         return {"state": state, "table": [self.table.db, self.table.name], "staging": self.staging,
-                "targets": self._targets, "obsolete": list(obsolete), "retention": self.retention}
+                "targets": self._targets, "obsolete": list(obsolete), "retention": self.retention,
+                "marked": True}
 
     def _write_journal(self, state: str, obsolete: Sequence[str] = ()) -> None:
         self._journal.update(**self._journal_content(state, obsolete))
@@ -239,6 +245,7 @@ class Commit:
         self._committed = True
         fault_point("after_commit")
         self._cleanup_after(self._last_plan.obsolete)
+        catalog.statement_ended(self.qid)  # its journal is gone: the record of its commit may go
         return new_table
 
     def _commit_with_retries(self, catalog: Catalog, writes: Sequence[PartitionWrite]) -> Table:
@@ -250,7 +257,7 @@ class Commit:
             fault_point("before_commit")
             try:
                 return catalog.commit(table, table.version, put=plan.put,
-                                      table_parameters=plan.table_params)
+                                      table_parameters=plan.table_params, statement=self.qid)
             except CommitConflict:
                 if attempt == MAX_RETRIES - 1:
                     raise
@@ -552,6 +559,10 @@ def recover(warehouse: str, catalog: Catalog) -> int:
         sweep_staging(warehouse, catalog)
     except OSError as e:
         failed.append(f"staging directories: {e}")
+    try:
+        forget_finished(warehouse, catalog)
+    except OSError as e:
+        failed.append(f"records of committed statements: {e}")
     delete_expired(warehouse)
     try:  # a record's temporary that a killed writer left half-written, in every kind of record
         fs.delete_stale_temporaries(state_dir(warehouse), LEASE_SECONDS)
@@ -580,31 +591,61 @@ def _recover_one(warehouse: str, path: str, j: dict, catalog: Catalog) -> None:
         _recover_directory(j)
         return
     targets: list[str] = j.get("targets", [])
-    committed = False
-    if targets and j.get("state") == "committing":
-        committed = _is_committed(catalog, j["table"], targets[0])
+    qid = os.path.basename(path).removesuffix(".json")
+    committed = bool(targets) and j.get("state") == "committing" and _statement_committed(catalog, qid, j)
     if committed:  # readers may still use the replaced files: they wait out the retention
-        qid = os.path.basename(path).removesuffix(".json")
         schedule_deletion(warehouse, qid, j.get("obsolete", []), float(j.get("retention", 0)))
     else:
+        # never a file the metastore records (whatever put it there: a listing of an older
+        # hivepark that took it for the table's)
+        recorded = _recorded(catalog, j.get("table", []), targets) if targets else set()
         for doomed in targets:
-            fs.delete_file(doomed)
+            if fs.normalize(doomed) not in recorded:
+                fs.delete_file(doomed)
     fs.delete_dir(j.get("staging", ""))
 
 
-def _is_committed(catalog: Catalog, name: list[str], target: str) -> bool:
+def _statement_committed(catalog: Catalog, qid: str, j: Mapping[str, object]) -> bool:
+    """Whether the statement of journal ``j`` (in state "committing") committed: its id is
+    recorded in the metastore (by its commit's transaction); for a journal of a hivepark that
+    did not record it, whether the metastore records any of its files (none may be, if later
+    statements replaced them all: its files are then deleted, its obsolete ones left)."""
+    if j.get("marked"):
+        return qid in catalog.committed_statements([qid])
+    targets = j.get("targets")
+    name = j.get("table")
+    if not isinstance(targets, list) or not isinstance(name, list):
+        return False
+    return bool(_recorded(catalog, name, targets))
+
+
+def _recorded(catalog: Catalog, name: Sequence[str], targets: Sequence[str]) -> set[str]:
+    """Those of ``targets`` (normalized) that the metastore records as files of table ``name``."""
     try:
         table = catalog.get_table(name[0], name[1])
-    except Exception:
-        return False
+    except Exception:  # noqa: BLE001 - dropped, or no name: it records nothing
+        return set()
+    wanted = {fs.normalize(t) for t in targets}
     if not table.is_partitioned:
-        base = table.location.rstrip("/")
-        recorded = json.loads(table.properties.get(FILES_PARAM, "[]"))
-        return _relative(base, target) in recorded
-    target = fs.normalize(target)
+        base = fs.normalize(table.location)
+        raw = table.properties.get(FILES_PARAM)
+        return {t for t in wanted if raw and t.startswith(base + "/") and _relative(base, t) in json.loads(raw)}
+    out = set()
     for p in catalog.list_partitions(table):
         loc = fs.normalize(p.location)
-        if target.startswith(loc + "/"):
-            if _relative(loc, target) in (p.files or ()):
-                return True
-    return False
+        names = set(p.files or ())
+        out |= {t for t in wanted if t.startswith(loc + "/") and _relative(loc, t) in names}
+    return out
+
+
+def forget_finished(warehouse: str, catalog: Catalog) -> int:
+    """Removes the metastore's records of committed statements whose journals are gone (only
+    a journal still there needs them); returns how many."""
+    recorded = catalog.committed_statements()  # first: a record is made while its journal exists
+    if not recorded:
+        return 0
+    d = journal_dir(warehouse)
+    present = {posixpath.basename(e.path).removesuffix(".json") for e in fs.list_files(d)} if fs.exists(d) else set()
+    done = sorted(recorded - present)
+    catalog.forget_statements(done)
+    return len(done)
