@@ -18,6 +18,14 @@ Whether step 4 happened is read from the metastore: the transaction of step 4 re
 statement's id (``Catalog.committed_statements``), which stays until its journal is gone.
 ``recover`` also deletes staging directories whose journal is gone (:func:`sweep_staging`).
 
+A partition (or unpartitioned table) whose files the metastore does not record (made by ADD
+PARTITION, MSCK REPAIR TABLE or SET LOCATION, or just created) is listed instead; the files
+another statement moved in at step 3 are then in its directory before they are committed.
+A listing leaves them out (:func:`live_files`): a file whose name carries the id of a
+statement whose journal is there and whose commit is not in the metastore is not the table's
+(yet). Every listing of a table's live files (readers, commits, DROP, TRUNCATE, CONCATENATE,
+MSCK) goes through it, so no statement reads, adopts, registers or deletes another's
+uncommitted files.
 """
 
 from __future__ import annotations
@@ -25,12 +33,13 @@ from __future__ import annotations
 import json
 import os
 import posixpath
+import re
 import signal
 import socket
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from hivepark.catalog.base import Catalog
@@ -62,6 +71,14 @@ _in_flight: set[str] = set()  # journals of statements running in this process
 # still write into one after the abort deleted it (exec/running.py deletes them again once
 # the statement's tasks have stopped)
 _aborted: list[str] = []
+
+
+# the warehouses this process is connected to: journal directory -> their metastores (the
+# connections open on it), for listings to tell an uncommitted statement's files (live_files)
+_warehouses: dict[str, list[Catalog]] = {}
+# a statement's id in the names of the files it commits: "<qid>-part-..." or, for Hive's
+# bucket files, "000003_0.<qid>" (PartitionWrite.target_names)
+_STATEMENT_ID = re.compile(r"^(\d{14}_[0-9a-f]{12})-|\.(\d{14}_[0-9a-f]{12})$")
 
 
 class JournalError(MetastoreError):
@@ -394,14 +411,98 @@ def sweep_staging(warehouse: str, catalog: Catalog) -> int:
     return deleted
 
 
-def current_files(location: str, recorded: Sequence[str] | None,
-                  parameters: Mapping[str, str] | None = None) -> list[str]:
-    """Absolute paths of a partition's (or unpartitioned table's) live files.
+def register_warehouse(warehouse: str, catalog: Catalog) -> None:
+    """A connection to ``warehouse`` opened: listings of its tables leave out the files of its
+    statements that have not committed (:func:`live_files`)."""
+    with _lock:
+        _warehouses.setdefault(journal_dir(warehouse), []).append(catalog)
 
-    Without a recorded list the directory is listed, and so are the list-bucketing
-    directories inside it that ``parameters`` record."""
-    if recorded is not None:
-        return [f"{location.rstrip('/')}/{name}" for name in recorded]
+
+def unregister_warehouse(warehouse: str, catalog: Catalog) -> None:
+    with _lock:
+        cats = _warehouses.get(journal_dir(warehouse), [])
+        if catalog in cats:
+            cats.remove(catalog)
+        if not cats:
+            _warehouses.pop(journal_dir(warehouse), None)
+
+
+def statement_of(path: str) -> str | None:
+    """The id of the statement that wrote ``path`` (a name :class:`PartitionWrite` gave it),
+    or None for a file of another writer."""
+    m = _STATEMENT_ID.search(posixpath.basename(path))
+    return (m.group(1) or m.group(2)) if m else None
+
+
+def _journals() -> dict[str, tuple[str, Catalog]]:
+    """Each statement with a journal in a warehouse this process is connected to: its id ->
+    (its journal's path, the warehouse's metastore)."""
+    with _lock:
+        dirs = [(d, cats[-1]) for d, cats in _warehouses.items() if cats]
+    out: dict[str, tuple[str, Catalog]] = {}
+    for d, cat in dirs:
+        try:
+            entries = fs.list_files(d) if fs.exists(d) else []
+        except OSError:
+            continue
+        for e in entries:
+            name = posixpath.basename(e.path)
+            if name.endswith(".json"):
+                out[name[:-len(".json")]] = (e.path, cat)
+    return out
+
+
+def any_in_flight() -> bool:
+    """Whether a statement of a warehouse this process is connected to has a journal (a
+    reader lists a directory it reads only then: :func:`live_files`)."""
+    return bool(_journals())
+
+
+def _uncommitted(path: str, catalog: Catalog) -> bool | None:
+    """Whether the statement of the journal at ``path`` has not committed; None when the
+    journal is gone (its statement ended: committed, or undone, its files deleted first)."""
+    try:
+        j = json.loads(fs.read_text(path))
+    except (OSError, ValueError):
+        return None if not fs.exists(path) else True  # torn: recovery refuses to guess, so do we
+    if j.get("kind") == "directory":
+        return False
+    if j.get("state") != "committing":
+        return True  # the journal says "committing" before the metastore transaction begins
+    qid = posixpath.basename(path).removesuffix(".json")
+    return not _statement_committed(catalog, qid, j)
+
+
+def live_files(listed: Sequence[str], relist: Callable[[], Sequence[str]]) -> list[str]:
+    """``listed`` (a directory's files, listed just before) without the files of statements
+    that have not committed (their journal is there, their commit not in the metastore).
+
+    A file of a statement that ended between the listing and the look at the journals was
+    committed, or deleted before its journal went: ``relist`` (the same listing, again) tells
+    which."""
+    named = {p: statement_of(p) for p in listed}
+    ids = {q for q in named.values() if q is not None}
+    if not ids:
+        return list(listed)
+    journals = _journals()
+    pending = set()
+    ended = set()
+    for q in ids:
+        if q in journals:
+            state = _uncommitted(*journals[q])
+            if state is None:
+                ended.add(q)
+            elif state:
+                pending.add(q)
+    out = [p for p in listed if named[p] not in pending]
+    if any(named[p] is not None and (named[p] not in journals or named[p] in ended) for p in out):
+        again = set(relist())
+        out = [p for p in out if p in again or named[p] is None
+               or (named[p] in journals and named[p] not in ended)]
+    return out
+
+
+def _listing(location: str, parameters: Mapping[str, str] | None) -> list[str]:
     out = [e.path for e in fs.list_files(location) if not e.is_dir]
     lay = partition_layout(parameters or {})
     for _, loc in lay.locations if lay is not None else ():
@@ -409,6 +510,27 @@ def current_files(location: str, recorded: Sequence[str] | None,
             out += [e.path for e in fs.list_files(f"{location.rstrip('/')}/{loc}")
                     if not e.is_dir]
     return out
+
+
+def current_files(location: str, recorded: Sequence[str] | None,
+                  parameters: Mapping[str, str] | None = None) -> list[str]:
+    """Absolute paths of a partition's (or unpartitioned table's) live files.
+
+    Without a recorded list the directory is listed, and so are the list-bucketing
+    directories inside it that ``parameters`` record, less the files of statements that have
+    not committed (:func:`live_files`)."""
+    if recorded is not None:
+        return [f"{location.rstrip('/')}/{name}" for name in recorded]
+    return live_files(_listing(location, parameters), lambda: _listing(location, parameters))
+
+
+def listed_files(location: str) -> list[fs.FileEntry]:
+    """The files (not directories) in ``location`` that are a table's: those of statements
+    that have not committed left out (:func:`live_files`)."""
+    entries = [e for e in fs.list_files(location) if not e.is_dir]
+    live = set(live_files([e.path for e in entries],
+                          lambda: [e.path for e in fs.list_files(location) if not e.is_dir]))
+    return [e for e in entries if e.path in live]
 
 
 def table_files(table: Table) -> list[str]:
