@@ -30,8 +30,10 @@ class Warehouse:
                  conf: Mapping[str, str] | None = None) -> None:
         from hivepark.config import Config
         from hivepark.exec.context import Context
+        from hivepark.storage.commit import register_warehouse
 
         self._ctx = Context(spark, catalog, Config(conf), warehouse)
+        register_warehouse(warehouse, catalog)  # listings leave out its uncommitted files
         self.refresh_views()
 
     @property
@@ -139,9 +141,11 @@ class Warehouse:
 
     def close(self) -> None:
         from hivepark.exec.spark_views import drop_all
+        from hivepark.storage.commit import unregister_warehouse
 
         drop_all(self._ctx)
         self._ctx.close_table_frames()
+        unregister_warehouse(self._ctx.warehouse, self._ctx.catalog)
         self._ctx.catalog.close()
 
     def __enter__(self) -> Warehouse:

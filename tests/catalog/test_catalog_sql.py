@@ -574,12 +574,12 @@ def test_processes_share_a_sqlite_file(tmp_path: Path) -> None:
 
 def test_schema_version_recorded_and_reopened(catalog_url: str) -> None:
     cat = SqlCatalog(catalog_url)
-    assert cat.schema_version == schema.latest_version() == 3
+    assert cat.schema_version == schema.latest_version() == 4
     t = make_table(cat)
     cat.add_partitions(t, [part(t, "d", "1")])
     cat.close()
     again = SqlCatalog(catalog_url)
-    assert again.schema_version == 3
+    assert again.schema_version == 4
     assert again.count_partitions(t) == 1
     again.close()
 
@@ -618,6 +618,8 @@ def old_metastore(catalog_url: str, version: int, fill: Any) -> None:
     cat = SqlCatalog(catalog_url)
     fill(cat)
     with cat._engine.begin() as conn:
+        if version < 4:
+            conn.exec_driver_sql("DROP TABLE hivepark_statements")
         if version < 3:
             conn.exec_driver_sql("ALTER TABLE hivepark_tables DROP COLUMN uid")
         if version < 2:
@@ -638,7 +640,7 @@ def test_version_1_metastore_gets_the_covering_key_indexes(catalog_url: str) -> 
 
     old_metastore(catalog_url, 1, fill)
     cat = SqlCatalog(catalog_url)
-    assert cat.schema_version == 3
+    assert cat.schema_version == 4
     with cat._engine.connect() as conn:
         idx = {i["name"]: i["column_names"]
                for i in inspect(conn).get_indexes("hivepark_partition_key_vals")}
@@ -661,7 +663,7 @@ def test_version_2_metastore_gives_each_table_a_uid(catalog_url: str) -> None:
 
     old_metastore(catalog_url, 2, fill)
     cat = SqlCatalog(catalog_url)
-    assert cat.schema_version == 3
+    assert cat.schema_version == 4
     a, b = cat.get_table("db", "a"), cat.get_table("db", "b")
     assert len({a.uid, b.uid}) == 2 and all(len(u) == 32 for u in (a.uid, b.uid))
     assert cat.get_table("db", "b").uid == b.uid  # kept, not drawn again on each read

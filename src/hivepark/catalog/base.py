@@ -158,10 +158,12 @@ class Catalog(ABC):
     @abstractmethod
     def commit(self, table: Table, expected_version: int,
                put: Sequence[Partition] = (), drop: Sequence[tuple[str | None, ...]] = (),
-               table_parameters: dict[str, str | None] | None = None) -> Table:
+               table_parameters: dict[str, str | None] | None = None,
+               statement: str | None = None) -> Table:
         """One transaction: compare-and-swap the table version, then add or replace ``put``
         partitions and remove ``drop`` ones; merge ``table_parameters`` into the table's
-        properties (None removes a key). Returns the table with its new version.
+        properties (None removes a key); record ``statement`` (a commit's id) as committed
+        (:meth:`committed_statements`). Returns the table with its new version.
 
         Raises CommitConflict when ``table.version`` is no longer ``expected_version``.
         """
@@ -171,6 +173,20 @@ class Catalog(ABC):
         """One transaction over several tables: each change as :meth:`commit` makes it, all
         of them or none (a partition moved from one table into another is never in both or
         in neither). Returns the tables with their new versions, in the order given."""
+
+    @abstractmethod
+    def committed_statements(self, qids: Sequence[str] | None = None) -> set[str]:
+        """Those of ``qids`` (every one recorded, when None) that a :meth:`commit` recorded as
+        its ``statement``."""
+
+    @abstractmethod
+    def forget_statements(self, qids: Sequence[str]) -> None:
+        """Removes the records of ``qids`` (statements whose journals are gone)."""
+
+    def statement_ended(self, qid: str) -> None:
+        """The journal of ``qid``, a statement of this process, is gone: its record may go
+        (at once here; a catalog may wait for its next transaction)."""
+        self.forget_statements([qid])
 
     @abstractmethod
     def close(self) -> None:

@@ -20,6 +20,10 @@ Tables (all names prefixed ``hivepark_`` so the metastore can share a PostgreSQL
   ``num_exact`` is false when the double does not order exactly like the value (a bigint
   beyond 2**53, a decimal with more than 15 digits, NaN); filters widen their comparisons for
   such rows so that pruning stays sound.
+* ``hivepark_statements`` (since version 4): the id of each statement whose commit went into
+  the metastore, recorded in the commit's own transaction: how recovery and listings tell
+  whether a statement whose journal is still there committed (``storage/commit.py``). A row
+  goes once its journal is gone.
 """
 
 from __future__ import annotations
@@ -129,6 +133,13 @@ class PartitionRow(Base):
     create_time: Mapped[int] = mapped_column(BigInteger)
 
 
+class StatementRow(Base):
+    __tablename__ = "hivepark_statements"
+
+    qid: Mapped[str] = mapped_column(Text, primary_key=True)
+    committed_at: Mapped[int] = mapped_column(BigInteger)
+
+
 class PartitionKeyValRow(Base):
     __tablename__ = "hivepark_partition_key_vals"
     __table_args__ = (
@@ -225,13 +236,24 @@ def _v3_table_uid(conn: Connection) -> None:
         conn.execute(update(tables).where(tables.c.id == tbl_id).values(uid=new_uid()))
 
 
+def _v4_statements(conn: Connection) -> None:
+    """Version 4: ``hivepark_statements``, the statements whose commit is in the metastore (a
+    row written in the commit's transaction): a statement killed after its commit, whose files
+    a later statement replaced, is still known to have committed."""
+    md = MetaData()
+    Table("hivepark_statements", md,
+          Column("qid", Text, primary_key=True),
+          Column("committed_at", BigInteger, nullable=False))
+    md.create_all(conn)
+
+
 def new_uid() -> str:
     """A table's ``uid``: 128 random bits."""
     return secrets.token_hex(16)
 
 
 #: Migration n (1-based) is ``MIGRATIONS[n - 1]``. Append, never edit or reorder.
-MIGRATIONS: list[Migration] = [_v1_initial, _v2_covering_key_indexes, _v3_table_uid]
+MIGRATIONS: list[Migration] = [_v1_initial, _v2_covering_key_indexes, _v3_table_uid, _v4_statements]
 
 
 def latest_version() -> int:

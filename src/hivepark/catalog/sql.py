@@ -18,6 +18,7 @@ import itertools
 import json
 import operator
 import posixpath
+import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -64,7 +65,7 @@ from hivepark.catalog.filters import (
     opaque_atoms,
 )
 from hivepark.catalog.models import EMPTY_MAP, Column, Database, Partition, Table, frozen_map
-from hivepark.catalog.schema import DatabaseRow, PartitionKeyValRow, PartitionRow, TableRow
+from hivepark.catalog.schema import DatabaseRow, PartitionKeyValRow, PartitionRow, StatementRow, TableRow
 from hivepark.errors import (
     AlreadyExistsError,
     CommitConflict,
@@ -422,6 +423,8 @@ class SqlCatalog(Catalog):
         self._engine = _make_engine(url)
         self._is_pg = self._engine.dialect.name == "postgresql"
         self._schema_version = self._open_schema()
+        self._ended: list[str] = []  # statements whose records the next commit removes
+        self._ended_lock = threading.Lock()
 
     @property
     def schema_version(self) -> int:
@@ -429,6 +432,12 @@ class SqlCatalog(Catalog):
         return self._schema_version
 
     def close(self) -> None:
+        with self._ended_lock:
+            ended, self._ended = self._ended, []
+        try:
+            self.forget_statements(ended)
+        except MetastoreError:
+            pass  # the next connect() removes them (commit.forget_finished)
         self._engine.dispose()
 
     # plumbing --------------------------------------------------------------------------
@@ -1006,11 +1015,45 @@ class SqlCatalog(Catalog):
 
     def commit(self, table: Table, expected_version: int,
                put: Sequence[Partition] = (), drop: Sequence[tuple[str | None, ...]] = (),
-               table_parameters: dict[str, str | None] | None = None) -> Table:
+               table_parameters: dict[str, str | None] | None = None,
+               statement: str | None = None) -> Table:
         """See :meth:`Catalog.commit`. ``drop`` is applied before ``put`` (a partition in both
         ends up as in ``put``); ``table_parameters`` are merged into the table's properties
         (a None value removes the key)."""
-        return self.commit_tables([TableChange(table, expected_version, put, drop, table_parameters)])[0]
+        with self._ended_lock:
+            ended, self._ended = self._ended, []
+        try:
+            with self._session(write=True) as s:
+                out = self._commit_in(s, TableChange(table, expected_version, put, drop, table_parameters))
+                if statement is not None:
+                    s.add(StatementRow(qid=statement, committed_at=int(time.time())))
+                if ended:
+                    s.execute(delete(StatementRow).where(StatementRow.qid.in_(ended)))
+                return out
+        except BaseException:
+            with self._ended_lock:
+                self._ended += ended
+            raise
+
+    def statement_ended(self, qid: str) -> None:
+        """See :meth:`Catalog.statement_ended`: the record goes in this catalog's next
+        :meth:`commit` (or at :meth:`close`), not in a transaction of its own."""
+        with self._ended_lock:
+            self._ended.append(qid)
+
+    def committed_statements(self, qids: Sequence[str] | None = None) -> set[str]:
+        """See :meth:`Catalog.committed_statements`."""
+        with self._session() as s:
+            q = select(StatementRow.qid)
+            if qids is not None:
+                q = q.where(StatementRow.qid.in_(list(qids)))
+            return set(s.execute(q).scalars())
+
+    def forget_statements(self, qids: Sequence[str]) -> None:
+        """See :meth:`Catalog.forget_statements`."""
+        if qids:
+            with self._session(write=True) as s:
+                s.execute(delete(StatementRow).where(StatementRow.qid.in_(list(qids))))
 
     def commit_tables(self, changes: Sequence[TableChange]) -> list[Table]:
         """See :meth:`Catalog.commit_tables`: each change as :meth:`commit`, in one transaction."""

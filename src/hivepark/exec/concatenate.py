@@ -15,7 +15,7 @@ from hivepark.exec.write import spark_write
 from hivepark.sql.statements import PartitionSpec
 from hivepark.sql.validate import check_spec_columns, spec_filter
 from hivepark.storage import fs
-from hivepark.storage.commit import FILES_PARAM, PartitionWrite
+from hivepark.storage.commit import FILES_PARAM, PartitionWrite, listed_files
 from hivepark.storage.formats import FORMATS, load
 
 
@@ -83,7 +83,7 @@ def _files_by_dir(table: Table, p: Partition | None) -> dict[str, list[fs.FileEn
     elif recorded is not None:
         paths = [f"{base}/{n}" for n in recorded]
     else:
-        paths = [e.path for e in fs.list_files(location) if not e.is_dir]
+        paths = [e.path for e in listed_files(location)]
     sizes: dict[str, int] = {}
     for d in {path.rsplit("/", 1)[0] for path in paths}:
         sizes.update({fs.normalize(e.path): e.size for e in fs.list_files(d) if not e.is_dir})

@@ -42,7 +42,7 @@ from hivepark.catalog.skew import (
 from hivepark.exec.context import Context
 from hivepark.expr.visitors import render_literal
 from hivepark.storage import fs
-from hivepark.storage.commit import FILES_PARAM, PartitionWrite
+from hivepark.storage.commit import FILES_PARAM, PartitionWrite, listed_files
 from hivepark.storage.formats import spark_type, sql_name
 
 LB_COL = "hivepark_lb"  # not "_"-prefixed: such names are hidden from listings
@@ -86,7 +86,7 @@ def _table_non_empty(table: Table) -> bool:
     raw = table.properties.get(FILES_PARAM)
     if raw is not None:
         return bool(json.loads(raw))
-    return any(not e.is_dir for e in fs.list_files(table.location))
+    return bool(listed_files(table.location))
 
 
 def _lb_enabled(table: Table) -> bool:

@@ -41,7 +41,7 @@ from hivepark.expr.visitors import compile_predicate, in_members, render_literal
 from hivepark.lru import Lru
 from hivepark.plan.nodes import TableScan
 from hivepark.storage import fs
-from hivepark.storage.commit import FILES_PARAM, current_files
+from hivepark.storage.commit import FILES_PARAM, any_in_flight, current_files, listed_files
 from hivepark.storage.formats import (
     CUT_COLUMNS,
     NULL_FORMAT,
@@ -611,11 +611,27 @@ def _table_paths(scan: TableScan) -> tuple[list[str], bool]:
                         choice.chosen if choice else None), True
     if scan.buckets is not None and fs.exists(table.location):
         files = current_files(table.location, json.loads(raw) if raw else None) if raw is not None else \
-            [e.path for e in fs.list_files(table.location) if not e.is_dir]
+            [e.path for e in listed_files(table.location)]
         return bucket_files(files, scan.buckets), True
     if raw is not None:
         return current_files(table.location, json.loads(raw) if raw else None), True
-    return [table.location], fs.exists(table.location)
+    if not fs.exists(table.location):
+        return [table.location], False
+    return _directory(table.location, any_in_flight()), True
+
+
+def _directory(location: str, in_flight: bool) -> list[str]:
+    """What to read of a directory whose files the metastore does not record: the directory
+    (Spark lists it), or its files one by one while another statement's uncommitted files are
+    in it (storage/commit.py live_files: a reader never sees half a write). ``in_flight``:
+    whether any statement has a journal (:func:`any_in_flight`), else nothing is listed."""
+    if not in_flight:
+        return [location]
+    every = [e for e in fs.list_files(location) if not e.is_dir]
+    live = listed_files(location)
+    if len(live) == len(every):
+        return [location]
+    return [e.path for e in live if not posixpath.basename(e.path).startswith(("_", "."))]
 
 
 def bucket_files(files: list[str], buckets: tuple[frozenset[int], int]) -> list[str]:
@@ -635,6 +651,7 @@ def _partition_paths(parts: tuple[Partition, ...], scan: TableScan
     """Each partition's paths to read, and whether they are files below its directory
     (list-bucketing subdirectories), which Spark's partition discovery must not see."""
     out: list[tuple[Partition, list[str], bool]] = []
+    in_flight: list[bool] = []  # any_in_flight(), asked once if a partition's files are not recorded
     for p in parts:
         lay = partition_layout(p.parameters)
         if lay is not None:
@@ -643,7 +660,7 @@ def _partition_paths(parts: tuple[Partition, ...], scan: TableScan
                                     choice.chosen if choice else None), True))
         elif scan.buckets is not None:  # Hive's bucket files: those of the chosen buckets
             files = current_files(p.location, p.files) if p.files is not None else \
-                [e.path for e in fs.list_files(p.location) if not e.is_dir] if fs.exists(p.location) else []
+                [e.path for e in listed_files(p.location)] if fs.exists(p.location) else []
             out.append((p, bucket_files(files, scan.buckets), False))
         elif p.files is not None:
             files = current_files(p.location, p.files)
@@ -653,7 +670,9 @@ def _partition_paths(parts: tuple[Partition, ...], scan: TableScan
             # Spark reads the directory (and what is below it); an empty one is left out for a
             # TEXTFILE table, whose reader, finding no file to discover partitions from, would
             # take the partition columns for data columns and refuse the schema
-            out.append((p, [p.location], False))
+            if not in_flight:
+                in_flight.append(any_in_flight())
+            out.append((p, _directory(p.location, in_flight[0]), False))
     return out
 
 
@@ -686,13 +705,11 @@ def lb_paths(location: str, recorded: tuple[str, ...] | list[str] | None, lay: S
             if d not in mapped or d in chosen_rel:
                 out.append(f"{base}/{name}")
     else:
-        out += [e.path for e in fs.list_files(location) if not e.is_dir]
-        out += [e.path for rel in sorted(chosen_rel)
-                for e in fs.list_files(f"{base}/{rel}") if not e.is_dir]
+        out += [e.path for e in listed_files(location)]
+        out += [e.path for rel in sorted(chosen_rel) for e in listed_files(f"{base}/{rel}")]
     for loc in sorted(keep):
         if loc not in relative:
-            out += [e.path for e in fs.list_files(layout.resolve_location(location, loc))
-                    if not e.is_dir]
+            out += [e.path for e in listed_files(layout.resolve_location(location, loc))]
     return out
 
 

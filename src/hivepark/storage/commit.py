@@ -14,19 +14,32 @@
 
 A crash before 4 leaves the table as it was: :func:`recover` (run by ``connect()``) deletes
 the moved files. A crash after 4 leaves it as after: ``recover`` schedules the obsolete files.
+Whether step 4 happened is read from the metastore: the transaction of step 4 records the
+statement's id (``Catalog.committed_statements``), which stays until its journal is gone.
 ``recover`` also deletes staging directories whose journal is gone (:func:`sweep_staging`).
+
+A partition (or unpartitioned table) whose files the metastore does not record (made by ADD
+PARTITION, MSCK REPAIR TABLE or SET LOCATION, or just created) is listed instead; the files
+another statement moved in at step 3 are then in its directory before they are committed.
+A listing leaves them out (:func:`live_files`): a file whose name carries the id of a
+statement whose journal is there and whose commit is not in the metastore is not the table's
+(yet). Every listing of a table's live files (readers, commits, DROP, TRUNCATE, CONCATENATE,
+MSCK) goes through it, so no statement reads, adopts, registers or deletes another's
+uncommitted files.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import posixpath
+import re
 import signal
 import socket
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from hivepark.catalog.base import Catalog
@@ -58,6 +71,14 @@ _in_flight: set[str] = set()  # journals of statements running in this process
 # still write into one after the abort deleted it (exec/running.py deletes them again once
 # the statement's tasks have stopped)
 _aborted: list[str] = []
+
+
+# the warehouses this process is connected to: journal directory -> their metastores (the
+# connections open on it), for listings to tell an uncommitted statement's files (live_files)
+_warehouses: dict[str, list[Catalog]] = {}
+# a statement's id in the names of the files it commits: "<qid>-part-..." or, for Hive's
+# bucket files, "000003_0.<qid>" (PartitionWrite.target_names)
+_STATEMENT_ID = re.compile(r"^(\d{14}_[0-9a-f]{12})-|\.(\d{14}_[0-9a-f]{12})$")
 
 
 class JournalError(MetastoreError):
@@ -226,9 +247,10 @@ class Commit:
             self.abort()
 
     def _journal_content(self, state: str, obsolete: Sequence[str] = ()) -> dict:
+        # "marked": the metastore commit records this statement's id (committed_statements)
         return {"state": state, "table": [self.table.db, self.table.name], "staging": self.staging,
                 "targets": self._targets, "obsolete": list(obsolete), "retention": self.retention,
-                "restore": self._restore}
+                "restore": self._restore, "marked": True}
 
     def _write_journal(self, state: str, obsolete: Sequence[str] = ()) -> None:
         self._journal.update(**self._journal_content(state, obsolete))
@@ -265,6 +287,7 @@ class Commit:
         self._committed = True
         fault_point("after_commit")
         self._cleanup_after(self._last_plan.obsolete)
+        catalog.statement_ended(self.qid)  # its journal is gone: the record of its commit may go
         return new_table
 
     def _commit_with_retries(self, catalog: Catalog, writes: Sequence[PartitionWrite]) -> Table:
@@ -276,7 +299,7 @@ class Commit:
             fault_point("before_commit")
             try:
                 return catalog.commit(table, table.version, put=plan.put,
-                                      table_parameters=plan.table_params)
+                                      table_parameters=plan.table_params, statement=self.qid)
             except CommitConflict:
                 if attempt == MAX_RETRIES - 1:
                     raise
@@ -535,14 +558,98 @@ def sweep_staging(warehouse: str, catalog: Catalog) -> int:
     return deleted
 
 
-def current_files(location: str, recorded: Sequence[str] | None,
-                  parameters: Mapping[str, str] | None = None) -> list[str]:
-    """Absolute paths of a partition's (or unpartitioned table's) live files.
+def register_warehouse(warehouse: str, catalog: Catalog) -> None:
+    """A connection to ``warehouse`` opened: listings of its tables leave out the files of its
+    statements that have not committed (:func:`live_files`)."""
+    with _lock:
+        _warehouses.setdefault(journal_dir(warehouse), []).append(catalog)
 
-    Without a recorded list the directory is listed, and so are the list-bucketing
-    directories inside it that ``parameters`` record."""
-    if recorded is not None:
-        return [f"{location.rstrip('/')}/{name}" for name in recorded]
+
+def unregister_warehouse(warehouse: str, catalog: Catalog) -> None:
+    with _lock:
+        cats = _warehouses.get(journal_dir(warehouse), [])
+        if catalog in cats:
+            cats.remove(catalog)
+        if not cats:
+            _warehouses.pop(journal_dir(warehouse), None)
+
+
+def statement_of(path: str) -> str | None:
+    """The id of the statement that wrote ``path`` (a name :class:`PartitionWrite` gave it),
+    or None for a file of another writer."""
+    m = _STATEMENT_ID.search(posixpath.basename(path))
+    return (m.group(1) or m.group(2)) if m else None
+
+
+def _journals() -> dict[str, tuple[str, Catalog]]:
+    """Each statement with a journal in a warehouse this process is connected to: its id ->
+    (its journal's path, the warehouse's metastore)."""
+    with _lock:
+        dirs = [(d, cats[-1]) for d, cats in _warehouses.items() if cats]
+    out: dict[str, tuple[str, Catalog]] = {}
+    for d, cat in dirs:
+        try:
+            entries = fs.list_files(d) if fs.exists(d) else []
+        except OSError:
+            continue
+        for e in entries:
+            name = posixpath.basename(e.path)
+            if name.endswith(".json"):
+                out[name[:-len(".json")]] = (e.path, cat)
+    return out
+
+
+def any_in_flight() -> bool:
+    """Whether a statement of a warehouse this process is connected to has a journal (a
+    reader lists a directory it reads only then: :func:`live_files`)."""
+    return bool(_journals())
+
+
+def _uncommitted(path: str, catalog: Catalog) -> bool | None:
+    """Whether the statement of the journal at ``path`` has not committed; None when the
+    journal is gone (its statement ended: committed, or undone, its files deleted first)."""
+    try:
+        j = json.loads(fs.read_text(path))
+    except (OSError, ValueError):
+        return None if not fs.exists(path) else True  # torn: recovery refuses to guess, so do we
+    if j.get("kind") == "directory":
+        return False
+    if j.get("state") != "committing":
+        return True  # the journal says "committing" before the metastore transaction begins
+    qid = posixpath.basename(path).removesuffix(".json")
+    return not _statement_committed(catalog, qid, j)
+
+
+def live_files(listed: Sequence[str], relist: Callable[[], Sequence[str]]) -> list[str]:
+    """``listed`` (a directory's files, listed just before) without the files of statements
+    that have not committed (their journal is there, their commit not in the metastore).
+
+    A file of a statement that ended between the listing and the look at the journals was
+    committed, or deleted before its journal went: ``relist`` (the same listing, again) tells
+    which."""
+    named = {p: statement_of(p) for p in listed}
+    ids = {q for q in named.values() if q is not None}
+    if not ids:
+        return list(listed)
+    journals = _journals()
+    pending = set()
+    ended = set()
+    for q in ids:
+        if q in journals:
+            state = _uncommitted(*journals[q])
+            if state is None:
+                ended.add(q)
+            elif state:
+                pending.add(q)
+    out = [p for p in listed if named[p] not in pending]
+    if any(named[p] is not None and (named[p] not in journals or named[p] in ended) for p in out):
+        again = set(relist())
+        out = [p for p in out if p in again or named[p] is None
+               or (named[p] in journals and named[p] not in ended)]
+    return out
+
+
+def _listing(location: str, parameters: Mapping[str, str] | None) -> list[str]:
     out = [e.path for e in fs.list_files(location) if not e.is_dir]
     lay = partition_layout(parameters or {})
     for _, loc in lay.locations if lay is not None else ():
@@ -550,6 +657,27 @@ def current_files(location: str, recorded: Sequence[str] | None,
             out += [e.path for e in fs.list_files(f"{location.rstrip('/')}/{loc}")
                     if not e.is_dir]
     return out
+
+
+def current_files(location: str, recorded: Sequence[str] | None,
+                  parameters: Mapping[str, str] | None = None) -> list[str]:
+    """Absolute paths of a partition's (or unpartitioned table's) live files.
+
+    Without a recorded list the directory is listed, and so are the list-bucketing
+    directories inside it that ``parameters`` record, less the files of statements that have
+    not committed (:func:`live_files`)."""
+    if recorded is not None:
+        return [f"{location.rstrip('/')}/{name}" for name in recorded]
+    return live_files(_listing(location, parameters), lambda: _listing(location, parameters))
+
+
+def listed_files(location: str) -> list[fs.FileEntry]:
+    """The files (not directories) in ``location`` that are a table's: those of statements
+    that have not committed left out (:func:`live_files`)."""
+    entries = [e for e in fs.list_files(location) if not e.is_dir]
+    live = set(live_files([e.path for e in entries],
+                          lambda: [e.path for e in fs.list_files(location) if not e.is_dir]))
+    return [e for e in entries if e.path in live]
 
 
 def table_files(table: Table) -> list[str]:
@@ -709,6 +837,10 @@ def recover(warehouse: str, catalog: Catalog) -> int:
         sweep_staging(warehouse, catalog)
     except OSError as e:
         failed.append(f"staging directories: {e}")
+    try:
+        forget_finished(warehouse, catalog)
+    except OSError as e:
+        failed.append(f"records of committed statements: {e}")
     delete_expired(warehouse)
     try:  # a record's temporary that a killed writer left half-written, in every kind of record
         fs.delete_stale_temporaries(state_dir(warehouse), LEASE_SECONDS)
@@ -740,33 +872,63 @@ def _recover_one(warehouse: str, path: str, j: dict, catalog: Catalog) -> None:
         undo_created_table(j, catalog)
         return
     targets: list[str] = j.get("targets", [])
-    committed = False
-    if targets and j.get("state") == "committing":
-        committed = _is_committed(catalog, j["table"], targets[0])
+    qid = os.path.basename(path).removesuffix(".json")
+    committed = bool(targets) and j.get("state") == "committing" and _statement_committed(catalog, qid, j)
     if committed:  # readers may still use the replaced files: they wait out the retention
-        qid = os.path.basename(path).removesuffix(".json")
         schedule_deletion(warehouse, qid, j.get("obsolete", []), float(j.get("retention", 0)),
                           j.get("emptied", []))
     else:
         restore_sources(j.get("restore", []))  # LOAD DATA INPATH's files go back where they were
+        # never a file the metastore records (whatever put it there: a listing of an older
+        # hivepark that took it for the table's)
+        recorded = _recorded(catalog, j.get("table", []), targets) if targets else set()
         for doomed in targets:
-            fs.delete_file(doomed)
+            if fs.normalize(doomed) not in recorded:
+                fs.delete_file(doomed)
     fs.delete_dir(j.get("staging", ""))
 
 
-def _is_committed(catalog: Catalog, name: list[str], target: str) -> bool:
+def _statement_committed(catalog: Catalog, qid: str, j: Mapping[str, object]) -> bool:
+    """Whether the statement of journal ``j`` (in state "committing") committed: its id is
+    recorded in the metastore (by its commit's transaction); for a journal of a hivepark that
+    did not record it, whether the metastore records any of its files (none may be, if later
+    statements replaced them all: its files are then deleted, its obsolete ones left)."""
+    if j.get("marked"):
+        return qid in catalog.committed_statements([qid])
+    targets = j.get("targets")
+    name = j.get("table")
+    if not isinstance(targets, list) or not isinstance(name, list):
+        return False
+    return bool(_recorded(catalog, name, targets))
+
+
+def _recorded(catalog: Catalog, name: Sequence[str], targets: Sequence[str]) -> set[str]:
+    """Those of ``targets`` (normalized) that the metastore records as files of table ``name``."""
     try:
         table = catalog.get_table(name[0], name[1])
-    except Exception:
-        return False
+    except Exception:  # noqa: BLE001 - dropped, or no name: it records nothing
+        return set()
+    wanted = {fs.normalize(t) for t in targets}
     if not table.is_partitioned:
-        base = table.location.rstrip("/")
-        recorded = json.loads(table.properties.get(FILES_PARAM, "[]"))
-        return _relative(base, target) in recorded
-    target = fs.normalize(target)
+        base = fs.normalize(table.location)
+        raw = table.properties.get(FILES_PARAM)
+        return {t for t in wanted if raw and t.startswith(base + "/") and _relative(base, t) in json.loads(raw)}
+    out = set()
     for p in catalog.list_partitions(table):
         loc = fs.normalize(p.location)
-        if target.startswith(loc + "/"):
-            if _relative(loc, target) in (p.files or ()):
-                return True
-    return False
+        names = set(p.files or ())
+        out |= {t for t in wanted if t.startswith(loc + "/") and _relative(loc, t) in names}
+    return out
+
+
+def forget_finished(warehouse: str, catalog: Catalog) -> int:
+    """Removes the metastore's records of committed statements whose journals are gone (only
+    a journal still there needs them); returns how many."""
+    recorded = catalog.committed_statements()  # first: a record is made while its journal exists
+    if not recorded:
+        return 0
+    d = journal_dir(warehouse)
+    present = {posixpath.basename(e.path).removesuffix(".json") for e in fs.list_files(d)} if fs.exists(d) else set()
+    done = sorted(recorded - present)
+    catalog.forget_statements(done)
+    return len(done)
