@@ -6,11 +6,12 @@ an INSERT OVERWRITE committed still reads the version it planned (the replaced f
 from __future__ import annotations
 
 import os
+import shutil
 
 import pytest
 
 import hivepark
-from hivepark.errors import UserInputError
+from hivepark.errors import CommitConflict, UserInputError
 from hivepark.storage import commit
 
 
@@ -144,3 +145,99 @@ def test_retention_zero_deletes_at_once_and_a_bad_value_is_refused(two):
         a.sql("SET hivepark.files.retention.seconds=soon")
     assert a.conf("hivepark.files.retention.seconds") == "0"
     assert _rows(a) == [(4, "a"), (6, "b")]
+
+
+# A commit that loses the race to another statement's commit is planned again on the table as
+# that statement left it only when that is right: a blind INSERT INTO / OVERWRITE into the
+# same table, its partitions where they were. A statement whose rows depend on what it read
+# keeps its premise or fails, naming what changed; nothing of it is left either way.
+
+
+def _leftovers(wh, table="t"):
+    """Files under the table's directory that the metastore does not record, and staging."""
+    t = wh.catalog.get_table("default", table)
+    recorded = {os.path.normpath(f"{p.location}/{f}") for p in wh.catalog.list_partitions(t)
+                for f in p.files or ()} if t.is_partitioned else set()
+    out = []
+    for d, dirs, files in os.walk(t.location):
+        out += [os.path.join(d, x) for x in dirs if x.startswith(".hive-staging")]
+        out += [os.path.join(d, f) for f in files
+                if not f.startswith(".") and os.path.normpath(os.path.join(d, f)) not in recorded]
+    return out
+
+
+def test_a_blind_overwrite_racing_an_insert_is_planned_again(two, spark, monkeypatch):
+    a, b = two
+    fired = _between_plan_and_commit(monkeypatch, lambda: b.sql("INSERT INTO t PARTITION (ds='a') VALUES (99)"))
+    a.sql("INSERT OVERWRITE TABLE t PARTITION (ds='a') SELECT 5")  # reads nothing: as if after the insert
+    assert fired
+    assert _rows(a) == [(3, "b"), (5, "a")] == _spark_rows(spark, a)
+    assert _leftovers(a) == []
+
+
+def test_two_inserts_into_one_partition_both_land(two, spark, monkeypatch):
+    a, b = two
+    fired = _between_plan_and_commit(monkeypatch, lambda: b.sql("INSERT INTO t PARTITION (ds='a') VALUES (99)"))
+    a.sql("INSERT INTO t PARTITION (ds='a') VALUES (7)")
+    assert fired
+    assert _rows(a) == [(1, "a"), (2, "a"), (3, "b"), (7, "a"), (99, "a")] == _spark_rows(spark, a)
+    assert a.catalog.get_partition(a.catalog.get_table("default", "t"), ("a",)).parameters["numRows"] == "4"
+
+
+@pytest.mark.parametrize("change", ["ADD PARTITION (ds='d') LOCATION '{ext}'",
+                                    "PARTITION (ds='a') SET LOCATION '{ext}'"])
+def test_a_partition_located_elsewhere_meanwhile_fails_the_insert(two, spark, monkeypatch, tmp_path, change):
+    a, b = two
+    ext = tmp_path / "ext"
+    ext.mkdir()
+    spark.createDataFrame([(100,)], "k INT").coalesce(1).write.mode("overwrite").parquet(str(ext / "out"))
+    data = next(f for f in os.listdir(ext / "out") if f.endswith(".parquet"))
+    os.rename(ext / "out" / data, ext / "data.parquet")
+    shutil.rmtree(ext / "out")
+    ds = "d" if "ADD" in change else "a"
+    old_dir = os.path.join(a.location, "t", "ds=a")
+    before = sorted(os.listdir(old_dir))
+    fired = _between_plan_and_commit(monkeypatch, lambda: b.sql(f"ALTER TABLE t {change.format(ext=ext)}"))
+    with pytest.raises(CommitConflict, match=rf"Commit conflict on table default\.t: partition ds={ds} is now at "
+                       rf"{ext}, not at .*/t/ds={ds} where this statement wrote its files: another statement "
+                       r"added it with a LOCATION or moved it \(SET LOCATION\) while this statement ran\. Nothing "
+                       r"was changed; run the statement again\."):
+        a.sql(f"INSERT INTO t PARTITION (ds='{ds}') VALUES (1)")
+    assert fired
+    # B's location holds; its rows are read from there, and A left nothing in either directory
+    part = a.catalog.get_partition(a.catalog.get_table("default", "t"), (ds,))
+    assert part.location == str(ext)
+    assert (100, ds) in _rows(a)
+    assert sorted(os.listdir(ext)) == ["data.parquet"]
+    assert not os.path.exists(os.path.join(a.location, "t", "ds=d"))
+    assert sorted(os.listdir(old_dir)) == before  # (SET LOCATION: the partition's old files only)
+    assert _rows(a) == _rows(b)
+
+
+@pytest.mark.parametrize("new", ["CREATE TABLE t (name STRING, n BIGINT) STORED AS ORC",
+                                 "CREATE TABLE t (k INT) PARTITIONED BY (ds STRING) STORED AS PARQUET"])
+def test_an_insert_into_a_table_dropped_and_created_again_fails(two, spark, monkeypatch, new):
+    a, b = two
+    fired = _between_plan_and_commit(monkeypatch, lambda: (b.sql("DROP TABLE t"), b.sql(new)))
+    with pytest.raises(CommitConflict, match=r"Commit conflict on table default\.t: another statement dropped it "
+                       r"and created a table of that name again while this statement ran, so the files this "
+                       r"statement wrote were for a table that no longer exists\. Nothing was changed; run the "
+                       r"statement again\."):
+        a.sql("INSERT INTO t PARTITION (ds='a') VALUES (9)")
+    assert fired
+    assert b.sql("SELECT * FROM t").collect() == []  # the new table: empty, and readable
+    t = b.catalog.get_table("default", "t")
+    assert t.properties.get("numRows", "0") == "0"
+    assert [f for _, _, fs_ in os.walk(t.location) for f in fs_] == []
+
+
+def test_an_insert_into_a_table_whose_columns_changed_meanwhile_fails(two, spark, monkeypatch):
+    a, b = two
+    fired = _between_plan_and_commit(monkeypatch, lambda: b.sql("ALTER TABLE t ADD COLUMNS (v STRING)"))
+    with pytest.raises(CommitConflict, match=r"Commit conflict on table default\.t: another statement changed its "
+                       r"columns while this statement ran \(ALTER TABLE\), so the files this statement wrote no "
+                       r"longer fit it\. Nothing was changed; run the statement again\."):
+        a.sql("INSERT INTO t PARTITION (ds='a') VALUES (9)")
+    assert fired
+    assert _rows(a) == [(1, "a"), (2, "a"), (3, "b")] == _spark_rows(spark, a)
+    assert _leftovers(a) == []

@@ -6,7 +6,9 @@
 3. Files move to their partition directories under new, unique names. Readers use the file
    lists recorded in the metastore, so these files are invisible until step 4.
 4. One metastore transaction (compare-and-swap on the table version) registers or replaces
-   every partition with its file list and stats. This is the one atomic step.
+   every partition with its file list and stats. This is the one atomic step. When another
+   statement committed first, the commit is planned again on the new version only where the
+   statement's outcome does not depend on what changed (:meth:`Commit._commit_with_retries`).
 5. Obsolete files (those an overwrite replaced) are kept for a retention period, so that a
    reader that planned before step 4 can still open them: an expiry record
    ``<warehouse>/.hivepark/expiring/<qid>.json`` lists them, and the first ``connect()`` or
@@ -30,11 +32,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from hivepark.catalog.base import Catalog
+from hivepark.catalog.buckets import table_buckets
 from hivepark.catalog.models import Partition, Table
 from hivepark.catalog.skew import SKEW_LOCATIONS, partition_layout
 from hivepark.errors import CommitConflict, MetastoreError
-from hivepark.layout import is_absolute
+from hivepark.layout import is_absolute, make_part_name, partition_path
 from hivepark.storage import fs
+from hivepark.storage.formats import text_serde
 
 FILES_PARAM = "hivepark.files"
 # a partition's (an unpartitioned table's) column statistics (exec/column_stats.py): a write
@@ -133,8 +137,14 @@ class PartitionWrite:
 
     ``rel_dirs`` (parallel to ``files``) puts each file in a subdirectory of the partition
     (list bucketing: ``x=30``); ``parameters`` are set on the partition (None removes a
-    key); with ``overwrite``, the existing files named in ``keep`` (relative names, of
-    ``keep_size`` bytes in all) stay; ``bucket_files``: the files are Hive's bucket files.
+    key); ``bucket_files``: the files are Hive's bucket files.
+
+    ``location`` is where the files go: the partition's location when the statement planned
+    (its default directory if it did not exist). A commit that finds the partition elsewhere
+    (another statement added it with a LOCATION, or moved it) fails with CommitConflict.
+
+    With ``overwrite``, the existing files named in ``keep`` (relative names, of ``keep_size``
+    bytes in all) stay.
     """
 
     values: tuple[str | None, ...]
@@ -204,6 +214,7 @@ class Commit:
         self.staging = f"{table.location.rstrip('/')}/{STAGING_PREFIX}{self.qid}"
         self.journal = f"{journal_dir(warehouse)}/{self.qid}.json"
         self._targets: list[str] = []
+        self._new_dirs: list[str] = []  # directories the moves create: an abort removes them if empty
         self._committed = False
         self._journal = Journal(self.journal, self._journal_content("writing"))
 
@@ -227,6 +238,7 @@ class Commit:
         moves = [(w, f, f"{w.location.rstrip('/')}/{name}")
                  for w in writes for f, name in zip(w.files, w.target_names(self.qid))]
         self._targets = [dst for _, _, dst in moves]
+        self._new_dirs = _new_dirs(self.table.location, [w.location for w in writes])
         self._write_journal(state="moving")
         fault_point("before_move")
         for i, (_, f, dst) in enumerate(moves):
@@ -242,6 +254,10 @@ class Commit:
         return new_table
 
     def _commit_with_retries(self, catalog: Catalog, writes: Sequence[PartitionWrite]) -> Table:
+        """The metastore transaction; on a conflict (another statement committed first),
+        planned again on the table as it now is, provided that it is still the table this
+        statement wrote for (:func:`_check_same_table`; each partition where it was:
+        :func:`_plan`)."""
         table = self.table
         for attempt in range(MAX_RETRIES):
             plan = _plan(catalog, table, writes, self.qid)
@@ -255,7 +271,9 @@ class Commit:
                 if attempt == MAX_RETRIES - 1:
                     raise
                 time.sleep(0.05 * (attempt + 1))
-                table = catalog.get_table(table.db, table.name)
+                current = catalog.get_table(table.db, table.name)
+                _check_same_table(self.table, current)
+                table = current
         raise AssertionError("unreachable")
 
     def _cleanup_after(self, obsolete: Sequence[str]) -> None:
@@ -269,6 +287,8 @@ class Commit:
         """Removes everything this statement wrote; the table stays as it was."""
         for path in self._targets:
             fs.delete_file(path)
+        for d in self._new_dirs:  # (another statement's file in flight keeps its directory)
+            fs.prune_empty_dirs(d)
         with _lock:
             _aborted.append(self.staging)
         try:
@@ -422,6 +442,57 @@ def delete_owned(location: str, files: Sequence[str]) -> bool:
     return fs.prune_empty_dirs(location)
 
 
+def _new_dirs(root: str, locations: Sequence[str]) -> list[str]:
+    """For each of ``locations`` that does not exist, its highest missing directory below
+    ``root`` (``ds=1`` of ``ds=1/hr=2``); a location outside ``root``, itself if missing."""
+    root = fs.normalize(root)
+    out: list[str] = []
+    for loc in {fs.normalize(x) for x in locations}:
+        if fs.exists(loc):
+            continue
+        top = loc
+        while loc.startswith(root + "/") and not fs.exists(loc.rsplit("/", 1)[0]) \
+                and loc.rsplit("/", 1)[0] != root:
+            loc = loc.rsplit("/", 1)[0]
+            top = loc
+        if top not in out:
+            out.append(top)
+    return sorted(out)
+
+
+def _conflict(table: Table, what: str) -> CommitConflict:
+    return CommitConflict(f"Commit conflict on table {table.qualified_name}: {what}. Nothing was changed; "
+                          "run the statement again.")
+
+
+def _check_same_table(was: Table, now: Table) -> None:
+    """Raises CommitConflict unless ``now`` (the table by that name after a conflict) is the
+    table ``was`` that the statement wrote files for: the same table (not one created again
+    under its name), with the same columns, format, location and layout of files."""
+    if was.uid and now.uid and was.uid != now.uid:
+        raise _conflict(now, "another statement dropped it and created a table of that name again while "
+                        "this statement ran, so the files this statement wrote were for a table that no "
+                        "longer exists")
+
+    def cols(t: Table) -> tuple:
+        return tuple((c.name.lower(), c.type.lower()) for c in t.columns)
+
+    def keys(t: Table) -> tuple:
+        return tuple((c.name.lower(), c.type.lower()) for c in t.partition_keys)
+
+    def serde(t: Table) -> object:
+        return (t.field_delim, text_serde(t)) if t.format == "textfile" else None
+
+    changed = [what for what, get in (("columns", cols), ("partition columns", keys),
+                                      ("storage format", lambda t: t.format),
+                                      ("location", lambda t: fs.normalize(t.location) if t.location else ""),
+                                      ("bucketing", table_buckets), ("text SerDe properties", serde))
+               if get(was) != get(now)]
+    if changed:
+        raise _conflict(now, f"another statement changed its {' and '.join(changed)} while this statement ran "
+                        "(ALTER TABLE), so the files this statement wrote no longer fit it")
+
+
 def _plan(catalog: Catalog, table: Table, writes: Sequence[PartitionWrite], qid: str) -> _Plan:
     plan = _Plan()
     now = str(int(time.time()))
@@ -432,6 +503,7 @@ def _plan(catalog: Catalog, table: Table, writes: Sequence[PartitionWrite], qid:
         new_size = sum(f.size for f in w.files)
         if table.is_partitioned:
             old = existing.get(tuple(w.values))
+            _check_location(table, w, old)
             old_files = current_files(w.location, old.files, old.parameters) if old else []
             old_params = dict(old.parameters) if old else {}
         else:
@@ -469,6 +541,22 @@ def _plan(catalog: Catalog, table: Table, writes: Sequence[PartitionWrite], qid:
         else:
             plan.table_params = {**params, FILES_PARAM: json.dumps(names)}
     return plan
+
+
+def _check_location(table: Table, w: PartitionWrite, old: Partition | None) -> None:
+    """Raises CommitConflict when the partition ``w`` writes is not where ``w`` put its files:
+    another statement added it at a LOCATION of its own, or moved it (SET LOCATION), after
+    this statement planned."""
+    keys = table.partition_key_names()
+    where = old.location if old is not None else partition_path(table.location, keys, w.values)
+    if fs.normalize(where) != fs.normalize(w.location):
+        name = make_part_name(keys, w.values)
+        if old is None:
+            raise _conflict(table, f"another statement dropped partition {name} while this statement wrote "
+                            f"its files at {w.location}")
+        raise _conflict(table, f"partition {name} is now at {old.location}, not at {w.location} where this "
+                        "statement wrote its files: another statement added it with a LOCATION or moved it "
+                        "(SET LOCATION) while this statement ran")
 
 
 def _relative(base: str, path: str) -> str:
