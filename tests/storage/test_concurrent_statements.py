@@ -166,6 +166,53 @@ def _leftovers(wh, table="t"):
     return out
 
 
+def test_concatenate_racing_an_insert_keeps_the_inserted_rows(two, spark, monkeypatch):
+    a, b = two
+    a.sql("INSERT INTO t PARTITION (ds='a') VALUES (3)")  # ds='a': two files to merge
+    fired = _between_plan_and_commit(monkeypatch, lambda: b.sql("INSERT INTO t PARTITION (ds='a') VALUES (99)"))
+    a.sql("ALTER TABLE t PARTITION (ds='a') CONCATENATE")
+    assert fired
+    # exactly the two merged files were replaced (by one); the concurrent insert's file stays
+    assert _rows(a) == [(1, "a"), (2, "a"), (3, "a"), (3, "b"), (99, "a")] == _spark_rows(spark, a)
+    part = a.catalog.get_partition(a.catalog.get_table("default", "t"), ("a",))
+    assert len(part.files) == 2 and part.parameters["numRows"] == "4"
+    assert int(part.parameters["totalSize"]) == sum(os.path.getsize(f"{part.location}/{f}") for f in part.files)
+    assert _leftovers(a) == []
+
+
+def test_concatenate_racing_an_overwrite_fails_and_leaves_the_overwrite(two, spark, monkeypatch):
+    a, b = two
+    a.sql("INSERT INTO t PARTITION (ds='a') VALUES (3)")
+    fired = _between_plan_and_commit(
+        monkeypatch, lambda: b.sql("INSERT OVERWRITE TABLE t PARTITION (ds='a') SELECT 7"))
+    with pytest.raises(CommitConflict, match=r"Commit conflict on table default\.t: another statement replaced "
+                       r"or removed files of partition ds=a while this statement rewrote them .*"
+                       r"Nothing was changed; run the statement again\."):
+        a.sql("ALTER TABLE t PARTITION (ds='a') CONCATENATE")
+    assert fired
+    assert _rows(a) == [(3, "b"), (7, "a")] == _spark_rows(spark, a)
+    assert _leftovers(a) == []
+
+
+@pytest.mark.parametrize("query", ["SELECT k * 10 FROM t WHERE ds='a'",
+                                   "SELECT k * 10 FROM v WHERE ds='a'"])  # through a view too
+def test_an_overwrite_reading_its_table_racing_an_insert_fails(two, spark, monkeypatch, query):
+    a, b = two
+    a.sql("CREATE VIEW v AS SELECT * FROM t")
+    fired = _between_plan_and_commit(monkeypatch, lambda: b.sql("INSERT INTO t PARTITION (ds='a') VALUES (99)"))
+    # ran after the insert, it would write 10, 20, 990: having read the table without 99, its
+    # rows are right for no order of the two, so it fails rather than delete 99
+    with pytest.raises(CommitConflict, match=r"Commit conflict on table default\.t: another statement changed it "
+                       r"\(from version \d+ to \d+\) while this statement ran, and this statement's query reads "
+                       r"that table, .* Nothing was changed; run the statement again\."):
+        a.sql(f"INSERT OVERWRITE TABLE t PARTITION (ds='a') {query}")
+    assert fired
+    assert _rows(a) == [(1, "a"), (2, "a"), (3, "b"), (99, "a")] == _spark_rows(spark, a)
+    assert _leftovers(a) == []
+    a.sql(f"INSERT OVERWRITE TABLE t PARTITION (ds='a') {query}")  # run again: as after the insert
+    assert _rows(a) == [(3, "b"), (10, "a"), (20, "a"), (990, "a")] == _spark_rows(spark, a)
+
+
 def test_a_blind_overwrite_racing_an_insert_is_planned_again(two, spark, monkeypatch):
     a, b = two
     fired = _between_plan_and_commit(monkeypatch, lambda: b.sql("INSERT INTO t PARTITION (ds='a') VALUES (99)"))
@@ -182,6 +229,18 @@ def test_two_inserts_into_one_partition_both_land(two, spark, monkeypatch):
     assert fired
     assert _rows(a) == [(1, "a"), (2, "a"), (3, "b"), (7, "a"), (99, "a")] == _spark_rows(spark, a)
     assert a.catalog.get_partition(a.catalog.get_table("default", "t"), ("a",)).parameters["numRows"] == "4"
+
+
+def test_insert_overwrite_if_not_exists_racing_its_partitions_creation_writes_nothing(two, spark, monkeypatch):
+    a, b = two
+    fired = _between_plan_and_commit(
+        monkeypatch, lambda: b.sql("INSERT OVERWRITE TABLE t PARTITION (ds='n') IF NOT EXISTS SELECT 2"))
+    a.sql("INSERT OVERWRITE TABLE t PARTITION (ds='n') IF NOT EXISTS SELECT 1")
+    assert fired
+    # B created ds='n' first: A's premise (no such partition) is false, so A writes nothing, as
+    # it would have run after B
+    assert _rows(a) == [(1, "a"), (2, "a"), (2, "n"), (3, "b")] == _spark_rows(spark, a)
+    assert _leftovers(a) == []
 
 
 @pytest.mark.parametrize("change", ["ADD PARTITION (ds='d') LOCATION '{ext}'",

@@ -143,8 +143,12 @@ class PartitionWrite:
     (its default directory if it did not exist). A commit that finds the partition elsewhere
     (another statement added it with a LOCATION, or moved it) fails with CommitConflict.
 
-    With ``overwrite``, the existing files named in ``keep`` (relative names, of ``keep_size``
-    bytes in all) stay.
+    ``rewrites`` (with ``overwrite``; CONCATENATE): the files are a rewrite of these existing
+    files (relative names), holding the same rows. Exactly those become obsolete and every
+    other file stays, one another statement added meanwhile too; the commit fails with
+    CommitConflict when one of them is no longer the partition's.
+    ``if_absent`` (INSERT OVERWRITE ... IF NOT EXISTS): the write is for a partition that did
+    not exist; if another statement created it meanwhile, nothing is written.
     """
 
     values: tuple[str | None, ...]
@@ -154,9 +158,9 @@ class PartitionWrite:
     overwrite: bool = False
     rel_dirs: list[str] | None = None
     parameters: dict[str, str | None] = field(default_factory=dict)
-    keep: tuple[str, ...] = ()
-    keep_size: int = 0
+    rewrites: tuple[str, ...] | None = None
     bucket_files: bool = False
+    if_absent: bool = False
 
     def target_names(self, qid: str) -> list[str]:
         """Each staged file's name relative to the partition once committed: the commit's id
@@ -232,9 +236,14 @@ class Commit:
     def _write_journal(self, state: str, obsolete: Sequence[str] = ()) -> None:
         self._journal.update(**self._journal_content(state, obsolete))
 
-    def finish(self, catalog: Catalog, writes: Sequence[PartitionWrite]) -> Table:
+    def finish(self, catalog: Catalog, writes: Sequence[PartitionWrite], reads_target: bool = False) -> Table:
         """Moves the staged files into place and commits them; returns the new table. Call
-        it inside the ``with`` block: a failure before the metastore commit aborts."""
+        it inside the ``with`` block: a failure before the metastore commit aborts.
+
+        When another statement committed first, the commit is planned again on the table as
+        it now is (:meth:`_commit_with_retries`), which is right for a blind write only (its
+        rows do not depend on the table: it is as if it ran after the other). With
+        ``reads_target`` (the statement's query read this table) it fails instead."""
         moves = [(w, f, f"{w.location.rstrip('/')}/{name}")
                  for w in writes for f, name in zip(w.files, w.target_names(self.qid))]
         self._targets = [dst for _, _, dst in moves]
@@ -247,17 +256,22 @@ class Commit:
                 fault_point("during_move")
         for w in writes:
             fs.makedirs(w.location)
-        new_table = self._commit_with_retries(catalog, writes)
+        try:
+            new_table = self._commit_with_retries(catalog, writes, reads_target)
+        except _PartitionExists as e:  # IF NOT EXISTS, and another statement created it: nothing to do
+            self.abort()
+            return e.table
         self._committed = True
         fault_point("after_commit")
         self._cleanup_after(self._last_plan.obsolete)
         return new_table
 
-    def _commit_with_retries(self, catalog: Catalog, writes: Sequence[PartitionWrite]) -> Table:
+    def _commit_with_retries(self, catalog: Catalog, writes: Sequence[PartitionWrite],
+                             reads_target: bool) -> Table:
         """The metastore transaction; on a conflict (another statement committed first),
         planned again on the table as it now is, provided that it is still the table this
         statement wrote for (:func:`_check_same_table`; each partition where it was:
-        :func:`_plan`)."""
+        :func:`_plan`) and that the statement did not read it (``reads_target``)."""
         table = self.table
         for attempt in range(MAX_RETRIES):
             plan = _plan(catalog, table, writes, self.qid)
@@ -273,6 +287,14 @@ class Commit:
                 time.sleep(0.05 * (attempt + 1))
                 current = catalog.get_table(table.db, table.name)
                 _check_same_table(self.table, current)
+                if reads_target:
+                    _check_absent(catalog, current, writes)  # IF NOT EXISTS: skipping is right
+                    raise CommitConflict(
+                        f"Commit conflict on table {current.qualified_name}: another statement changed it "
+                        f"(from version {self.table.version} to {current.version}) while this statement "
+                        "ran, and this statement's query reads that table, so the rows it wrote were "
+                        "computed from data that is no longer current. Nothing was changed; run the "
+                        "statement again.") from None
                 table = current
         raise AssertionError("unreachable")
 
@@ -442,6 +464,14 @@ def delete_owned(location: str, files: Sequence[str]) -> bool:
     return fs.prune_empty_dirs(location)
 
 
+class _PartitionExists(Exception):
+    """An IF NOT EXISTS write finds its partition created by another statement."""
+
+    def __init__(self, table: Table) -> None:
+        super().__init__(table.qualified_name)
+        self.table = table
+
+
 def _new_dirs(root: str, locations: Sequence[str]) -> list[str]:
     """For each of ``locations`` that does not exist, its highest missing directory below
     ``root`` (``ds=1`` of ``ds=1/hr=2``); a location outside ``root``, itself if missing."""
@@ -493,6 +523,13 @@ def _check_same_table(was: Table, now: Table) -> None:
                         "(ALTER TABLE), so the files this statement wrote no longer fit it")
 
 
+def _check_absent(catalog: Catalog, table: Table, writes: Sequence[PartitionWrite]) -> None:
+    """Raises _PartitionExists when an IF NOT EXISTS write's partition exists."""
+    wanted = [w.values for w in writes if w.if_absent]
+    if wanted and table.is_partitioned and catalog.get_partitions(table, wanted):
+        raise _PartitionExists(table)
+
+
 def _plan(catalog: Catalog, table: Table, writes: Sequence[PartitionWrite], qid: str) -> _Plan:
     plan = _Plan()
     now = str(int(time.time()))
@@ -503,6 +540,8 @@ def _plan(catalog: Catalog, table: Table, writes: Sequence[PartitionWrite], qid:
         new_size = sum(f.size for f in w.files)
         if table.is_partitioned:
             old = existing.get(tuple(w.values))
+            if old is not None and w.if_absent:
+                raise _PartitionExists(table)
             _check_location(table, w, old)
             old_files = current_files(w.location, old.files, old.parameters) if old else []
             old_params = dict(old.parameters) if old else {}
@@ -514,11 +553,23 @@ def _plan(catalog: Catalog, table: Table, writes: Sequence[PartitionWrite], qid:
         base = w.location.rstrip("/")
         new_paths = {f"{base}/{n}" for n in new_names}
         old_files = [p for p in old_files if p not in new_paths]
-        if w.overwrite:
-            keep = {f"{base}/{n}" for n in w.keep}
-            plan.obsolete += [p for p in old_files if p not in keep]
-            kept = [_relative(base, p) for p in old_files if p in keep]
-            rows, size = w.num_rows, new_size + w.keep_size
+        if w.rewrites is not None:  # the same rows in new files: exactly the rewritten ones go
+            rewritten = {f"{base}/{n}" for n in w.rewrites}
+            gone = sorted(rewritten - set(old_files))
+            if gone:
+                where = f"partition {make_part_name(table.partition_key_names(), w.values)}" \
+                    if table.is_partitioned else "the table"
+                raise _conflict(table, f"another statement replaced or removed files of {where} while this "
+                                f"statement rewrote them ({', '.join(_relative(base, p) for p in gone[:3])}"
+                                f"{', ...' if len(gone) > 3 else ''})")
+            plan.obsolete += [p for p in old_files if p in rewritten]
+            kept = [_relative(base, p) for p in old_files if p not in rewritten]
+            rows = int(old_params.get("numRows", "-1"))
+            size = new_size + _total_size([p for p in old_files if p not in rewritten])
+        elif w.overwrite:
+            plan.obsolete += old_files
+            kept = []
+            rows, size = w.num_rows, new_size
         else:
             kept = [_relative(base, p) for p in old_files]
             old_rows = int(old_params.get("numRows", "0" if not old_files else "-1"))
@@ -528,9 +579,9 @@ def _plan(catalog: Catalog, table: Table, writes: Sequence[PartitionWrite], qid:
         params: dict[str, str | None] = {
             "numFiles": str(len(names)), "numRows": str(rows), "totalSize": str(size),
             "transient_lastDdlTime": now}
-        if not w.overwrite and SKEW_LOCATIONS in old_params:
-            params[SKEW_LOCATIONS] = old_params[SKEW_LOCATIONS]  # appends keep the layout
-        elif w.overwrite and not table.is_partitioned:
+        if (not w.overwrite or w.rewrites is not None) and SKEW_LOCATIONS in old_params:
+            params[SKEW_LOCATIONS] = old_params[SKEW_LOCATIONS]  # appends and rewrites keep the layout
+        elif w.overwrite and w.rewrites is None and not table.is_partitioned:
             params[SKEW_LOCATIONS] = None  # the old layout goes with the old files
         if not table.is_partitioned:  # (a partition's parameters are made anew: its statistics go)
             params[COLUMN_STATS] = params[COLUMN_STATS_ACCURATE] = None
@@ -557,6 +608,13 @@ def _check_location(table: Table, w: PartitionWrite, old: Partition | None) -> N
         raise _conflict(table, f"partition {name} is now at {old.location}, not at {w.location} where this "
                         "statement wrote its files: another statement added it with a LOCATION or moved it "
                         "(SET LOCATION) while this statement ran")
+
+
+def _total_size(paths: Sequence[str]) -> int:
+    """The bytes of ``paths`` (one listing of each directory holding one); a file missing counts 0."""
+    sizes = {fs.normalize(e.path): e.size for d in {p.rsplit("/", 1)[0] for p in paths}
+             for e in fs.list_files(d) if not e.is_dir}
+    return sum(sizes.get(fs.normalize(p), 0) for p in paths)
 
 
 def _relative(base: str, path: str) -> str:
