@@ -177,6 +177,8 @@ class _Plan:
     put: list[Partition] = field(default_factory=list)
     table_params: dict[str, str | None] | None = None
     obsolete: list[str] = field(default_factory=list)
+    # the locations of the partitions it creates: an abort deletes their directories if empty
+    new_partitions: list[str] = field(default_factory=list)
 
 
 def fault_point(name: str) -> None:
@@ -218,7 +220,7 @@ class Commit:
         self.staging = f"{table.location.rstrip('/')}/{STAGING_PREFIX}{self.qid}"
         self.journal = f"{journal_dir(warehouse)}/{self.qid}.json"
         self._targets: list[str] = []
-        self._new_dirs: list[str] = []  # directories the moves create: an abort removes them if empty
+        self._last_plan = _Plan()
         self._committed = False
         self._journal = Journal(self.journal, self._journal_content("writing"))
 
@@ -247,7 +249,6 @@ class Commit:
         moves = [(w, f, f"{w.location.rstrip('/')}/{name}")
                  for w in writes for f, name in zip(w.files, w.target_names(self.qid))]
         self._targets = [dst for _, _, dst in moves]
-        self._new_dirs = _new_dirs(self.table.location, [w.location for w in writes])
         self._write_journal(state="moving")
         fault_point("before_move")
         for i, (_, f, dst) in enumerate(moves):
@@ -259,7 +260,10 @@ class Commit:
         try:
             new_table = self._commit_with_retries(catalog, writes, reads_target)
         except _PartitionExists as e:  # IF NOT EXISTS, and another statement created it: nothing to do
-            self.abort()
+            theirs = {fs.normalize(x) for x in e.locations}
+            self._last_plan.new_partitions = [x for x in self._last_plan.new_partitions
+                                              if fs.normalize(x) not in theirs]
+            self.abort()  # (the other statement's directory stays, even empty)
             return e.table
         self._committed = True
         fault_point("after_commit")
@@ -309,8 +313,8 @@ class Commit:
         """Removes everything this statement wrote; the table stays as it was."""
         for path in self._targets:
             fs.delete_file(path)
-        for d in self._new_dirs:  # (another statement's file in flight keeps its directory)
-            fs.prune_empty_dirs(d)
+        for location in self._last_plan.new_partitions:  # (a file of another statement keeps it)
+            _delete_if_empty(self.table.location, location)
         with _lock:
             _aborted.append(self.staging)
         try:
@@ -467,27 +471,23 @@ def delete_owned(location: str, files: Sequence[str]) -> bool:
 class _PartitionExists(Exception):
     """An IF NOT EXISTS write finds its partition created by another statement."""
 
-    def __init__(self, table: Table) -> None:
+    def __init__(self, table: Table, locations: Sequence[str]) -> None:
         super().__init__(table.qualified_name)
-        self.table = table
+        self.table, self.locations = table, locations
 
 
-def _new_dirs(root: str, locations: Sequence[str]) -> list[str]:
-    """For each of ``locations`` that does not exist, its highest missing directory below
-    ``root`` (``ds=1`` of ``ds=1/hr=2``); a location outside ``root``, itself if missing."""
-    root = fs.normalize(root)
-    out: list[str] = []
-    for loc in {fs.normalize(x) for x in locations}:
-        if fs.exists(loc):
-            continue
-        top = loc
-        while loc.startswith(root + "/") and not fs.exists(loc.rsplit("/", 1)[0]) \
-                and loc.rsplit("/", 1)[0] != root:
-            loc = loc.rsplit("/", 1)[0]
-            top = loc
-        if top not in out:
-            out.append(top)
-    return sorted(out)
+def _delete_if_empty(root: str, location: str) -> None:
+    """Deletes ``location`` if it holds nothing but markers (``fs.prune_empty_dirs``), then
+    each parent below ``root`` that this leaves empty (``ds=1`` of ``ds=1/hr=2``)."""
+    root, location = fs.normalize(root), fs.normalize(location)
+    if not fs.prune_empty_dirs(location):
+        return
+    parent = location.rsplit("/", 1)[0]
+    while parent.startswith(root + "/"):
+        fs.delete_dir_if_empty(parent)
+        if fs.exists(parent):
+            return
+        parent = parent.rsplit("/", 1)[0]
 
 
 def _conflict(table: Table, what: str) -> CommitConflict:
@@ -526,8 +526,9 @@ def _check_same_table(was: Table, now: Table) -> None:
 def _check_absent(catalog: Catalog, table: Table, writes: Sequence[PartitionWrite]) -> None:
     """Raises _PartitionExists when an IF NOT EXISTS write's partition exists."""
     wanted = [w.values for w in writes if w.if_absent]
-    if wanted and table.is_partitioned and catalog.get_partitions(table, wanted):
-        raise _PartitionExists(table)
+    found = catalog.get_partitions(table, wanted) if wanted and table.is_partitioned else {}
+    if found:
+        raise _PartitionExists(table, [p.location for p in found.values()])
 
 
 def _plan(catalog: Catalog, table: Table, writes: Sequence[PartitionWrite], qid: str) -> _Plan:
@@ -541,8 +542,10 @@ def _plan(catalog: Catalog, table: Table, writes: Sequence[PartitionWrite], qid:
         if table.is_partitioned:
             old = existing.get(tuple(w.values))
             if old is not None and w.if_absent:
-                raise _PartitionExists(table)
+                raise _PartitionExists(table, [old.location])
             _check_location(table, w, old)
+            if old is None:
+                plan.new_partitions.append(w.location)
             old_files = current_files(w.location, old.files, old.parameters) if old else []
             old_params = dict(old.parameters) if old else {}
         else:
