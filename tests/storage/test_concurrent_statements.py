@@ -213,6 +213,22 @@ def test_an_overwrite_reading_its_table_racing_an_insert_fails(two, spark, monke
     assert _rows(a) == [(3, "b"), (10, "a"), (20, "a"), (990, "a")] == _spark_rows(spark, a)
 
 
+def test_a_python_insert_of_rows_read_from_its_table_racing_an_insert_fails(two, spark, monkeypatch):
+    a, b = two
+    df = a.table("t").where("ds = 'a'").selectExpr("k * 10 AS k")
+    fired = _between_plan_and_commit(monkeypatch, lambda: b.sql("INSERT INTO t PARTITION (ds='a') VALUES (99)"))
+    with pytest.raises(CommitConflict, match=r"this statement's query reads that table, .* run the statement again"):
+        a.insert(df, "t", partition={"ds": "a"}, overwrite=True)
+    assert fired
+    assert _rows(a) == [(1, "a"), (2, "a"), (3, "b"), (99, "a")] == _spark_rows(spark, a)
+    assert _leftovers(a) == []
+    # a DataFrame of other rows is a blind write: planned again, as if after the insert
+    fired.clear()
+    a.insert(spark.createDataFrame([(5,)], "k INT"), "t", partition={"ds": "a"}, overwrite=True)
+    assert fired
+    assert _rows(a) == [(3, "b"), (5, "a")] == _spark_rows(spark, a)
+
+
 def test_a_blind_overwrite_racing_an_insert_is_planned_again(two, spark, monkeypatch):
     a, b = two
     fired = _between_plan_and_commit(monkeypatch, lambda: b.sql("INSERT INTO t PARTITION (ds='a') VALUES (99)"))

@@ -44,7 +44,7 @@ from hivepark.sql.validate import (
 )
 from hivepark.storage import fs
 from hivepark.storage.bucket_files import BUCKET_COL, name_staged, row_buckets
-from hivepark.storage.commit import DirectoryWrite, PartitionWrite
+from hivepark.storage.commit import DirectoryWrite, PartitionWrite, ReadsTarget
 from hivepark.storage.formats import check_text_delimiter, normalize_format, sql_name, writer
 from hivepark.storage.handlers import StorageHandler, handler_for
 from hivepark.types import DEFAULT_PARTITION_NAME, HiveType, PartitionValueError
@@ -65,6 +65,18 @@ def reads_table(plan: QueryPlan, table: Table) -> bool:
     then depend on the table, and its write cannot simply be committed again on the table as
     another statement left it (storage/commit.py ``Commit.finish``)."""
     return any(scan.table.db == table.db and scan.table.name == table.name for scan in plan.scans)
+
+
+def reads_files_of(table: Table, df: DataFrame) -> bool:
+    """Whether ``df`` (a Python caller's DataFrame, whose query hivepark did not plan) reads
+    files in ``table``'s directory (``df.inputFiles()``); True when Spark cannot tell. A read
+    of a partition at a LOCATION of its own, or of a table without files, is not seen."""
+    base = fs.normalize(table.location) + "/"
+    try:
+        files = df.inputFiles()
+    except Exception:  # noqa: BLE001 - not known: its rows may depend on the table
+        return True
+    return any(fs.normalize(f).startswith(base) for f in files)
 
 
 def multi_insert(ctx: Context, stmt: MultiInsert) -> DataFrame:
@@ -249,7 +261,7 @@ def frame_for_insert(table: Table, df: object, spec: PartitionSpec, by_position:
 
 
 def write_rows(ctx: Context, table: Table, df: DataFrame, spec: PartitionSpec, overwrite: bool,
-               if_not_exists: bool = False, reads_target: bool = False) -> Table:
+               if_not_exists: bool = False, reads_target: ReadsTarget = False) -> Table:
     """Writes ``df`` (data columns, then the dynamic partition columns) into ``table``.
     ``reads_target``: ``df`` is computed from ``table``'s rows (its commit then fails rather
     than being planned again when another statement commits first: storage/commit.py)."""
@@ -368,7 +380,7 @@ def _castable(src: str, dst: str) -> bool:
 
 
 def _write_static(ctx: Context, table: Table, df: DataFrame, values: tuple, overwrite: bool,
-                  if_absent: bool = False, reads_target: bool = False) -> Table:
+                  if_absent: bool = False, reads_target: ReadsTarget = False) -> Table:
     """A write into one partition (or an unpartitioned table); ``if_absent``: IF NOT EXISTS,
     nothing is written if another statement creates the partition meanwhile."""
     existing = ctx.catalog.get_partition(table, values) if table.is_partitioned else None
@@ -452,7 +464,7 @@ def _partitioned_rows(table: Table, df: DataFrame, static: dict, dyn: list[str])
 
 
 def _write_dynamic(ctx: Context, table: Table, df: DataFrame, static: dict, dyn: list[str],
-                   overwrite: bool, reads_target: bool = False) -> Table:
+                   overwrite: bool, reads_target: ReadsTarget = False) -> Table:
     types = table.partition_types()
     out = _partitioned_rows(table, df, static, dyn)
     keys = list(table.partition_key_names())

@@ -28,7 +28,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from hivepark.catalog.base import Catalog
@@ -49,6 +49,9 @@ COLUMN_STATS_ACCURATE = "COLUMN_STATS_ACCURATE"  # Hive's record of which statis
 # TEXTFILE table), {name: milliseconds}: statistics of that name computed before are not its
 COLUMNS_CHANGED = "hivepark.columns.changed"
 STAGING_PREFIX = ".hive-staging_hivepark_"
+# whether a statement's rows depend on the table it writes: known, or found out if it matters
+# (on a conflict: a Python caller's DataFrame's input files, exec/write.reads_files_of)
+ReadsTarget = bool | Callable[[], bool]
 MAX_RETRIES = 5
 # A journal's owner renews its lease (the journal's "heartbeat" time) every HEARTBEAT_SECONDS;
 # another process undoes the statement only when the owner is proven dead: the same host and
@@ -238,7 +241,7 @@ class Commit:
     def _write_journal(self, state: str, obsolete: Sequence[str] = ()) -> None:
         self._journal.update(**self._journal_content(state, obsolete))
 
-    def finish(self, catalog: Catalog, writes: Sequence[PartitionWrite], reads_target: bool = False) -> Table:
+    def finish(self, catalog: Catalog, writes: Sequence[PartitionWrite], reads_target: ReadsTarget = False) -> Table:
         """Moves the staged files into place and commits them; returns the new table. Call
         it inside the ``with`` block: a failure before the metastore commit aborts.
 
@@ -271,7 +274,7 @@ class Commit:
         return new_table
 
     def _commit_with_retries(self, catalog: Catalog, writes: Sequence[PartitionWrite],
-                             reads_target: bool) -> Table:
+                             reads_target: ReadsTarget) -> Table:
         """The metastore transaction; on a conflict (another statement committed first),
         planned again on the table as it now is, provided that it is still the table this
         statement wrote for (:func:`_check_same_table`; each partition where it was:
@@ -291,7 +294,7 @@ class Commit:
                 time.sleep(0.05 * (attempt + 1))
                 current = catalog.get_table(table.db, table.name)
                 _check_same_table(self.table, current)
-                if reads_target:
+                if reads_target if isinstance(reads_target, bool) else reads_target():
                     _check_absent(catalog, current, writes)  # IF NOT EXISTS: skipping is right
                     raise CommitConflict(
                         f"Commit conflict on table {current.qualified_name}: another statement changed it "
