@@ -110,14 +110,17 @@ class Warehouse:
         """Writes ``df`` into ``table``. Its columns are matched by name to the table's data
         columns and the dynamic partition columns (those mapped to None in ``partition``, or
         every key without ``partition``); with ``by_position``, they are taken in that order
-        whatever their names. A mismatch is refused, naming both sets of columns."""
-        from hivepark.exec.write import frame_for_insert, write_rows
+        whatever their names. A mismatch is refused, naming both sets of columns. If another
+        statement commits to ``table`` first and ``df`` reads ``table``'s files, the insert fails
+        with CommitConflict (run it again) rather than writing rows computed without that commit."""
+        from hivepark.exec.write import frame_for_insert, reads_files_of, write_rows
         from hivepark.sql.validate import python_spec
 
         with self._ctx.handler_scope(), self._translated():
             t = self._ctx.target(table)
             spec = python_spec(t, partition)
-            write_rows(self._ctx, t, frame_for_insert(t, df, spec, by_position), spec, overwrite)
+            write_rows(self._ctx, t, frame_for_insert(t, df, spec, by_position), spec, overwrite,
+                       reads_target=lambda: reads_files_of(t, df))
             self._sync_views()
 
     def refresh_views(self) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 
 import pytest
 
@@ -615,3 +616,174 @@ def test_a_committed_statement_not_yet_cleaned_up_keeps_its_files_in_a_listing(l
     assert _rows(c) == [(1, "c"), (6, "c")] == _spark_rows(spark, c)
     assert os.listdir(commit.journal_dir(a.location)) == []
     c.close()
+
+
+# A commit that loses the race to another statement's commit is planned again on the table as
+# that statement left it only when that is right: a blind INSERT INTO / OVERWRITE into the
+# same table, its partitions where they were. A statement whose rows depend on what it read
+# keeps its premise or fails, naming what changed; nothing of it is left either way.
+
+
+def _leftovers(wh, table="t"):
+    """Files under the table's directory that the metastore does not record, and staging."""
+    t = wh.catalog.get_table("default", table)
+    recorded = {os.path.normpath(f"{p.location}/{f}") for p in wh.catalog.list_partitions(t)
+                for f in p.files or ()} if t.is_partitioned else set()
+    out = []
+    for d, dirs, files in os.walk(t.location):
+        out += [os.path.join(d, x) for x in dirs if x.startswith(".hive-staging")]
+        out += [os.path.join(d, f) for f in files
+                if not f.startswith(".") and os.path.normpath(os.path.join(d, f)) not in recorded]
+    return out
+
+
+def test_concatenate_racing_an_insert_keeps_the_inserted_rows(two, spark, monkeypatch):
+    a, b = two
+    a.sql("INSERT INTO t PARTITION (ds='a') VALUES (3)")  # ds='a': two files to merge
+    fired = _between_plan_and_commit(monkeypatch, lambda: b.sql("INSERT INTO t PARTITION (ds='a') VALUES (99)"))
+    a.sql("ALTER TABLE t PARTITION (ds='a') CONCATENATE")
+    assert fired
+    # exactly the two merged files were replaced (by one); the concurrent insert's file stays
+    assert _rows(a) == [(1, "a"), (2, "a"), (3, "a"), (3, "b"), (99, "a")] == _spark_rows(spark, a)
+    part = a.catalog.get_partition(a.catalog.get_table("default", "t"), ("a",))
+    assert len(part.files) == 2 and part.parameters["numRows"] == "4"
+    assert int(part.parameters["totalSize"]) == sum(os.path.getsize(f"{part.location}/{f}") for f in part.files)
+    assert _leftovers(a) == []
+
+
+def test_concatenate_racing_an_overwrite_fails_and_leaves_the_overwrite(two, spark, monkeypatch):
+    a, b = two
+    a.sql("INSERT INTO t PARTITION (ds='a') VALUES (3)")
+    fired = _between_plan_and_commit(
+        monkeypatch, lambda: b.sql("INSERT OVERWRITE TABLE t PARTITION (ds='a') SELECT 7"))
+    with pytest.raises(CommitConflict, match=r"Commit conflict on table default\.t: another statement replaced "
+                       r"or removed files of partition ds=a while this statement rewrote them .*"
+                       r"Nothing was changed; run the statement again\."):
+        a.sql("ALTER TABLE t PARTITION (ds='a') CONCATENATE")
+    assert fired
+    assert _rows(a) == [(3, "b"), (7, "a")] == _spark_rows(spark, a)
+    assert _leftovers(a) == []
+
+
+@pytest.mark.parametrize("query", ["SELECT k * 10 FROM t WHERE ds='a'",
+                                   "SELECT k * 10 FROM v WHERE ds='a'"])  # through a view too
+def test_an_overwrite_reading_its_table_racing_an_insert_fails(two, spark, monkeypatch, query):
+    a, b = two
+    a.sql("CREATE VIEW v AS SELECT * FROM t")
+    fired = _between_plan_and_commit(monkeypatch, lambda: b.sql("INSERT INTO t PARTITION (ds='a') VALUES (99)"))
+    # ran after the insert, it would write 10, 20, 990: having read the table without 99, its
+    # rows are right for no order of the two, so it fails rather than delete 99
+    with pytest.raises(CommitConflict, match=r"Commit conflict on table default\.t: another statement changed it "
+                       r"\(from version \d+ to \d+\) while this statement ran, and this statement's query reads "
+                       r"that table, .* Nothing was changed; run the statement again\."):
+        a.sql(f"INSERT OVERWRITE TABLE t PARTITION (ds='a') {query}")
+    assert fired
+    assert _rows(a) == [(1, "a"), (2, "a"), (3, "b"), (99, "a")] == _spark_rows(spark, a)
+    assert _leftovers(a) == []
+    a.sql(f"INSERT OVERWRITE TABLE t PARTITION (ds='a') {query}")  # run again: as after the insert
+    assert _rows(a) == [(3, "b"), (10, "a"), (20, "a"), (990, "a")] == _spark_rows(spark, a)
+
+
+def test_a_python_insert_of_rows_read_from_its_table_racing_an_insert_fails(two, spark, monkeypatch):
+    a, b = two
+    df = a.table("t").where("ds = 'a'").selectExpr("k * 10 AS k")
+    fired = _between_plan_and_commit(monkeypatch, lambda: b.sql("INSERT INTO t PARTITION (ds='a') VALUES (99)"))
+    with pytest.raises(CommitConflict, match=r"this statement's query reads that table, .* run the statement again"):
+        a.insert(df, "t", partition={"ds": "a"}, overwrite=True)
+    assert fired
+    assert _rows(a) == [(1, "a"), (2, "a"), (3, "b"), (99, "a")] == _spark_rows(spark, a)
+    assert _leftovers(a) == []
+    # a DataFrame of other rows is a blind write: planned again, as if after the insert
+    fired.clear()
+    a.insert(spark.createDataFrame([(5,)], "k INT"), "t", partition={"ds": "a"}, overwrite=True)
+    assert fired
+    assert _rows(a) == [(3, "b"), (5, "a")] == _spark_rows(spark, a)
+
+
+def test_a_blind_overwrite_racing_an_insert_is_planned_again(two, spark, monkeypatch):
+    a, b = two
+    fired = _between_plan_and_commit(monkeypatch, lambda: b.sql("INSERT INTO t PARTITION (ds='a') VALUES (99)"))
+    a.sql("INSERT OVERWRITE TABLE t PARTITION (ds='a') SELECT 5")  # reads nothing: as if after the insert
+    assert fired
+    assert _rows(a) == [(3, "b"), (5, "a")] == _spark_rows(spark, a)
+    assert _leftovers(a) == []
+
+
+def test_two_inserts_into_one_partition_both_land(two, spark, monkeypatch):
+    a, b = two
+    fired = _between_plan_and_commit(monkeypatch, lambda: b.sql("INSERT INTO t PARTITION (ds='a') VALUES (99)"))
+    a.sql("INSERT INTO t PARTITION (ds='a') VALUES (7)")
+    assert fired
+    assert _rows(a) == [(1, "a"), (2, "a"), (3, "b"), (7, "a"), (99, "a")] == _spark_rows(spark, a)
+    assert a.catalog.get_partition(a.catalog.get_table("default", "t"), ("a",)).parameters["numRows"] == "4"
+
+
+def test_insert_overwrite_if_not_exists_racing_its_partitions_creation_writes_nothing(two, spark, monkeypatch):
+    a, b = two
+    fired = _between_plan_and_commit(
+        monkeypatch, lambda: b.sql("INSERT OVERWRITE TABLE t PARTITION (ds='n') IF NOT EXISTS SELECT 2"))
+    a.sql("INSERT OVERWRITE TABLE t PARTITION (ds='n') IF NOT EXISTS SELECT 1")
+    assert fired
+    # B created ds='n' first: A's premise (no such partition) is false, so A writes nothing, as
+    # it would have run after B
+    assert _rows(a) == [(1, "a"), (2, "a"), (2, "n"), (3, "b")] == _spark_rows(spark, a)
+    assert _leftovers(a) == []
+
+
+@pytest.mark.parametrize("change", ["ADD PARTITION (ds='d') LOCATION '{ext}'",
+                                    "PARTITION (ds='a') SET LOCATION '{ext}'"])
+def test_a_partition_located_elsewhere_meanwhile_fails_the_insert(two, spark, monkeypatch, tmp_path, change):
+    a, b = two
+    ext = tmp_path / "ext"
+    ext.mkdir()
+    spark.createDataFrame([(100,)], "k INT").coalesce(1).write.mode("overwrite").parquet(str(ext / "out"))
+    data = next(f for f in os.listdir(ext / "out") if f.endswith(".parquet"))
+    os.rename(ext / "out" / data, ext / "data.parquet")
+    shutil.rmtree(ext / "out")
+    ds = "d" if "ADD" in change else "a"
+    old_dir = os.path.join(a.location, "t", "ds=a")
+    before = sorted(os.listdir(old_dir))
+    fired = _between_plan_and_commit(monkeypatch, lambda: b.sql(f"ALTER TABLE t {change.format(ext=ext)}"))
+    with pytest.raises(CommitConflict, match=rf"Commit conflict on table default\.t: partition ds={ds} is now at "
+                       rf"{ext}, not at .*/t/ds={ds} where this statement wrote its files: another statement "
+                       r"added it with a LOCATION or moved it \(SET LOCATION\) while this statement ran\. Nothing "
+                       r"was changed; run the statement again\."):
+        a.sql(f"INSERT INTO t PARTITION (ds='{ds}') VALUES (1)")
+    assert fired
+    # B's location holds; its rows are read from there, and A left nothing in either directory
+    part = a.catalog.get_partition(a.catalog.get_table("default", "t"), (ds,))
+    assert part.location == str(ext)
+    assert (100, ds) in _rows(a)
+    assert sorted(os.listdir(ext)) == ["data.parquet"]
+    assert not os.path.exists(os.path.join(a.location, "t", "ds=d"))
+    assert sorted(os.listdir(old_dir)) == before  # (SET LOCATION: the partition's old files only)
+    assert _rows(a) == _rows(b)
+
+
+@pytest.mark.parametrize("new", ["CREATE TABLE t (name STRING, n BIGINT) STORED AS ORC",
+                                 "CREATE TABLE t (k INT) PARTITIONED BY (ds STRING) STORED AS PARQUET"])
+def test_an_insert_into_a_table_dropped_and_created_again_fails(two, spark, monkeypatch, new):
+    a, b = two
+    fired = _between_plan_and_commit(monkeypatch, lambda: (b.sql("DROP TABLE t"), b.sql(new)))
+    with pytest.raises(CommitConflict, match=r"Commit conflict on table default\.t: another statement dropped it "
+                       r"and created a table of that name again while this statement ran, so the files this "
+                       r"statement wrote were for a table that no longer exists\. Nothing was changed; run the "
+                       r"statement again\."):
+        a.sql("INSERT INTO t PARTITION (ds='a') VALUES (9)")
+    assert fired
+    assert b.sql("SELECT * FROM t").collect() == []  # the new table: empty, and readable
+    t = b.catalog.get_table("default", "t")
+    assert t.properties.get("numRows", "0") == "0"
+    assert [f for _, _, fs_ in os.walk(t.location) for f in fs_] == []
+
+
+def test_an_insert_into_a_table_whose_columns_changed_meanwhile_fails(two, spark, monkeypatch):
+    a, b = two
+    fired = _between_plan_and_commit(monkeypatch, lambda: b.sql("ALTER TABLE t ADD COLUMNS (v STRING)"))
+    with pytest.raises(CommitConflict, match=r"Commit conflict on table default\.t: another statement changed its "
+                       r"columns while this statement ran \(ALTER TABLE\), so the files this statement wrote no "
+                       r"longer fit it\. Nothing was changed; run the statement again\."):
+        a.sql("INSERT INTO t PARTITION (ds='a') VALUES (9)")
+    assert fired
+    assert _rows(a) == [(1, "a"), (2, "a"), (3, "b")] == _spark_rows(spark, a)
+    assert _leftovers(a) == []

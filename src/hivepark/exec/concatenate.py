@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pyspark.sql import functions as F
 
 from hivepark.catalog.models import Partition, Table
-from hivepark.catalog.skew import SKEW_LOCATIONS, partition_layout
+from hivepark.catalog.skew import partition_layout
 from hivepark.exec.context import Context, refuse_bucketed
 from hivepark.exec.scan import lb_paths
 from hivepark.exec.write import spark_write
@@ -35,13 +35,12 @@ def concatenate(ctx: Context, table: Table, spec: PartitionSpec | None) -> Table
     else:
         parts = [None]
     groups: list[tuple[int, str, list[fs.FileEntry]]] = []  # (part index, rel dir, files)
-    kept: dict[int, list[fs.FileEntry]] = {}
+    merged: dict[int, list[fs.FileEntry]] = {}
     for i, p in enumerate(parts):
         for rel, files in sorted(_files_by_dir(table, p).items()):
             if len(files) > 1:
                 groups.append((i, rel, files))
-            else:
-                kept.setdefault(i, []).extend(files)
+                merged.setdefault(i, []).extend(files)
     if not groups:
         return table
     with ctx.begin_commit(table) as commit:
@@ -58,7 +57,7 @@ def concatenate(ctx: Context, table: Table, spec: PartitionSpec | None) -> Table
                     if not f.is_dir:
                         files.append(f)
                         rel_dirs.append(rel)
-            writes.append(_concat_write(table, p, files, rel_dirs, kept.get(i, [])))
+            writes.append(_concat_write(table, p, files, rel_dirs, merged[i]))
         return commit.finish(ctx.catalog, writes)
 
 
@@ -121,13 +120,12 @@ def _merge_write(ctx: Context, table: Table, groups: list[tuple[int, str, list[f
 
 
 def _concat_write(table: Table, p: Partition | None, files: list[fs.FileEntry],
-                  rel_dirs: list[str], kept: list[fs.FileEntry]) -> PartitionWrite:
+                  rel_dirs: list[str], merged: list[fs.FileEntry]) -> PartitionWrite:
+    """The write replacing exactly the ``merged`` files of a partition (or unpartitioned
+    table) by ``files``: a file another statement adds meanwhile stays, and one of ``merged``
+    that another statement removes meanwhile fails the commit (storage/commit.py ``rewrites``)."""
     location = p.location if p is not None else table.location
-    params = p.parameters if p is not None else table.properties
     base = fs.normalize(location)
-    keep = tuple(fs.normalize(f.path)[len(base) + 1:] for f in kept)
-    rows = int(params.get("numRows", "-1"))
-    w = PartitionWrite(p.values if p is not None else (), location, files, rows, True,
-                       rel_dirs=rel_dirs, keep=keep, keep_size=sum(f.size for f in kept),
-                       parameters={SKEW_LOCATIONS: params.get(SKEW_LOCATIONS)})
-    return w
+    rewrites = tuple(fs.normalize(f.path)[len(base) + 1:] for f in merged)
+    return PartitionWrite(p.values if p is not None else (), location, files, -1, True,
+                          rel_dirs=rel_dirs, rewrites=rewrites)

@@ -33,6 +33,7 @@ from hivepark.exec.locations import check_location
 from hivepark.exec.query import run_query, spark_error
 from hivepark.exec.scan import spark_type
 from hivepark.expr.visitors import render_literal
+from hivepark.plan.nodes import QueryPlan
 from hivepark.sql.statements import Insert, InsertDirectory, LoadData, MultiInsert, PartitionSpec
 from hivepark.sql.validate import (
     check_if_not_exists,
@@ -43,7 +44,7 @@ from hivepark.sql.validate import (
 )
 from hivepark.storage import fs
 from hivepark.storage.bucket_files import BUCKET_COL, name_staged, row_buckets
-from hivepark.storage.commit import DirectoryWrite, PartitionWrite
+from hivepark.storage.commit import DirectoryWrite, PartitionWrite, ReadsTarget
 from hivepark.storage.formats import check_text_delimiter, normalize_format, sql_name, writer
 from hivepark.storage.handlers import StorageHandler, handler_for
 from hivepark.types import DEFAULT_PARTITION_NAME, HiveType, PartitionValueError
@@ -52,11 +53,30 @@ from hivepark.types import DEFAULT_PARTITION_NAME, HiveType, PartitionValueError
 def insert(ctx: Context, stmt: Insert) -> DataFrame:
     table = ctx.target(stmt.table)
     listed = listed_columns(table, stmt)
-    df, _ = run_query(ctx, stmt.query.tree)
+    df, plan = run_query(ctx, stmt.query.tree)
     df = by_column_list(table, df, listed)
     write_rows(ctx, table, df, stmt.partition, overwrite=stmt.overwrite,
-               if_not_exists=stmt.if_not_exists)
+               if_not_exists=stmt.if_not_exists, reads_target=reads_table(plan, table))
     return ctx.empty()
+
+
+def reads_table(plan: QueryPlan, table: Table) -> bool:
+    """Whether the query of ``plan`` reads ``table`` (in a view, a subquery, anywhere): its rows
+    then depend on the table, and its write cannot simply be committed again on the table as
+    another statement left it (storage/commit.py ``Commit.finish``)."""
+    return any(scan.table.db == table.db and scan.table.name == table.name for scan in plan.scans)
+
+
+def reads_files_of(table: Table, df: DataFrame) -> bool:
+    """Whether ``df`` (a Python caller's DataFrame, whose query hivepark did not plan) reads
+    files in ``table``'s directory (``df.inputFiles()``); True when Spark cannot tell. A read
+    of a partition at a LOCATION of its own, or of a table without files, is not seen."""
+    base = fs.normalize(table.location) + "/"
+    try:
+        files = df.inputFiles()
+    except Exception:  # noqa: BLE001 - not known: its rows may depend on the table
+        return True
+    return any(fs.normalize(f).startswith(base) for f in files)
 
 
 def multi_insert(ctx: Context, stmt: MultiInsert) -> DataFrame:
@@ -67,7 +87,7 @@ def multi_insert(ctx: Context, stmt: MultiInsert) -> DataFrame:
     # every target refused before any is written (each commits on its own)
     branches = [(ctx.target(branch.table), branch) for branch in stmt.inserts]
     compare = _check_outputs(ctx, branches)
-    src_df, _ = run_query(ctx, stmt.source.tree)
+    src_df, src_plan = run_query(ctx, stmt.source.tree)
     src_df = src_df.persist()
     src_df.createOrReplaceTempView(stmt.view)
     try:
@@ -75,19 +95,20 @@ def multi_insert(ctx: Context, stmt: MultiInsert) -> DataFrame:
             _check_written_partitions(ctx, branches, compare)
         for branch in stmt.inserts:
             table = ctx.target(branch.table)  # as an earlier branch's commit left it
-            df = _branch_rows(ctx, table, branch)
+            df, plan = _branch_rows(ctx, table, branch)
             write_rows(ctx, table, df, branch.partition, overwrite=branch.overwrite,
-                       if_not_exists=branch.if_not_exists)
+                       if_not_exists=branch.if_not_exists,
+                       reads_target=reads_table(src_plan, table) or reads_table(plan, table))
     finally:
         ctx.spark.catalog.dropTempView(stmt.view)
         src_df.unpersist()
     return ctx.empty()
 
 
-def _branch_rows(ctx: Context, table: Table, branch: Insert) -> DataFrame:
+def _branch_rows(ctx: Context, table: Table, branch: Insert) -> tuple[DataFrame, QueryPlan]:
     listed = listed_columns(table, branch)
-    df, _ = run_query(ctx, branch.query.tree)
-    return by_column_list(table, df, listed)
+    df, plan = run_query(ctx, branch.query.tree)
+    return by_column_list(table, df, listed), plan
 
 
 def _branch_spec(ctx: Context, table: Table, branch: Insert) -> tuple[dict[str, str | None], list[str]]:
@@ -152,7 +173,7 @@ def _check_written_partitions(ctx: Context, branches: list[tuple[Table, Insert]]
         if not dyn:
             written[i] = {tuple(static[k] for k in keys)}
             continue
-        df = _branch_rows(ctx, table, branch)
+        df, _ = _branch_rows(ctx, table, branch)
         df = df.toDF(*[f"_hp_col{n}" for n in range(len(df.columns))])
         _check_column_count(table, df, dyn)
         out = _partitioned_rows(table, df, static, dyn)
@@ -240,8 +261,10 @@ def frame_for_insert(table: Table, df: object, spec: PartitionSpec, by_position:
 
 
 def write_rows(ctx: Context, table: Table, df: DataFrame, spec: PartitionSpec, overwrite: bool,
-               if_not_exists: bool = False) -> Table:
-    """Writes ``df`` (data columns, then the dynamic partition columns) into ``table``."""
+               if_not_exists: bool = False, reads_target: ReadsTarget = False) -> Table:
+    """Writes ``df`` (data columns, then the dynamic partition columns) into ``table``.
+    ``reads_target``: ``df`` is computed from ``table``'s rows (its commit then fails rather
+    than being planned again when another statement commits first: storage/commit.py)."""
     df = df.toDF(*[f"_hp_col{i}" for i in range(len(df.columns))])  # Hive inserts by position, not name
     handler = handler_for(table)
     if handler is not None:
@@ -253,9 +276,10 @@ def write_rows(ctx: Context, table: Table, df: DataFrame, spec: PartitionSpec, o
         values = full_spec(table, spec) if table.is_partitioned else ()
         if if_not_exists and table.is_partitioned and ctx.catalog.get_partition(table, values):
             return table
-        return _write_static(ctx, table, df, values, overwrite)
+        return _write_static(ctx, table, df, values, overwrite, if_absent=if_not_exists and table.is_partitioned,
+                             reads_target=reads_target)
     static = {k: partition_value(table, k, v) for k, v in spec.static.items()}
-    return _write_dynamic(ctx, table, df, static, dyn, overwrite)
+    return _write_dynamic(ctx, table, df, static, dyn, overwrite, reads_target)
 
 
 def _dynamic_columns(ctx: Context, table: Table, spec: PartitionSpec, if_not_exists: bool) -> list[str]:
@@ -355,7 +379,10 @@ def _castable(src: str, dst: str) -> bool:
     return True
 
 
-def _write_static(ctx: Context, table: Table, df: DataFrame, values: tuple, overwrite: bool) -> Table:
+def _write_static(ctx: Context, table: Table, df: DataFrame, values: tuple, overwrite: bool,
+                  if_absent: bool = False, reads_target: ReadsTarget = False) -> Table:
+    """A write into one partition (or an unpartitioned table); ``if_absent``: IF NOT EXISTS,
+    nothing is written if another statement creates the partition meanwhile."""
     existing = ctx.catalog.get_partition(table, values) if table.is_partitioned else None
     if table.is_partitioned:
         location = existing.location if existing else layout.partition_path(
@@ -387,7 +414,8 @@ def _write_static(ctx: Context, table: Table, df: DataFrame, values: tuple, over
                                       overwrite, lb_routing.old_layout(table, existing, overwrite),
                                       count_rows)
             _check_staged_files(ctx, [w])
-        return commit.finish(ctx.catalog, [w])
+        w.if_absent = if_absent
+        return commit.finish(ctx.catalog, [w], reads_target=reads_target)
 
 
 #: a list-bucketed or bucketed write whose input Spark estimates at most this size takes as few tasks
@@ -436,7 +464,7 @@ def _partitioned_rows(table: Table, df: DataFrame, static: dict, dyn: list[str])
 
 
 def _write_dynamic(ctx: Context, table: Table, df: DataFrame, static: dict, dyn: list[str],
-                   overwrite: bool) -> Table:
+                   overwrite: bool, reads_target: ReadsTarget = False) -> Table:
     types = table.partition_types()
     out = _partitioned_rows(table, df, static, dyn)
     keys = list(table.partition_key_names())
@@ -475,7 +503,7 @@ def _write_dynamic(ctx: Context, table: Table, df: DataFrame, static: dict, dyn:
         writes = _staged_partitions(ctx, table, commit.staging + "/data", overwrite, lb, buckets is not None)
         if lb is not None or buckets is not None:
             _check_staged_files(ctx, writes)
-        return commit.finish(ctx.catalog, writes)
+        return commit.finish(ctx.catalog, writes, reads_target=reads_target)
 
 
 def with_buckets(table: Table, buckets: Bucketing, df: DataFrame) -> DataFrame:

@@ -6,7 +6,9 @@
 3. Files move to their partition directories under new, unique names. Readers use the file
    lists recorded in the metastore, so these files are invisible until step 4.
 4. One metastore transaction (compare-and-swap on the table version) registers or replaces
-   every partition with its file list and stats. This is the one atomic step.
+   every partition with its file list and stats. This is the one atomic step. When another
+   statement committed first, the commit is planned again on the new version only where the
+   statement's outcome does not depend on what changed (:meth:`Commit._commit_with_retries`).
 5. Obsolete files (those an overwrite replaced) are kept for a retention period, so that a
    reader that planned before step 4 can still open them: an expiry record
    ``<warehouse>/.hivepark/expiring/<qid>.json`` lists them, and the first ``connect()`` or
@@ -43,11 +45,13 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from hivepark.catalog.base import Catalog
+from hivepark.catalog.buckets import table_buckets
 from hivepark.catalog.models import Partition, Table
 from hivepark.catalog.skew import SKEW_LOCATIONS, partition_layout
 from hivepark.errors import CommitConflict, MetastoreError, NotFoundError
-from hivepark.layout import is_absolute
+from hivepark.layout import is_absolute, make_part_name, partition_path
 from hivepark.storage import fs
+from hivepark.storage.formats import text_serde
 
 FILES_PARAM = "hivepark.files"
 # a partition's (an unpartitioned table's) column statistics (exec/column_stats.py): a write
@@ -58,6 +62,9 @@ COLUMN_STATS_ACCURATE = "COLUMN_STATS_ACCURATE"  # Hive's record of which statis
 # TEXTFILE table), {name: milliseconds}: statistics of that name computed before are not its
 COLUMNS_CHANGED = "hivepark.columns.changed"
 STAGING_PREFIX = ".hive-staging_hivepark_"
+# whether a statement's rows depend on the table it writes: known, or found out if it matters
+# (on a conflict: a Python caller's DataFrame's input files, exec/write.reads_files_of)
+ReadsTarget = bool | Callable[[], bool]
 MAX_RETRIES = 5
 # A journal's owner renews its lease (the journal's "heartbeat" time) every HEARTBEAT_SECONDS;
 # another process undoes the statement only when the owner is proven dead: the same host and
@@ -161,8 +168,18 @@ class PartitionWrite:
 
     ``rel_dirs`` (parallel to ``files``) puts each file in a subdirectory of the partition
     (list bucketing: ``x=30``); ``parameters`` are set on the partition (None removes a
-    key); with ``overwrite``, the existing files named in ``keep`` (relative names, of
-    ``keep_size`` bytes in all) stay; ``bucket_files``: the files are Hive's bucket files.
+    key); ``bucket_files``: the files are Hive's bucket files.
+
+    ``location`` is where the files go: the partition's location when the statement planned
+    (its default directory if it did not exist). A commit that finds the partition elsewhere
+    (another statement added it with a LOCATION, or moved it) fails with CommitConflict.
+
+    ``rewrites`` (with ``overwrite``; CONCATENATE): the files are a rewrite of these existing
+    files (relative names), holding the same rows. Exactly those become obsolete and every
+    other file stays, one another statement added meanwhile too; the commit fails with
+    CommitConflict when one of them is no longer the partition's.
+    ``if_absent`` (INSERT OVERWRITE ... IF NOT EXISTS): the write is for a partition that did
+    not exist; if another statement created it meanwhile, nothing is written.
     """
 
     values: tuple[str | None, ...]
@@ -172,9 +189,9 @@ class PartitionWrite:
     overwrite: bool = False
     rel_dirs: list[str] | None = None
     parameters: dict[str, str | None] = field(default_factory=dict)
-    keep: tuple[str, ...] = ()
-    keep_size: int = 0
+    rewrites: tuple[str, ...] | None = None
     bucket_files: bool = False
+    if_absent: bool = False
 
     def target_names(self, qid: str) -> list[str]:
         """Each staged file's name relative to the partition once committed: the commit's id
@@ -236,6 +253,7 @@ class Commit:
         self._restore: list[list[str | None]] = []
         self._writes: Sequence[PartitionWrite] = ()
         self._catalog: Catalog | None = None
+        self._last_plan = _Plan()
         self._committed = False
         self._journal = Journal(self.journal, self._journal_content("writing"))
 
@@ -264,9 +282,14 @@ class Commit:
         for src, staged in moves:
             fs.move(src, staged)
 
-    def finish(self, catalog: Catalog, writes: Sequence[PartitionWrite]) -> Table:
+    def finish(self, catalog: Catalog, writes: Sequence[PartitionWrite], reads_target: ReadsTarget = False) -> Table:
         """Moves the staged files into place and commits them; returns the new table. Call
-        it inside the ``with`` block: a failure before the metastore commit aborts."""
+        it inside the ``with`` block: a failure before the metastore commit aborts.
+
+        When another statement committed first, the commit is planned again on the table as
+        it now is (:meth:`_commit_with_retries`), which is right for a blind write only (its
+        rows do not depend on the table: it is as if it ran after the other). With
+        ``reads_target`` (the statement's query read this table) it fails instead."""
         moves = [(w, f, f"{w.location.rstrip('/')}/{name}")
                  for w in writes for f, name in zip(w.files, w.target_names(self.qid))]
         self._targets = [dst for _, _, dst in moves]
@@ -283,14 +306,23 @@ class Commit:
                 fault_point("during_move")
         for w in writes:
             fs.makedirs(w.location)
-        new_table = self._commit_with_retries(catalog, writes)
+        try:
+            new_table = self._commit_with_retries(catalog, writes, reads_target)
+        except _PartitionExists as e:  # IF NOT EXISTS, and another statement created it: nothing to do
+            self.abort()  # (the other statement's directory stays, even empty: it is registered)
+            return e.table
         self._committed = True
         fault_point("after_commit")
         self._cleanup_after(self._last_plan.obsolete)
         catalog.statement_ended(self.qid)  # its journal is gone: the record of its commit may go
         return new_table
 
-    def _commit_with_retries(self, catalog: Catalog, writes: Sequence[PartitionWrite]) -> Table:
+    def _commit_with_retries(self, catalog: Catalog, writes: Sequence[PartitionWrite],
+                             reads_target: ReadsTarget) -> Table:
+        """The metastore transaction; on a conflict (another statement committed first),
+        planned again on the table as it now is, provided that it is still the table this
+        statement wrote for (:func:`_check_same_table`; each partition where it was:
+        :func:`_plan`) and that the statement did not read it (``reads_target``)."""
         table = self.table
         for attempt in range(MAX_RETRIES):
             plan = _plan(catalog, table, writes, self.qid)
@@ -304,7 +336,17 @@ class Commit:
                 if attempt == MAX_RETRIES - 1:
                     raise
                 time.sleep(0.05 * (attempt + 1))
-                table = catalog.get_table(table.db, table.name)
+                current = catalog.get_table(table.db, table.name)
+                _check_same_table(self.table, current)
+                if reads_target if isinstance(reads_target, bool) else reads_target():
+                    _check_absent(catalog, current, writes)  # IF NOT EXISTS: skipping is right
+                    raise CommitConflict(
+                        f"Commit conflict on table {current.qualified_name}: another statement changed it "
+                        f"(from version {self.table.version} to {current.version}) while this statement "
+                        "ran, and this statement's query reads that table, so the rows it wrote were "
+                        "computed from data that is no longer current. Nothing was changed; run the "
+                        "statement again.") from None
+                table = current
         raise AssertionError("unreachable")
 
     def _cleanup_after(self, obsolete: Sequence[str]) -> None:
@@ -349,8 +391,10 @@ class Commit:
             except NotFoundError:  # the table was dropped: none is
                 registered = {}
             for w in self._writes:
-                if tuple(w.values) not in registered:
-                    fs.prune_empty_dirs(w.location)
+                theirs = registered.get(tuple(w.values))
+                # not a partition's directory now (a file of another statement keeps it)
+                if theirs is None or fs.normalize(theirs.location) != fs.normalize(w.location):
+                    _delete_if_empty(self.table.location, w.location)
         if self.table.is_external:
             return
         try:
@@ -698,6 +742,69 @@ def delete_owned(location: str, files: Sequence[str]) -> bool:
     return fs.prune_empty_dirs(location)
 
 
+class _PartitionExists(Exception):
+    """An IF NOT EXISTS write finds its partition created by another statement."""
+
+    def __init__(self, table: Table, locations: Sequence[str]) -> None:
+        super().__init__(table.qualified_name)
+        self.table, self.locations = table, locations
+
+
+def _delete_if_empty(root: str, location: str) -> None:
+    """Deletes ``location`` if it holds nothing but markers (``fs.prune_empty_dirs``), then
+    each parent below ``root`` that this leaves empty (``ds=1`` of ``ds=1/hr=2``)."""
+    root, location = fs.normalize(root), fs.normalize(location)
+    if not fs.prune_empty_dirs(location):
+        return
+    parent = location.rsplit("/", 1)[0]
+    while parent.startswith(root + "/"):
+        fs.delete_dir_if_empty(parent)
+        if fs.exists(parent):
+            return
+        parent = parent.rsplit("/", 1)[0]
+
+
+def _conflict(table: Table, what: str) -> CommitConflict:
+    return CommitConflict(f"Commit conflict on table {table.qualified_name}: {what}. Nothing was changed; "
+                          "run the statement again.")
+
+
+def _check_same_table(was: Table, now: Table) -> None:
+    """Raises CommitConflict unless ``now`` (the table by that name after a conflict) is the
+    table ``was`` that the statement wrote files for: the same table (not one created again
+    under its name), with the same columns, format, location and layout of files."""
+    if was.uid and now.uid and was.uid != now.uid:
+        raise _conflict(now, "another statement dropped it and created a table of that name again while "
+                        "this statement ran, so the files this statement wrote were for a table that no "
+                        "longer exists")
+
+    def cols(t: Table) -> tuple:
+        return tuple((c.name.lower(), c.type.lower()) for c in t.columns)
+
+    def keys(t: Table) -> tuple:
+        return tuple((c.name.lower(), c.type.lower()) for c in t.partition_keys)
+
+    def serde(t: Table) -> object:
+        return (t.field_delim, text_serde(t)) if t.format == "textfile" else None
+
+    changed = [what for what, get in (("columns", cols), ("partition columns", keys),
+                                      ("storage format", lambda t: t.format),
+                                      ("location", lambda t: fs.normalize(t.location) if t.location else ""),
+                                      ("bucketing", table_buckets), ("text SerDe properties", serde))
+               if get(was) != get(now)]
+    if changed:
+        raise _conflict(now, f"another statement changed its {' and '.join(changed)} while this statement ran "
+                        "(ALTER TABLE), so the files this statement wrote no longer fit it")
+
+
+def _check_absent(catalog: Catalog, table: Table, writes: Sequence[PartitionWrite]) -> None:
+    """Raises _PartitionExists when an IF NOT EXISTS write's partition exists."""
+    wanted = [w.values for w in writes if w.if_absent]
+    found = catalog.get_partitions(table, wanted) if wanted and table.is_partitioned else {}
+    if found:
+        raise _PartitionExists(table, [p.location for p in found.values()])
+
+
 def _plan(catalog: Catalog, table: Table, writes: Sequence[PartitionWrite], qid: str) -> _Plan:
     plan = _Plan()
     now = str(int(time.time()))
@@ -708,6 +815,9 @@ def _plan(catalog: Catalog, table: Table, writes: Sequence[PartitionWrite], qid:
         new_size = sum(f.size for f in w.files)
         if table.is_partitioned:
             old = existing.get(tuple(w.values))
+            if old is not None and w.if_absent:
+                raise _PartitionExists(table, [old.location])
+            _check_location(table, w, old)
             old_files = current_files(w.location, old.files, old.parameters) if old else []
             old_params = dict(old.parameters) if old else {}
         else:
@@ -718,11 +828,23 @@ def _plan(catalog: Catalog, table: Table, writes: Sequence[PartitionWrite], qid:
         base = w.location.rstrip("/")
         new_paths = {f"{base}/{n}" for n in new_names}
         old_files = [p for p in old_files if p not in new_paths]
-        if w.overwrite:
-            keep = {f"{base}/{n}" for n in w.keep}
-            plan.obsolete += [p for p in old_files if p not in keep]
-            kept = [_relative(base, p) for p in old_files if p in keep]
-            rows, size = w.num_rows, new_size + w.keep_size
+        if w.rewrites is not None:  # the same rows in new files: exactly the rewritten ones go
+            rewritten = {f"{base}/{n}" for n in w.rewrites}
+            gone = sorted(rewritten - set(old_files))
+            if gone:
+                where = f"partition {make_part_name(table.partition_key_names(), w.values)}" \
+                    if table.is_partitioned else "the table"
+                raise _conflict(table, f"another statement replaced or removed files of {where} while this "
+                                f"statement rewrote them ({', '.join(_relative(base, p) for p in gone[:3])}"
+                                f"{', ...' if len(gone) > 3 else ''})")
+            plan.obsolete += [p for p in old_files if p in rewritten]
+            kept = [_relative(base, p) for p in old_files if p not in rewritten]
+            rows = int(old_params.get("numRows", "-1"))
+            size = new_size + _total_size([p for p in old_files if p not in rewritten])
+        elif w.overwrite:
+            plan.obsolete += old_files
+            kept = []
+            rows, size = w.num_rows, new_size
         else:
             kept = [_relative(base, p) for p in old_files]
             old_rows = int(old_params.get("numRows", "0" if not old_files else "-1"))
@@ -732,9 +854,9 @@ def _plan(catalog: Catalog, table: Table, writes: Sequence[PartitionWrite], qid:
         params: dict[str, str | None] = {
             "numFiles": str(len(names)), "numRows": str(rows), "totalSize": str(size),
             "transient_lastDdlTime": now}
-        if not w.overwrite and SKEW_LOCATIONS in old_params:
-            params[SKEW_LOCATIONS] = old_params[SKEW_LOCATIONS]  # appends keep the layout
-        elif w.overwrite and not table.is_partitioned:
+        if (not w.overwrite or w.rewrites is not None) and SKEW_LOCATIONS in old_params:
+            params[SKEW_LOCATIONS] = old_params[SKEW_LOCATIONS]  # appends and rewrites keep the layout
+        elif w.overwrite and w.rewrites is None and not table.is_partitioned:
             params[SKEW_LOCATIONS] = None  # the old layout goes with the old files
         if not table.is_partitioned:  # (a partition's parameters are made anew: its statistics go)
             params[COLUMN_STATS] = params[COLUMN_STATS_ACCURATE] = None
@@ -745,6 +867,29 @@ def _plan(catalog: Catalog, table: Table, writes: Sequence[PartitionWrite], qid:
         else:
             plan.table_params = {**params, FILES_PARAM: json.dumps(names)}
     return plan
+
+
+def _check_location(table: Table, w: PartitionWrite, old: Partition | None) -> None:
+    """Raises CommitConflict when the partition ``w`` writes is not where ``w`` put its files:
+    another statement added it at a LOCATION of its own, or moved it (SET LOCATION), after
+    this statement planned."""
+    keys = table.partition_key_names()
+    where = old.location if old is not None else partition_path(table.location, keys, w.values)
+    if fs.normalize(where) != fs.normalize(w.location):
+        name = make_part_name(keys, w.values)
+        if old is None:
+            raise _conflict(table, f"another statement dropped partition {name} while this statement wrote "
+                            f"its files at {w.location}")
+        raise _conflict(table, f"partition {name} is now at {old.location}, not at {w.location} where this "
+                        "statement wrote its files: another statement added it with a LOCATION or moved it "
+                        "(SET LOCATION) while this statement ran")
+
+
+def _total_size(paths: Sequence[str]) -> int:
+    """The bytes of ``paths`` (one listing of each directory holding one); a file missing counts 0."""
+    sizes = {fs.normalize(e.path): e.size for d in {p.rsplit("/", 1)[0] for p in paths}
+             for e in fs.list_files(d) if not e.is_dir}
+    return sum(sizes.get(fs.normalize(p), 0) for p in paths)
 
 
 def _relative(base: str, path: str) -> str:
