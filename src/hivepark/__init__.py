@@ -158,7 +158,8 @@ def connect(warehouse: str = "./warehouse", metastore: str | None = None,
     Args:
         warehouse: root directory (or URI) of the table data.
         metastore: SQLAlchemy URL; default ``sqlite:///<warehouse>/metastore.db``.
-        spark: the SparkSession to use; default the active one, else a new local one.
+        spark: the SparkSession to use; default the one running in this process (started in any
+            thread), else a new one (exec/session.py: get_or_create_spark).
         conf: settings for this connection: Hive's and hivepark's (``hive.*``, ``hivepark.*``),
             and Spark's (``spark.*``), given to Spark when this call starts it, set on a
             running session otherwise (one Spark reads only at start is then an error).
