@@ -933,6 +933,6 @@ def insert_directory(ctx: Context, stmt: InsertDirectory) -> DataFrame:
     check_text_delimiter(out)
     with DirectoryWrite(ctx.warehouse, target) as directory:
         writer(df, out).mode("errorifexists").save(fs.to_spark_path(directory.staging))
-        fs.delete_file(f"{directory.staging}/_SUCCESS")  # Spark's marker: the directory holds the rows alone
+        fs.delete_markers(directory.staging)  # Spark's _SUCCESS and checksums: the directory holds the rows alone
         directory.swap()
     return ctx.empty()

@@ -242,6 +242,15 @@ def _is_marker(name: str) -> bool:
     return name in _MARKERS or (name.startswith(".") and name.endswith(".crc"))
 
 
+def delete_markers(directory: str) -> None:
+    """Deletes Spark's and Hadoop's marker files (``_SUCCESS``, every ``.<name>.crc``) directly
+    in ``directory``: what a Hive reader of it finds is the rows alone."""
+    fs, entries = _entries(directory)
+    for e in entries:
+        if e.type == pafs.FileType.File and _is_marker(e.base_name):
+            fs.delete_file(e.path)
+
+
 def prune_empty_dirs(path: str) -> bool:
     """Deletes the directories under ``path``, and ``path`` itself, that hold nothing but
     Spark's and Hadoop's marker files (``_SUCCESS``, ``.<name>.crc``); returns whether
