@@ -186,6 +186,14 @@ def connect(warehouse: str = "./warehouse", metastore: str | None = None,
             f"The warehouse {root} is not on a local disk, so its metastore cannot be the default SQLite "
             f"file inside it: give a metastore URL every user of the warehouse reaches (metastore= / "
             f"--metastore, e.g. postgresql+psycopg://user:***@host/metastore).")
+    if metastore is None and "?" in root:
+        from hivepark.errors import UserInputError
+
+        raise UserInputError(
+            f"The warehouse path {root} holds '?', which a SQLite URL takes as the start of its options, so "
+            f"the default metastore file inside it would be opened at {root.split('?', 1)[0]} instead: give a "
+            f"metastore URL (metastore= / --metastore, e.g. sqlite:////other/dir/metastore.db), or a "
+            f"warehouse path without '?'. Nothing was created.")
     fs.makedirs(root)
     url = metastore or f"sqlite:///{os.path.join(root, 'metastore.db')}"
     try:

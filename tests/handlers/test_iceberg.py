@@ -175,11 +175,15 @@ def test_a_warehouse_path_with_characters_a_uri_reads_otherwise(tmp_path, spark)
     """Found by a hunt for bugs: with '#' in the warehouse path, pyiceberg was given file:// URIs
     it cut at the '#': every metadata and manifest file went to one file outside the warehouse,
     reads failed (UnicodeDecodeError), a second table could not be created. '?' cut them the
-    same way; a %-escape pyiceberg never decodes. (The metastore is given: a SQLite URL takes a
-    '?' in its path as its options.)"""
+    same way; a %-escape pyiceberg never decodes. The default metastore there is refused: a
+    SQLite URL takes a '?' in its path as its options (it was opened outside the warehouse)."""
     from pyiceberg.catalog.sql import SqlCatalog
 
     root = tmp_path / "la#ke?1 %41 x" / "warehouse"
+    with pytest.raises(UserInputError, match=r"holds '\?', which a SQLite URL takes as the start of its options.*"
+                                             r"give a metastore URL"):
+        hivepark.connect(str(root), spark=spark)  # its metastore was opened at .../la#ke, outside the warehouse
+    assert list(tmp_path.iterdir()) == []
     url = f"sqlite:///{tmp_path}/metastore.db"
     wh = hivepark.connect(str(root), spark=spark, metastore=url)
     try:
