@@ -5,13 +5,19 @@ force."""
 
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
+import threading
 
 import pytest
 
+import background
 import hivepark
+from background import Background
 from cli_command import hivepark_command
 from hivepark.errors import UserInputError
+from jvm_start import FAST_START
 
 
 def test_the_command_line_gives_spark_its_settings_at_start(tmp_path):
@@ -54,3 +60,68 @@ def test_connect_conf_sets_spark_settings_on_a_running_session(tmp_path, restore
     w.close()
     with pytest.raises(UserInputError, match="can only be set when Spark starts"):
         hivepark.connect(str(tmp_path / "w"), spark=restored, conf={"spark.driver.memory": "9g"})
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+_SUBMITTED_JOB = """\
+import sys, hivepark
+wh = hivepark.connect(sys.argv[1])
+spark = wh._ctx.spark
+wh.sql("CREATE TABLE t (k INT)")
+wh.sql("INSERT INTO t SELECT CAST(id AS INT) FROM range(10)")
+print("JOB", spark.sparkContext.master, spark.conf.get("spark.sql.shuffle.partitions"),
+      spark.conf.get("spark.sql.session.timeZone"), wh.sql("SELECT count(*) FROM t").first()[0], flush=True)
+wh.close()
+"""
+
+
+def _spark_submit(bg: Background) -> None:
+    """The README's ``spark-submit --master ... job.py`` (job.py calling hivepark.connect), in
+    the background as the suite starts (tests/background.py): it starts a JVM."""
+    import pyspark
+
+    job = os.path.join(bg.tmp, "job.py")
+    with open(job, "w") as f:
+        f.write(_SUBMITTED_JOB)
+    exe = sys.executable
+    env = dict(os.environ, PYSPARK_PYTHON=exe, PYSPARK_DRIVER_PYTHON=exe, HIVEPARK_MASTER="local[2]",
+               PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "src"), os.environ.get("PYTHONPATH", "")]))
+    env.pop("PYSPARK_SUBMIT_ARGS", None)
+    bg.put("run", bg.run([os.path.join(os.path.dirname(pyspark.__file__), "bin", "spark-submit"),
+                          "--master", "local[1]", "--conf", "spark.sql.shuffle.partitions=7",
+                          "--driver-memory", "1g", "--driver-java-options", FAST_START,
+                          job, os.path.join(bg.tmp, "wh")], env=env))
+
+
+BACKGROUND_TESTS = {"test_spark_submit_master_and_conf_win_over_hiveparks_defaults": _spark_submit}
+
+
+def test_spark_submit_master_and_conf_win_over_hiveparks_defaults():
+    """spark-submit's --master and --conf reach the job's session (they ran it on local[2],
+    hivepark's default, with 4 shuffle partitions); what spark-submit leaves out is hivepark's."""
+    run = background.start(_spark_submit).get("run")
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert [line for line in run.stdout.splitlines() if line.startswith("JOB ")] == ["JOB local[1] 7 UTC 10"]
+
+
+def test_connect_in_another_thread_leaves_the_running_session_as_the_user_set_it(tmp_path, restored):
+    """connect() without spark= in a thread other than the session's (a web server's worker)
+    uses the user's session unchanged (it gave it hivepark's defaults: 4 partitions, UTC)."""
+    zone = restored.conf.get("spark.sql.session.timeZone")
+    restored.conf.set("spark.sql.shuffle.partitions", "7")
+    restored.conf.set("spark.sql.session.timeZone", "America/New_York")
+    try:
+        got: list = []
+        thread = threading.Thread(target=lambda: got.append(hivepark.connect(str(tmp_path / "w"))))
+        thread.start()
+        thread.join()
+        w = got[0]
+        assert w._ctx.spark.sparkContext is restored.sparkContext
+        assert w.sql("SHOW TABLES").collect() == []
+        w.close()
+        assert restored.sql("SELECT CAST(TIMESTAMP'2024-01-01 00:00:00' AS BIGINT)").first()[0] == 1704085200
+        assert restored.conf.get("spark.sql.shuffle.partitions") == "7"
+        assert restored.conf.get("spark.sql.session.timeZone") == "America/New_York"
+    finally:
+        restored.conf.set("spark.sql.session.timeZone", zone)

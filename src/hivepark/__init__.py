@@ -165,7 +165,8 @@ def connect(warehouse: str = "./warehouse", metastore: str | None = None,
     Args:
         warehouse: root directory (or URI) of the table data.
         metastore: SQLAlchemy URL; default ``sqlite:///<warehouse>/metastore.db``.
-        spark: the SparkSession to use; default the active one, else a new local one.
+        spark: the SparkSession to use; default the one running in this process (started in any
+            thread), else a new one (exec/session.py: get_or_create_spark).
         conf: settings for this connection: Hive's and hivepark's (``hive.*``, ``hivepark.*``),
             and Spark's (``spark.*``), given to Spark when this call starts it, set on a
             running session otherwise (one Spark reads only at start is then an error).
@@ -192,6 +193,14 @@ def connect(warehouse: str = "./warehouse", metastore: str | None = None,
             f"The warehouse {root} is not on a local disk, so its metastore cannot be the default SQLite "
             f"file inside it: give a metastore URL every user of the warehouse reaches (metastore= / "
             f"--metastore, e.g. postgresql+psycopg://user:***@host/metastore).")
+    if metastore is None and "?" in root:
+        from hivepark.errors import UserInputError
+
+        raise UserInputError(
+            f"The warehouse path {root} holds '?', which a SQLite URL takes as the start of its options, so "
+            f"the default metastore file inside it would be opened at {root.split('?', 1)[0]} instead: give a "
+            f"metastore URL (metastore= / --metastore, e.g. sqlite:////other/dir/metastore.db), or a "
+            f"warehouse path without '?'. Nothing was created.")
     fs.makedirs(root)
     url = metastore or f"sqlite:///{os.path.join(root, 'metastore.db')}"
     try:

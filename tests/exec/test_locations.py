@@ -63,6 +63,30 @@ def test_relative_location_is_hive_10244(w):
     assert not os.path.exists(os.path.join(os.path.dirname(os.path.dirname(w.location)), "outside"))
 
 
+
+def test_a_file_uri_of_a_relative_path_is_refused_as_a_relative_location(w, tmp_path, monkeypatch):
+    """Found by a hunt for bugs: LOCATION 'file:x' (refused by Spark: "Relative path in absolute
+    URI", and by Hive) was taken as '/x', and an INSERT wrote a directory at the file-system root."""
+    monkeypatch.chdir(tmp_path)
+    name = f"{tmp_path.name}_rel"
+    w.sql("ALTER TABLE p ADD PARTITION (ds='x')")
+    for stmt in (f"CREATE EXTERNAL TABLE t (a INT) LOCATION 'file:{name}'",
+                 f"CREATE TABLE t STORED AS PARQUET LOCATION 'file:{name}' AS SELECT 1 AS a",
+                 f"CREATE DATABASE d LOCATION 'file:{name}'",
+                 f"ALTER TABLE p ADD PARTITION (ds='y') LOCATION 'file:{name}'",
+                 f"ALTER TABLE p PARTITION (ds='x') SET LOCATION 'file:{name}'",
+                 f"ALTER TABLE other SET LOCATION 'file:{name}'"):
+        with pytest.raises(SemanticError, match=rf"^file:{name}  is not absolute.  Please specify a complete "
+                                                "absolute uri") as e:
+            w.sql(stmt)
+        assert e.value.code == 10244
+    with pytest.raises(SemanticError, match=rf"INSERT OVERWRITE DIRECTORY 'file:{name}' needs an absolute path"):
+        w.sql(f"INSERT OVERWRITE LOCAL DIRECTORY 'file:{name}' SELECT 1")
+    assert [r[0] for r in w.sql("SHOW TABLES").collect()] == ["other", "p"]
+    assert [r[0] for r in w.sql("SHOW PARTITIONS p").collect()] == ["ds=x"]
+    assert not os.path.exists("/" + name) and not os.path.exists(name)
+    _intact(w)
+
 def test_a_file_where_a_partition_directory_goes_fails_cleanly(w):
     """Found by a hunt for bugs: with a file at `p/ds=x`, ADD PARTITION failed but left the
     partition registered, and an INSERT failed with the error of its own undoing (`Cannot delete

@@ -299,6 +299,33 @@ def test_a_table_with_a_missing_file_warns_and_leaves_spark_sql_without_a_stale_
         spark.sql("SELECT * FROM gone_t").collect()
 
 
+
+def test_an_iceberg_table_that_cannot_be_loaded_never_fails_another_tables_statement(wh, spark):
+    """Found by a hunt for bugs: with an Iceberg table's metadata gone, every statement that
+    changed any table of the database reported failure after it had committed (a retried
+    INSERT added its rows twice). Now a warning, once, as for a table with a missing file."""
+    import glob
+    import os
+    import warnings
+
+    from hivepark.exec.spark_views import SparkViewWarning
+
+    wh.sql("CREATE TABLE ice (k INT) STORED BY ICEBERG")
+    wh.sql("INSERT INTO ice VALUES (1)")
+    wh.sql("CREATE TABLE plain (k INT) STORED AS ORC")
+    for f in glob.glob(f"{wh.location}/ice/metadata/*.metadata.json"):
+        os.remove(f)  # broken by another tool, a disk problem, ...
+    with pytest.warns(SparkViewWarning, match="spark.sql cannot read table default.ice until this is fixed"):
+        wh.sql("INSERT INTO plain VALUES (1)")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SparkViewWarning)  # warned once
+        wh.sql("INSERT INTO plain VALUES (2)")
+        wh.sql("CREATE TABLE other (k INT)")
+    assert _rows(wh.sql("SELECT k FROM plain")) == [(1,), (2,)] == _rows(spark.sql("SELECT k FROM plain"))
+    assert sorted(r[0] for r in wh.sql("SHOW TABLES").collect()) == ["ice", "other", "plain"]
+    with pytest.raises(Exception, match="TABLE_OR_VIEW_NOT_FOUND"):
+        spark.sql("SELECT * FROM ice").collect()
+
 def test_a_name_spark_cannot_take_is_refused_and_never_breaks_a_statement(wh, spark):
     """Found by a hunt for bugs: CREATE TABLE `my-table` was taken (Hive's metastore refuses it),
     and from then on every statement of the connection failed with Spark's INVALID_IDENTIFIER

@@ -151,6 +151,37 @@ def test_a_one_off_scan_of_a_few_partitions_never_builds_the_whole_table(tmp_pat
         wh.close()
 
 
+
+def test_a_file_missing_from_a_partition_the_query_does_not_read_never_fails_it(tmp_path, spark):
+    """Found by a hunt for bugs: a scan choosing half the partitions (or a repeated small scan)
+    built the whole-table frame, which opened every partition's files, so a file deleted from
+    ds='b' failed a query of ds='a' (EXPLAIN: partitions=1/2). It reads its own files, as Hive;
+    a query of ds='b' names the missing file."""
+    import glob
+    import os
+
+    import hivepark
+    from hivepark.errors import DataFileError
+
+    wh = hivepark.connect(str(tmp_path / "wh"), spark=spark)
+    try:
+        wh.sql("CREATE TABLE t (k INT) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+        wh.sql("INSERT INTO t PARTITION (ds='a') VALUES (1), (2)")
+        wh.sql("INSERT INTO t PARTITION (ds='b') VALUES (3)")
+        wh.sql("INSERT INTO t PARTITION (ds='c') VALUES (4)")
+        gone = glob.glob(f"{wh.location}/t/ds=b/*.parquet")
+        for f in gone:
+            os.remove(f)
+        expected = sorted(map(tuple, spark.read.parquet(f"file://{wh.location}/t/ds=a").collect()))
+        for query in ("SELECT k FROM t WHERE ds = 'a'", "SELECT k FROM t WHERE ds = 'a'",
+                      "SELECT k FROM t WHERE ds IN ('a', 'c') AND k < 3"):  # half or more: the frame's case
+            assert sorted(map(tuple, wh.sql(query).collect())) == expected == [(1,), (2,)]
+        assert sorted(r[0] for r in wh.sql("SELECT k FROM t WHERE ds <> 'b'").collect()) == [1, 2, 4]
+        with pytest.raises(DataFileError, match=f"File {gone[0]} of table default.t does not exist"):
+            wh.sql("SELECT k FROM t WHERE ds = 'b'").collect()
+    finally:
+        wh.close()
+
 def test_a_two_key_table_reuses_its_frame_with_exact_partition_pairs(tmp_path, spark):
     import hivepark
 

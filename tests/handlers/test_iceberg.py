@@ -170,6 +170,42 @@ def test_hivepark_files_read_by_pyiceberg_and_plain_parquet(events, spark):
     assert plain.schema.field("id").metadata[b"PARQUET:field_id"] == b"1"
 
 
+
+def test_a_warehouse_path_with_characters_a_uri_reads_otherwise(tmp_path, spark):
+    """Found by a hunt for bugs: with '#' in the warehouse path, pyiceberg was given file:// URIs
+    it cut at the '#': every metadata and manifest file went to one file outside the warehouse,
+    reads failed (UnicodeDecodeError), a second table could not be created. '?' cut them the
+    same way; a %-escape pyiceberg never decodes. The default metastore there is refused: a
+    SQLite URL takes a '?' in its path as its options (it was opened outside the warehouse)."""
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    root = tmp_path / "la#ke?1 %41 x" / "warehouse"
+    with pytest.raises(UserInputError, match=r"holds '\?', which a SQLite URL takes as the start of its options.*"
+                                             r"give a metastore URL"):
+        hivepark.connect(str(root), spark=spark)  # its metastore was opened at .../la#ke, outside the warehouse
+    assert list(tmp_path.iterdir()) == []
+    url = f"sqlite:///{tmp_path}/metastore.db"
+    wh = hivepark.connect(str(root), spark=spark, metastore=url)
+    try:
+        for t in ("ice", "ice2"):
+            wh.sql(f"CREATE TABLE {t} (k INT, s STRING) STORED BY ICEBERG")
+            wh.sql(f"INSERT INTO {t} SELECT CAST(id AS INT), 'x' FROM range(5)")
+            wh.sql(f"INSERT INTO {t} VALUES (9, 'y')")
+        assert [n for n in os.listdir(tmp_path) if not n.startswith("metastore.db")] == ["la#ke?1 %41 x"]
+        assert sorted(os.listdir(tmp_path / "la#ke?1 %41 x")) == ["warehouse"]
+        itbl = SqlCatalog("hivepark", uri=url, warehouse=str(root)).load_table(("default", "ice"))
+        kept = [os.path.join(d, f) for d, _, names in os.walk(root / "ice") for f in names]
+        assert len([f for f in kept if f.endswith(".metadata.json")]) == 3 and itbl.metadata_location in kept
+        files = [t.file.file_path for t in itbl.scan().plan_files()]
+        assert files and all(f.startswith(f"{root}/ice/data/") for f in files)
+        mine = _rows(wh.sql("SELECT k, s FROM ice"))
+        assert mine == sorted((tuple(r.values()) for r in itbl.scan().to_arrow().to_pylist()), key=repr)
+        plain = spark.read.parquet(*["file://" + f for f in files])
+        assert mine == _rows(plain) == [(0, "x"), (1, "x"), (2, "x"), (3, "x"), (4, "x"), (9, "y")]
+        assert _rows(wh.sql("SELECT k, s FROM ice2")) == mine
+    finally:
+        wh.close()
+
 def test_table_written_by_pyiceberg_in_another_catalog(tmp_path, spark, monkeypatch):
     from pyiceberg.catalog.sql import SqlCatalog
     from pyiceberg.partitioning import PartitionField, PartitionSpec

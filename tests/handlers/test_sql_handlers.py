@@ -252,6 +252,30 @@ def test_sqlite(wh, spark, sqlite_db):
     assert "pushed: ((o_id >= 100) and (o_id <= 400))" in _explain(wh, query.format(t="lite"))
 
 
+
+def test_a_relative_sqlite_path_is_the_file_create_table_read(wh, spark, tmp_path, monkeypatch):
+    """Found by a hunt for bugs: 'jdbc:sqlite:shop.db' was kept as given, so the driver read
+    ./shop.db at CREATE TABLE and Spark's executors opened shop.db in their own working
+    directories (a cluster's: a new, empty database each; "no such table"). The path is resolved
+    against the driver's working directory at CREATE, and SHOW CREATE TABLE shows it."""
+    name = f"rel_{tmp_path.name}.db"
+    jvm_dir = Path.cwd()  # the directory the suite started in, Spark's JVM's too
+    monkeypatch.chdir(tmp_path)
+    with sqlite3.connect(name) as conn:
+        conn.execute("CREATE TABLE orders (o_id INTEGER PRIMARY KEY, o_status TEXT)")
+        conn.executemany("INSERT INTO orders VALUES (?, ?)", [(1, "open"), (2, "done")])
+    wh.sql(f"CREATE EXTERNAL TABLE rel (o_id BIGINT, o_status STRING) STORED BY '{JDBC}' TBLPROPERTIES ("
+           f"'hive.sql.database.type'='SQLITE', 'hive.sql.jdbc.url'='jdbc:sqlite:{name}', 'hive.sql.table'='orders')")
+    shown = "\n".join(r[0] for r in wh.sql("SHOW CREATE TABLE rel").collect())
+    assert f"'hive.sql.jdbc.url'='jdbc:sqlite:{tmp_path}/{name}'" in shown
+    monkeypatch.chdir(tmp_path.parent)  # the driver moves on; the table keeps its file
+    wh.sql("INSERT INTO rel VALUES (3, 'new')")
+    with sqlite3.connect(tmp_path / name) as conn:
+        source = sorted(conn.execute("SELECT o_id, o_status FROM orders").fetchall())
+    assert source == [(1, "open"), (2, "done"), (3, "new")]
+    assert _rows(wh.sql("SELECT o_id, o_status FROM rel")) == source
+    assert not (tmp_path.parent / name).exists() and not (jvm_dir / name).exists()  # no new empty database
+
 def test_sqlite_dates_and_timestamps_in_every_form_sqlite_keeps(wh, spark, tmp_path):
     """Found by a hunt for bugs: SQLite has no date type, and sqlite-jdbc reads text only in its
     own form, so a DATE column written by Python's sqlite3 or SQLite's date() ('2024-01-05')

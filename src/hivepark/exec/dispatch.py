@@ -26,9 +26,24 @@ def execute(ctx: Context, stmt: ParsedStatement | s.Statement) -> DataFrame:
         out = _execute(ctx, stmt)
         statement = stmt.statement if isinstance(stmt, ParsedStatement) else stmt
         if not isinstance(statement, _READ_ONLY):
-            with ctx.handler_scope():
-                spark_views.sync(ctx)
+            _sync_views(ctx)
         return out
+
+
+def _sync_views(ctx: Context) -> None:
+    """spark.sql's views brought up to date after a statement that ran (and committed): a view
+    that cannot be (a table's own is warned of in spark_views) never makes it report failure."""
+    import warnings
+
+    from hivepark.exec.failures import translate
+
+    try:
+        with ctx.handler_scope():
+            spark_views.sync(ctx)
+    except Exception as e:  # noqa: BLE001 - the statement succeeded
+        warnings.warn(f"spark.sql's views of database {ctx.current_db} could not be brought up to date (the "
+                      f"statement succeeded; Warehouse.refresh_views() tries again): {translate(e, ctx)}",
+                      spark_views.SparkViewWarning, stacklevel=3)
 
 
 # Statements that change no table: no need to bring spark.sql's views up to date after them.

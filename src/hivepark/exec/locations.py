@@ -17,9 +17,22 @@ from hivepark.exec.context import Context
 from hivepark.storage import fs
 
 
+def is_relative(location: str) -> bool:
+    """Whether ``location`` is relative to the directory hivepark runs in: a path such as
+    ``x/y``, or a ``file:`` URI of one (``file:x/y``, which Hadoop refuses: "Relative path in
+    absolute URI").
+
+    >>> is_relative("x/y"), is_relative("file:x/y"), is_relative("file:/x"), is_relative("s3a://b/x")
+    (True, True, False, False)
+    """
+    if location.startswith("file:"):
+        return not location[len("file:"):].startswith("/")
+    return not layout.is_absolute(location)
+
+
 def absolute(location: str) -> str:
-    """A LOCATION as given, normalized; a relative one is Hive's error 10244."""
-    if not layout.is_absolute(location) and not location.startswith("file:"):
+    """A LOCATION as given, normalized; a relative one (``x``, ``file:x``) is Hive's error 10244."""
+    if is_relative(location):
         raise SemanticError(f"{location}  is not absolute.  Please specify a complete absolute uri. A relative "
                             "LOCATION would depend on the directory hivepark runs in: give the full path.",
                             code=10244)

@@ -180,9 +180,12 @@ class TableFrames:
     half of the table's partitions, or at the second scan of a few partitions of the same
     table version (at most FRAME_MAX_PARTITIONS partitions): a one-off query of a few
     partitions, or one after each commit, never pays for all of them; a table queried again
-    and again does so once. Then reused by every scan it matches. An unpartitioned table's DataFrame is kept by its
-    table version and file list, and so is a scan read by its files' directories (list
-    bucketing), the last few per table (:meth:`_keep`). Each DataFrame is registered once as a
+    and again does so once. Then reused by every scan it matches. A frame that cannot be
+    built (a file of some partition deleted or unreadable: Spark checks every file it is given)
+    is not tried again at that table version, and each scan loads its own partitions' files: a
+    file missing from a partition a query does not read never fails it. An unpartitioned
+    table's DataFrame is kept by its table version and file list, and so is a scan read by its
+    files' directories (list bucketing), the last few per table (:meth:`_keep`). Each DataFrame is registered once as a
     temporary view, dropped when the DataFrame is replaced (see :class:`Relation`).
     """
 
@@ -235,8 +238,13 @@ class TableFrames:
                     return None
             if self._unframeable.get(table.qualified_name) == version:
                 return None  # this version of the table already failed to build
-            built = self._build(spark, table,
-                                chosen if len(chosen) == scan.total_partitions else None)
+            try:
+                built = self._build(spark, table,
+                                    chosen if len(chosen) == scan.total_partitions else None)
+            except Exception:  # noqa: BLE001 - a file of the table missing or unreadable: maybe not one
+                # this scan reads, so it loads its own partitions' files (and fails there if one of
+                # them is the file); the frame is not tried again at this version
+                built = None
             self._replace_frame(spark, table.qualified_name, built)
             if built is None:
                 self._unframeable[table.qualified_name] = (table.version, table.uid)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from pyspark import SparkConf, SparkContext
 from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
@@ -61,34 +62,78 @@ def driver_java_options() -> str:
     return f"-Dlog4j2.configurationFile={_LOG4J}" + (f" {extra}" if extra else "")
 
 
-def get_or_create_spark(master: str | None = None, settings: Mapping[str, str] | None = None) -> SparkSession:
-    """The active SparkSession, else a new local one tuned for a laptop; either way with
-    Spark's variable substitution off (:func:`no_variable_substitution`). The ``spark.*``
-    entries of ``settings`` are given to a new session as it starts (they win over these
-    defaults), and set on an active one (where one only read at start is an error)."""
-    wanted = spark_settings(settings)
-    active = SparkSession.getActiveSession()
-    if active is not None and master is None:
-        for k, v in wanted.items():
-            if active.conf.get(k, None) != v:
-                set_spark_setting(active, k, v)
-        return no_variable_substitution(active)
-    os.environ.setdefault("PYSPARK_PYTHON", os.sys.executable)  # type: ignore[attr-defined]
-    builder = (SparkSession.builder.appName("hivepark")
-               .master(master or os.environ.get("HIVEPARK_MASTER", "local[2]"))
-               .config("spark.ui.enabled", "false")
-               .config("spark.sql.shuffle.partitions", "4")
-               .config("spark.sql.session.timeZone", "UTC")
-               .config("spark.driver.memory", os.environ.get("HIVEPARK_DRIVER_MEMORY", "2g"))
-               .config("spark.sql.sources.parallelPartitionDiscovery.threshold", "100000")
-               .config("spark.sql.legacy.createHiveTableByDefault", "false")
-               .config("spark.driver.extraJavaOptions", driver_java_options())
-               .config("spark.ui.showConsoleProgress", "false")
-               .config(VARIABLE_SUBSTITUTE, "false"))
+def _defaults(master: str | None) -> dict[str, str]:
+    """hivepark's settings for a Spark it starts (tuned for a laptop); ``master`` given
+    explicitly (``hivepark --master``) is the user's, not a default."""
+    d = {"spark.master": master or os.environ.get("HIVEPARK_MASTER", "local[2]"),
+         "spark.app.name": "hivepark",
+         "spark.ui.enabled": "false",
+         "spark.sql.shuffle.partitions": "4",
+         "spark.sql.session.timeZone": "UTC",
+         "spark.driver.memory": os.environ.get("HIVEPARK_DRIVER_MEMORY", "2g"),
+         "spark.sql.sources.parallelPartitionDiscovery.threshold": "100000",
+         "spark.sql.legacy.createHiveTableByDefault": "false",
+         "spark.driver.extraJavaOptions": driver_java_options(),
+         "spark.ui.showConsoleProgress": "false",
+         VARIABLE_SUBSTITUTE: "false"}
     jars = jdbc_classpath()
     if jars:
-        builder = (builder.config("spark.driver.extraClassPath", jars)
-                   .config("spark.executor.extraClassPath", jars))
+        d["spark.driver.extraClassPath"] = jars
+        d["spark.executor.extraClassPath"] = jars
+    return d
+
+
+def running_session() -> SparkSession | None:
+    """The Spark the user runs in this process, whichever thread started it: the thread's
+    active session, else the default session, else a session on the running SparkContext
+    (:meth:`SparkSession.getActiveSession` alone sees only the calling thread's)."""
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    default = SparkSession._instantiatedSession
+    if default is not None and default._sc._jsc is not None:
+        return default
+    if SparkContext._active_spark_context is not None:
+        return SparkSession(SparkContext._active_spark_context)  # none of hivepark's settings
+    return None
+
+
+def get_or_create_spark(master: str | None = None, settings: Mapping[str, str] | None = None) -> SparkSession:
+    """The running SparkSession (:func:`running_session`, used as it is), else a new one;
+    either way with Spark's variable substitution off (:func:`no_variable_substitution`).
+
+    A new session takes, in this order of precedence: the ``spark.*`` entries of ``settings``
+    and ``master``; what the user gave Spark before Python asked (``spark-submit --master
+    ... --conf k=v``, ``PYSPARK_SUBMIT_ARGS``, ``spark-defaults.conf``: Spark's own
+    ``SparkConf``); then hivepark's defaults (:func:`_defaults`, master ``HIVEPARK_MASTER``
+    or ``local[2]``) for what nobody gave. On a running session the ``settings`` are set
+    (one Spark reads only at start is an error) and nothing else is changed."""
+    wanted = spark_settings(settings)
+    if master is not None:
+        wanted["spark.master"] = master
+    running = running_session()
+    if running is not None:
+        if master is not None and running.sparkContext.master != master:
+            raise UserInputError(
+                f"Spark already runs in this process on {running.sparkContext.master}, so it cannot start "
+                f"on {master}: leave the master out to use the running session, or stop it first "
+                f"(spark.stop()).")
+        for k, v in wanted.items():
+            if k != "spark.master" and running.conf.get(k, None) != v:
+                set_spark_setting(running, k, v)
+        return no_variable_substitution(running)
+    os.environ.setdefault("PYSPARK_PYTHON", os.sys.executable)  # type: ignore[attr-defined]
+    defaults = _defaults(master)
+    # The JVM: spark-submit's, when it started this Python (PYSPARK_GATEWAY_PORT), else one
+    # this starts, given what it reads at start (driver memory, JVM options, class path) on
+    # spark-submit's command line, before PYSPARK_SUBMIT_ARGS (which wins)
+    SparkContext._ensure_initialized(conf=SparkConf(loadDefaults=False).setAll([*defaults.items(),
+                                                                                 *wanted.items()]))
+    given = SparkConf()  # the JVM's: spark-submit's --master and --conf, spark-defaults.conf
+    builder = SparkSession.builder
+    for k, v in defaults.items():
+        if not given.contains(k):
+            builder = builder.config(k, v)
     for k, v in wanted.items():
         builder = builder.config(k, v)
     spark = builder.getOrCreate()

@@ -117,13 +117,19 @@ def _refresh(ctx: Context, made: dict[str, tuple[int, object]], name: str,
     if table.is_view != views:
         return table.is_view
     by_name = False
-    if table.is_view:
-        reads = _reads(ctx, table, versions_of)
-        by_name = _tables_by_name(ctx, reads)
-        token: object = _view_token(ctx, version, reads, by_name)
-    else:
-        handler = handler_for(table)
-        token = (ctx.current_db, version, handler.state(table) if handler is not None else None)
+    try:  # a storage handler's state is a load of its metadata (an Iceberg table's), which may fail
+        if table.is_view:
+            reads = _reads(ctx, table, versions_of)
+            by_name = _tables_by_name(ctx, reads)
+            token: object = _view_token(ctx, version, reads, by_name)
+        else:
+            handler = handler_for(table)
+            token = (ctx.current_db, version, handler.state(table) if handler is not None else None)
+    except Exception as e:  # noqa: BLE001 - the statement that ran succeeded: never fail it here
+        token = (ctx.current_db, version, "no state")
+        if known != (id(ctx), ("unreadable", token)):
+            _unreadable(ctx, made, name, table, token, e)
+        return False
     if known in ((id(ctx), token), (id(ctx), ("unreadable", token))):
         return False  # current, or found unreadable at this same version (warned once)
     try:
@@ -143,16 +149,23 @@ def _refresh(ctx: Context, made: dict[str, tuple[int, object]], name: str,
             df = scan_dataframe(ctx.spark, plan.scans[0], settings=ctx.conf)
         df.createOrReplaceTempView(name)
     except Exception as e:  # noqa: BLE001 - the statement that ran succeeded: never fail it here
-        from hivepark.exec.failures import translate
-
-        ctx.spark.catalog.dropTempView(name)  # an old view would read the old files
-        made[name] = (id(ctx), ("unreadable", token))
-        kind = "view" if table.is_view else "table"
-        warnings.warn(f"spark.sql cannot read {kind} {table.qualified_name} until this is fixed: "
-                      f"{translate(e, ctx)}", SparkViewWarning, stacklevel=2)
+        _unreadable(ctx, made, name, table, token, e)
         return False
     made[name] = (id(ctx), token)
     return False
+
+
+def _unreadable(ctx: Context, made: dict[str, tuple[int, object]], name: str, table: Table, token: object,
+                e: Exception) -> None:
+    """The Spark view of ``name`` cannot be built: dropped (an old one would read old files),
+    recorded as unreadable at ``token`` (warned once), and a :class:`SparkViewWarning`."""
+    from hivepark.exec.failures import translate
+
+    ctx.spark.catalog.dropTempView(name)
+    made[name] = (id(ctx), ("unreadable", token))
+    kind = "view" if table.is_view else "table"
+    warnings.warn(f"spark.sql cannot read {kind} {table.qualified_name} until this is fixed: "
+                  f"{translate(e, ctx)}", SparkViewWarning, stacklevel=3)
 
 
 def _is_identifier(name: str) -> bool:

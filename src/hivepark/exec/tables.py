@@ -666,8 +666,12 @@ def _given_partition_location(ctx: Context, table: Table, given: str, values: Se
 
 def _partition_location(table: Table, given: str) -> str:
     """ADD PARTITION ... LOCATION: absolute paths and URIs as given; a relative path is
-    resolved against the table's directory, as Hive does (``new Path(tbl.getPath(), loc)``)."""
-    if "://" in given or given.startswith(("/", "file:")):
+    resolved against the table's directory, as Hive does (``new Path(tbl.getPath(), loc)``); a
+    ``file:`` URI of a relative path is refused as a relative LOCATION is (Hadoop's "Relative
+    path in absolute URI")."""
+    if given.startswith("file:"):
+        return absolute(given)
+    if "://" in given or given.startswith("/"):
         return fs.normalize(given)
     joined = f"{table.location.rstrip('/')}/{given}"
     if "://" not in joined:

@@ -29,7 +29,7 @@ from hivepark.errors import (
 )
 from hivepark.exec import lb_routing, running
 from hivepark.exec.context import Context, refuse_bucketed
-from hivepark.exec.locations import check_location
+from hivepark.exec.locations import check_location, is_relative
 from hivepark.exec.query import run_query, spark_error
 from hivepark.exec.scan import spark_type
 from hivepark.expr.visitors import render_literal
@@ -948,7 +948,7 @@ def insert_directory(ctx: Context, stmt: InsertDirectory) -> DataFrame:
     warehouse, hivepark's own files, a table's or a database's directory and the root are
     refused (check_location)."""
     path = stmt.path
-    if not layout.is_absolute(path) and not path.startswith("file:"):
+    if is_relative(path):
         raise SemanticError(f"INSERT OVERWRITE DIRECTORY '{path}' needs an absolute path (or a URI): a relative one "
                             "would depend on the directory hivepark runs in. Give the full path.")
     target = fs.normalize(path).rstrip("/")
@@ -964,6 +964,6 @@ def insert_directory(ctx: Context, stmt: InsertDirectory) -> DataFrame:
     check_text_delimiter(out)
     with DirectoryWrite(ctx.warehouse, target) as directory:
         writer(df, out).mode("errorifexists").save(fs.to_spark_path(directory.staging))
-        fs.delete_file(f"{directory.staging}/_SUCCESS")  # Spark's marker: the directory holds the rows alone
+        fs.delete_markers(directory.staging)  # Spark's _SUCCESS and checksums: the directory holds the rows alone
         directory.swap()
     return ctx.empty()

@@ -35,12 +35,17 @@ def _is_remote(path: str) -> bool:
 
 def strip_file_scheme(path: str) -> str:
     """A ``file:`` URI as its path (``file:///x`` and ``file:/x``, as Hadoop writes it, are
-    ``/x``); other paths and URIs unchanged.
+    ``/x``; ``file:x`` is the relative path ``x``, never ``/x``); other paths and URIs unchanged.
 
     >>> strip_file_scheme("file:///w/t"), strip_file_scheme("file:/w/t"), strip_file_scheme("s3a://b/t")
     ('/w/t', '/w/t', 's3a://b/t')
+    >>> strip_file_scheme("file:x/y")
+    'x/y'
     """
-    return "/" + path[len("file:"):].lstrip("/") if path.startswith("file:") else path
+    if not path.startswith("file:"):
+        return path
+    rest = path[len("file:"):]
+    return "/" + rest.lstrip("/") if rest.startswith("/") else rest
 
 
 def _local_path(path: str) -> str:
@@ -240,6 +245,15 @@ _MARKERS = ("_SUCCESS",)  # files Spark and Hadoop leave beside data, and their 
 
 def _is_marker(name: str) -> bool:
     return name in _MARKERS or (name.startswith(".") and name.endswith(".crc"))
+
+
+def delete_markers(directory: str) -> None:
+    """Deletes Spark's and Hadoop's marker files (``_SUCCESS``, every ``.<name>.crc``) directly
+    in ``directory``: what a Hive reader of it finds is the rows alone."""
+    fs, entries = _entries(directory)
+    for e in entries:
+        if e.type == pafs.FileType.File and _is_marker(e.base_name):
+            fs.delete_file(e.path)
 
 
 def prune_empty_dirs(path: str) -> bool:

@@ -259,7 +259,15 @@ def load(table: Table) -> IcebergTable:
 
 
 def _file_uri(path: str) -> str:
-    return fs.to_spark_path(fs.normalize(path))
+    """A path as pyiceberg is given it (a table's location, the catalog's warehouse, a data
+    file): a local one as a ``file://`` URI, except one holding '#' or '?', as the path itself.
+    pyiceberg's file IO reads a location without a scheme as the path it is, but splits a URI
+    at '#' and '?' (writing every file of the table to one file outside the warehouse), and
+    never decodes a %-escape (a percent-encoded URI names another directory)."""
+    local = fs.normalize(path)
+    if "://" not in local and ("#" in local or "?" in local):
+        return local
+    return fs.to_spark_path(local)
 
 
 def _with_field_ids(table: Table, ids: Sequence[tuple[str, int]]) -> dict[str, str]:

@@ -211,6 +211,32 @@ def sqlalchemy_url(props: Mapping[str, str]) -> sa.URL | str:
                          port=parts.port, database=parts.path.lstrip("/") or None)
 
 
+def absolute_sqlite_url(url: str) -> str:
+    """A JDBC or SQLAlchemy URL of a SQLite file with a relative path made absolute, against
+    this process's working directory: Spark's executors open the file in their own working
+    directories (a cluster's: a new, empty database each). Others unchanged.
+
+    >>> import os; here = os.getcwd().rstrip("/")
+    >>> absolute_sqlite_url("jdbc:sqlite:shop.db") == f"jdbc:sqlite:{here}/shop.db"
+    True
+    >>> absolute_sqlite_url("jdbc:sqlite:file:db/s.db?mode=ro") == f"jdbc:sqlite:file:{here}/db/s.db?mode=ro"
+    True
+    >>> absolute_sqlite_url("sqlite:///s.db") == f"sqlite:///{here}/s.db"
+    True
+    >>> [absolute_sqlite_url(u) for u in ("jdbc:sqlite:/d/s.db", "jdbc:sqlite::memory:", "jdbc:postgresql://h/db")]
+    ['jdbc:sqlite:/d/s.db', 'jdbc:sqlite::memory:', 'jdbc:postgresql://h/db']
+    """
+    import os
+
+    for prefix in ("jdbc:sqlite:file:", "jdbc:sqlite:", "sqlite:///"):
+        if url.lower().startswith(prefix):
+            path, sep, query = url[len(prefix):].partition("?")
+            if path and not path.startswith(("/", ":")):  # ":memory:", sqlite-jdbc's ":resource:"
+                return url[:len(prefix)] + os.path.abspath(path) + sep + query
+            return url
+    return url
+
+
 def run_sql(props: Mapping[str, str], sql: str) -> list[tuple[Any, ...]]:
     """Rows of one statement run as it is (no parameter markers: a '%' or ':' in a literal stays)."""
     raw = engine_for(props).raw_connection()
@@ -246,6 +272,15 @@ class JdbcStorageHandler(StorageHandler):
     secret_properties = frozenset({PASSWORD, "hive.sql.dbcp.password.keystore", "hive.sql.dbcp.password.key"})
 
     # -- properties ----------------------------------------------------------------------
+    def create_table(self, table: Table) -> Table:
+        """A SQLite file named by a relative path (``jdbc:sqlite:shop.db``) is recorded by its
+        absolute path, resolved against the driver's working directory now
+        (:func:`absolute_sqlite_url`): every later read, on the driver or an executor, opens
+        the file CREATE TABLE read, and SHOW CREATE TABLE shows which."""
+        urls = (URL.lower(), SQLALCHEMY_URL.lower())
+        props = {k: absolute_sqlite_url(v) if k.lower() in urls else v for k, v in table.properties.items()}
+        return super().create_table(table.evolve(properties=props))
+
     def validate(self, properties: Mapping[str, str]) -> None:
         props = _props(properties)
         db = (_get(props, DATABASE_TYPE) or "").upper()
