@@ -649,6 +649,64 @@ def test_filter_in_large_lists(catalog: SqlCatalog, hours: Table) -> None:
     assert pruned(catalog, hours, In("hr", ())) == []
 
 
+def _variable_limit(cat: SqlCatalog, limit: int) -> None:
+    """New SQLite connections of ``cat`` bind at most ``limit`` parameters a statement."""
+    def limited(conn: sqlite3.Connection, _: Any) -> None:
+        conn.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, limit)
+
+    cat._engine.dispose()
+    event.listen(cat._engine, "connect", limited)
+
+
+def test_filter_of_many_in_lists_passes_no_parameter_limit(catalog: SqlCatalog) -> None:
+    """Found by a hunt for bugs: 66 ORed IN lists of 1,000 values each (66,000 values) failed
+    on PostgreSQL with the driver's raw error (its limit is 65,535 bound parameters a
+    statement), while SQLite answered. Now every lookup answers on both, SQLite held to its
+    default limit of 32,766 (this machine's build allows more)."""
+    if catalog._engine.dialect.name == "sqlite":
+        _variable_limit(catalog, 32_766)
+    t = make_table(catalog)
+    catalog.add_partitions(t, [part(t, f"d{i}", str(i % 24)) for i in range(300)])
+    lists = [In("ds", tuple(f"d{j}" for j in range(i * 1000, (i + 1) * 1000, 7))
+                + tuple(f"x{i}-{j}" for j in range(857))) for i in range(60)]
+    lists += [In("hr", tuple(range(1000 + i * 1000, 2000 + i * 1000))) for i in range(5)]
+    lists.append(In("hr", (5,) + tuple(range(100, 1099))))
+    flt = Or(lists[0], lists[1])
+    for e in lists[2:]:
+        flt = Or(flt, e)
+    assert sum(len(e.values) for e in lists) == 66_000
+    want = sorted((v for v in ((f"d{i}", str(i % 24)) for i in range(300))
+                   if int(v[0][1:]) % 7 == 0 or v[1] == "5"),
+                  key=lambda v: make_part_name(["ds", "hr"], v))
+    assert values_of(catalog.list_partitions(t, flt)) == want
+    assert values_of(catalog.list_partitions(t, flt, limit=3)) == want[:3]
+    assert values_of(catalog.list_partitions(t, Not(flt))) == sorted(
+        {(f"d{i}", str(i % 24)) for i in range(300)} - set(want),
+        key=lambda v: make_part_name(["ds", "hr"], v))
+    assert catalog.count_partitions(t, flt) == len(want)
+    assert catalog.partition_stats(t, flt)[0] == len(want)
+    assert values_of(sorted(catalog.drop_partitions(t, flt), key=lambda p: make_part_name(["ds", "hr"], p.values))) \
+        == want
+    assert catalog.count_partitions(t) == 300 - len(want)
+
+
+def test_sqlite_driver_error_of_a_lookup_is_a_metastore_error(tmp_path: Path) -> None:
+    """Found by a hunt for bugs: an error of the driver in a partition lookup (read straight
+    from the DB-API cursor) reached the user as the driver's own exception; now as every other
+    metastore error, a MetastoreError naming it."""
+    cat = SqlCatalog(f"sqlite:///{tmp_path}/m.db")
+    try:
+        t = make_table(cat)
+        cat.add_partitions(t, [part(t, f"d{i}", "1") for i in range(20)])
+        _variable_limit(cat, 5)  # a 20-value IN cannot be bound
+        flt = In("ds", tuple(f"d{i}" for i in range(20)))
+        for lookup in (lambda: cat.list_partitions(t, flt), lambda: cat.list_partitions(t, flt, limit=2)):
+            with pytest.raises(MetastoreError, match="Metastore error: too many SQL variables"):
+                lookup()
+    finally:
+        cat.close()
+
+
 def test_filter_finds_only_its_tables_partitions(catalog: SqlCatalog, hours: Table) -> None:
     """Another table with the same keys and values: a filter on one finds none of the other's
     partitions, nor counts or drops them."""

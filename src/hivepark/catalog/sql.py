@@ -48,7 +48,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.orm import Session, aliased
 
 from hivepark.catalog import schema
@@ -232,11 +232,14 @@ def _fetch_all(s: Session, stmt: Any) -> list[Any]:
     matches 24,000 partitions spends no time on SQLAlchemy's row objects."""
     conn = s.connection()
     text, args = _driver_sql(conn, stmt)
+    dbapi = conn.dialect.loaded_dbapi
     cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
     try:
         with _gc_paused():
             cursor.execute(text, args)
             return list(cursor.fetchall())
+    except dbapi.Error as e:  # as SQLAlchemy raises it (a MetastoreError by _session)
+        raise DBAPIError.instance(text, args, e, dbapi.Error) from e
     finally:
         cursor.close()
 
@@ -257,10 +260,9 @@ def _fetch_packed(s: Session, stmt: Any, pg: bool) -> list[Partition] | None:
     limit (SQLite's a billion bytes by default, PostgreSQL's 1 GB: tens of millions of
     partitions); the caller then fetches rows, in a new transaction (PostgreSQL's is aborted)."""
     sq = stmt.subquery("packed")
-    dbapi = s.connection().dialect.loaded_dbapi  # sqlite3 or psycopg
     try:
         row = _fetch_all(s, select(_packed_columns(sq, pg)).select_from(sq))[0]
-    except (dbapi.DataError, dbapi.OperationalError):  # SQLite's "string or blob too big",
+    except (DataError, OperationalError):  # SQLite's "string or blob too big",
         s.rollback()  # PostgreSQL's "out of memory": too large a string
         return None
     return _unpacked(row)
