@@ -300,6 +300,38 @@ def test_add_partitions_duplicates(catalog: SqlCatalog) -> None:
         catalog.add_partitions(t, [part(t, None, "1"), part(t, "", "1")])
 
 
+def test_many_partitions_by_name_in_repeated_statements(catalog: SqlCatalog) -> None:
+    """The lookups by partition name (ADD's existence check, get_partitions, a commit's drops
+    and updates) and deletes by id: on PostgreSQL as one array parameter rather than an IN list
+    of 500 (whose generic plan, prepared by psycopg after five runs, compared every partition
+    with each name until the table was analyzed). Run more than five times each, across more
+    names than one statement takes: each finds exactly its partitions."""
+    t = make_table(catalog)
+    batches = [[part(t, f"d{b}", str(h)) for h in range(1200)] for b in range(8)]
+    for i, batch in enumerate(batches):  # each also repeats half of the previous batch
+        again = batches[i - 1][600:] if i else []
+        added = catalog.add_partitions(t, again + batch, if_not_exists=True)
+        assert values_of(added) == values_of(batch)
+        with pytest.raises(AlreadyExistsError, match=f"Partition already exists: ds=d{i}/hr=5"):
+            catalog.add_partitions(t, [part(t, "new", "1"), batch[5]])
+    assert catalog.count_partitions(t) == 9600
+    wanted = [("d3", str(h)) for h in range(0, 1200, 2)] + [("d7", str(h)) for h in range(1200)] + \
+        [("nope", str(h)) for h in range(11_000)]
+    found = catalog.get_partitions(t, wanted)
+    assert sorted(found) == sorted(wanted[:1800])
+    assert all(p.values == v for v, p in found.items())
+    gone = [("d1", str(h)) for h in range(1200)] + [("d2", str(h)) for h in range(0, 1200, 3)]
+    kept = [part(t, "d0", str(h), parameters={"numFiles": "1"}) for h in range(1200)]
+    catalog.commit(t, catalog.get_table("db", "t").version, put=kept, drop=gone)
+    assert catalog.count_partitions(t) == 9600 - 1600
+    assert catalog.get_partitions(t, gone) == {}
+    assert all(p.parameters == {"numFiles": "1"} for p in catalog.list_partitions(t, EqualTo("ds", "d0")))
+    assert len(catalog.drop_partitions(t, In("ds", ("d4", "d5", "d6")))) == 3600
+    assert values_of(catalog.list_partitions(t, GreaterThanOrEqual("hr", 1199))) == \
+        [("d0", "1199"), ("d2", "1199"), ("d3", "1199"), ("d7", "1199")]
+    assert catalog.count_partitions(t, In("hr", (0, 1))) == 2 * 3 + 1  # d2 keeps hr=1, not hr=0
+
+
 def test_bulk_insert_duplicate_is_an_integrity_error(catalog: SqlCatalog) -> None:
     """The fast paths (executemany, COPY) report duplicates like SQLAlchemy does."""
     t = make_table(catalog)

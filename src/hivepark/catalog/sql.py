@@ -54,6 +54,7 @@ from sqlalchemy.orm import Session, aliased
 from hivepark.catalog import schema
 from hivepark.catalog.base import Catalog, TableChange
 from hivepark.catalog.filters import (
+    InValues,
     KeyCodec,
     Undecidable,
     bind_to_keys,
@@ -889,11 +890,9 @@ class SqlCatalog(Catalog):
         out: dict[tuple[str | None, ...], Partition] = {}
         with self._session() as s:
             tbl_id = self._table_row(s, table.db, table.name).id
-            keys = list(names)
-            for i in range(0, len(keys), _CHUNK):
+            for chunk in _chunks(list(names), _id_chunk(s.connection())):
                 rows = s.execute(select(*_PART_COLS, PartitionRow.part_name).where(
-                    PartitionRow.tbl_id == tbl_id,
-                    PartitionRow.part_name.in_(keys[i:i + _CHUNK]))).all()
+                    PartitionRow.tbl_id == tbl_id, InValues(PartitionRow.part_name, chunk))).all()
                 for row in rows:
                     p = _partition_of(row)
                     out[names[row.part_name]] = p
@@ -1067,13 +1066,24 @@ def _pg_next_ids(conn: Connection, n: int) -> list[int]:
 
 
 def _ids_by_name(s: Session, tbl_id: int, names: Sequence[str]) -> dict[str, int]:
-    """``{part_name: id}`` of the given names that exist (index lookups, in chunks)."""
+    """``{part_name: id}`` of the given names that exist (index lookups, in chunks).
+
+    On PostgreSQL the names are one array parameter (:class:`InValues`): as an IN list of
+    500 parameters, the statement psycopg prepares after five runs got a generic plan that
+    compared every partition of the table with each name until the table was analyzed
+    (adding 999 partitions to a table of 40,000 took 1.9 s, not 0.04)."""
     base = select(PartitionRow.part_name, PartitionRow.id).where(PartitionRow.tbl_id == tbl_id)
     conn = s.connection()
     out: dict[str, int] = {}
-    for chunk in _chunks(list(dict.fromkeys(names))):
-        out.update({n: i for n, i in conn.execute(base.where(PartitionRow.part_name.in_(chunk)))})
+    for chunk in _chunks(list(dict.fromkeys(names)), _id_chunk(conn)):
+        out.update({n: i for n, i in conn.execute(base.where(InValues(PartitionRow.part_name, chunk)))})
     return out
+
+
+def _id_chunk(conn: Connection) -> int:
+    """Names or ids a statement looks up: as many as an array holds well on PostgreSQL, an
+    IN list of bound parameters elsewhere."""
+    return 20 * _CHUNK if conn.dialect.name == "postgresql" else _CHUNK
 
 
 def _bump_version(s: Session, tbl_id: int) -> None:
@@ -1086,9 +1096,9 @@ def _bump_version(s: Session, tbl_id: int) -> None:
 
 
 def _delete_partition_ids(s: Session, ids: Sequence[int]) -> None:
-    for chunk in _chunks(list(ids)):
-        s.execute(delete(PartitionKeyValRow).where(PartitionKeyValRow.part_id.in_(chunk)))
-        s.execute(delete(PartitionRow).where(PartitionRow.id.in_(chunk)))
+    for chunk in _chunks(list(ids), _id_chunk(s.connection())):
+        s.execute(delete(PartitionKeyValRow).where(InValues(PartitionKeyValRow.part_id, chunk)))
+        s.execute(delete(PartitionRow).where(InValues(PartitionRow.id, chunk)))
 
 
 def _normalize_values(table: Table, values: Sequence[Any],
