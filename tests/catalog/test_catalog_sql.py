@@ -787,6 +787,46 @@ def test_sqlite_filter_starts_from_the_key_value_index(tmp_path: Path) -> None:
         cat.close()
 
 
+def test_sqlite_metastore_analyzed_as_partitions_arrive_in_small_batches(tmp_path: Path) -> None:
+    """Found by a hunt for bugs: SQLite's planner statistics were taken only when one call
+    added 1,000 partitions or more, so partitions added a day at a time were never analyzed,
+    and ``ds IN (1,000 values) AND hr > 12`` started from the ``hr`` range (5 s at 25,000
+    partitions, a minute at 200,000). Now they are taken once there are 1,000 partitions, and
+    again each time their number has doubled since; lookups find the same partitions."""
+    cat = SqlCatalog(f"sqlite:///{tmp_path}/m.db")
+    try:
+        t = make_table(cat)
+        days = [f"2024-{m:02d}-{d:02d}" for m in range(1, 13) for d in range(1, 29)]
+
+        def recorded() -> int | None:
+            with cat._engine.connect() as conn:
+                if not conn.exec_driver_sql("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_stat1'").first():
+                    return None
+                stat = conn.exec_driver_sql("SELECT stat FROM sqlite_stat1 WHERE tbl = 'hivepark_partitions' "
+                                            "AND idx IS NOT NULL").scalar()
+                return None if stat is None else int(stat.split()[0])
+
+        seen = []
+        for i in range(0, 8 * 24 * 28, 24 * 14):  # two weeks of hourly partitions a call
+            cat.add_partitions(t, [part(t, ds, str(h)) for ds in days[i // 24:i // 24 + 14] for h in range(24)])
+            seen.append(recorded())
+        assert seen[:2] == [None, None]  # 336, 672 partitions: not yet
+        assert seen[2] is not None  # 1,008
+        assert seen[-1] is not None and seen[-1] > 2 * seen[2]  # 5,376: analyzed again
+        assert len(set(seen[2:])) <= 3  # not after every call
+        flt = And(In("ds", tuple(days[::3])), GreaterThan("hr", 12))
+        want = sorted(((ds, str(h)) for ds in days[:8 * 28:3] for h in range(13, 24)),
+                      key=lambda v: make_part_name(["ds", "hr"], v))
+        assert values_of(cat.list_partitions(t, flt)) == want
+        with cat._session() as s:
+            stmt = cat._filtered(cat._table_row(s, t.db, t.name).id, t, flt)
+            sql, args = _driver_sql(s.connection(), stmt)
+            plan = [r[-1] for r in s.connection().exec_driver_sql("EXPLAIN QUERY PLAN " + sql, args)]
+        assert "ix_hivepark_pkv_str_ids" in plan[0], plan  # from the IN list, not the hr range
+    finally:
+        cat.close()
+
+
 def test_lookups_return_every_field_in_name_order(catalog: SqlCatalog) -> None:
     """A lookup hands its partitions over packed in one row of long strings (values,
     parameters and file lists with commas and quotes, None, the default partition, a
