@@ -68,8 +68,8 @@ from hivepark.expr.visitors import BooleanExpressionVisitor, compile_predicate, 
 from hivepark.expr.visitors import evaluate as evaluate_tree
 from hivepark.types import HiveType, spark_string_date
 
-#: IN lists longer than this are rendered inline instead of as bound parameters, so that
-#: SQLite's limit on bound parameters never applies.
+#: IN lists longer than this are rendered inline instead of as bound parameters outside
+#: PostgreSQL (where an IN list is one array parameter): see :class:`InValues`.
 INLINE_IN_THRESHOLD = 1000
 
 _FLOAT_KINDS = ("float32", "float64")

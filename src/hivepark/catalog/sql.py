@@ -84,6 +84,7 @@ from hivepark.types import DEFAULT_PARTITION_NAME
 _CHUNK = 500
 _INSERT_BATCH = 20_000
 _ANALYZE_AFTER = 1000  # refresh the planner's statistics after adding this many partitions
+# (in one call; on SQLite also once the partitions doubled: _sqlite_statistics_stale)
 _MMAP_BYTES = 1 << 30  # an SQLite metastore is read through a memory map up to this size
 
 
