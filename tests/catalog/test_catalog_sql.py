@@ -300,6 +300,38 @@ def test_add_partitions_duplicates(catalog: SqlCatalog) -> None:
         catalog.add_partitions(t, [part(t, None, "1"), part(t, "", "1")])
 
 
+def test_many_partitions_by_name_in_repeated_statements(catalog: SqlCatalog) -> None:
+    """The lookups by partition name (ADD's existence check, get_partitions, a commit's drops
+    and updates) and deletes by id: on PostgreSQL as one array parameter rather than an IN list
+    of 500 (whose generic plan, prepared by psycopg after five runs, compared every partition
+    with each name until the table was analyzed). Run more than five times each, across more
+    names than one statement takes: each finds exactly its partitions."""
+    t = make_table(catalog)
+    batches = [[part(t, f"d{b}", str(h)) for h in range(1200)] for b in range(8)]
+    for i, batch in enumerate(batches):  # each also repeats half of the previous batch
+        again = batches[i - 1][600:] if i else []
+        added = catalog.add_partitions(t, again + batch, if_not_exists=True)
+        assert values_of(added) == values_of(batch)
+        with pytest.raises(AlreadyExistsError, match=f"Partition already exists: ds=d{i}/hr=5"):
+            catalog.add_partitions(t, [part(t, "new", "1"), batch[5]])
+    assert catalog.count_partitions(t) == 9600
+    wanted = [("d3", str(h)) for h in range(0, 1200, 2)] + [("d7", str(h)) for h in range(1200)] + \
+        [("nope", str(h)) for h in range(11_000)]
+    found = catalog.get_partitions(t, wanted)
+    assert sorted(found) == sorted(wanted[:1800])
+    assert all(p.values == v for v, p in found.items())
+    gone = [("d1", str(h)) for h in range(1200)] + [("d2", str(h)) for h in range(0, 1200, 3)]
+    kept = [part(t, "d0", str(h), parameters={"numFiles": "1"}) for h in range(1200)]
+    catalog.commit(t, catalog.get_table("db", "t").version, put=kept, drop=gone)
+    assert catalog.count_partitions(t) == 9600 - 1600
+    assert catalog.get_partitions(t, gone) == {}
+    assert all(p.parameters == {"numFiles": "1"} for p in catalog.list_partitions(t, EqualTo("ds", "d0")))
+    assert len(catalog.drop_partitions(t, In("ds", ("d4", "d5", "d6")))) == 3600
+    assert values_of(catalog.list_partitions(t, GreaterThanOrEqual("hr", 1199))) == \
+        [("d0", "1199"), ("d2", "1199"), ("d3", "1199"), ("d7", "1199")]
+    assert catalog.count_partitions(t, In("hr", (0, 1))) == 2 * 3 + 1  # d2 keeps hr=1, not hr=0
+
+
 def test_bulk_insert_duplicate_is_an_integrity_error(catalog: SqlCatalog) -> None:
     """The fast paths (executemany, COPY) report duplicates like SQLAlchemy does."""
     t = make_table(catalog)
@@ -748,6 +780,64 @@ def test_filter_in_large_lists(catalog: SqlCatalog, hours: Table) -> None:
     assert pruned(catalog, hours, In("hr", ())) == []
 
 
+def _variable_limit(cat: SqlCatalog, limit: int) -> None:
+    """New SQLite connections of ``cat`` bind at most ``limit`` parameters a statement."""
+    def limited(conn: sqlite3.Connection, _: Any) -> None:
+        conn.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, limit)
+
+    cat._engine.dispose()
+    event.listen(cat._engine, "connect", limited)
+
+
+def test_filter_of_many_in_lists_passes_no_parameter_limit(catalog: SqlCatalog) -> None:
+    """Found by a hunt for bugs: 66 ORed IN lists of 1,000 values each (66,000 values) failed
+    on PostgreSQL with the driver's raw error (its limit is 65,535 bound parameters a
+    statement), while SQLite answered. Now every lookup answers on both, SQLite held to its
+    default limit of 32,766 (this machine's build allows more)."""
+    if catalog._engine.dialect.name == "sqlite":
+        _variable_limit(catalog, 32_766)
+    t = make_table(catalog)
+    catalog.add_partitions(t, [part(t, f"d{i}", str(i % 24)) for i in range(300)])
+    lists = [In("ds", tuple(f"d{j}" for j in range(i * 1000, (i + 1) * 1000, 7))
+                + tuple(f"x{i}-{j}" for j in range(857))) for i in range(60)]
+    lists += [In("hr", tuple(range(1000 + i * 1000, 2000 + i * 1000))) for i in range(5)]
+    lists.append(In("hr", (5,) + tuple(range(100, 1099))))
+    flt = Or(lists[0], lists[1])
+    for e in lists[2:]:
+        flt = Or(flt, e)
+    assert sum(len(e.values) for e in lists) == 66_000
+    want = sorted((v for v in ((f"d{i}", str(i % 24)) for i in range(300))
+                   if int(v[0][1:]) % 7 == 0 or v[1] == "5"),
+                  key=lambda v: make_part_name(["ds", "hr"], v))
+    assert values_of(catalog.list_partitions(t, flt)) == want
+    assert values_of(catalog.list_partitions(t, flt, limit=3)) == want[:3]
+    assert values_of(catalog.list_partitions(t, Not(flt))) == sorted(
+        {(f"d{i}", str(i % 24)) for i in range(300)} - set(want),
+        key=lambda v: make_part_name(["ds", "hr"], v))
+    assert catalog.count_partitions(t, flt) == len(want)
+    assert catalog.partition_stats(t, flt)[0] == len(want)
+    assert values_of(sorted(catalog.drop_partitions(t, flt), key=lambda p: make_part_name(["ds", "hr"], p.values))) \
+        == want
+    assert catalog.count_partitions(t) == 300 - len(want)
+
+
+def test_sqlite_driver_error_of_a_lookup_is_a_metastore_error(tmp_path: Path) -> None:
+    """Found by a hunt for bugs: an error of the driver in a partition lookup (read straight
+    from the DB-API cursor) reached the user as the driver's own exception; now as every other
+    metastore error, a MetastoreError naming it."""
+    cat = SqlCatalog(f"sqlite:///{tmp_path}/m.db")
+    try:
+        t = make_table(cat)
+        cat.add_partitions(t, [part(t, f"d{i}", "1") for i in range(20)])
+        _variable_limit(cat, 5)  # a 20-value IN cannot be bound
+        flt = In("ds", tuple(f"d{i}" for i in range(20)))
+        for lookup in (lambda: cat.list_partitions(t, flt), lambda: cat.list_partitions(t, flt, limit=2)):
+            with pytest.raises(MetastoreError, match="Metastore error: too many SQL variables"):
+                lookup()
+    finally:
+        cat.close()
+
+
 def test_filter_finds_only_its_tables_partitions(catalog: SqlCatalog, hours: Table) -> None:
     """Another table with the same keys and values: a filter on one finds none of the other's
     partitions, nor counts or drops them."""
@@ -792,6 +882,46 @@ def test_sqlite_filter_starts_from_the_key_value_index(tmp_path: Path) -> None:
                         assert "SEARCH hivepark_partitions USING INTEGER PRIMARY KEY (rowid=?)" \
                             in plan
         assert len(cat.list_partitions(big, In("ds", days))) == 28 * 24
+    finally:
+        cat.close()
+
+
+def test_sqlite_metastore_analyzed_as_partitions_arrive_in_small_batches(tmp_path: Path) -> None:
+    """Found by a hunt for bugs: SQLite's planner statistics were taken only when one call
+    added 1,000 partitions or more, so partitions added a day at a time were never analyzed,
+    and ``ds IN (1,000 values) AND hr > 12`` started from the ``hr`` range (5 s at 25,000
+    partitions, a minute at 200,000). Now they are taken once there are 1,000 partitions, and
+    again each time their number has doubled since; lookups find the same partitions."""
+    cat = SqlCatalog(f"sqlite:///{tmp_path}/m.db")
+    try:
+        t = make_table(cat)
+        days = [f"2024-{m:02d}-{d:02d}" for m in range(1, 13) for d in range(1, 29)]
+
+        def recorded() -> int | None:
+            with cat._engine.connect() as conn:
+                if not conn.exec_driver_sql("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_stat1'").first():
+                    return None
+                stat = conn.exec_driver_sql("SELECT stat FROM sqlite_stat1 WHERE tbl = 'hivepark_partitions' "
+                                            "AND idx IS NOT NULL").scalar()
+                return None if stat is None else int(stat.split()[0])
+
+        seen = []
+        for i in range(0, 8 * 24 * 28, 24 * 14):  # two weeks of hourly partitions a call
+            cat.add_partitions(t, [part(t, ds, str(h)) for ds in days[i // 24:i // 24 + 14] for h in range(24)])
+            seen.append(recorded())
+        assert seen[:2] == [None, None]  # 336, 672 partitions: not yet
+        assert seen[2] is not None  # 1,008
+        assert seen[-1] is not None and seen[-1] > 2 * seen[2]  # 5,376: analyzed again
+        assert len(set(seen[2:])) <= 3  # not after every call
+        flt = And(In("ds", tuple(days[::3])), GreaterThan("hr", 12))
+        want = sorted(((ds, str(h)) for ds in days[:8 * 28:3] for h in range(13, 24)),
+                      key=lambda v: make_part_name(["ds", "hr"], v))
+        assert values_of(cat.list_partitions(t, flt)) == want
+        with cat._session() as s:
+            stmt = cat._filtered(cat._table_row(s, t.db, t.name).id, t, flt)
+            sql, args = _driver_sql(s.connection(), stmt)
+            plan = [r[-1] for r in s.connection().exec_driver_sql("EXPLAIN QUERY PLAN " + sql, args)]
+        assert "ix_hivepark_pkv_str_ids" in plan[0], plan  # from the IN list, not the hr range
     finally:
         cat.close()
 

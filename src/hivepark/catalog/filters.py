@@ -38,7 +38,9 @@ from decimal import Decimal, InvalidOperation
 from functools import cached_property
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, bindparam, literal_column, not_, or_
+from sqlalchemy import Boolean, ColumnElement, and_, any_, bindparam, literal_column, not_, or_
+from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.ext.compiler import compiles
 
 from hivepark.catalog.models import Table
 from hivepark.expr.nodes import (
@@ -66,8 +68,8 @@ from hivepark.expr.visitors import BooleanExpressionVisitor, compile_predicate, 
 from hivepark.expr.visitors import evaluate as evaluate_tree
 from hivepark.types import HiveType, spark_string_date
 
-#: IN lists longer than this are rendered inline instead of as bound parameters, so that
-#: SQLite's limit on bound parameters never applies.
+#: IN lists longer than this are rendered inline instead of as bound parameters outside
+#: PostgreSQL (where an IN list is one array parameter): see :class:`InValues`.
 INLINE_IN_THRESHOLD = 1000
 
 _FLOAT_KINDS = ("float32", "float64")
@@ -266,16 +268,61 @@ def _or(a: Sql, b: Sql) -> Sql:
     return or_(a[0], b[0]), a[1] | b[1]
 
 
-def _in(col: Any, values: Sequence[Any]) -> ColumnElement[bool]:
-    if len(values) > INLINE_IN_THRESHOLD and all(type(v) is float and math.isfinite(v) for v in values):
+class InValues(ColumnElement[bool]):
+    """``col IN (values)`` (``col NOT IN (values)`` when ``negated``), rendered for the dialect
+    of the statement it is compiled in, so that no statement passes the database's limit on
+    bound parameters however many IN lists a filter ORs (PostgreSQL's 65,535 had been
+    reached by 66 lists of 1,000 values, and the driver's error reached the user):
+
+    * PostgreSQL: ``col = ANY(%s)``, the values bound as one array (the planner takes it as
+      it takes an IN list, and one statement text serves every list length);
+    * others (SQLite): an IN list of bound parameters, or of inline values once the list is
+      longer than :data:`INLINE_IN_THRESHOLD` or the statement's IN lists have already bound
+      :data:`IN_PARAMS_PER_STATEMENT` values (SQLite's limit is 32,766 by default).
+    """
+
+    inherit_cache = False  # the values are the statement's own: never reused from a cache
+    type = Boolean()
+    _is_implicitly_boolean = True  # a condition, not a boolean column to compare with true
+
+    def __init__(self, col: Any, values: Sequence[Any], negated: bool = False) -> None:
+        self.col, self.values, self.negated = col, list(values), negated
+
+    def _negate(self) -> ColumnElement[Any]:
+        return InValues(self.col, self.values, not self.negated)
+
+
+#: at most this many values of one statement's IN lists are bound as parameters outside
+#: PostgreSQL (the rest are inline): SQLite's default limit is 32,766 parameters in all
+IN_PARAMS_PER_STATEMENT = 20_000
+
+
+@compiles(InValues)
+def _compile_in_values(e: InValues, compiler: Any, **kw: Any) -> str:
+    values, col = e.values, e.col
+    bound = getattr(compiler, "_hivepark_in_params", 0)
+    if len(values) <= INLINE_IN_THRESHOLD and bound + len(values) <= IN_PARAMS_PER_STATEMENT:
+        compiler._hivepark_in_params = bound + len(values)
+        cond = col.not_in(values) if e.negated else col.in_(values)
+    elif all(type(v) is float and math.isfinite(v) for v in values):
         # finite doubles written as SQL numbers here (repr round-trips exactly): 2,500 values
         # rendered one by one through the dialect cost more than the query itself
-        return col.op("IN")(literal_column("(" + ", ".join(map(repr, values)) + ")"))
-    if len(values) > INLINE_IN_THRESHOLD:
-        param = bindparam(None, list(values), expanding=True, literal_execute=True,
-                          type_=col.type)
-        return col.in_(param)
-    return col.in_(list(values))
+        cond = col.op("NOT IN" if e.negated else "IN")(
+            literal_column("(" + ", ".join(map(repr, values)) + ")"))
+    else:
+        param = bindparam(None, values, expanding=True, literal_execute=True, type_=col.type)
+        cond = col.not_in(param) if e.negated else col.in_(param)
+    return str(compiler.process(cond.self_group(), **kw))
+
+
+@compiles(InValues, "postgresql")
+def _compile_in_values_pg(e: InValues, compiler: Any, **kw: Any) -> str:
+    cond = e.col == any_(bindparam(None, e.values, type_=ARRAY(e.col.type)))
+    return str(compiler.process(not_(cond) if e.negated else cond.self_group(), **kw))
+
+
+def _in(col: Any, values: Sequence[Any]) -> ColumnElement[bool]:
+    return InValues(col, values)
 
 
 def _valid_like(pattern: Any) -> bool:

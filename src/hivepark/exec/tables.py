@@ -3,12 +3,13 @@ TABLE, ALTER TABLE (partitions, rename, skew and list bucketing, CONCATENATE), M
 
 from __future__ import annotations
 
+import bisect
 import functools
 import json
 import os
 import posixpath
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from pyspark.sql import DataFrame
@@ -1254,6 +1255,7 @@ def msck_repair(ctx: Context, stmt: s.MsckRepair) -> DataFrame:
     partitions = ctx.catalog.list_partitions(table)
     known = {p.values: p for p in partitions}
     at = {fs.normalize(p.location): p for p in partitions}
+    registered = _Locations(at)
     claimed: dict[tuple[str | None, ...], str] = {}
     put: list[Partition] = []
     added: list[str] = []
@@ -1263,7 +1265,7 @@ def msck_repair(ctx: Context, stmt: s.MsckRepair) -> DataFrame:
         (rel, f"it holds files ({name}) where the directories of partition column {keys[depth]} go (the table "
               f"is partitioned by {', '.join(keys)}): they are never read. Move them into a partition directory "
               f"({layout.make_part_name(keys, ['...'] * len(keys))})")
-        for path, rel, depth, name in misplaced if not any(layout.is_within(loc, path) for loc in at)]
+        for path, rel, depth, name in misplaced if not registered.holds(path)]
     now = int(time.time())
     for leaf in leaves:
         rel = leaf[len(root):].strip("/")
@@ -1278,7 +1280,7 @@ def msck_repair(ctx: Context, stmt: s.MsckRepair) -> DataFrame:
         # it or lies in it: a partition given its own LOCATION)
         found = [k.lower() for k, _ in parsed]
         if old is None and found != list(keys):
-            if not _near_partition(fs.normalize(leaf), at):
+            if not registered.near(fs.normalize(leaf)):
                 wrong = next((i for i, k in enumerate(found) if k != keys[i]), None)
                 problems.append((rel, "Invalid partition name: each directory level is column=value"
                                  if wrong is None else
@@ -1372,9 +1374,37 @@ def _partition_dirs(root: str, depth: int) -> tuple[list[str], list[tuple[str, s
     return sorted(level), misplaced
 
 
-def _near_partition(leaf: str, locations: Mapping[str, Partition]) -> bool:
-    """Whether a registered partition's directory holds ``leaf`` or lies inside it."""
-    return any(loc.startswith(leaf + "/") or leaf.startswith(loc + "/") for loc in locations)
+class _Locations:
+    """The registered partitions' directories (normalized), indexed for MSCK's questions about
+    a directory it found: each answered by a few lookups rather than a pass over every location
+    (with 24,000 partitions and 3,000 misnamed directories, that pass took most of a minute).
+
+    >>> at = _Locations(["/w/t/ds=1", "/w/t/ds=2/hr=3", "/elsewhere/p"])
+    >>> at.near("/w/t/ds=2"), at.near("/w/t/ds=1/x"), at.near("/w/t/ds=3"), at.near("/w/t/ds")
+    (True, True, False, False)
+    >>> at.holds("/w/t/ds=1"), at.holds("/w/t/ds=1/a/b"), at.holds("/w/t"), at.holds("/elsewhere")
+    (True, True, False, False)
+    """
+
+    def __init__(self, locations: Iterable[str]) -> None:
+        self._sorted = sorted(locations)
+        self._set = set(self._sorted)
+
+    def _ancestors(self, path: str) -> Iterator[str]:
+        return (path[:i] for i, ch in enumerate(path) if ch == "/" and i)
+
+    def near(self, path: str) -> bool:
+        """Whether a registered directory holds ``path`` or lies inside it (not ``path``
+        itself)."""
+        below = path + "/"
+        i = bisect.bisect_left(self._sorted, below)  # the locations starting so sort from here
+        if i < len(self._sorted) and self._sorted[i].startswith(below):
+            return True
+        return any(a in self._set for a in self._ancestors(path))
+
+    def holds(self, path: str) -> bool:
+        """Whether ``path`` is a registered directory or lies inside one."""
+        return path in self._set or any(a in self._set for a in self._ancestors(path))
 
 
 def _file_stats(table: Table, files: Sequence[fs.FileEntry], now: str, rows: bool = True) -> dict[str, str]:
