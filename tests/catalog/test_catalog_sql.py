@@ -1061,3 +1061,32 @@ def test_property_first_key_lookups_find_exactly_their_partitions(
     assert {p.values for p in catalog.list_partitions(t)} == \
         {p.values for p in added if p.values[0] not in named}
     catalog.drop_table("db", name)
+
+
+def test_specs_on_boolean_and_big_bigint_keys_name_one_partition(catalog: SqlCatalog) -> None:
+    """A static spec names exactly its partitions: ``b=false`` is bound as a boolean (the text
+    'false' compares with no boolean, which kept every partition and dropped none), and
+    ``k=2**53+1`` is told from ``k=2**53`` (one double in the metastore's filter, which may keep
+    both) by :func:`named_partitions`, which decides each partition as DROP PARTITION does."""
+    from hivepark.sql.statements import PartitionSpec
+    from hivepark.sql.validate import named_partitions, spec_filter
+
+    t = make_table(catalog, keys=(Column("b", "boolean"), Column("k", "bigint")))
+    big = 2 ** 53
+    catalog.add_partitions(t, [part(t, b, str(k)) for b in ("true", "false") for k in (big, big + 1)])
+
+    def named(*entries: tuple[str, str]) -> list[tuple[str | None, ...]]:
+        spec = PartitionSpec(tuple((c, v, False) for c, v in entries))
+        return values_of(named_partitions(t, spec, catalog.list_partitions(t, spec_filter(t, spec))))
+
+    assert named(("b", "false"), ("k", str(big + 1))) == [("false", str(big + 1))]
+    assert named(("b", "TRUE")) == [("true", str(big)), ("true", str(big + 1))]
+    assert named(("k", str(big))) == [("false", str(big)), ("true", str(big))]
+    assert values_of(catalog.list_partitions(t, spec_filter(t, PartitionSpec((("b", "false", False),))))) == \
+        [("false", str(big)), ("false", str(big + 1))]  # bound as a boolean: the metastore's filter is exact
+    spec = PartitionSpec((("b", "false", False), ("k", str(big), False)))
+    assert values_of(catalog.drop_partitions(t, spec_filter(t, spec), [spec_filter(t, spec)])) == \
+        [("false", str(big))]
+    assert values_of(catalog.drop_partitions(t, spec_filter(t, PartitionSpec((("b", "true", False),))))) == \
+        [("true", str(big)), ("true", str(big + 1))]
+    assert values_of(catalog.list_partitions(t)) == [("false", str(big + 1))]
