@@ -60,6 +60,7 @@ from hivepark.expr.nodes import (
     NotNull,
     Opaque,
     Or,
+    or_all,
 )
 
 COLS = (Column("key", "int"), Column("value", "string"))
@@ -1090,3 +1091,17 @@ def test_specs_on_boolean_and_big_bigint_keys_name_one_partition(catalog: SqlCat
     assert values_of(catalog.drop_partitions(t, spec_filter(t, PartitionSpec((("b", "true", False),))))) == \
         [("true", str(big)), ("true", str(big + 1))]
     assert values_of(catalog.list_partitions(t)) == [("false", str(big + 1))]
+
+
+def test_thousands_of_ors_and_drop_specs_filter_and_drop(catalog: SqlCatalog) -> None:
+    """5,000 ORed equalities (a WHERE of many branches) and 2,000 ORed specs (DROP PARTITION of
+    many): the tree is balanced (or_all), so neither Python's recursion limit nor SQLite's
+    expression depth (1,000) is reached, and the partitions are found and dropped exactly."""
+    t = make_table(catalog)
+    catalog.add_partitions(t, [part(t, f"d{i}", str(i % 24)) for i in range(2500)])
+    wanted = or_all(*(EqualTo("ds", f"d{i}") for i in range(0, 10000, 2)))
+    assert len(catalog.list_partitions(t, wanted)) == catalog.count_partitions(t, wanted) == 1250
+    specs = [And(EqualTo("ds", f"d{i}"), EqualTo("hr", i % 24)) for i in range(2000)]
+    dropped = catalog.drop_partitions(t, or_all(*specs), specs)
+    assert sorted(values_of(dropped)) == sorted((f"d{i}", str(i % 24)) for i in range(2000))
+    assert sorted(values_of(catalog.list_partitions(t))) == sorted((f"d{i}", str(i % 24)) for i in range(2000, 2500))
