@@ -415,3 +415,29 @@ def test_a_spec_acts_on_the_partition_it_names_only(wh, spark, typ, named, other
     assert _parts(wh, "src") == [f"n={other}"]
     wh.sql(f"ALTER TABLE src DROP IF EXISTS PARTITION (n='{other}')")
     assert _parts(wh, "src") == [] and _rows(wh.sql("SELECT k FROM src")) == []
+
+
+def test_a_nul_character_in_a_static_value_is_refused_on_every_path(wh, spark):
+    """A NUL character (\\0) in a static partition value is refused before anything is written,
+    with the text the dynamic INSERT gives: a SQLite metastore stored it (s=a%00b), a PostgreSQL one
+    failed with its driver's message."""
+    wh.sql("DROP TABLE IF EXISTS nul")
+    wh.sql("CREATE TABLE nul (k INT) PARTITIONED BY (s STRING) STORED AS PARQUET")
+    wh.sql("INSERT INTO nul PARTITION (s='a') VALUES (0)")
+    before = _state(wh, "nul")
+    for text in ["ALTER TABLE nul ADD PARTITION (s='a\\0b')",
+                 "ALTER TABLE nul ADD IF NOT EXISTS PARTITION (s='x') PARTITION (s='c\\0d')",
+                 "INSERT INTO nul PARTITION (s='c\\0d') VALUES (1)",
+                 "INSERT OVERWRITE TABLE nul PARTITION (s='c\\0d') SELECT 2",
+                 "ALTER TABLE nul PARTITION (s='a') RENAME TO PARTITION (s='e\\0f')",
+                 f"LOAD DATA LOCAL INPATH '{wh.source}' INTO TABLE nul PARTITION (s='g\\0h')"]:
+        with pytest.raises(InvalidPartitionSpec, match=r"partition value for column s contains a NUL character "
+                                                        r"\(\\0\), which no directory name can hold") as e:
+            wh.sql(text)
+        assert "Remove it" in str(e.value)
+        assert _state(wh, "nul") == before, text
+    with pytest.raises(InvalidPartitionSpec, match="contains a NUL character"):
+        wh.insert(spark.createDataFrame([(3,)], "k int"), "nul", partition={"s": "i\0j"})
+    assert _state(wh, "nul") == before
+    assert _rows(wh.sql("SELECT k, s FROM nul")) == _rows(_plain(spark, wh, "nul", "k int", "s", "string")) == \
+        [(0, "a")]

@@ -38,11 +38,17 @@ def check_spec_columns(table: Table, spec: PartitionSpec) -> None:
         raise InvalidPartitionSpec(f"Partition spec names a column twice: {names}")
 
 
-def partition_value(table: Table, key: str, value: object) -> str | None:
+def partition_value(table: Table, key: str, value: object, naming: bool = False) -> str | None:
     """A static partition value (text from SQL, or a Python value) in its column's
     canonical text (:meth:`HiveType.partition_text`, the text a dynamic insert writes too);
     None for the default partition. Raises InvalidPartitionSpec (Hive's 10248) when it is not
-    of the type, naming the column, the value, the type, why, and a value that fits."""
+    of the type, naming the column, the value, the type, why, and a value that fits; and when
+    it holds a NUL character, which no directory name (nor PostgreSQL's text) can hold, unless
+    ``naming`` (a filter that finds partitions: one an older SQLite metastore holds can be dropped)."""
+    if not naming and isinstance(value, str) and "\x00" in value:
+        raise InvalidPartitionSpec(
+            f"A static partition value for column {key} contains a NUL character (\\0), which no directory "
+            "name can hold: nothing was written. Remove it from the PARTITION clause.")
     typ = table.partition_types()[key]
     hive_type = HiveType.parse(typ)
     try:
@@ -96,7 +102,7 @@ def spec_filter(table: Table, spec: PartitionSpec) -> Expr:
     check_spec_columns(table, spec)
     atoms: list[Expr] = []
     for i, (c, v, _) in enumerate(spec):
-        nv = partition_value(table, c, v)
+        nv = partition_value(table, c, v, naming=True)
         op = spec.op(i)
         if nv is None:
             if op not in ("=", "<>"):
