@@ -60,6 +60,7 @@ from hivepark.expr.nodes import (
     NotNull,
     Opaque,
     Or,
+    or_all,
 )
 
 COLS = (Column("key", "int"), Column("value", "string"))
@@ -1290,3 +1291,46 @@ def test_property_first_key_lookups_find_exactly_their_partitions(
     assert {p.values for p in catalog.list_partitions(t)} == \
         {p.values for p in added if p.values[0] not in named}
     catalog.drop_table("db", name)
+
+
+def test_specs_on_boolean_and_big_bigint_keys_name_one_partition(catalog: SqlCatalog) -> None:
+    """A static spec names exactly its partitions: ``b=false`` is bound as a boolean (the text
+    'false' compares with no boolean, which kept every partition and dropped none), and
+    ``k=2**53+1`` is told from ``k=2**53`` (one double in the metastore's filter, which may keep
+    both) by :func:`named_partitions`, which decides each partition as DROP PARTITION does."""
+    from hivepark.sql.statements import PartitionSpec
+    from hivepark.sql.validate import named_partitions, spec_filter
+
+    t = make_table(catalog, keys=(Column("b", "boolean"), Column("k", "bigint")))
+    big = 2 ** 53
+    catalog.add_partitions(t, [part(t, b, str(k)) for b in ("true", "false") for k in (big, big + 1)])
+
+    def named(*entries: tuple[str, str]) -> list[tuple[str | None, ...]]:
+        spec = PartitionSpec(tuple((c, v, False) for c, v in entries))
+        return values_of(named_partitions(t, spec, catalog.list_partitions(t, spec_filter(t, spec))))
+
+    assert named(("b", "false"), ("k", str(big + 1))) == [("false", str(big + 1))]
+    assert named(("b", "TRUE")) == [("true", str(big)), ("true", str(big + 1))]
+    assert named(("k", str(big))) == [("false", str(big)), ("true", str(big))]
+    assert values_of(catalog.list_partitions(t, spec_filter(t, PartitionSpec((("b", "false", False),))))) == \
+        [("false", str(big)), ("false", str(big + 1))]  # bound as a boolean: the metastore's filter is exact
+    spec = PartitionSpec((("b", "false", False), ("k", str(big), False)))
+    assert values_of(catalog.drop_partitions(t, spec_filter(t, spec), [spec_filter(t, spec)])) == \
+        [("false", str(big))]
+    assert values_of(catalog.drop_partitions(t, spec_filter(t, PartitionSpec((("b", "true", False),))))) == \
+        [("true", str(big)), ("true", str(big + 1))]
+    assert values_of(catalog.list_partitions(t)) == [("false", str(big + 1))]
+
+
+def test_thousands_of_ors_and_drop_specs_filter_and_drop(catalog: SqlCatalog) -> None:
+    """5,000 ORed equalities (a WHERE of many branches) and 2,000 ORed specs (DROP PARTITION of
+    many): the tree is balanced (or_all), so neither Python's recursion limit nor SQLite's
+    expression depth (1,000) is reached, and the partitions are found and dropped exactly."""
+    t = make_table(catalog)
+    catalog.add_partitions(t, [part(t, f"d{i}", str(i % 24)) for i in range(2500)])
+    wanted = or_all(*(EqualTo("ds", f"d{i}") for i in range(0, 10000, 2)))
+    assert len(catalog.list_partitions(t, wanted)) == catalog.count_partitions(t, wanted) == 1250
+    specs = [And(EqualTo("ds", f"d{i}"), EqualTo("hr", i % 24)) for i in range(2000)]
+    dropped = catalog.drop_partitions(t, or_all(*specs), specs)
+    assert sorted(values_of(dropped)) == sorted((f"d{i}", str(i % 24)) for i in range(2000))
+    assert sorted(values_of(catalog.list_partitions(t))) == sorted((f"d{i}", str(i % 24)) for i in range(2000, 2500))

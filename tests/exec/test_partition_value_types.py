@@ -13,6 +13,7 @@ refused at CREATE TABLE. Query results are compared with plain Spark SQL over th
 from __future__ import annotations
 
 import os
+import time
 from decimal import Decimal
 
 import pytest
@@ -368,3 +369,75 @@ def test_iceberg_partition_source_named_with_an_underscore_keeps_its_rows(wh, sp
     plain = spark.read.parquet(*[_uri(f) for f in files])
     assert _rows(plain.select("k", "_id")) == [(1, 1), (2, 2), (3, 3)]
     wh.sql("DROP TABLE ib")
+
+
+@pytest.mark.parametrize("typ,named,other", [("boolean", "false", "true"),
+                                             ("bigint", str(2 ** 53 + 1), str(2 ** 53))],
+                         ids=["boolean", "bigint-beyond-2**53"])
+def test_a_spec_acts_on_the_partition_it_names_only(wh, spark, typ, named, other):
+    """``PARTITION (n=false)`` of a BOOLEAN key and ``PARTITION (n=9007199254740993)`` of a BIGINT
+    one (the same double as 9007199254740992) name one partition: EXCHANGE moves it alone (it moved
+    both), SHOW PARTITIONS, TOUCH, ANALYZE and TRUNCATE see it alone, DROP PARTITION drops it (on a
+    BOOLEAN key it always failed). The rows are plain Spark SQL's over the same files."""
+    for t in ("src", "dst"):
+        _fresh(wh, t, typ)
+    wh.sql(f"INSERT INTO src PARTITION (n={named}) VALUES (1)")
+    wh.sql(f"INSERT INTO src PARTITION (n={other}) VALUES (2)")
+    assert _col(wh.sql(f"SHOW PARTITIONS src PARTITION (n={named})")) == [f"n={named}"]
+
+    def params():
+        return {p.values[0]: p.parameters for p in wh.catalog.list_partitions(wh.catalog.get_table("default", "src"))}
+
+    for stmt in (f"ALTER TABLE src TOUCH PARTITION (n={named})",
+                 f"ANALYZE TABLE src PARTITION (n={named}) COMPUTE STATISTICS FOR COLUMNS",
+                 f"ANALYZE TABLE src PARTITION (n={named}) COMPUTE STATISTICS"):
+        if stmt.endswith("STATISTICS"):  # each partition's numRows forgotten: ANALYZE gives the named one's
+            t = wh.catalog.get_table("default", "src")
+            wh.catalog.commit(t, t.version, put=[p.evolve(parameters={k: v for k, v in p.parameters.items()
+                                                                      if k != "numRows"})
+                                                 for p in wh.catalog.list_partitions(t)])
+        before = params()
+        time.sleep(1.01 if "TOUCH" in stmt else 0)  # transient_lastDdlTime is in seconds
+        wh.sql(stmt)
+        after = params()
+        assert after[other] == before[other] and after[named] != before[named], stmt
+    wh.sql(f"ALTER TABLE dst EXCHANGE PARTITION (n={named}) WITH TABLE src")
+    assert _parts(wh, "src") == [f"n={other}"] and _parts(wh, "dst") == [f"n={named}"]
+    assert sorted(os.listdir(os.path.join(wh.location, "src"))) == [f"n={other}"]
+    for table, k in (("src", 2), ("dst", 1)):
+        ours = _rows(wh.sql(f"SELECT k, n FROM {table}"))
+        assert ours == _rows(_plain(spark, wh, table, "k int", "n", typ)) and [r[0] for r in ours] == [k]
+    wh.sql(f"ALTER TABLE src EXCHANGE PARTITION (n={named}) WITH TABLE dst")  # back
+    wh.sql(f"TRUNCATE TABLE src PARTITION (n={named})")
+    assert _rows(wh.sql("SELECT k, n FROM src")) == _rows(_plain(spark, wh, "src", "k int", "n", typ))
+    assert [r[0] for r in _rows(wh.sql("SELECT k, n FROM src"))] == [2]
+    wh.sql(f"ALTER TABLE src DROP PARTITION (n={named})")
+    assert _parts(wh, "src") == [f"n={other}"]
+    wh.sql(f"ALTER TABLE src DROP IF EXISTS PARTITION (n='{other}')")
+    assert _parts(wh, "src") == [] and _rows(wh.sql("SELECT k FROM src")) == []
+
+
+def test_a_nul_character_in_a_static_value_is_refused_on_every_path(wh, spark):
+    """A NUL character (\\0) in a static partition value is refused before anything is written,
+    with the text the dynamic INSERT gives: a SQLite metastore stored it (s=a%00b), a PostgreSQL one
+    failed with its driver's message."""
+    wh.sql("DROP TABLE IF EXISTS nul")
+    wh.sql("CREATE TABLE nul (k INT) PARTITIONED BY (s STRING) STORED AS PARQUET")
+    wh.sql("INSERT INTO nul PARTITION (s='a') VALUES (0)")
+    before = _state(wh, "nul")
+    for text in ["ALTER TABLE nul ADD PARTITION (s='a\\0b')",
+                 "ALTER TABLE nul ADD IF NOT EXISTS PARTITION (s='x') PARTITION (s='c\\0d')",
+                 "INSERT INTO nul PARTITION (s='c\\0d') VALUES (1)",
+                 "INSERT OVERWRITE TABLE nul PARTITION (s='c\\0d') SELECT 2",
+                 "ALTER TABLE nul PARTITION (s='a') RENAME TO PARTITION (s='e\\0f')",
+                 f"LOAD DATA LOCAL INPATH '{wh.source}' INTO TABLE nul PARTITION (s='g\\0h')"]:
+        with pytest.raises(InvalidPartitionSpec, match=r"partition value for column s contains a NUL character "
+                                                        r"\(\\0\), which no directory name can hold") as e:
+            wh.sql(text)
+        assert "Remove it" in str(e.value)
+        assert _state(wh, "nul") == before, text
+    with pytest.raises(InvalidPartitionSpec, match="contains a NUL character"):
+        wh.insert(spark.createDataFrame([(3,)], "k int"), "nul", partition={"s": "i\0j"})
+    assert _state(wh, "nul") == before
+    assert _rows(wh.sql("SELECT k, s FROM nul")) == _rows(_plain(spark, wh, "nul", "k int", "s", "string")) == \
+        [(0, "a")]

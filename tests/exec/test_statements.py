@@ -1359,3 +1359,31 @@ def test_show_conf_gives_a_settings_default_and_type(wh):
         ("1000", "INT", "")]
     with pytest.raises(SemanticError, match="hive configuration no.such does not exists"):
         wh.sql("SHOW CONF 'no.such'")
+
+
+def test_many_ors_and_drop_specs_on_partition_columns(wh, spark):
+    """A WHERE of 800 ORed partition conditions (SELECT and SHOW PARTITIONS) and DROP PARTITION of
+    700 specs answer (they raised RecursionError past 500-600; the catalog test takes 5,000 ORs
+    and 2,000 specs, here Spark's analysis of the WHERE is most of the time); the rows are plain
+    Spark SQL's over the same files."""
+    from hivepark.catalog.models import Partition
+
+    wh.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
+    wh.sql("CREATE TABLE many (v INT) PARTITIONED BY (ds STRING, hr INT) STORED AS PARQUET")
+    wh.sql("INSERT INTO many PARTITION (ds, hr) SELECT id, concat('d', id % 40), id % 3 FROM range(120)")
+    t = wh.catalog.get_table("default", "many")
+    wh.catalog.add_partitions(t, [Partition(
+        (f"e{i}", "0"), os.path.join(t.location, f"ds=e{i}/hr=0")) for i in range(700)])  # empty ones
+    loc = os.path.join(wh.location, "many")
+    spark.read.schema("v int, ds string, hr int").option("basePath", _uri(loc)).parquet(_uri(loc)) \
+        .createOrReplaceTempView("plain_many")
+    where = " OR ".join(f"ds = 'd{i}'" for i in range(0, 1200, 3))
+    where += " OR " + " OR ".join(f"(ds = 'e{i}' AND hr = 1)" for i in range(400))
+    ours = _rows(wh.sql(f"SELECT v, ds, hr FROM many WHERE {where}"))
+    assert ours == _rows(spark.sql(f"SELECT v, ds, hr FROM plain_many WHERE {where}")) and len(ours) == 42
+    assert _col(wh.sql(f"SHOW PARTITIONS many WHERE {where}")) == sorted(
+        {f"ds={ds}/hr={hr}" for _, ds, hr in ours})
+    specs = ", ".join(f"PARTITION (ds='e{i}', hr=0)" for i in range(700))
+    wh.sql(f"ALTER TABLE many DROP {specs}")
+    assert _parts(wh, "many") == sorted({f"ds=d{i % 40}/hr={i % 3}" for i in range(120)})
+    assert _rows(wh.sql("SELECT v, ds, hr FROM many")) == _rows(spark.sql("SELECT v, ds, hr FROM plain_many"))

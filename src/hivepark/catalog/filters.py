@@ -41,6 +41,8 @@ from typing import Any
 from sqlalchemy import Boolean, ColumnElement, and_, any_, bindparam, literal_column, not_, or_
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql import operators
+from sqlalchemy.sql.elements import BinaryExpression, BooleanClauseList, Grouping
 
 from hivepark.catalog.models import Table
 from hivepark.expr.nodes import (
@@ -246,6 +248,18 @@ Sql = bool | tuple[ColumnElement[bool], frozenset[int]]
 Polar = Callable[[bool], Sql]
 
 
+def _junction(op: Any, a: ColumnElement[bool], b: ColumnElement[bool]) -> ColumnElement[bool]:
+    """``a op b`` (AND or OR) keeping the tree's shape in the SQL text: an operand that is
+    itself an ``op`` is parenthesized, where ``and_``/``or_`` would flatten it into one chain
+    of n terms, which SQLite parses n deep (its limit is 1,000); the predicate trees are
+    balanced (:func:`hivepark.expr.nodes.balanced`), so their SQL is log2(n) deep."""
+    def side(x: ColumnElement[bool]) -> ColumnElement[bool]:
+        if isinstance(x, (BooleanClauseList, BinaryExpression)) and x.operator is op:
+            return Grouping(x)
+        return x.self_group(against=op)
+    return BinaryExpression(side(a), side(b), op, type_=Boolean())
+
+
 def _and(a: Sql, b: Sql) -> Sql:
     if a is False or b is False:
         return False
@@ -254,7 +268,7 @@ def _and(a: Sql, b: Sql) -> Sql:
     if b is True:
         return a
     assert not isinstance(a, bool) and not isinstance(b, bool)
-    return and_(a[0], b[0]), a[1] | b[1]
+    return _junction(operators.and_, a[0], b[0]), a[1] | b[1]
 
 
 def _or(a: Sql, b: Sql) -> Sql:
@@ -265,7 +279,7 @@ def _or(a: Sql, b: Sql) -> Sql:
     if b is False:
         return a
     assert not isinstance(a, bool) and not isinstance(b, bool)
-    return or_(a[0], b[0]), a[1] | b[1]
+    return _junction(operators.or_, a[0], b[0]), a[1] | b[1]
 
 
 class InValues(ColumnElement[bool]):

@@ -25,7 +25,7 @@ from hivepark.expr import AlwaysTrue
 from hivepark.plan.nodes import TableScan
 from hivepark.plan.planner import plan_scans
 from hivepark.sql import statements as s
-from hivepark.sql.validate import spec_filter
+from hivepark.sql.validate import exactly, spec_filter
 from hivepark.storage.commit import COLUMN_STATS, COLUMN_STATS_ACCURATE, COLUMNS_CHANGED
 from hivepark.storage.formats import sql_name
 from hivepark.storage.handlers import handler_name
@@ -65,6 +65,8 @@ def analyze_columns(ctx: Context, stmt: s.AnalyzeColumns) -> DataFrame:
     static = s.PartitionSpec(tuple(e for e in stmt.partition.entries if not e[2]), stmt.partition.text)
     pred = spec_filter(table, static) if static.entries else None
     scan = plan_scans([TableScan(table, table.name, pred or AlwaysTrue())], ctx.catalog).scans[0]
+    if pred is not None and scan.partitions is not None:  # the metastore's answer may keep more
+        scan = scan.evolve(partitions=tuple(exactly(table, pred, scan.partitions)))
     parts = scan.partitions if table.is_partitioned else None
     if parts is not None and not parts:
         if len(static.entries) == len(table.partition_keys):

@@ -13,7 +13,7 @@ from hivepark.exec.context import Context, refuse_bucketed
 from hivepark.exec.scan import lb_paths
 from hivepark.exec.write import spark_write
 from hivepark.sql.statements import PartitionSpec
-from hivepark.sql.validate import check_spec_columns, spec_filter
+from hivepark.sql.validate import check_spec_columns, named_partitions, spec_filter
 from hivepark.storage import fs
 from hivepark.storage.commit import FILES_PARAM, PartitionWrite, listed_files
 from hivepark.storage.formats import FORMATS, load
@@ -27,8 +27,9 @@ def concatenate(ctx: Context, table: Table, spec: PartitionSpec | None) -> Table
     Hive: its files are one per bucket, which merging would undo."""
     refuse_bucketed(table, "CONCATENATE would merge the files of different buckets into one (Hive refuses it too)")
     if table.is_partitioned:
-        parts: list[Partition | None] = list(ctx.catalog.list_partitions(
-            table, spec_filter(table, spec) if spec else None))
+        parts: list[Partition | None] = list(
+            named_partitions(table, spec, ctx.catalog.list_partitions(table, spec_filter(table, spec))) if spec
+            else ctx.catalog.list_partitions(table))
     elif spec is not None:
         check_spec_columns(table, spec)
         parts = []

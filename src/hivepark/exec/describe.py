@@ -14,7 +14,7 @@ from pyspark.sql import DataFrame
 from hivepark import layout
 from hivepark.catalog.buckets import KEYS as BUCKET_KEYS
 from hivepark.catalog.buckets import table_buckets
-from hivepark.catalog.filters import Undecidable, codecs_for, compile_filter, key_values
+from hivepark.catalog.filters import Undecidable
 from hivepark.catalog.models import VIEW, VIEW_EXPANDED_TEXT, VIEW_ORIGINAL_TEXT, Column, Partition, Table
 from hivepark.catalog.skew import RESERVED, SKEW_AUTO_TOPK, partition_layout, table_skew
 from hivepark.config import DEFAULTS, TYPED
@@ -26,7 +26,7 @@ from hivepark.expr import and_all
 from hivepark.plan.nodes import QueryPlan
 from hivepark.sql import statements as s
 from hivepark.sql import views as sql_views
-from hivepark.sql.validate import full_spec, spec_filter
+from hivepark.sql.validate import exactly, full_spec, spec_filter
 from hivepark.storage import fs
 from hivepark.storage.commit import COLUMN_STATS, FILES_PARAM
 from hivepark.storage.formats import (
@@ -160,14 +160,12 @@ def show_partitions(ctx: Context, stmt: s.ShowPartitions) -> DataFrame:
                                 f"partition columns of {table.qualified_name} ({', '.join(keys)})", code=10002)
     given = [f for f in (spec_filter(table, spec) if spec else None, stmt.where) if f is not None]
     parts = ctx.catalog.list_partitions(table, and_all(*given) if given else None)
-    if stmt.where is not None:  # the metastore's answer may keep more: each partition decided exactly
-        codecs = codecs_for(table)
+    if given:  # the metastore's answer may keep more: each partition decided exactly
         try:
-            keep = compile_filter(stmt.where, codecs)
+            parts = exactly(table, and_all(*given), parts)
         except Undecidable as e:
             raise SemanticError(f"SHOW PARTITIONS ... WHERE cannot decide {e.reason}: compare partition columns "
                                 "with constants (=, <, IN, BETWEEN, LIKE, IS NULL, AND, OR, NOT)") from None
-        parts = [p for p in parts if keep(key_values(dict(zip(keys, p.values)), codecs)) is True]
     for key, desc in reversed(stmt.order):  # stable sorts; Hive's NULLS FIRST ascending, LAST descending
         i, typ = keys.index(key), HiveType.parse(table.partition_types()[key])
         parts = sorted(parts, key=lambda p: _ordered(typ.decode(p.values[i])), reverse=desc)

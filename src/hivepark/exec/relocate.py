@@ -23,7 +23,13 @@ from hivepark.catalog.models import Partition, Table
 from hivepark.errors import AlreadyExistsError, CommitConflict, NoSuchPartition, SemanticError, UnsupportedError
 from hivepark.exec.context import Context
 from hivepark.sql import statements as s
-from hivepark.sql.validate import check_not_default_partition, check_spec_columns, full_spec, spec_filter
+from hivepark.sql.validate import (
+    check_not_default_partition,
+    check_spec_columns,
+    full_spec,
+    named_partitions,
+    spec_filter,
+)
 from hivepark.storage import fs
 from hivepark.storage.commit import (
     STAGING_PREFIX,
@@ -132,12 +138,12 @@ def exchange_partitions(ctx: Context, dest: Table, action: s.ExchangePartition) 
                             f"without specifying the parent partition's value {spec.text.removeprefix('PARTITION')}: "
                             f"give {', '.join(keys[:keys.index(given[-1]) + 1] if given else keys[:1])} a value "
                             "each (a prefix of the partition columns).", code=10234)
-    parts = ctx.catalog.list_partitions(source, spec_filter(source, spec))
+    parts = named_partitions(source, spec, ctx.catalog.list_partitions(source, spec_filter(source, spec)))
     named = given_spec_text(spec)
     if not parts:
         raise NoSuchPartition(f"Partition not found {named}: {source.qualified_name} has no partition that matches "
                               f"it. SHOW PARTITIONS {source.name} lists them.", code=10006)
-    there = ctx.catalog.list_partitions(dest, spec_filter(dest, spec))
+    there = named_partitions(dest, spec, ctx.catalog.list_partitions(dest, spec_filter(dest, spec)))
     if there:
         shown = ", ".join(layout.make_part_name(keys, p.values) for p in there[:3])
         raise AlreadyExistsError(f"Partition already exists [{shown}{', ...' if len(there) > 3 else ''}] in "

@@ -15,7 +15,7 @@ from hivepark.expr.visitors import render_literal
 from hivepark.plan.nodes import TableScan
 from hivepark.plan.planner import plan_scans
 from hivepark.sql.statements import AnalyzeSkew
-from hivepark.sql.validate import check_skew_columns, spec_filter
+from hivepark.sql.validate import check_skew_columns, exactly, spec_filter
 from hivepark.storage.formats import sql_name
 
 
@@ -29,6 +29,8 @@ def analyze(ctx: Context, stmt: AnalyzeSkew) -> DataFrame:
     pred = spec_filter(table, stmt.partition) if stmt.partition else None
     scan = plan_scans([TableScan(table, table.name, pred or AlwaysTrue())],
                       ctx.catalog).scans[0]
+    if pred is not None and scan.partitions is not None:  # the metastore's answer may keep more
+        scan = scan.evolve(partitions=tuple(exactly(table, pred, scan.partitions)))
     df = scan_dataframe(ctx.spark, scan)
     keys = list(table.partition_key_names())
     k = int(table.properties.get(SKEW_AUTO_TOPK) or 0) or 10

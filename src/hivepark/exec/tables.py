@@ -64,7 +64,7 @@ from hivepark.sql.validate import (
     check_skewed_location,
     full_spec,
     location_changes,
-    partition_value,
+    named_partitions,
     skew_spec,
     spec_filter,
 )
@@ -528,10 +528,7 @@ def truncate_table(ctx: Context, stmt: s.TruncateTable) -> DataFrame:
                                       f"{table.name} lists them.", code=10006)
             parts = [found]
         else:
-            keys = table.partition_key_names()
-            given = {keys.index(k): partition_value(table, k, v) for k, v in spec.static.items()}
-            parts = [p for p in ctx.catalog.list_partitions(table, spec_filter(table, spec))
-                     if all(p.values[i] == v for i, v in given.items())]
+            parts = named_partitions(table, spec, ctx.catalog.list_partitions(table, spec_filter(table, spec)))
         writes = [PartitionWrite(p.values, p.location, [], num_rows=0, overwrite=True) for p in parts]
     if writes:
         with ctx.begin_commit(table, keeps_buckets=True) as commit:
@@ -1165,7 +1162,7 @@ def touch(ctx: Context, table: Table, action: s.Touch) -> Table:
                             "keeps its own. ALTER TABLE t TOUCH (without PARTITION) touches the table.")
     touched: dict[tuple[str | None, ...], Partition] = {}
     for spec in action.specs:
-        found = ctx.catalog.list_partitions(table, spec_filter(table, spec))
+        found = named_partitions(table, spec, ctx.catalog.list_partitions(table, spec_filter(table, spec)))
         if not found:
             raise NoSuchPartition(f"Partition not found {given_spec_text(spec)}: no partition "
                                   f"of {table.qualified_name} matches it. SHOW PARTITIONS {table.name} lists them.",
@@ -1441,7 +1438,8 @@ def analyze_statistics(ctx: Context, stmt: s.AnalyzeStatistics) -> DataFrame:
                                 table.version)
         return ctx.empty()
     static = s.PartitionSpec(tuple(e for e in stmt.partition.entries if not e[2]), stmt.partition.text)
-    parts = ctx.catalog.list_partitions(table, spec_filter(table, static) if static.entries else None)
+    parts = (named_partitions(table, static, ctx.catalog.list_partitions(table, spec_filter(table, static)))
+             if static.entries else ctx.catalog.list_partitions(table))
     if not parts and len(static.entries) == len(table.partition_keys):
         raise NoSuchPartition(f"Partition not found {spec_text(table.partition_key_names(), full_spec(table, static))}"
                               f" in {table.qualified_name}: SHOW PARTITIONS {table.name} lists them")

@@ -8,7 +8,7 @@ decomposed: an ``Or`` or ``Not`` is kept whole in the residual. The tree always 
 column on the left (``5 < x`` is built as ``x > 5``, the constant flipped), and
 :func:`flip_operator` gives the flipped operator for handlers that build conditions
 themselves. :meth:`IndexPredicateAnalyzer.translate_search_conditions` turns conditions
-back into a predicate (a left-deep conjunction).
+back into a predicate (a balanced conjunction, :func:`~hivepark.expr.nodes.and_all`).
 
 Operators are the filter string's symbols: ``=``, ``<>``, ``<``, ``<=``, ``>``, ``>=``, and
 also ``in``, ``is null``, ``is not null`` and ``like`` (whose constant is the value tuple,
@@ -157,6 +157,6 @@ class IndexPredicateAnalyzer:
         return and_all(*rest) if rest else None
 
     def translate_search_conditions(self, search_conditions: Iterable[IndexSearchCondition]) -> Expr:
-        """The conditions as a predicate: a left-deep conjunction of their expressions
+        """The conditions as a predicate: a conjunction of their expressions (balanced)
         (``AlwaysTrue`` when there are none)."""
         return and_all(*(c.expr for c in search_conditions))

@@ -44,6 +44,7 @@ from hivepark.expr.nodes import (
     Opaque,
     Or,
     Value,
+    balanced,
 )
 from hivepark.types import HiveType
 
@@ -306,16 +307,30 @@ def from_sqlglot(node: exp.Expression, resolve: Resolver, texts: ConditionFacts 
     """
     if isinstance(node, exp.Paren):
         return from_sqlglot(node.this, resolve, texts)
-    if isinstance(node, exp.And):
-        return And(from_sqlglot(node.this, resolve, texts), from_sqlglot(node.expression, resolve, texts))
-    if isinstance(node, exp.Or):
-        return Or(from_sqlglot(node.this, resolve, texts), from_sqlglot(node.expression, resolve, texts))
+    if isinstance(node, (exp.And, exp.Or)):
+        # sqlglot's chain of n ANDs (ORs) is n deep: its operands, as a balanced tree
+        return balanced(And if isinstance(node, exp.And) else Or,
+                        [from_sqlglot(n, resolve, texts) for n in _operands(node)])
     if isinstance(node, exp.Not):
         return _not(node, resolve, texts)
     if isinstance(node, exp.Boolean):
         return AlwaysTrue() if node.this else AlwaysFalse()
     atom = _atom(node, resolve)
     return atom if atom is not None else _opaque(node, resolve, texts)
+
+
+def _operands(node: exp.And | exp.Or) -> list[exp.Expression]:
+    """The operands of a chain of one connector as written, without parentheses (``a OR b
+    OR c``: a, b, c; ``(a OR b) OR c``: the parenthesized OR, c), in order, found without
+    recursion."""
+    kind, out, todo = type(node), [], [node]
+    while todo:
+        n = todo.pop()
+        if type(n) is kind:
+            todo += [n.expression, n.this]  # popped left first
+        else:
+            out.append(n)
+    return out
 
 
 def _not(node: exp.Not, resolve: Resolver, texts: ConditionFacts | None) -> Expr:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import datetime
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, ClassVar
@@ -218,35 +218,57 @@ NEGATED_COMPARISON: dict[type[Comparison], type[Comparison]] = {
 """Each comparison class and its negation (derived from the operators on the nodes)."""
 
 
+def balanced(junction: type[And] | type[Or], exprs: Sequence[Expr]) -> Expr:
+    """``exprs`` (at least one) joined by ``junction`` as a balanced tree, of depth log2 of
+    their number: thousands of ORs (a WHERE of many branches, DROP PARTITION of many specs)
+    are walked, hashed and compiled recursively without reaching Python's recursion limit,
+    where a left-deep chain of them would. AND and OR are associative (in three-valued logic
+    too), so the shape does not change the result. Built without recursion.
+
+    >>> balanced(Or, [EqualTo("a", 1), EqualTo("a", 2), EqualTo("a", 3)])  # doctest: +NORMALIZE_WHITESPACE
+    Or(left=Or(left=EqualTo(term='a', value=1), right=EqualTo(term='a', value=2)),
+       right=EqualTo(term='a', value=3))
+    """
+    if not exprs:
+        raise ValueError("balanced() needs at least one expression")
+    level = list(exprs)
+    while len(level) > 1:  # pairs, level by level: the leftmost pairs first
+        paired: list[Expr] = [junction(level[i], level[i + 1]) for i in range(0, len(level) - 1, 2)]
+        if len(level) % 2:
+            paired.append(level[-1])
+        level = paired
+    return level[0]
+
+
 def and_all(*exprs: Expr) -> Expr:
-    """Left-deep conjunction, dropping ``AlwaysTrue``.
+    """Conjunction as a balanced tree (:func:`balanced`), dropping ``AlwaysTrue``.
 
     >>> and_all()
     AlwaysTrue()
     >>> and_all(EqualTo("a", 1), AlwaysTrue())
     EqualTo(term='a', value=1)
     """
-    out: Expr | None = None
+    kept: list[Expr] = []
     for e in exprs:
         if isinstance(e, AlwaysTrue):
             continue
         if isinstance(e, AlwaysFalse):
             return AlwaysFalse()
-        out = e if out is None else And(out, e)
-    return out if out is not None else AlwaysTrue()
+        kept.append(e)
+    return balanced(And, kept) if kept else AlwaysTrue()
 
 
 def or_all(*exprs: Expr) -> Expr:
-    """Left-deep disjunction, dropping ``AlwaysFalse``.
+    """Disjunction as a balanced tree (:func:`balanced`), dropping ``AlwaysFalse``.
 
     >>> or_all()
     AlwaysFalse()
     """
-    out: Expr | None = None
+    kept: list[Expr] = []
     for e in exprs:
         if isinstance(e, AlwaysFalse):
             continue
         if isinstance(e, AlwaysTrue):
             return AlwaysTrue()
-        out = e if out is None else Or(out, e)
-    return out if out is not None else AlwaysFalse()
+        kept.append(e)
+    return balanced(Or, kept) if kept else AlwaysFalse()

@@ -365,12 +365,18 @@ def _hinted_aliases(select: exp.Expression) -> set[str]:
 
 
 def _conjuncts(e: exp.Expression | None) -> list[exp.Expression]:
-    if e is None:
-        return []
-    e = e.unnest() if isinstance(e, exp.Paren) else e
-    if isinstance(e, exp.And):
-        return _conjuncts(e.this) + _conjuncts(e.expression)
-    return [e]
+    """The conjuncts of ``e`` (through parentheses), in order; without recursion, as a WHERE
+    of thousands of ANDs is a chain that deep."""
+    out: list[exp.Expression] = []
+    todo = [e] if e is not None else []
+    while todo:
+        n = todo.pop()
+        n = n.unnest() if isinstance(n, exp.Paren) else n
+        if isinstance(n, exp.And):
+            todo += [n.expression, n.this]  # popped left first
+        else:
+            out.append(n)
+    return out
 
 
 def _source_alias(node: exp.Expression) -> str | None:

@@ -5,15 +5,16 @@ clauses, and the ALTERs a skewed table refuses. Pure: no Spark, no file system."
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
 
 from hivepark import layout
-from hivepark.catalog.models import Column, Table
+from hivepark.catalog.filters import codecs_for, compile_filter, key_values
+from hivepark.catalog.models import Column, Partition, Table
 from hivepark.catalog.skew import SkewLayout, SkewSpec, canonical_value, lb_directories, skewable, table_skew
 from hivepark.errors import InvalidPartitionSpec, SemanticError
 from hivepark.expr import Expr, IsNull, NotNull, and_all
-from hivepark.expr.nodes import COMPARISONS
+from hivepark.expr.nodes import COMPARISONS, Value
 from hivepark.sql.statements import ChangeColumn, PartitionSpec, SetSkewedLocation, SkewClause, SkewValue
 from hivepark.types import HiveType, PartitionValueError
 
@@ -37,11 +38,17 @@ def check_spec_columns(table: Table, spec: PartitionSpec) -> None:
         raise InvalidPartitionSpec(f"Partition spec names a column twice: {names}")
 
 
-def partition_value(table: Table, key: str, value: object) -> str | None:
+def partition_value(table: Table, key: str, value: object, naming: bool = False) -> str | None:
     """A static partition value (text from SQL, or a Python value) in its column's
     canonical text (:meth:`HiveType.partition_text`, the text a dynamic insert writes too);
     None for the default partition. Raises InvalidPartitionSpec (Hive's 10248) when it is not
-    of the type, naming the column, the value, the type, why, and a value that fits."""
+    of the type, naming the column, the value, the type, why, and a value that fits; and when
+    it holds a NUL character, which no directory name (nor PostgreSQL's text) can hold, unless
+    ``naming`` (a filter that finds partitions: one an older SQLite metastore holds can be dropped)."""
+    if not naming and isinstance(value, str) and "\x00" in value:
+        raise InvalidPartitionSpec(
+            f"A static partition value for column {key} contains a NUL character (\\0), which no directory "
+            "name can hold: nothing was written. Remove it from the PARTITION clause.")
     typ = table.partition_types()[key]
     hive_type = HiveType.parse(typ)
     try:
@@ -95,7 +102,7 @@ def spec_filter(table: Table, spec: PartitionSpec) -> Expr:
     check_spec_columns(table, spec)
     atoms: list[Expr] = []
     for i, (c, v, _) in enumerate(spec):
-        nv = partition_value(table, c, v)
+        nv = partition_value(table, c, v, naming=True)
         op = spec.op(i)
         if nv is None:
             if op not in ("=", "<>"):
@@ -103,9 +110,39 @@ def spec_filter(table: Table, spec: PartitionSpec) -> Expr:
                                            "default partition: use = or <>")
             atoms.append(IsNull(c) if op == "=" else NotNull(c))
         else:
-            numeric = HiveType.parse(table.partition_types()[c]).family == "numeric"
-            atoms.append(COMPARISONS[op](c, Decimal(nv) if numeric else nv))
+            atoms.append(COMPARISONS[op](c, _spec_literal(HiveType.parse(table.partition_types()[c]), nv)))
     return and_all(*atoms)
+
+
+def _spec_literal(typ: HiveType, text: str) -> Value:
+    """A spec's canonical value as the literal its key is compared with: a Decimal for a
+    number (exact, where a double is not beyond 2**53), a bool for a BOOLEAN (the text
+    'false' compares with no boolean), else the text (dates and timestamps in canonical text)."""
+    if typ.family == "numeric":
+        return Decimal(text)
+    if typ.kind == "boolean":
+        return text == "true"  # the canonical text: true or false
+    return text
+
+
+def named_partitions(table: Table, spec: PartitionSpec, parts: Sequence[Partition]) -> list[Partition]:
+    """The partitions among ``parts`` (the metastore's answer to :func:`spec_filter`, which may
+    keep more: a BIGINT beyond 2**53 is filtered as a double) that the static ``spec`` names,
+    each decided exactly by its typed values (as DROP PARTITION decides)."""
+    return exactly(table, spec_filter(table, spec), parts)
+
+
+def exactly(table: Table, predicate: Expr, parts: Sequence[Partition]) -> list[Partition]:
+    """The partitions among ``parts`` for which ``predicate`` (over partition columns) is TRUE,
+    decided exactly (:func:`hivepark.catalog.filters.compile_filter`).
+
+    Raises:
+        Undecidable: an atom that is not a comparison of a partition column with a constant.
+    """
+    codecs = codecs_for(table)
+    keep = compile_filter(predicate, codecs)
+    keys = table.partition_key_names()
+    return [p for p in parts if keep(key_values(dict(zip(keys, p.values)), codecs)) is True]
 
 
 def python_spec(table: Table, partition: Mapping[str, object] | None) -> PartitionSpec:
