@@ -51,6 +51,24 @@ def _spark_rows(spark, wh):
     return sorted(out)
 
 
+def _at_first_spark_write(monkeypatch, action):
+    """Runs ``action`` once, as the writer's first Spark write starts; returns the paths of the
+    writes made (the list grows as they are)."""
+    from hivepark.exec import write
+
+    real = write.spark_write
+    calls: list[str] = []
+
+    def interleaved(df, path, *args, **kwargs):
+        calls.append(path)
+        if len(calls) == 1:
+            action()
+        return real(df, path, *args, **kwargs)
+
+    monkeypatch.setattr(write, "spark_write", interleaved)
+    return calls
+
+
 def _between_plan_and_commit(monkeypatch, action):
     """Runs ``action`` once, after the writer planned its commit and before the metastore
     transaction: the moment a concurrent DDL statement can slip in."""
@@ -119,20 +137,9 @@ def test_replaced_files_are_deleted_once_their_retention_passed(two, spark):
 def test_an_insert_whose_source_is_overwritten_meanwhile_runs_again(two, spark, monkeypatch):
     """By default replaced files go at once (directories hold exactly the table); a write
     that planned on them and then finds them gone plans again on the new version."""
-    from hivepark.exec import write
-
     a, b = two
     a.sql("CREATE TABLE copy (k INT, ds STRING) STORED AS PARQUET")
-    real = write.spark_write
-    calls: list[str] = []
-
-    def overwritten_first(df, path, *args, **kwargs):
-        calls.append(path)
-        if len(calls) == 1:
-            b.sql("INSERT OVERWRITE TABLE t PARTITION (ds='a') SELECT 5")
-        return real(df, path, *args, **kwargs)
-
-    monkeypatch.setattr(write, "spark_write", overwritten_first)
+    calls = _at_first_spark_write(monkeypatch, lambda: b.sql("INSERT OVERWRITE TABLE t PARTITION (ds='a') SELECT 5"))
     a.sql("INSERT INTO copy SELECT k, ds FROM t")
     assert len(calls) == 3  # b's overwrite; the first run read a replaced file, rolled back and ran again
     got = sorted(tuple(r) for r in a.sql("SELECT k, ds FROM copy").collect())
@@ -163,23 +170,13 @@ def test_a_failed_ctas_keeps_rows_another_statement_committed_to_its_table(two, 
     """CTAS registers its table before writing; a statement that sees the table and commits
     rows to it meanwhile keeps them when the CTAS's query then fails: only a table nothing was
     committed to is dropped (it was dropped with its whole directory, B's rows with it)."""
-    from hivepark.exec import write
-
     a, b = two
-    real = write.spark_write
-    calls: list[str] = []
-
-    def insert_meanwhile(df, path, *args, **kwargs):
-        calls.append(path)
-        if len(calls) == 1:
-            b.sql("INSERT INTO t2 VALUES (42)")
-        return real(df, path, *args, **kwargs)
-
-    monkeypatch.setattr(write, "spark_write", insert_meanwhile)
+    calls = _at_first_spark_write(monkeypatch, lambda: b.sql("INSERT INTO t2 VALUES (42)"))
     with pytest.raises(Exception, match="boom"):
         a.sql("CREATE TABLE t2 STORED AS PARQUET AS SELECT CASE WHEN id = 3 THEN raise_error('boom') "
               "ELSE id END AS k FROM range(5)")
-    monkeypatch.setattr(write, "spark_write", real)
+    monkeypatch.undo()
+    assert calls  # B inserted while the CTAS wrote
     t2 = b.catalog.get_table("default", "t2")
     recorded = json.loads(t2.properties[commit.FILES_PARAM])
     assert _data_files(t2.location) == recorded and len(recorded) == 1  # B's file alone
