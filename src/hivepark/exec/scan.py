@@ -636,7 +636,7 @@ def _directory(location: str, in_flight: bool) -> list[str]:
     if not in_flight:
         return [location]
     every = [e for e in fs.list_files(location) if not e.is_dir]
-    live = listed_files(location)
+    live = listed_files(location, every)
     if len(live) == len(every):
         return [location]
     return [e.path for e in live if not posixpath.basename(e.path).startswith(("_", "."))]

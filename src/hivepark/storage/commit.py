@@ -715,10 +715,12 @@ def current_files(location: str, recorded: Sequence[str] | None,
     return live_files(_listing(location, parameters), lambda: _listing(location, parameters))
 
 
-def listed_files(location: str) -> list[fs.FileEntry]:
+def listed_files(location: str, entries: Sequence[fs.FileEntry] | None = None) -> list[fs.FileEntry]:
     """The files (not directories) in ``location`` that are a table's: those of statements
-    that have not committed left out (:func:`live_files`)."""
-    entries = [e for e in fs.list_files(location) if not e.is_dir]
+    that have not committed left out (:func:`live_files`); ``entries``: its files, listed just
+    before by the caller."""
+    if entries is None:
+        entries = [e for e in fs.list_files(location) if not e.is_dir]
     live = set(live_files([e.path for e in entries],
                           lambda: [e.path for e in fs.list_files(location) if not e.is_dir]))
     return [e for e in entries if e.path in live]
