@@ -97,6 +97,19 @@ def test_drop_partition_during_an_insert_does_not_resurrect_its_files(two, spark
     assert _rows(b) == _rows(a)
 
 
+@pytest.mark.parametrize("truncate", ["TRUNCATE TABLE t PARTITION (ds='a')", "TRUNCATE TABLE t"])
+def test_truncate_meeting_a_drop_partition_does_not_make_it_again(two, spark, monkeypatch, truncate):
+    a, b = two
+    fired = _between_plan_and_commit(monkeypatch, lambda: b.sql("ALTER TABLE t DROP PARTITION (ds='a')"))
+    a.sql(truncate)
+    assert fired
+    # As if the TRUNCATE ran after the DROP: ds='a' stays dropped, not made again empty.
+    assert [r[0] for r in b.sql("SHOW PARTITIONS t").collect()] == ["ds=b"]
+    assert not os.path.exists(os.path.join(a.catalog.get_table("default", "t").location, "ds=a"))
+    left = [] if truncate.endswith("t") else [(3, "b")]
+    assert _rows(a) == left == _spark_rows(spark, a)
+
+
 def test_add_partition_during_an_insert_is_kept(two, spark, monkeypatch, tmp_path):
     a, b = two
     fired = _between_plan_and_commit(

@@ -529,7 +529,8 @@ def truncate_table(ctx: Context, stmt: s.TruncateTable) -> DataFrame:
             parts = [found]
         else:
             parts = named_partitions(table, spec, ctx.catalog.list_partitions(table, spec_filter(table, spec)))
-        writes = [PartitionWrite(p.values, p.location, [], num_rows=0, overwrite=True) for p in parts]
+        writes = [PartitionWrite(p.values, p.location, [], num_rows=0, overwrite=True, if_present=True)
+                  for p in parts]
     if writes:
         with ctx.begin_commit(table, keeps_buckets=True) as commit:
             commit.finish(ctx.catalog, writes)

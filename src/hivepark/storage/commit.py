@@ -180,6 +180,8 @@ class PartitionWrite:
     CommitConflict when one of them is no longer the partition's.
     ``if_absent`` (INSERT OVERWRITE ... IF NOT EXISTS): the write is for a partition that did
     not exist; if another statement created it meanwhile, nothing is written.
+    ``if_present`` (TRUNCATE): the write empties a partition that existed; if another statement
+    dropped it meanwhile, nothing is written for it (it is not made again, empty).
     """
 
     values: tuple[str | None, ...]
@@ -192,6 +194,7 @@ class PartitionWrite:
     rewrites: tuple[str, ...] | None = None
     bucket_files: bool = False
     if_absent: bool = False
+    if_present: bool = False
 
     def target_names(self, qid: str) -> list[str]:
         """Each staged file's name relative to the partition once committed: the commit's id
@@ -304,8 +307,9 @@ class Commit:
             fs.move(f.path, dst)
             if i == len(moves) // 2:
                 fault_point("during_move")
-        for w in writes:
-            fs.makedirs(w.location)
+        for w in writes:  # (TRUNCATE's partitions have theirs, unless another statement drops them)
+            if not w.if_present:
+                fs.makedirs(w.location)
         try:
             new_table = self._commit_with_retries(catalog, writes, reads_target)
         except _PartitionExists as e:  # IF NOT EXISTS, and another statement created it: nothing to do
@@ -817,6 +821,8 @@ def _plan(catalog: Catalog, table: Table, writes: Sequence[PartitionWrite], qid:
         new_size = sum(f.size for f in w.files)
         if table.is_partitioned:
             old = existing.get(tuple(w.values))
+            if old is None and w.if_present:
+                continue  # TRUNCATE of a partition another statement dropped: nothing to empty
             if old is not None and w.if_absent:
                 raise _PartitionExists(table, [old.location])
             _check_location(table, w, old)
