@@ -120,7 +120,7 @@ class Warehouse:
             t = self._ctx.target(table)
             spec = python_spec(t, partition)
             write_rows(self._ctx, t, frame_for_insert(t, df, spec, by_position), spec, overwrite,
-                       reads_target=lambda: reads_files_of(t, df))
+                       reads_target=lambda: reads_files_of(t, df, self._ctx.catalog))
             self._sync_views()
 
     def refresh_views(self) -> None:

@@ -710,6 +710,22 @@ def test_a_python_insert_of_rows_read_from_its_table_racing_an_insert_fails(two,
     assert _rows(a) == [(3, "b"), (5, "a")] == _spark_rows(spark, a)
 
 
+def test_a_python_insert_reading_a_partition_at_its_own_location_racing_an_insert_fails(
+        two, spark, monkeypatch, tmp_path):
+    a, b = two
+    ext = str(tmp_path / "elsewhere")
+    a.sql("CREATE TABLE u (k INT) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+    a.sql(f"ALTER TABLE u ADD PARTITION (ds='e') LOCATION '{ext}'")
+    a.sql("INSERT INTO u PARTITION (ds='e') VALUES (4)")
+    df = a.table("u").selectExpr("k * 10 AS k")  # reads files outside u's directory only
+    fired = _between_plan_and_commit(monkeypatch, lambda: b.sql("INSERT INTO u PARTITION (ds='e') VALUES (99)"))
+    with pytest.raises(CommitConflict, match=r"this statement's query reads that table, .* run the statement again"):
+        a.insert(df, "u", partition={"ds": "e"}, overwrite=True)
+    assert fired
+    assert sorted(tuple(r) for r in a.sql("SELECT k, ds FROM u").collect()) == [(4, "e"), (99, "e")]
+    assert sorted(tuple(r) for r in spark.read.parquet(ext).collect()) == [(4,), (99,)]
+
+
 def test_a_blind_overwrite_racing_an_insert_is_planned_again(two, spark, monkeypatch):
     a, b = two
     fired = _between_plan_and_commit(monkeypatch, lambda: b.sql("INSERT INTO t PARTITION (ds='a') VALUES (99)"))

@@ -15,6 +15,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from hivepark import layout
+from hivepark.catalog.base import Catalog
 from hivepark.catalog.buckets import Bucketing, hashed_input, spark_bucket_sql, spark_hash, table_buckets
 from hivepark.catalog.models import Column as TableColumn
 from hivepark.catalog.models import Table
@@ -67,16 +68,23 @@ def reads_table(plan: QueryPlan, table: Table) -> bool:
     return any(scan.table.db == table.db and scan.table.name == table.name for scan in plan.scans)
 
 
-def reads_files_of(table: Table, df: DataFrame) -> bool:
+def reads_files_of(table: Table, df: DataFrame, catalog: Catalog) -> bool:
     """Whether ``df`` (a Python caller's DataFrame, whose query hivepark did not plan) reads
-    files in ``table``'s directory (``df.inputFiles()``); True when Spark cannot tell. A read
-    of a partition at a LOCATION of its own, or of a table without files, is not seen."""
-    base = fs.normalize(table.location) + "/"
+    files of ``table`` (``df.inputFiles()`` under its directory or a partition's LOCATION of
+    its own); True when Spark cannot tell. Asked on a commit conflict only. A read of a table
+    without files is not seen."""
     try:
-        files = df.inputFiles()
+        files = [fs.normalize(f) for f in df.inputFiles()]
     except Exception:  # noqa: BLE001 - not known: its rows may depend on the table
         return True
-    return any(fs.normalize(f).startswith(base) for f in files)
+    if not files:
+        return False
+    base = fs.normalize(table.location)
+    bases = {base + "/"}
+    if table.is_partitioned:
+        bases |= {fs.normalize(p.location) + "/" for p in catalog.list_partitions(table)
+                  if not fs.normalize(p.location).startswith(base + "/")}
+    return any(f.startswith(b) for f in files for b in bases)
 
 
 def multi_insert(ctx: Context, stmt: MultiInsert) -> DataFrame:
