@@ -441,3 +441,27 @@ def test_a_nul_character_in_a_static_value_is_refused_on_every_path(wh, spark):
     assert _state(wh, "nul") == before
     assert _rows(wh.sql("SELECT k, s FROM nul")) == _rows(_plain(spark, wh, "nul", "k int", "s", "string")) == \
         [(0, "a")]
+
+
+def test_msck_does_not_register_a_directory_whose_value_holds_a_nul(wh, spark):
+    """A directory named s=a%00b (made by hand or another tool) holds a value with a NUL, which
+    a static value may not (above): MSCK REPAIR names it and registers nothing (SQLite stored it,
+    PostgreSQL failed with its driver's text)."""
+    wh.sql("DROP TABLE IF EXISTS nulm")
+    wh.sql("CREATE TABLE nulm (k INT) PARTITIONED BY (s STRING) STORED AS PARQUET")
+    wh.sql("INSERT INTO nulm PARTITION (s='a') VALUES (0)")
+    location = wh.catalog.get_table("default", "nulm").location
+    spark.createDataFrame([(1,)], "k int").write.parquet(f"{location}/s=b")
+    spark.createDataFrame([(2,)], "k int").write.parquet(f"{location}/s=c%00d")
+    with pytest.raises(InvalidPartitionSpec, match=r"MSCK REPAIR TABLE default\.nulm registered nothing: .*s=c%00d: "
+                                                   r"value of column s contains a NUL character"):
+        wh.sql("MSCK REPAIR TABLE nulm")
+    assert _parts(wh, "nulm") == ["s=a"]
+    wh.sql("SET hive.msck.path.validation=skip")
+    try:
+        wh.sql("MSCK REPAIR TABLE nulm")
+    finally:
+        wh.sql("SET hive.msck.path.validation=throw")
+    assert _parts(wh, "nulm") == ["s=a", "s=b"]
+    plain = spark.read.option("basePath", location).parquet(f"{location}/s=a", f"{location}/s=b")
+    assert _rows(wh.sql("SELECT k, s FROM nulm")) == _rows(plain.select("k", "s")) == [(0, "a"), (1, "b")]

@@ -1457,6 +1457,9 @@ def _directory_values(keys: Sequence[str], types: Sequence[HiveType], raw: Seque
     why they cannot be (None when they can)."""
     values: list[str | None] = []
     for key, typ, value in zip(keys, types, raw):
+        if value is not None and "\x00" in value:  # as a static value (sql/validate.py)
+            return (), (f"value of column {key} contains a NUL character (\\0, %00 in the directory's name), which "
+                        "a partition value cannot hold")
         try:
             values.append(typ.partition_text(value))
         except PartitionValueError as e:
