@@ -8,7 +8,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 
-from hivepark.errors import DataFileError
+from hivepark.errors import CommitConflict, DataFileError
 from hivepark.exec import column_stats, describe, skew_stats, spark_views, tables, views, write
 from hivepark.exec.context import Context
 from hivepark.exec.failures import translated
@@ -67,14 +67,16 @@ def _execute(ctx: Context, stmt: ParsedStatement | s.Statement) -> DataFrame:
                 return run(ctx, statement)
             except Exception as e:
                 if not (isinstance(statement, _REPLANNED) and attempt < REPLANS
-                        and read_a_replaced_file(e)):
+                        and (read_a_replaced_file(e) or isinstance(e, CommitConflict))):
                     raise
         raise AssertionError("unreachable")
 
 
 # A write whose Spark job read a file that a concurrent INSERT OVERWRITE replaced after this
-# statement planned (its writer rolled back: nothing of it is left) runs again on the new
-# version, up to REPLANS times.
+# statement planned, or whose commit met another statement's in a way a commit cannot re-plan
+# (CommitConflict: its query read the table, the table was created again or altered, a partition
+# moved), runs again from its text on the table as it now is, up to REPLANS times: its writer
+# rolled back, so nothing of the failed run is left, and the new run reads what the other wrote.
 REPLANS = 3
 _REPLANNED = (s.Insert, s.CreateTable)  # one commit each: a failed run left nothing
 
