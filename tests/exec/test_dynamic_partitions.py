@@ -307,3 +307,15 @@ def test_python_insert_api(env, spark, t):
     env.insert(df.select("key", "value"), "t", partition={"ds": "2024-01-02", "hr": 9})
     assert ("2024-01-02", 9) in {(r[2], r[3]) for r in ours(env)}
     assert ours(env) == plain(spark, t)
+
+
+def test_a_static_value_naming_the_default_partition_beside_a_dynamic_column(env, spark, t):
+    """A static NULL, '' or __HIVE_DEFAULT_PARTITION__ names the default partition, as it does in a fully
+    static spec; beside a dynamic column it failed with Spark's 'Cannot use "VOID" for partition column'."""
+    for static in ("NULL", "''", "'__HIVE_DEFAULT_PARTITION__'"):
+        env.sql(f"INSERT INTO t PARTITION (ds={static}, hr) SELECT key, value, hr FROM src WHERE key < 2")
+    env.sql("INSERT OVERWRITE TABLE t PARTITION (ds=NULL, hr) SELECT key, value, 12 FROM src WHERE key = 5")
+    assert parts(env) == ["ds=__HIVE_DEFAULT_PARTITION__/hr=10", "ds=__HIVE_DEFAULT_PARTITION__/hr=11",
+                          "ds=__HIVE_DEFAULT_PARTITION__/hr=12"]
+    assert ours(env) == plain(spark, t) == sorted([(0, "val_0", None, 10)] * 3 + [(1, "val_1", None, 11)] * 3
+                                                  + [(5, "val_5", None, 12)])

@@ -451,8 +451,9 @@ def _partitioned_rows(table: Table, df: DataFrame, static: dict, dyn: list[str])
     part_cols = []
     for k in table.partition_key_names():
         layout.check_partition_column_name(k)  # a table created before names were checked
-        if k in static:  # already its canonical text
-            part_cols.append(f"{render_literal(static[k])} AS {sql_name(k)}")
+        if k in static:  # already its canonical text; None (NULL, '') is the default partition
+            text = "CAST(NULL AS STRING)" if static[k] is None else render_literal(static[k])
+            part_cols.append(f"{text} AS {sql_name(k)}")
         else:
             value = f"CAST({sql_name(cols[n + dyn.index(k)])} AS {spark_type(types[k])})"
             # '' and the default partition's name are the default partition, as NULL (Hive's
