@@ -21,6 +21,8 @@ DEFAULTS: dict[str, str] = {
     # ALTER TABLE ... CHANGE / REPLACE COLUMNS: a column's type only widens (Hive's metastore)
     "hive.metastore.disallow.incompatible.col.type.changes": "true",
     "hive.decode.partition.name": "false",  # true: SHOW PARTITIONS prints names unescaped
+    # a regular expression every new partition value must match (empty: any value; Hive's metastore)
+    "hive.metastore.partition.name.whitelist.pattern": "",
     "hivepark.explain.max.directories": "5",
     # files an INSERT OVERWRITE replaced stay this long for readers that planned before it
     # (0: deleted at once, so a directory always holds exactly the table's files)

@@ -18,7 +18,7 @@ import posixpath
 import re
 from collections.abc import Sequence
 
-from hivepark.errors import SemanticError, UserInputError
+from hivepark.errors import InvalidPartitionSpec, SemanticError, UserInputError
 
 DEFAULT_PARTITION_NAME = "__HIVE_DEFAULT_PARTITION__"
 """Directory value of a NULL or empty partition value; reads back as NULL."""
@@ -167,6 +167,43 @@ def check_partition_column_name(col: str) -> None:
 def _visible(col: str) -> str:
     rest = col.lstrip("_.")
     return f"p{col}" if not rest else rest
+
+
+PARTITION_NAME_PATTERN = "hive.metastore.partition.name.whitelist.pattern"
+"""The setting of Hive's metastore whitelist for partition values (empty: any value)."""
+
+
+def check_partition_name_pattern(pattern: str | None, values: Sequence[str | None]) -> None:
+    """Hive's metastore check of new partitions against ``hive.metastore.partition.name.whitelist.pattern``
+    (``MetaStoreServerUtils.validatePartitionNameCharacters``): each value, the default partition's name
+    for NULL or ``''`` (as Hive's FileSinkOperator gives it), must match ``pattern`` as a whole. An
+    empty or absent pattern allows every value.
+
+    Raises:
+        InvalidPartitionSpec: A value does not match, with Hive's text and what to do.
+        UserInputError: The pattern is not a regular expression.
+
+    Example:
+        >>> check_partition_name_pattern("[^9]*", ["2008-04-08", None])
+        >>> check_partition_name_pattern("[^9]*", ["val_9"])  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        hivepark.errors.InvalidPartitionSpec: Partition value 'val_9' contains a character not matched by ...
+    """
+    if not pattern:
+        return
+    try:
+        compiled = re.compile(pattern)
+    except re.error as e:
+        raise UserInputError(
+            f"{PARTITION_NAME_PATTERN}='{pattern}' is not a regular expression ({e}). Fix it, or SET it to "
+            "nothing to allow every partition value.") from None
+    for v in values:
+        text = DEFAULT_PARTITION_NAME if v is None or v == "" else v
+        if compiled.fullmatch(text) is None:
+            raise InvalidPartitionSpec(
+                f"Partition value '{text}' contains a character not matched by whitelist pattern '{pattern}'.  "
+                f"(configure with {PARTITION_NAME_PATTERN}) Nothing was written: change the value, or the pattern.")
 
 
 def check_part_value(col: str, value: str | None, default: str = DEFAULT_PARTITION_NAME) -> None:

@@ -167,6 +167,21 @@ def test_alter_errors(env, fact, tmp_path):
         env.sql("ALTER TABLE fact NOT SKEWED BY")
 
 
+def test_replace_columns_cannot_retype_a_skewed_column(env):
+    """10207 as for CHANGE: REPLACE COLUMNS giving a skewed column another type was accepted."""
+    env.sql("CREATE TABLE rc (a INT, x INT) SKEWED BY (x) ON (1, 2) STORED AS DIRECTORIES STORED AS PARQUET")
+    env.sql("INSERT INTO rc VALUES (1, 1), (2, 3)")
+    for cols in ("a INT, x BIGINT", "a INT, x DOUBLE"):
+        with pytest.raises(SemanticError) as e:
+            env.sql(f"ALTER TABLE rc REPLACE COLUMNS ({cols})")
+        assert e.value.code == 10207
+        assert "x is a skewed column. It's not allowed to rename skewed column or change skewed column type." \
+            in str(e.value)
+    assert [(c.name, c.type) for c in env.catalog.get_table("default", "rc").columns] == [("a", "int"), ("x", "int")]
+    env.sql("ALTER TABLE rc REPLACE COLUMNS (a BIGINT, x INT, b STRING)")  # the skewed column as it was
+    assert rows(env.sql("SELECT a, x, b FROM rc WHERE x = 1")) == [(1, 1, None)]
+
+
 def test_load_into_stored_as_dirs_is_10195(env, fact, tmp_path):
     src = tmp_path / "f.txt"
     src.write_text("1\n")

@@ -615,3 +615,34 @@ def test_timestamp_reader_filter_keeps_both_instants_of_a_repeated_hour(tmp_path
     finally:
         spark.conf.set("spark.sql.session.timeZone", before)
         wh.close()
+
+
+@pytest.mark.parametrize("where, pruned", [
+    # Hive's dynamic_partition_pruning.q: an IN subquery is planned as a semi join and prunes
+    ("s.ds IN (SELECT ds FROM dates WHERE holiday)", True),
+    ("ds IN (SELECT d.ds FROM dates d WHERE d.holiday) AND s.amount > 10", True),
+    ("s.ds IN (SELECT DISTINCT ds FROM dates WHERE holiday AND month = 1)", True),
+    # not the same query as a semi join, or not a plain column of one table: left as written
+    ("s.ds NOT IN (SELECT ds FROM dates WHERE NOT holiday AND ds IS NOT NULL)", False),
+    ("s.ds IN (SELECT ds FROM dates WHERE holiday) OR s.id = 5", False),
+    ("s.ds IN (SELECT max(ds) FROM dates WHERE holiday)", False),
+    ("s.ds IN (SELECT ds FROM dates d WHERE d.holiday AND d.month = s.store)", False),
+])
+def test_an_in_subquery_prunes_as_a_semi_join(star, spark, where, pruned):
+    out = same_as_plain(star, spark, f"SELECT s.id, s.ds FROM sales s WHERE {where}")
+    assert (sales_partitions(out) == qualifying(spark, HOLIDAY)) == pruned
+    if not pruned:
+        assert sales_partitions(out) == "46/46"
+
+
+def test_strict_mode_takes_a_semi_join_on_a_partition_key_as_an_inner_join(star, spark):
+    """Hive adds ``ds IS NOT NULL`` to the scan of a table joined on its partition key, semi joined
+    (an IN subquery) too: strict mode accepted the inner join and refused the semi join."""
+    star.sql("SET hive.mapred.mode=strict")
+    try:
+        for sql in ("SELECT s.id FROM sales s LEFT SEMI JOIN dates d ON s.ds = d.ds AND d.holiday",
+                    "SELECT s.id FROM sales s WHERE s.ds IN (SELECT ds FROM dates WHERE holiday)",
+                    "SELECT s.id FROM sales s JOIN dates d ON s.ds = d.ds WHERE d.holiday"):
+            same_as_plain(star, spark, sql)
+    finally:
+        star.sql("SET hive.mapred.mode=nonstrict")

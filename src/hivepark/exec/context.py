@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -12,6 +12,7 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StringType, StructField, StructType
 
+from hivepark import layout
 from hivepark.catalog.base import Catalog
 from hivepark.catalog.buckets import table_buckets
 from hivepark.catalog.models import Table
@@ -78,6 +79,16 @@ class Context:
         if not keeps_buckets:
             refuse_bucketed(table, "this statement would not keep each row in its bucket's file")
         return Commit(self.warehouse, table, retention=self.retention())
+
+    def check_partition_names(self, values: Sequence[str | None], table: Table | None = None) -> None:
+        """A new partition's values against Hive's ``hive.metastore.partition.name.whitelist.pattern``
+        (or its metastore-side name ``metastore.partition.name.whitelist.pattern``), as Hive's metastore
+        checks a partition it adds; with ``table``, a partition the table already has is not checked."""
+        conf = self.conf
+        pattern = conf.get(layout.PARTITION_NAME_PATTERN) or conf.get("metastore.partition.name.whitelist.pattern")
+        if not pattern or (table is not None and self.catalog.get_partition(table, tuple(values)) is not None):
+            return
+        layout.check_partition_name_pattern(pattern, values)
 
     def retention(self) -> float:
         """``hivepark.files.retention.seconds``: how long replaced files stay for readers."""

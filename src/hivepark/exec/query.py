@@ -21,7 +21,7 @@ from hivepark.exec.scan import Relation, pushed_filter, scan_dataframe, scan_rel
 from hivepark.plan import planner
 from hivepark.plan.nodes import FilterShape, HandlerScan, QueryPlan, RowFilter, TableScan
 from hivepark.plan.runtime_pruning import RuntimeSettings
-from hivepark.sql import views
+from hivepark.sql import in_subquery, views
 from hivepark.sql.analyzer import QueryAnalysis
 from hivepark.sql.rewrite import SAMPLE_FUNCTION, analyze, check_strict, filters_inline, spark_sql
 from hivepark.storage.bucket_files import row_buckets
@@ -54,6 +54,7 @@ def plan_query(ctx: Context, tree: Any) -> PlannedQuery:
     execution, where a scan it may narrow is listed once."""
     with ctx.same_tables():
         tree = views.expand(tree, ctx.find_view, _column_type(ctx))
+        tree = in_subquery.as_semi_joins(tree, ctx.find)
         check_strict(tree, planner.strict_check(ctx.conf, "hive.strict.checks.orderby.no.limit"),
                      planner.strict_check(ctx.conf, "hive.strict.checks.cartesian.product"))
         analysis = analyze(tree, ctx.find, type_safety(ctx.conf), _at_version)

@@ -84,6 +84,7 @@ def rename_partition(ctx: Context, table: Table, old_spec: s.PartitionSpec, new_
     keys = table.partition_key_names()
     check_not_default_partition(table, new_spec)
     old_values, new_values = full_spec(table, old_spec), full_spec(table, new_spec)
+    ctx.check_partition_names(new_values)
     old = ctx.catalog.get_partition(table, old_values)
     if old is None:
         raise NoSuchPartition(f"Partition not found {spec_text(keys, old_values)}: {table.qualified_name} has no "

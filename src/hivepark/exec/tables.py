@@ -712,6 +712,7 @@ def add_partitions(ctx: Context, table: Table, action: s.AddPartitions) -> None:
     for spec, loc in action.partitions:
         check_not_default_partition(table, spec)
         values = full_spec(table, spec)
+        ctx.check_partition_names(values, table)
         location = (_given_partition_location(ctx, table, loc, values) if loc is not None
                     else layout.partition_path(table.location, table.partition_key_names(), values))
         parts.append(Partition(values, location, {"transient_lastDdlTime": str(int(time.time()))},
@@ -1291,6 +1292,11 @@ def msck_repair(ctx: Context, stmt: s.MsckRepair) -> DataFrame:
             values = old.values  # a registered partition's directory: its files are refreshed
         else:
             values, problem = _directory_values(keys, types, [v for _, v in parsed])
+            if problem is None:
+                try:  # Hive's metastore refuses such a partition (Msck: "invalid characters")
+                    ctx.check_partition_names(values)
+                except InvalidPartitionSpec as e:
+                    problem = str(e).split(" Nothing was written")[0]
             if problem is None and values in known:
                 problem = (f"it holds the same value as partition {layout.make_part_name(keys, values)}, "
                            f"whose directory is {known[values].location}")

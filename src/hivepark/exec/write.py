@@ -282,6 +282,7 @@ def write_rows(ctx: Context, table: Table, df: DataFrame, spec: PartitionSpec, o
     _check_column_count(table, df, dyn)
     if not dyn:
         values = full_spec(table, spec) if table.is_partitioned else ()
+        ctx.check_partition_names(values, table)
         if if_not_exists and table.is_partitioned and ctx.catalog.get_partition(table, values):
             return table
         return _write_static(ctx, table, df, values, overwrite, if_absent=if_not_exists and table.is_partitioned,
@@ -459,8 +460,9 @@ def _partitioned_rows(table: Table, df: DataFrame, static: dict, dyn: list[str])
     part_cols = []
     for k in table.partition_key_names():
         layout.check_partition_column_name(k)  # a table created before names were checked
-        if k in static:  # already its canonical text
-            part_cols.append(f"{render_literal(static[k])} AS {sql_name(k)}")
+        if k in static:  # already its canonical text; None (NULL, '') is the default partition
+            text = "CAST(NULL AS STRING)" if static[k] is None else render_literal(static[k])
+            part_cols.append(f"{text} AS {sql_name(k)}")
         else:
             value = f"CAST({sql_name(cols[n + dyn.index(k)])} AS {spark_type(types[k])})"
             # '' and the default partition's name are the default partition, as NULL (Hive's
@@ -637,9 +639,10 @@ def _preflight(ctx: Context, out: DataFrame, keys: list[str],
             f"To solve this try to set hive.exec.max.dynamic.partitions to at least {total}.")
     if types is not None:  # a value that does not fit its type fails here, before any write
         _check_dynamic_values(rows, keys, types)
-    for r in rows:  # a value too long for a directory name fails here, before any write
+    for r in rows:  # a value too long for a directory name, or not one the whitelist allows, fails here
         for k in keys:
             layout.check_part_value(k, None if r[k] is None else str(r[k]))
+        ctx.check_partition_names([None if r[k] is None else str(r[k]) for k in keys])
     files = sum(-(-r["__rows"] // per_file) if per_file else 1 for r in rows)
     if files > max_files:
         raise _too_many_files(files, max_files)
@@ -917,6 +920,7 @@ def load_data(ctx: Context, stmt: LoadData) -> DataFrame:
                              "after INPATH.")
     spec = stmt.partition
     values = _load_values(table, spec) if table.is_partitioned else ()
+    ctx.check_partition_names(values, table)
     if not table.is_partitioned and spec:
         check_spec_columns(table, spec)
     entries = fs.list_files(src)

@@ -396,6 +396,7 @@ def _applicable_conjuncts(scope: Scope, aliases: set[str]) -> dict[str, list[exp
     preceding = set(first)  # a parenthesised join's tables, and those null-supplying inside it
     on_preds: dict[str, list[exp.Expression]] = {}
     inner_on: list[exp.Expression] = []
+    semi_on: list[tuple[str, list[exp.Expression]]] = []
     for join in select.args.get("joins") or []:
         right, inner_null = join_sources(join.this)
         null_supplying |= inner_null
@@ -405,6 +406,8 @@ def _applicable_conjuncts(scope: Scope, aliases: set[str]) -> dict[str, list[exp
         if side in ("LEFT",) or kind in ("SEMI", "ANTI"):
             if (alias := _source_alias(join.this)):  # one table, not a parenthesised join
                 on_preds.setdefault(alias, []).extend(on)
+                if kind == "SEMI":  # a row it keeps meets every ON conjunct, as an inner join's
+                    semi_on.append((alias, on))
         elif side not in ("RIGHT", "FULL"):
             inner_on.extend(on)
         null_supplying |= outer_null_supplying(preceding, right, side, kind)
@@ -414,7 +417,7 @@ def _applicable_conjuncts(scope: Scope, aliases: set[str]) -> dict[str, list[exp
     for alias in aliases:
         preds = list(on_preds.get(alias, []))
         if alias not in null_supplying:
-            preds += where + inner_on
+            preds += where + inner_on + [c for right, on in semi_on if right != alias for c in on]
         out[alias] = preds
     return out
 

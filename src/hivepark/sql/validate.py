@@ -15,7 +15,14 @@ from hivepark.catalog.skew import SkewLayout, SkewSpec, canonical_value, lb_dire
 from hivepark.errors import InvalidPartitionSpec, SemanticError
 from hivepark.expr import Expr, IsNull, NotNull, and_all
 from hivepark.expr.nodes import COMPARISONS, Value
-from hivepark.sql.statements import ChangeColumn, PartitionSpec, SetSkewedLocation, SkewClause, SkewValue
+from hivepark.sql.statements import (
+    AddColumns,
+    ChangeColumn,
+    PartitionSpec,
+    SetSkewedLocation,
+    SkewClause,
+    SkewValue,
+)
 from hivepark.types import HiveType, PartitionValueError
 
 # ---------------------------------------------------------------- partition specs
@@ -285,8 +292,16 @@ def check_create_skew(table: Table, bucketed: bool) -> None:
 
 
 def check_column_change(table: Table, action: object) -> None:
-    """10207: a skewed column cannot be renamed or retyped."""
+    """10207: a skewed column cannot be renamed or retyped (by CHANGE, or by REPLACE COLUMNS
+    giving it another type; one REPLACE COLUMNS leaves out is refused where the columns change)."""
     spec = table_skew(table)
+    if spec is not None and isinstance(action, AddColumns) and action.replace:
+        types = {c.name: c.type for c in table.columns}
+        for c in action.columns:
+            if c.name in spec.columns and c.type.lower() != types.get(c.name, "").lower():
+                raise SemanticError(f"{c.name} is a skewed column. It's not allowed to rename skewed column or "
+                                    "change skewed column type.", code=10207)
+        return
     if spec is None or not isinstance(action, ChangeColumn) or action.column not in spec.columns:
         return
     current = next((c.type for c in table.columns if c.name == action.column), None)

@@ -1,0 +1,183 @@
+"""``x IN (SELECT c FROM t WHERE ...)`` as a LEFT SEMI JOIN, so that map-join partition pruning
+sees it as Hive's dynamic partition pruning does (``dynamic_partition_pruning.q``:
+``WHERE ds IN (SELECT ds FROM srcpart_date WHERE ...)``; Hive and Spark both plan such an IN
+as a semi join).
+
+Only where the two are the same query: the IN is a top-level conjunct of a SELECT's WHERE
+(under no OR or NOT, where NULL and false differ), its subquery reads one warehouse table and
+selects one of its columns, with no GROUP BY, HAVING, LIMIT, window or nested subquery, and
+every column of its WHERE is that table's (it is not correlated); the outer column is a
+warehouse table's column of the same type (so that the equality compares as the IN did).
+Then ``x IN (SELECT t.c FROM t WHERE p)`` keeps exactly the rows ``LEFT SEMI JOIN t ON x = t.c
+AND p`` keeps: each outer row once when some row of t has ``c = x`` and ``p`` (NULL matches
+nothing in either)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlglot import exp
+
+from hivepark.catalog.models import Table
+
+TableFind = Callable[[str | None, str], Table | None]
+_INTEGRAL = {"tinyint", "smallint", "int", "bigint"}
+
+
+def as_semi_joins(tree: exp.Expression, find: TableFind) -> exp.Expression:
+    """``tree`` with each such IN (:mod:`module doc <hivepark.sql.in_subquery>`) made a LEFT SEMI
+    JOIN of its SELECT; ``tree`` itself (not copied) when there is none."""
+    candidates = [
+        (select, cond)
+        for select in tree.find_all(exp.Select)
+        for cond in _top_conjuncts(select)
+        if isinstance(cond, exp.In) and isinstance(cond.args.get("query"), exp.Subquery)
+    ]
+    if not candidates:
+        return tree
+    tree = tree.copy()
+    done = 0
+    for select in list(tree.find_all(exp.Select)):
+        for cond in _top_conjuncts(select):
+            if isinstance(cond, exp.In) and isinstance(cond.args.get("query"), exp.Subquery):
+                join = _semi_join(select, cond, find, done)
+                if join is not None:
+                    cond.replace(exp.true())
+                    select.append("joins", join)
+                    done += 1
+    return tree
+
+
+def _top_conjuncts(select: exp.Select) -> list[exp.Expression]:
+    where = select.args.get("where")
+    if where is None:
+        return []
+    out: list[exp.Expression] = []
+    stack = [where.this]
+    while stack:
+        e = stack.pop()
+        while isinstance(e, exp.Paren):
+            e = e.this
+        if isinstance(e, exp.And):
+            stack += [e.this, e.expression]
+        else:
+            out.append(e)
+    return out
+
+
+def _sources(select: exp.Select) -> dict[str, exp.Expression] | None:
+    """The SELECT's FROM and joined sources by alias (lower case); None for a LATERAL VIEW."""
+    if select.args.get("laterals"):
+        return None
+    src = select.args.get("from_") or select.args.get("from")
+    if src is None:
+        return None
+    nodes = [src.this] + [j.this for j in select.args.get("joins") or []]
+    out: dict[str, exp.Expression] = {}
+    for node in nodes:
+        name = node.alias_or_name if isinstance(node, (exp.Table, exp.Subquery)) else ""
+        if not name:
+            return None
+        out[name.lower()] = node
+    return out
+
+
+def _table(node: exp.Expression, find: TableFind) -> Table | None:
+    if (
+        not isinstance(node, exp.Table)
+        or not isinstance(node.this, exp.Identifier)
+        or node.args.get("version") is not None
+        or node.args.get("sample") is not None
+        or node.args.get("catalog") is not None
+    ):
+        return None
+    db = node.args.get("db")
+    try:
+        return find(db.name if db is not None else None, node.name)
+    except Exception:  # noqa: BLE001 - not a warehouse table that can be read: keep the IN
+        return None
+
+
+def _type_of(table: Table, column: str) -> str | None:
+    return next((c.type.lower() for c in table.all_columns if c.name.lower() == column.lower()), None)
+
+
+def _same_comparison(a: str, b: str) -> bool:
+    return a == b or (a in _INTEGRAL and b in _INTEGRAL)
+
+
+def _semi_join(select: exp.Select, cond: exp.In, find: TableFind, n: int) -> exp.Join | None:
+    outer = _sources(select)
+    inner = cond.args["query"].this
+    if (
+        outer is None
+        or not isinstance(inner, exp.Select)
+        or any(cond.args.get(k) for k in ("expressions", "unnest", "field"))
+    ):
+        return None
+    if any(
+        inner.args.get(k)
+        for k in (
+            "joins",
+            "laterals",
+            "group",
+            "having",
+            "limit",
+            "offset",
+            "order",
+            "qualify",
+            "windows",
+            "with",
+            "distribute",
+            "sort",
+            "cluster",
+        )
+    ):
+        return None
+    if inner.find(exp.Window, exp.AggFunc) is not None or (
+        inner.args.get("where") is not None and inner.args["where"].find(exp.Subquery) is not None
+    ):
+        return None
+    src = inner.args.get("from_") or inner.args.get("from")
+    if src is None or len(inner.expressions) != 1 or not isinstance(inner.expressions[0], exp.Column):
+        return None
+    t = _table(src.this, find)
+    if t is None:
+        return None
+    inner_name = src.this.alias_or_name.lower()
+    picked = inner.expressions[0]
+    # the outer key: a warehouse table's column, qualified (or the only source's)
+    key = cond.this
+    if not isinstance(key, exp.Column) or not isinstance(key.this, exp.Identifier):
+        return None
+    owner = key.table.lower() if key.table else (next(iter(outer)) if len(outer) == 1 else None)
+    if owner is None or owner not in outer:
+        return None
+    outer_table = _table(outer[owner], find)
+    if outer_table is None:
+        return None
+    alias = inner_name if inner_name not in outer else f"__hivepark_in{n}"
+    # every column of the subquery's SELECT and WHERE is its table's: qualify them with the alias
+    columns = [picked, *(inner.args["where"].find_all(exp.Column) if inner.args.get("where") else [])]
+    for col in columns:
+        if (
+            not isinstance(col.this, exp.Identifier)
+            or (col.table and col.table.lower() != inner_name)
+            or col.args.get("db")
+            or _type_of(t, col.name) is None
+        ):
+            return None
+    key_type, value_type = _type_of(outer_table, key.name), _type_of(t, picked.name)
+    if key_type is None or value_type is None or not _same_comparison(key_type, value_type):
+        return None
+    for col in columns:
+        col.set("table", exp.to_identifier(alias))
+    outer_key = key.copy()
+    if not key.table:
+        outer_key.set("table", exp.to_identifier(owner))
+    on: exp.Expression = exp.EQ(this=outer_key, expression=picked.copy())
+    if inner.args.get("where") is not None:
+        on = exp.and_(on, exp.Paren(this=inner.args["where"].this.copy()))
+    table = src.this.copy()
+    table.set("alias", exp.TableAlias(this=exp.to_identifier(alias)))
+    return exp.Join(this=table, side="LEFT", kind="SEMI", on=on)
