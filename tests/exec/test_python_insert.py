@@ -54,3 +54,16 @@ def test_a_mismatch_is_refused_naming_the_columns(kv, spark, schema, partition, 
 def test_anything_but_a_dataframe_is_refused(kv):
     with pytest.raises(UserInputError, match=r"takes a Spark DataFrame, got list.*k string, v string"):
         kv.insert([("k", "v")], "kv", partition={"ds": "d"})
+
+
+def test_a_partition_mapping_in_another_order_than_the_keys(wh, spark):
+    """A dict has no order for its reader: ``{"hr": None, "ds": "d"}`` is PARTITION (ds='d', hr)
+    (it failed with Hive's 10125, dynamic before static)."""
+    wh.sql("CREATE TABLE kvh (k STRING) PARTITIONED BY (ds STRING, hr INT) STORED AS PARQUET")
+    wh.insert(spark.createDataFrame([("a", 1), ("b", 2)], "k string, hr int"), "kvh", partition={"hr": None, "ds": "d"})
+    wh.insert(spark.createDataFrame([("c",)], "k string"), "kvh", partition={"hr": 3, "ds": "e"})
+    got = sorted(tuple(r) for r in wh.sql("SELECT k, ds, hr FROM kvh").collect())
+    t = wh.catalog.get_table("default", "kvh")
+    plain = spark.read.parquet(t.location).selectExpr("k", "ds", "hr")
+    assert got == sorted(tuple(r) for r in plain.collect()) == [("a", "d", 1), ("b", "d", 2), ("c", "e", 3)]
+    assert [r[0] for r in wh.sql("SHOW PARTITIONS kvh").collect()] == ["ds=d/hr=1", "ds=d/hr=2", "ds=e/hr=3"]

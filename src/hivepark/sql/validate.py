@@ -154,15 +154,18 @@ def exactly(table: Table, predicate: Expr, parts: Sequence[Partition]) -> list[P
 
 def python_spec(table: Table, partition: Mapping[str, object] | None) -> PartitionSpec:
     """``Warehouse.insert``'s ``partition`` mapping (None: dynamic) as a spec, each static
-    value in the same canonical text as the SQL path gives it."""
-    keys = set(table.partition_key_names())
+    value in the same canonical text as the SQL path gives it. A mapping has no order: its
+    entries are taken in the table's key order (``{"hr": None, "ds": "x"}`` is ds static, hr
+    dynamic, as ``PARTITION (ds='x', hr)``); a name that is no key comes last, to be refused."""
+    order = {k: i for i, k in enumerate(table.partition_key_names())}
     entries: list[tuple[str, str | None, bool]] = []
     for k, v in (partition or {}).items():
         k = k.lower()
         if v is None:
             entries.append((k, None, True))
         else:
-            entries.append((k, partition_value(table, k, v) if k in keys else str(v), False))
+            entries.append((k, partition_value(table, k, v) if k in order else str(v), False))
+    entries.sort(key=lambda e: order.get(e[0], len(order)))
     return PartitionSpec(tuple(entries))
 
 
