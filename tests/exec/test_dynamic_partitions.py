@@ -186,6 +186,19 @@ def test_created_files_limit_and_rows_per_file(env, spark, t):
     assert ours(env) == plain(spark, t)
 
 
+def test_rows_per_file_splits_a_static_partition_too(env, spark, t):
+    env.sql("SET hivepark.max.rows.per.file=3")
+    env.sql("SET hive.exec.max.created.files=5")
+    with pytest.raises(LimitExceeded, match="total number of created files now is 7, which exceeds 5"):
+        env.sql("INSERT OVERWRITE TABLE t PARTITION (ds='x', hr=1) SELECT key, value FROM src WHERE key < 20")
+    assert parts(env) == [] and data_dirs(t) == []
+    env.sql("SET hive.exec.max.created.files=100")
+    env.sql("INSERT OVERWRITE TABLE t PARTITION (ds='x', hr=1) SELECT key, value FROM src WHERE key < 20")
+    files = [f for f in os.listdir(os.path.join(t.location, "ds=x", "hr=1")) if not f.startswith((".", "_"))]
+    assert len(files) == 7  # 20 rows, at most 3 per file, as a dynamic write splits them
+    assert ours(env) == plain(spark, t) == sorted((i, f"val_{i}", "x", 1) for i in range(20))
+
+
 def test_one_file_per_partition(env, spark, t):
     env.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
     env.spark.conf.set("spark.sql.shuffle.partitions", "4")

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from pyspark.errors import PySparkException
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, DataFrameWriter
 from pyspark.sql import functions as F
 
 from hivepark import layout
@@ -411,14 +411,15 @@ def _write_static(ctx: Context, table: Table, df: DataFrame, values: tuple, over
             w = PartitionWrite(values, location, files, count_rows(table, files), overwrite, bucket_files=True)
             _check_staged_files(ctx, [w])
         elif lb is None:
-            spark_write(writer(data.repartition(1), table), commit.staging + "/data")
+            spark_write(_split(ctx, writer(data.repartition(1), table)), commit.staging + "/data")
             files = fs.list_files(commit.staging + "/data")
             w = PartitionWrite(values, location, files, count_rows(table, files), overwrite)
+            _check_staged_files(ctx, [w])
         else:
             data = lb_routing.with_lb_column(ctx, table, data, lb, [])
             # by directory: each directory one task's one file, the directories in parallel
-            spark_write(writer(_by_directory(data, len(lb.directories(values))), table)
-                        .partitionBy(lb_routing.LB_COL), commit.staging + "/data")
+            spark_write(_split(ctx, writer(_by_directory(data, len(lb.directories(values))), table)
+                                .partitionBy(lb_routing.LB_COL)), commit.staging + "/data")
             w = lb_routing.staged_write(table, commit.staging + "/data", values, location, lb,
                                       overwrite, lb_routing.old_layout(table, existing, overwrite),
                                       count_rows)
@@ -504,10 +505,7 @@ def _write_dynamic(ctx: Context, table: Table, df: DataFrame, static: dict, dyn:
         if buckets is not None:
             out = out.sortWithinPartitions(*bucket_order(buckets, keys))
         w = writer(out, table).partitionBy(*dirs)
-        per_file = _rows_per_file(ctx)
-        if per_file and buckets is None:
-            w = w.option("maxRecordsPerFile", per_file)
-        spark_write(w, commit.staging + "/data")
+        spark_write(w if buckets is not None else _split(ctx, w), commit.staging + "/data")
         if buckets is not None:
             name_staged(leaf_dirs(commit.staging + "/data", len(keys)))
         writes = _staged_partitions(ctx, table, commit.staging + "/data", overwrite, lb, buckets is not None)
@@ -591,6 +589,13 @@ def _check_dynamic_values(rows: list, keys: list[str], types: dict[str, str]) ->
                     f"Dynamic partition value '{text}' for column {k} ({typ.text}) would be written as Spark "
                     f"writes it, but its canonical text is '{canonical}', which a static value names: nothing "
                     "was written. This is a hivepark bug; as a workaround give the partition statically.")
+
+
+def _split(ctx: Context, w: DataFrameWriter) -> DataFrameWriter:
+    """``w`` writing a new file every ``hivepark.max.rows.per.file`` rows, when that is set
+    (not for Hive's bucket files: a bucket is one file)."""
+    per_file = _rows_per_file(ctx)
+    return w.option("maxRecordsPerFile", per_file) if per_file else w
 
 
 def _rows_per_file(ctx: Context) -> int:
