@@ -367,3 +367,50 @@ def test_mariadb_issue_example(wh, spark, mariadb):
     assert got == _rows(spark.sql(query.format(t="plain_orders"))) and got
     text = _explain(wh, query.format(t="orders"), "EXTENDED")
     assert "pushed: ((o_id >= 1000) and (o_id <= 2000))" in text and "== Spark plan ==" in text
+
+
+def test_two_overwrites_at_once_leave_one_of_them_on_postgres(wh, spark, pg, tmp_path):
+    """Found by a hunt for bugs: on PostgreSQL (READ COMMITTED) the DELETE of an INSERT
+    OVERWRITE that waited for another overwrite's transaction did not see the rows that one
+    inserted, so both statements' rows were left. A trigger holds the first overwrite's
+    transaction open (as a large INSERT would) while a second warehouse overwrites."""
+    import threading
+    import time
+
+    import psycopg
+
+    import hivepark
+
+    with psycopg.connect(pg["url"], autocommit=True) as conn:
+        conn.execute("CREATE TABLE ow (id BIGINT, s VARCHAR(10))")
+        conn.execute("CREATE FUNCTION ow_slow() RETURNS trigger AS $$ BEGIN "
+                     "IF EXISTS (SELECT 1 FROM added WHERE s = 'A') THEN PERFORM pg_sleep(2); END IF; "
+                     "RETURN NULL; END $$ LANGUAGE plpgsql")
+        conn.execute("CREATE TRIGGER ow_slow AFTER INSERT ON ow REFERENCING NEW TABLE AS added "
+                     "FOR EACH STATEMENT EXECUTE FUNCTION ow_slow()")
+    wh.sql(f"CREATE EXTERNAL TABLE ow (id BIGINT, s STRING) STORED BY '{JDBC}' "
+           f"TBLPROPERTIES ({_tblprops(pg['props'], **{'hive.sql.table': 'ow'})})")
+    wh.sql("INSERT INTO ow VALUES (0, 'old')")
+    errors: list[BaseException] = []
+
+    def first() -> None:
+        try:
+            wh.sql("INSERT OVERWRITE TABLE ow VALUES (1, 'A'), (2, 'A')")
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    writer = threading.Thread(target=first)
+    writer.start()
+    with psycopg.connect(pg["url"], autocommit=True) as conn:
+        while not conn.execute("SELECT 1 FROM pg_stat_activity WHERE query LIKE 'INSERT INTO \"ow\"%'").fetchall():
+            assert writer.is_alive(), errors
+            time.sleep(0.05)
+    second = hivepark.connect(str(tmp_path / "warehouse"), spark=spark)
+    second.sql("INSERT OVERWRITE TABLE ow VALUES (3, 'B')")
+    writer.join()
+    second.close()
+    assert not errors
+    with psycopg.connect(pg["url"], autocommit=True) as conn:
+        source = sorted(conn.execute("SELECT id, s FROM ow").fetchall())
+    assert source in ([(1, "A"), (2, "A")], [(3, "B")])
+    assert _rows(wh.sql("SELECT id, s FROM ow")) == source

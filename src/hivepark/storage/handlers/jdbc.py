@@ -769,6 +769,11 @@ def write_all_or_nothing(handler: JdbcStorageHandler, spark: SparkSession, table
                 cur.execute("BEGIN IMMEDIATE")
             try:
                 if overwrite:
+                    if db == "POSTGRES":
+                        # READ COMMITTED: a DELETE does not see rows another overwrite commits
+                        # while it waits, so two overwrites would leave both their rows; this
+                        # lock (readers pass, it excludes itself) runs them one after the other
+                        cur.execute(f"LOCK TABLE {sql(target)} IN SHARE ROW EXCLUSIVE MODE")
                     cur.execute(f"DELETE FROM {sql(target)}")
                 cur.execute(f"INSERT INTO {sql(target)} ({col_list}) SELECT {col_list} FROM {stage_text}")
                 raw.commit()
