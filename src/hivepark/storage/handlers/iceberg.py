@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 from pyiceberg.catalog import Catalog as IcebergCatalog
 from pyiceberg.catalog import load_catalog
 from pyiceberg.catalog.sql import SqlCatalog
-from pyiceberg.exceptions import CommitFailedException, NoSuchTableError, ValidationError
+from pyiceberg.exceptions import CommitFailedException, NoSuchTableError, ValidationError, ValidationException
 from pyiceberg.expressions import AlwaysTrue, BooleanExpression
 from pyiceberg.io.pyarrow import (
     _check_pyarrow_schema_compatible,
@@ -980,7 +980,10 @@ def _commit(itbl: Any, files: list[Any], overwrite: bool, write_id: str) -> None
                         for f in files:
                             fa.append_data_file(f)
             return
-        except CommitFailedException:
+        except (CommitFailedException, ValidationException):
+            # pyiceberg retries a lost race itself, but refuses an overwrite whose partitions
+            # another writer changed meanwhile (ValidationException): plan it again on the new
+            # snapshot (its obsolete files are those of the partitions as they are now)
             continue
     raise CommitConflict(f"Could not commit to Iceberg table {itbl.name()}: other writers committed first "
                          f"{MAX_COMMIT_RETRIES} times. Nothing was written; run the statement again.")
