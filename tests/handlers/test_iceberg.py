@@ -387,7 +387,8 @@ def test_an_overwrite_that_loses_a_race_is_planned_again(tmp_path, spark, monkey
 
     root = str(tmp_path / "warehouse")
     a = hivepark.connect(root, spark=spark)
-    a.sql("CREATE TABLE o (w INT, i BIGINT)" + (" PARTITIONED BY (p INT)" if partitioned else "") + " STORED BY ICEBERG")
+    parts = " PARTITIONED BY (p INT)" if partitioned else ""
+    a.sql(f"CREATE TABLE o (w INT, i BIGINT){parts} STORED BY ICEBERG")
     part = ", 1" if partitioned else ""
     a.sql(f"INSERT INTO o SELECT 0, id{part} FROM range(5)")
     b = hivepark.connect(root, spark=spark)
