@@ -414,3 +414,81 @@ def test_two_overwrites_at_once_leave_one_of_them_on_postgres(wh, spark, pg, tmp
         source = sorted(conn.execute("SELECT id, s FROM ow").fetchall())
     assert source in ([(1, "A"), (2, "A")], [(3, "B")])
     assert _rows(wh.sql("SELECT id, s FROM ow")) == source
+
+
+WRITER = """
+import sys, hivepark
+hivepark.connect(sys.argv[1]).sql(sys.argv[2])
+"""
+
+
+def test_a_killed_insert_leaves_its_staging_table_to_the_next_connect(spark, tmp_path):
+    """Found by a hunt for bugs: a writer killed (kill -9) while Spark filled the staging table
+    left hp_stage_* in the user's database for ever: no journal named it. The journal in
+    <warehouse>/.hivepark/jdbc does, and the next connect() drops it; the target is as before."""
+    import os
+    import signal
+    import subprocess
+
+    import hivepark
+
+    path = tmp_path / "k.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, s TEXT)")
+        conn.execute("INSERT INTO t VALUES (1, 'orig')")
+    root = str(tmp_path / "warehouse")
+    wh = hivepark.connect(root, spark=spark)
+    props = {"hive.sql.database.type": "SQLITE", "hive.sql.jdbc.url": f"jdbc:sqlite:{path}", "hive.sql.table": "t"}
+    wh.sql(f"CREATE EXTERNAL TABLE kt (id BIGINT, s STRING) STORED BY '{JDBC}' TBLPROPERTIES ({_tblprops(props)})")
+    wh.close()
+
+    def tables() -> list[str]:
+        with sqlite3.connect(path) as conn:
+            return sorted(r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
+
+    env = dict(os.environ, HIVEPARK_FAULT="jdbc_staged", HIVEPARK_DRIVER_MEMORY="1g")
+    proc = subprocess.run([sys.executable, "-c", WRITER, root, "INSERT OVERWRITE TABLE kt VALUES (2, 'new')"],
+                          env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, timeout=300)
+    assert proc.returncode == -signal.SIGKILL
+    assert len(tables()) == 2 and tables()[0].startswith("hp_stage_")  # filled, never moved
+    assert list((tmp_path / "warehouse" / ".hivepark" / "jdbc").glob("*.json"))
+    wh = hivepark.connect(root, spark=spark)  # recovery drops it
+    assert tables() == ["t"]
+    assert not list((tmp_path / "warehouse" / ".hivepark" / "jdbc").glob("*.json"))
+    assert _rows(wh.sql("SELECT * FROM kt")) == [(1, "orig")]
+    wh.sql("INSERT INTO kt VALUES (3, 'next')")
+    assert _rows(wh.sql("SELECT * FROM kt")) == [(1, "orig"), (3, "next")] and tables() == ["t"]
+    wh.close()
+
+
+def test_a_value_the_staging_table_refuses_is_the_same_clear_error(wh, pg, mariadb):
+    """Found by a hunt for bugs: the staging table has the target's column types (and on
+    MariaDB its NOT NULL), so a value too long for VARCHAR(n) or a NULL was refused by Spark's
+    write into it: 'Spark failed: Job aborted ... INSERT INTO "hp_stage_..."', the staging table
+    named and nothing said of the target. It is the DataError a refused move gives."""
+    import psycopg
+
+    from hivepark.errors import DataError
+    from hivepark.storage.handlers.jdbc import run_sql
+
+    with psycopg.connect(pg["url"], autocommit=True) as conn:
+        conn.execute("CREATE TABLE narrow (id BIGINT, s VARCHAR(3))")
+    run_sql(mariadb, "CREATE TABLE narrow (id BIGINT, s VARCHAR(3) NOT NULL)")
+    for name, props, stmt, reason in (
+            ("pg_narrow", pg["props"], "INSERT INTO pg_narrow VALUES (2, 'long')",
+             "value too long for type character varying(3)"),
+            ("my_narrow", mariadb, "INSERT INTO my_narrow VALUES (2, 'long')", "Data too long for column 's'"),
+            ("my_narrow", mariadb, "INSERT OVERWRITE TABLE my_narrow VALUES (3, NULL)", "Column 's' cannot be null")):
+        if name not in [r[0] for r in wh.sql("SHOW TABLES").collect()]:
+            wh.sql(f"CREATE EXTERNAL TABLE {name} (id BIGINT, s STRING) STORED BY '{JDBC}' "
+                   f"TBLPROPERTIES ({_tblprops(props, **{'hive.sql.table': 'narrow'})})")
+            wh.sql(f"INSERT INTO {name} VALUES (1, 'ok')")
+        with pytest.raises(DataError) as e:
+            wh.sql(stmt)
+        kind = "POSTGRES" if name.startswith("pg") else "MYSQL"
+        assert str(e.value).startswith(f"The {kind} source of default.{name} refused the rows"), str(e.value)
+        assert reason in str(e.value) and "hp_stage" not in str(e.value) and "Job aborted" not in str(e.value)
+        assert _rows(wh.sql(f"SELECT * FROM {name}")) == [(1, "ok")]
+    with psycopg.connect(pg["url"], autocommit=True) as conn:
+        assert not conn.execute("SELECT tablename FROM pg_tables WHERE tablename LIKE 'hp_stage%'").fetchall()
+    assert not run_sql(mariadb, "SHOW TABLES LIKE 'hp_stage%'")

@@ -32,7 +32,7 @@ from urllib.parse import parse_qsl, urlsplit
 import sqlalchemy as sa
 from sqlglot import exp
 
-from hivepark.errors import DataError, SemanticError, UnsupportedError, UserInputError
+from hivepark.errors import DataError, NotFoundError, SemanticError, UnsupportedError, UserInputError
 from hivepark.expr.nodes import (
     And,
     Expr,
@@ -44,8 +44,10 @@ from hivepark.expr.nodes import (
 )
 from hivepark.expr.visitors import conjuncts
 from hivepark.plan.pushdown import DecomposedPredicate
+from hivepark.storage import fs
+from hivepark.storage.commit import Journal, abandoned_journals, fault_point, state_dir
 from hivepark.storage.formats import sql_name
-from hivepark.storage.handlers.base import PushedFilter, StorageHandler
+from hivepark.storage.handlers.base import PushedFilter, StorageHandler, current_environment
 from hivepark.storage.handlers.jdbc_sql import (
     SQLGLOT_DIALECT,
     SourceColumn,
@@ -238,12 +240,13 @@ def absolute_sqlite_url(url: str) -> str:
 
 
 def run_sql(props: Mapping[str, str], sql: str) -> list[tuple[Any, ...]]:
-    """Rows of one statement run as it is (no parameter markers: a '%' or ':' in a literal stays)."""
+    """Rows of one statement run as it is (no parameter markers: a '%' or ':' in a literal stays);
+    none for a statement that returns none (DDL)."""
     raw = engine_for(props).raw_connection()
     try:
         cur = raw.cursor()
         cur.execute(sql)
-        rows = [tuple(r) for r in cur.fetchall()]
+        rows = [tuple(r) for r in cur.fetchall()] if cur.description is not None else []
         cur.close()
         raw.commit()
         return rows
@@ -731,6 +734,10 @@ __all__ = ["JdbcStorageHandler", "SQLGLOT_DIALECT", "engine_for", "hive_type_of"
 
 def write_all_or_nothing(handler: JdbcStorageHandler, spark: SparkSession, table: Table, df: DataFrame,
                          overwrite: bool) -> None:
+    """Spark writes the rows into a staging table beside the target, one transaction of the
+    database moves them; the staging table is dropped. A journal in the warehouse names the
+    staging table while it exists, so the next ``connect()`` drops the one of a killed writer
+    (:func:`recover_stages`)."""
     props = _props(table.properties)
     if _get(props, QUERY):
         raise UnsupportedError(f"Cannot INSERT into {table.qualified_name}: it reads a {QUERY}, not a table")
@@ -749,10 +756,18 @@ def write_all_or_nothing(handler: JdbcStorageHandler, spark: SparkSession, table
     def sql(e: exp.Expression) -> str:
         return e.sql(dialect=dialect)
 
+    def refused(kind: str, reason: str) -> DataError:
+        return DataError(
+            f"The {db} source of {table.qualified_name} refused the rows ({kind}: {reason}); "
+            f"nothing was written and {name} is as it was. Change the rows (or the source table's "
+            "constraints) and run the statement again.")
+
     empty = exp.select(*[exp.column(ident(n)) for n in source_names]).from_(target.copy()).where("1 = 0")
     create = f"CREATE TABLE {sql(stage)} AS {sql(empty)}"
-    eng = engine_for(props)
-    raw = eng.raw_connection()
+    stage_text = sql(stage)
+    journal = _stage_journal(table, props, stage_text)
+    dropped = False
+    raw = engine_for(props).raw_connection()
     try:
         cur = raw.cursor()
         cur.execute(create)
@@ -761,9 +776,17 @@ def write_all_or_nothing(handler: JdbcStorageHandler, spark: SparkSession, table
             renamed = df.toDF(*source_names)
             opts = handler.jdbc_options(table.properties)
             opts = {k: v for k, v in opts.items() if not k.startswith("pushDown") and k != "fetchsize"}
-            stage_text = sql(stage)
-            (renamed.write.format("jdbc").options(**opts).option("dbtable", stage_text)
-             .option("isolationLevel", "READ_COMMITTED").mode("append").save())
+            try:
+                (renamed.write.format("jdbc").options(**opts).option("dbtable", stage_text)
+                 .option("isolationLevel", "READ_COMMITTED").mode("append").save())
+            except Exception as e:
+                # the staging table has the target's column types (and, on MariaDB, NOT NULL):
+                # a value too long for a VARCHAR(n), or a NULL, is refused by Spark's write
+                found = _refused_by_source(e)
+                if found is None:
+                    raise
+                raise refused(*found) from None
+            fault_point("jdbc_staged")
             col_list = ", ".join(sql(ident(n)) for n in source_names)
             if db == "SQLITE":
                 cur.execute("BEGIN IMMEDIATE")
@@ -778,16 +801,102 @@ def write_all_or_nothing(handler: JdbcStorageHandler, spark: SparkSession, table
                 cur.execute(f"INSERT INTO {sql(target)} ({col_list}) SELECT {col_list} FROM {stage_text}")
                 raw.commit()
             except Exception as e:  # the driver's own error (a constraint the rows break, ...)
-                reason = (str(e).strip().splitlines() or [type(e).__name__])[0]
-                raise DataError(
-                    f"The {db} source of {table.qualified_name} refused the rows ({type(e).__name__}: {reason}); "
-                    f"nothing was written and {name} is as it was. Change the rows (or the source table's "
-                    "constraints) and run the statement again.") from None
+                raise refused(type(e).__name__, (str(e).strip().splitlines() or [type(e).__name__])[0]) from None
         except BaseException:
             raw.rollback()
             raise
         finally:
-            cur.execute(f"DROP TABLE {sql(stage)}")
-            raw.commit()
+            try:
+                cur.execute(f"DROP TABLE {stage_text}")
+                raw.commit()
+                dropped = True
+            except Exception:  # noqa: BLE001 - the statement's own outcome stands; the journal stays
+                pass
     finally:
         raw.close()
+        if journal is not None:
+            if dropped:
+                journal.close()
+            else:  # the next connect() drops the staging table (a killed writer's too)
+                journal.release()
+
+
+def _refused_by_source(e: BaseException) -> tuple[str, str] | None:
+    """``(class, message)`` of the database's own error when Spark's JDBC write failed because
+    the database refused a row: SQLSTATE class 22 (data exception: a value too long, out of
+    range) or 23 (integrity constraint violation: NOT NULL, UNIQUE, CHECK); the innermost such
+    cause (PostgreSQL's batch error quotes the statement, its cause only the reason). None for
+    any other failure (the connection, the JVM)."""
+    throwable = getattr(e, "java_exception", None) or getattr(e, "_origin", None)
+    found = None
+    try:
+        for _ in range(32):
+            if throwable is None:
+                break
+            try:
+                state = str(throwable.getSQLState() or "")
+            except Exception:  # noqa: BLE001 - not a java.sql.SQLException
+                state = ""
+            if state[:2] in ("22", "23"):
+                message = (str(throwable.getMessage() or "").strip().splitlines() or [""])[0]
+                found = (str(throwable.getClass().getSimpleName()), message)
+            cause = throwable.getCause()
+            if cause is None or cause.equals(throwable):
+                break
+            throwable = cause
+    except Exception:  # noqa: BLE001 - the JVM is gone: what was read so far
+        pass
+    return found
+
+
+JOURNAL_KIND = "jdbc_stage"
+
+
+def stage_dir(warehouse: str) -> str:
+    """Where the journals of JDBC writes in flight are (one per staging table)."""
+    return f"{state_dir(fs.normalize(warehouse))}/jdbc"
+
+
+def _stage_journal(table: Table, props: Mapping[str, str], stage: str) -> Journal | None:
+    """The journal naming ``stage`` while it exists: the table, and the source's properties
+    but its password (read from the metastore's table at recovery). None when the handler is
+    used outside a statement (no warehouse to keep it in)."""
+    try:
+        env = current_environment()
+    except UnsupportedError:
+        return None
+    source = {k: v for k, v in props.items() if k not in (PASSWORD, SQLALCHEMY_URL)}
+    return Journal(f"{stage_dir(env.warehouse)}/{uuid.uuid4().hex}.json", {
+        "kind": JOURNAL_KIND, "table": [table.db, table.name], "stage": stage, "source": source})
+
+
+def recover_stages(warehouse: str, catalog: Any) -> int:
+    """Drops the staging tables of JDBC writes whose process is proven dead (their journal is
+    left: killed, or the drop failed); returns how many.
+
+    Raises:
+        JournalError: a journal cannot be read (it names the file).
+        OSError: a staging table could not be dropped (its name, the source and the reason);
+            its journal stays, for the next ``connect()``."""
+    cleaned = 0
+    failed = []
+    for path, j in abandoned_journals(stage_dir(warehouse)):
+        source = dict(j.get("source") or {})
+        db_name, table_name = (list(j.get("table") or []) + ["", ""])[:2]
+        try:
+            now = _props(catalog.get_table(db_name, table_name).properties)
+            if _get(now, URL) == _get(source, URL):
+                source = now  # its password
+        except NotFoundError:
+            pass
+        try:
+            run_sql(source, f"DROP TABLE IF EXISTS {j['stage']}")
+        except Exception as e:  # noqa: BLE001 - reported, and tried again by the next connect()
+            failed.append(f"the staging table {j.get('stage')} in {_get(source, URL)} (of an INSERT into "
+                          f"{db_name}.{table_name}): {(str(e).strip().splitlines() or [type(e).__name__])[0]}")
+            continue
+        fs.delete_file(path)
+        cleaned += 1
+    if failed:
+        raise OSError(f"could not drop {'; '.join(failed)}; drop it by hand if the next connect() cannot")
+    return cleaned
