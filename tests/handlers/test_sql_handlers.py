@@ -492,3 +492,50 @@ def test_a_value_the_staging_table_refuses_is_the_same_clear_error(wh, pg, maria
     with psycopg.connect(pg["url"], autocommit=True) as conn:
         assert not conn.execute("SELECT tablename FROM pg_tables WHERE tablename LIKE 'hp_stage%'").fetchall()
     assert not run_sql(mariadb, "SHOW TABLES LIKE 'hp_stage%'")
+
+
+def test_another_writers_lock_is_a_clear_conflict_and_the_staging_table_goes(wh, spark, tmp_path):
+    """Found by a hunt for bugs: while another program held SQLite's write lock, an INSERT
+    failed with the driver's raw 'OperationalError: database is locked' (or Spark's 'Job
+    aborted ... SQLITE_BUSY'), and a staging table it could not drop stayed. It is a
+    CommitConflict that says to run it again; the next connect() drops the staging table."""
+    import threading
+    import time
+
+    import hivepark
+    from hivepark.errors import CommitConflict
+
+    path = tmp_path / "l.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE t (id INTEGER, s TEXT)")
+        conn.execute("INSERT INTO t VALUES (1, 'orig')")
+    props = {"hive.sql.database.type": "SQLITE", "hive.sql.jdbc.url": f"jdbc:sqlite:{path}?busy_timeout=500",
+             "hive.sql.table": "t"}  # Spark's writes wait 0.5 s for the lock (3 s by default)
+    wh.sql(f"CREATE EXTERNAL TABLE lt (id BIGINT, s STRING) STORED BY '{JDBC}' TBLPROPERTIES ({_tblprops(props)})")
+    done = threading.Event()
+
+    def other_program() -> None:  # takes the write lock once the INSERT made its staging table
+        conn = sqlite3.connect(path, isolation_level=None, timeout=30)
+        while not conn.execute("SELECT name FROM sqlite_master WHERE name LIKE 'hp_stage%'").fetchall():
+            time.sleep(0.005)
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("INSERT INTO t VALUES (99, 'other')")
+        done.wait(60)
+        conn.execute("COMMIT")
+        conn.close()
+
+    holder = threading.Thread(target=other_program)
+    holder.start()
+    try:
+        with pytest.raises(CommitConflict) as e:
+            wh.sql("INSERT INTO lt VALUES (2, 'new')")
+    finally:
+        done.set()
+        holder.join()
+    assert str(e.value).startswith("The SQLITE source of default.lt is held by another writer (")
+    assert "database is locked" in str(e.value) and "Run the statement again" in str(e.value)
+    again = hivepark.connect(str(tmp_path / "warehouse"), spark=spark)  # drops the staging table left
+    with sqlite3.connect(path) as conn:
+        assert [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")] == ["t"]
+    assert _rows(again.sql("SELECT * FROM lt")) == [(1, "orig"), (99, "other")]
+    again.close()

@@ -32,7 +32,16 @@ from urllib.parse import parse_qsl, urlsplit
 import sqlalchemy as sa
 from sqlglot import exp
 
-from hivepark.errors import DataError, NotFoundError, SemanticError, UnsupportedError, UserInputError
+from hivepark.errors import (
+    CommitConflict,
+    DataError,
+    ExecutionError,
+    HiveParkError,
+    NotFoundError,
+    SemanticError,
+    UnsupportedError,
+    UserInputError,
+)
 from hivepark.expr.nodes import (
     And,
     Expr,
@@ -756,41 +765,41 @@ def write_all_or_nothing(handler: JdbcStorageHandler, spark: SparkSession, table
     def sql(e: exp.Expression) -> str:
         return e.sql(dialect=dialect)
 
-    def refused(kind: str, reason: str) -> DataError:
-        return DataError(
-            f"The {db} source of {table.qualified_name} refused the rows ({kind}: {reason}); "
-            f"nothing was written and {name} is as it was. Change the rows (or the source table's "
-            "constraints) and run the statement again.")
-
     empty = exp.select(*[exp.column(ident(n)) for n in source_names]).from_(target.copy()).where("1 = 0")
     create = f"CREATE TABLE {sql(stage)} AS {sql(empty)}"
     stage_text = sql(stage)
     journal = _stage_journal(table, props, stage_text)
     dropped = False
-    raw = engine_for(props).raw_connection()
+    committing = False
     try:
-        cur = raw.cursor()
-        cur.execute(create)
-        raw.commit()
+        raw = engine_for(props).raw_connection()
         try:
-            renamed = df.toDF(*source_names)
-            opts = handler.jdbc_options(table.properties)
-            opts = {k: v for k, v in opts.items() if not k.startswith("pushDown") and k != "fetchsize"}
+            cur = raw.cursor()
             try:
-                (renamed.write.format("jdbc").options(**opts).option("dbtable", stage_text)
-                 .option("isolationLevel", "READ_COMMITTED").mode("append").save())
-            except Exception as e:
-                # the staging table has the target's column types (and, on MariaDB, NOT NULL):
-                # a value too long for a VARCHAR(n), or a NULL, is refused by Spark's write
-                found = _refused_by_source(e)
-                if found is None:
-                    raise
-                raise refused(*found) from None
-            fault_point("jdbc_staged")
-            col_list = ", ".join(sql(ident(n)) for n in source_names)
-            if db == "SQLITE":
-                cur.execute("BEGIN IMMEDIATE")
+                cur.execute(create)
+                raw.commit()
+            except Exception:
+                dropped = True  # no staging table was made
+                raise
             try:
+                renamed = df.toDF(*source_names)
+                opts = handler.jdbc_options(table.properties)
+                opts = {k: v for k, v in opts.items() if not k.startswith("pushDown") and k != "fetchsize"}
+                try:
+                    (renamed.write.format("jdbc").options(**opts).option("dbtable", stage_text)
+                     .option("isolationLevel", "READ_COMMITTED").mode("append").save())
+                except Exception as e:
+                    # the staging table has the target's column types (and, on MariaDB, NOT NULL):
+                    # a value too long for a VARCHAR(n), or a NULL, is refused by Spark's write;
+                    # on SQLite another writer's lock stops it too
+                    found = _spark_write_failure(e)
+                    if found is None:
+                        raise
+                    raise _failure(found[0], db, table.qualified_name, name, *found[1:]) from None
+                fault_point("jdbc_staged")
+                col_list = ", ".join(sql(ident(n)) for n in source_names)
+                if db == "SQLITE":
+                    cur.execute("BEGIN IMMEDIATE")
                 if overwrite:
                     if db == "POSTGRES":
                         # READ COMMITTED: a DELETE does not see rows another overwrite commits
@@ -799,21 +808,30 @@ def write_all_or_nothing(handler: JdbcStorageHandler, spark: SparkSession, table
                         cur.execute(f"LOCK TABLE {sql(target)} IN SHARE ROW EXCLUSIVE MODE")
                     cur.execute(f"DELETE FROM {sql(target)}")
                 cur.execute(f"INSERT INTO {sql(target)} ({col_list}) SELECT {col_list} FROM {stage_text}")
+                committing = True
                 raw.commit()
-            except Exception as e:  # the driver's own error (a constraint the rows break, ...)
-                raise refused(type(e).__name__, (str(e).strip().splitlines() or [type(e).__name__])[0]) from None
-        except BaseException:
-            raw.rollback()
-            raise
+                committing = False
+            except BaseException:
+                try:
+                    raw.rollback()
+                except Exception:  # noqa: BLE001 - the connection is gone: so is its transaction
+                    pass
+                raise
+            finally:
+                try:
+                    cur.execute(f"DROP TABLE {stage_text}")
+                    raw.commit()
+                    dropped = True
+                except Exception:  # noqa: BLE001 - the statement's own outcome stands; the journal stays
+                    pass
         finally:
-            try:
-                cur.execute(f"DROP TABLE {stage_text}")
-                raw.commit()
-                dropped = True
-            except Exception:  # noqa: BLE001 - the statement's own outcome stands; the journal stays
-                pass
+            raw.close()
+    except Exception as e:
+        failure = _source_failure(e, db, table.qualified_name, name, committing)
+        if failure is None:
+            raise
+        raise failure from None
     finally:
-        raw.close()
         if journal is not None:
             if dropped:
                 journal.close()
@@ -821,12 +839,62 @@ def write_all_or_nothing(handler: JdbcStorageHandler, spark: SparkSession, table
                 journal.release()
 
 
-def _refused_by_source(e: BaseException) -> tuple[str, str] | None:
-    """``(class, message)`` of the database's own error when Spark's JDBC write failed because
-    the database refused a row: SQLSTATE class 22 (data exception: a value too long, out of
-    range) or 23 (integrity constraint violation: NOT NULL, UNIQUE, CHECK); the innermost such
-    cause (PostgreSQL's batch error quotes the statement, its cause only the reason). None for
-    any other failure (the connection, the JVM)."""
+_DRIVERS = ("sqlite3", "psycopg", "pymysql", "sqlalchemy")
+
+
+def _source_failure(e: BaseException, db: str, table: str, name: str, committing: bool) -> HiveParkError | None:
+    """The database driver's own error ``e`` (raised from Python, not from Spark) as what the
+    user can act on (:func:`_failure`); None for any other error. A failure of the COMMIT
+    itself leaves the outcome unknown, unless the database refused the rows."""
+    if isinstance(e, HiveParkError) or type(e).__module__.split(".")[0] not in _DRIVERS:
+        return None
+    orig = getattr(e, "orig", None) or e  # SQLAlchemy's wrapper of the driver's error
+    kind = type(orig).__name__
+    reason = (str(orig).strip().splitlines() or [kind])[0]
+    code = orig.args[0] if getattr(orig, "args", None) else None
+    if {c.__name__ for c in type(orig).__mro__} & {"IntegrityError", "DataError"}:
+        outcome = "refused"
+    elif _held(getattr(orig, "sqlstate", None) or "", reason) or code in (1205, 1213):
+        outcome = "held"
+    else:
+        outcome = "unknown" if committing else "failed"
+    return _failure(outcome, db, table, name, kind, reason)
+
+
+def _held(sqlstate: str, message: str) -> bool:
+    """Whether a database error says another writer's lock stopped the statement: a deadlock
+    or serialization failure (40001, 40P01), a lock not available (55P03), SQLite's busy file,
+    MariaDB's lock wait timeout."""
+    return (sqlstate in ("40001", "40P01", "55P03") or "database is locked" in message
+            or "SQLITE_BUSY" in message or "Lock wait timeout exceeded" in message)
+
+
+def _failure(outcome: str, db: str, table: str, name: str, kind: str, reason: str) -> HiveParkError:
+    """The error of a write the source stopped: ``refused`` rows (a DataError: change the
+    rows), ``held`` by another writer (a CommitConflict: run it again), ``unknown`` (its COMMIT
+    failed) or ``failed`` (before its transaction committed: nothing was written)."""
+    said = f"The {db} source of {table}"
+    unchanged = f"nothing was written and {name} is as it was"
+    if outcome == "refused":
+        return DataError(f"{said} refused the rows ({kind}: {reason}); {unchanged}. Change the rows (or the "
+                         "source table's constraints) and run the statement again.")
+    if outcome == "held":
+        return CommitConflict(f"{said} is held by another writer ({kind}: {reason}); {unchanged}. Run the "
+                              "statement again when that writer is done.")
+    if outcome == "unknown":
+        return ExecutionError(f"{said} failed at the commit of the rows ({kind}: {reason}): whether {name} "
+                              "holds them is unknown. Check it before running the statement again.")
+    return ExecutionError(f"{said} failed ({kind}: {reason}); {unchanged}. Check that the database is "
+                          "reachable and run the statement again.")
+
+
+def _spark_write_failure(e: BaseException) -> tuple[str, str, str] | None:
+    """``(outcome, class, message)`` (see :func:`_failure`) of the database's own error when
+    Spark's JDBC write failed because the database refused a row (SQLSTATE class 22, data
+    exception: a value too long, out of range; 23, integrity constraint violation: NOT NULL,
+    UNIQUE, CHECK) or another writer's lock stopped it (:func:`_held`); the innermost such
+    cause (PostgreSQL's batch error quotes the statement, its cause only the reason). None
+    for any other failure (the connection, the JVM)."""
     throwable = getattr(e, "java_exception", None) or getattr(e, "_origin", None)
     found = None
     try:
@@ -837,9 +905,10 @@ def _refused_by_source(e: BaseException) -> tuple[str, str] | None:
                 state = str(throwable.getSQLState() or "")
             except Exception:  # noqa: BLE001 - not a java.sql.SQLException
                 state = ""
-            if state[:2] in ("22", "23"):
-                message = (str(throwable.getMessage() or "").strip().splitlines() or [""])[0]
-                found = (str(throwable.getClass().getSimpleName()), message)
+            message = (str(throwable.getMessage() or "").strip().splitlines() or [""])[0]
+            outcome = "refused" if state[:2] in ("22", "23") else "held" if _held(state, message) else None
+            if outcome is not None:
+                found = (outcome, str(throwable.getClass().getSimpleName()), message)
             cause = throwable.getCause()
             if cause is None or cause.equals(throwable):
                 break
