@@ -92,7 +92,7 @@ from pyiceberg.types import (
 from pyiceberg.utils.datetime import date_to_days, datetime_to_micros
 
 from hivepark.catalog.models import AS_OF_TIME, AS_OF_VERSION, Column, Table
-from hivepark.errors import CommitConflict, SemanticError, UnsupportedError, UserInputError
+from hivepark.errors import CommitConflict, NoSuchTable, SemanticError, UnsupportedError, UserInputError
 from hivepark.expr.nodes import Expr, and_all
 from hivepark.expr.visitors import conjuncts
 from hivepark.plan.pushdown import DecomposedPredicate
@@ -657,8 +657,22 @@ class IcebergStorageHandler(StorageHandler):
         except BaseException:
             fs.delete_dir(staging)
             journal.close()
+            if _dropped(table):  # a DROP TABLE while Spark wrote: pyiceberg's error names a file or nothing
+                if _props(table).get(CATALOG) in (None, OWN_CATALOG):
+                    # what this write made there since (manifests of its commit, data/) is nobody's
+                    fs.delete_dir(fs.strip_file_scheme(itbl.location()))
+                raise NoSuchTable(f"Table {table.qualified_name} was dropped while the statement wrote to it; "
+                                  "nothing was written.") from None
             raise
         journal.close()
+
+
+def _dropped(table: Table) -> bool:
+    """Whether the Iceberg table is no longer in its catalog (False when that cannot be told)."""
+    try:
+        return not catalog_for(table).table_exists(identifier(table))
+    except Exception:  # noqa: BLE001 - the catalog cannot answer: the write's own error stands
+        return False
 
 
 class Planned:
