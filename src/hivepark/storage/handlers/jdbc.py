@@ -41,6 +41,7 @@ from hivepark.errors import (
     SemanticError,
     UnsupportedError,
     UserInputError,
+    mask_credentials,
 )
 from hivepark.expr.nodes import (
     And,
@@ -928,13 +929,14 @@ def stage_dir(warehouse: str) -> str:
 
 def _stage_journal(table: Table, props: Mapping[str, str], stage: str) -> Journal | None:
     """The journal naming ``stage`` while it exists: the table, and the source's properties
-    but its password (read from the metastore's table at recovery). None when the handler is
-    used outside a statement (no warehouse to keep it in)."""
+    but its secrets (the password, one in the URL: read from the metastore's table at
+    recovery). None when the handler is used outside a statement (no warehouse to keep it in)."""
     try:
         env = current_environment()
     except UnsupportedError:
         return None
-    source = {k: v for k, v in props.items() if k not in (PASSWORD, SQLALCHEMY_URL)}
+    secret = JdbcStorageHandler.secret_properties | {SQLALCHEMY_URL}
+    source = {k: mask_credentials(v) if k == URL else v for k, v in props.items() if k not in secret}
     return Journal(f"{stage_dir(env.warehouse)}/{uuid.uuid4().hex}.json", {
         "kind": JOURNAL_KIND, "table": [table.db, table.name], "stage": stage, "source": source})
 
@@ -946,26 +948,31 @@ def recover_stages(warehouse: str, catalog: Any) -> int:
     Raises:
         JournalError: a journal cannot be read (it names the file).
         OSError: a staging table could not be dropped (its name, the source and the reason);
-            its journal stays, for the next ``connect()``."""
+            its journal stays, for the next ``connect()``, while its table is in the metastore
+            (without it, the source's password is not known: the message says to drop it by hand)."""
     cleaned = 0
     failed = []
     for path, j in abandoned_journals(stage_dir(warehouse)):
         source = dict(j.get("source") or {})
         db_name, table_name = (list(j.get("table") or []) + ["", ""])[:2]
+        known = False
         try:
             now = _props(catalog.get_table(db_name, table_name).properties)
-            if _get(now, URL) == _get(source, URL):
-                source = now  # its password
+            if mask_credentials(_get(now, URL) or "") == _get(source, URL):
+                source, known = now, True  # with its password
         except NotFoundError:
             pass
         try:
             run_sql(source, f"DROP TABLE IF EXISTS {j['stage']}")
         except Exception as e:  # noqa: BLE001 - reported, and tried again by the next connect()
-            failed.append(f"the staging table {j.get('stage')} in {_get(source, URL)} (of an INSERT into "
-                          f"{db_name}.{table_name}): {(str(e).strip().splitlines() or [type(e).__name__])[0]}")
-            continue
+            reason = mask_credentials((str(e).strip().splitlines() or [type(e).__name__])[0])
+            failed.append(f"the staging table {j.get('stage')} in {mask_credentials(_get(source, URL) or '')} (of "
+                          f"an INSERT into {db_name}.{table_name}; {reason})"
+                          + ("" if known else ": drop it by hand, hivepark no longer knows that source"))
+            if known:
+                continue
         fs.delete_file(path)
         cleaned += 1
     if failed:
-        raise OSError(f"could not drop {'; '.join(failed)}; drop it by hand if the next connect() cannot")
+        raise OSError(f"could not drop {'; '.join(failed)}")
     return cleaned
