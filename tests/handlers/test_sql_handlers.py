@@ -541,3 +541,23 @@ def test_another_writers_lock_is_a_clear_conflict_and_the_staging_table_goes(wh,
         assert [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")] == ["t"]
     assert _rows(again.sql("SELECT * FROM lt")) == [(1, "orig"), (99, "other")]
     again.close()
+
+
+def test_a_mariadb_table_without_transactions_is_not_written_half(wh, mariadb):
+    """Found by a hunt for bugs: on a MyISAM (or Aria) table the move is no transaction, so an
+    INSERT OVERWRITE whose rows broke the primary key deleted the old rows and kept part of the
+    new ones, under an error that said 'nothing was written and mi is as it was'. A write into
+    a table of an engine without transactions is refused before anything is written."""
+    from hivepark.storage.handlers.jdbc import run_sql
+
+    run_sql(mariadb, "CREATE TABLE mi (id BIGINT PRIMARY KEY, s VARCHAR(10)) ENGINE=MyISAM")
+    run_sql(mariadb, "INSERT INTO mi VALUES (1, 'orig'), (2, 'orig')")
+    wh.sql(f"CREATE EXTERNAL TABLE mi (id BIGINT, s STRING) STORED BY '{JDBC}' "
+           f"TBLPROPERTIES ({_tblprops(mariadb, **{'hive.sql.table': 'mi'})})")
+    for stmt in ("INSERT OVERWRITE TABLE mi VALUES (5, 'x'), (6, 'y'), (5, 'dup')", "INSERT INTO mi VALUES (3, 'a')"):
+        with pytest.raises(UnsupportedError, match=r"its source table mi uses the MyISAM engine, which has no "
+                           r"transactions.*ALTER TABLE mi ENGINE=InnoDB"):
+            wh.sql(stmt)
+        assert sorted(run_sql(mariadb, "SELECT id, s FROM mi")) == [(1, "orig"), (2, "orig")]
+    assert not run_sql(mariadb, "SHOW TABLES LIKE 'hp_stage%'")
+    assert _rows(wh.sql("SELECT * FROM mi")) == [(1, "orig"), (2, "orig")]  # reading it is fine

@@ -766,6 +766,8 @@ def write_all_or_nothing(handler: JdbcStorageHandler, spark: SparkSession, table
     def sql(e: exp.Expression) -> str:
         return e.sql(dialect=dialect)
 
+    if db in ("MYSQL", "MARIADB"):
+        _check_transactional(props, table.qualified_name, schema, name)
     empty = exp.select(*[exp.column(ident(n)) for n in source_names]).from_(target.copy()).where("1 = 0")
     create = f"CREATE TABLE {sql(stage)} AS {sql(empty)}"
     stage_text = sql(stage)
@@ -838,6 +840,22 @@ def write_all_or_nothing(handler: JdbcStorageHandler, spark: SparkSession, table
                 journal.close()
             else:  # the next connect() drops the staging table (a killed writer's too)
                 journal.release()
+
+
+def _check_transactional(props: Mapping[str, str], table: str, schema: str | None, name: str) -> None:
+    """Refuses a write into a MariaDB/MySQL table of an engine without transactions (MyISAM,
+    Aria, MEMORY, ...): its DELETE and INSERT cannot be rolled back, so a row the table refuses
+    would leave part of the rows written (an overwrite: the old rows gone)."""
+    with engine_for(props).connect() as conn:
+        row = conn.exec_driver_sql(
+            "SELECT t.ENGINE, e.TRANSACTIONS FROM information_schema.TABLES t LEFT JOIN information_schema.ENGINES e "
+            "ON e.ENGINE = t.ENGINE WHERE t.TABLE_SCHEMA = COALESCE(%s, DATABASE()) AND t.TABLE_NAME = %s",
+            (schema, name)).first()
+    if row is not None and row[0] is not None and str(row[1] or "").upper() != "YES":
+        raise UnsupportedError(
+            f"Cannot write to {table}: its source table {name} uses the {row[0]} engine, which has no transactions, "
+            f"so a write that fails half-way could not be undone (hivepark's writes are all or nothing). Convert it "
+            f"(ALTER TABLE {name} ENGINE=InnoDB) or write to a table of a transactional engine.")
 
 
 _DRIVERS = ("sqlite3", "psycopg", "pymysql", "sqlalchemy")
