@@ -561,3 +561,27 @@ def test_a_mariadb_table_without_transactions_is_not_written_half(wh, mariadb):
         assert sorted(run_sql(mariadb, "SELECT id, s FROM mi")) == [(1, "orig"), (2, "orig")]
     assert not run_sql(mariadb, "SHOW TABLES LIKE 'hp_stage%'")
     assert _rows(wh.sql("SELECT * FROM mi")) == [(1, "orig"), (2, "orig")]  # reading it is fine
+
+
+def test_a_source_that_cannot_be_reached_is_a_clear_error(wh, pg):
+    """Found by a hunt for bugs: with the database down, an INSERT or a query of a JDBC table
+    failed with SQLAlchemy's raw '(psycopg.OperationalError) connection failed: ...'. It says
+    which table's source cannot be reached and what to check."""
+    import socket
+
+    from hivepark.errors import ExecutionError
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"jdbc:postgresql://127.0.0.1:{port}/nowhere"
+    with pytest.warns(UserWarning, match="spark.sql cannot read table default.down .* cannot be reached"):
+        wh.sql(f"CREATE EXTERNAL TABLE down (id BIGINT) STORED BY '{JDBC}' "
+               f"TBLPROPERTIES ({_tblprops(pg['props'], **{'hive.sql.jdbc.url': url})})")
+    for stmt in ("INSERT INTO down VALUES (1)", "SELECT * FROM down WHERE id > 0"):
+        with pytest.raises(ExecutionError) as e:
+            wh.sql(stmt).collect()
+        text = str(e.value)
+        assert text.startswith("The POSTGRES source of default.down cannot be reached (OperationalError: "), text
+        assert "Connection refused" in text and "Check hive.sql.jdbc.url and the credentials" in text
+        assert "s3cret-pw" not in text

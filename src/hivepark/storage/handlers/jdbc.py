@@ -406,7 +406,15 @@ class JdbcStorageHandler(StorageHandler):
         with _engines_lock:
             cached = _source_column_cache.get(key)
         if cached is None:
-            cached = self._read_columns(table)
+            try:
+                cached = self._read_columns(table)
+            except (sa.exc.OperationalError, sa.exc.InterfaceError) as e:  # the first contact of a statement
+                db = self.database_type(table.properties)
+                reason = mask_credentials((str(e.orig or e).strip().splitlines() or [type(e).__name__])[0])
+                raise ExecutionError(
+                    f"The {db} source of {table.qualified_name} cannot be reached ({type(e.orig or e).__name__}: "
+                    f"{reason}). Check {URL} and the credentials ({USER}, {PASSWORD}), and that the database "
+                    "is running.") from None
             with _engines_lock:
                 _source_column_cache[key] = cached
         return cached
