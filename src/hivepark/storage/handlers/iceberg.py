@@ -197,6 +197,33 @@ def _props(table: Table) -> dict[str, str]:
     return {k.lower(): v for k, v in table.properties.items()}
 
 
+class _OwnCatalog(SqlCatalog):
+    """pyiceberg's SqlCatalog, but a commit that loses its compare-and-swap to another writer
+    deletes the metadata file it wrote for it (pyiceberg leaves it in the table's metadata
+    directory, referenced by nothing: one orphan per lost race; the retry writes a new one)."""
+
+    _written = threading.local()
+
+    def _write_metadata(self, metadata: Any, io: Any, metadata_path: str) -> None:
+        SqlCatalog._write_metadata(metadata, io, metadata_path)
+        self._written.file = (io, metadata_path)
+
+    def commit_table(self, table: Any, requirements: Any, updates: Any) -> Any:
+        self._written.file = None
+        try:
+            return super().commit_table(table, requirements, updates)
+        except CommitFailedException:
+            written = self._written.file
+            if written is not None:  # raised after the file was written: the swap failed, nothing points to it
+                try:
+                    written[0].delete(written[1])
+                except OSError:
+                    pass
+            raise
+        finally:
+            self._written.file = None
+
+
 def _own_catalog(env: HandlerEnvironment) -> IcebergCatalog:
     url = env.metastore_url
     with _lock:
@@ -205,7 +232,7 @@ def _own_catalog(env: HandlerEnvironment) -> IcebergCatalog:
             uri = url
             if uri.startswith("sqlite") and "timeout=" not in uri:
                 uri += ("&" if "?" in uri else "?") + "timeout=60"
-            cat = _catalogs[url] = SqlCatalog(OWN_CATALOG, uri=uri, warehouse=_file_uri(env.warehouse))
+            cat = _catalogs[url] = _OwnCatalog(OWN_CATALOG, uri=uri, warehouse=_file_uri(env.warehouse))
     return cat
 
 
