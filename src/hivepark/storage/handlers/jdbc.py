@@ -911,8 +911,8 @@ def _failure(outcome: str, db: str, table: str, name: str, kind: str, reason: st
     if outcome == "unknown":
         return ExecutionError(f"{said} failed at the commit of the rows ({kind}: {reason}): whether {name} "
                               "holds them is unknown. Check it before running the statement again.")
-    return ExecutionError(f"{said} failed ({kind}: {reason}); {unchanged}. Check that the database is "
-                          "reachable and run the statement again.")
+    return ExecutionError(f"{said} failed ({kind}: {reason}); {unchanged}. Check the source (is the database "
+                          f"running, does its table {name} exist?) and run the statement again.")
 
 
 def _spark_write_failure(e: BaseException) -> tuple[str, str, str] | None:
