@@ -234,9 +234,9 @@ class RecoveryWarning(UserWarning):
 
 
 def _recover(root: str, url: str, catalog: Catalog) -> None:
-    """Finishes or undoes crashed statements (storage/commit.py, Iceberg writes). A file the
-    recovery cannot change (a read-only table directory, a full disk) does not stop the
-    warehouse from opening: it is a :class:`RecoveryWarning` naming the path, and the next
+    """Finishes or undoes crashed statements (storage/commit.py, Iceberg writes, JDBC staging
+    tables). A file the recovery cannot change (a read-only table directory, a full disk) does
+    not stop the warehouse from opening: it is a :class:`RecoveryWarning` naming the path, and the next
     connect() tries again."""
     import warnings
 
@@ -250,7 +250,13 @@ def _recover(root: str, url: str, catalog: Catalog) -> None:
 
             recover_writes(root, url)
 
-    for step in (lambda: recover(root, catalog), iceberg):
+    def jdbc() -> None:  # the handler's stage_dir: staging tables of killed INSERTs into JDBC tables
+        if fs.list_files(f"{state_dir(root)}/jdbc"):
+            from hivepark.storage.handlers.jdbc import recover_stages
+
+            recover_stages(root, catalog)
+
+    for step in (lambda: recover(root, catalog), iceberg, jdbc):
         try:
             step()
         except OSError as e:

@@ -367,3 +367,221 @@ def test_mariadb_issue_example(wh, spark, mariadb):
     assert got == _rows(spark.sql(query.format(t="plain_orders"))) and got
     text = _explain(wh, query.format(t="orders"), "EXTENDED")
     assert "pushed: ((o_id >= 1000) and (o_id <= 2000))" in text and "== Spark plan ==" in text
+
+
+def test_two_overwrites_at_once_leave_one_of_them_on_postgres(wh, spark, pg, tmp_path):
+    """Found by a hunt for bugs: on PostgreSQL (READ COMMITTED) the DELETE of an INSERT
+    OVERWRITE that waited for another overwrite's transaction did not see the rows that one
+    inserted, so both statements' rows were left. A trigger holds the first overwrite's
+    transaction open (as a large INSERT would) while a second warehouse overwrites."""
+    import threading
+    import time
+
+    import psycopg
+
+    import hivepark
+
+    with psycopg.connect(pg["url"], autocommit=True) as conn:
+        conn.execute("CREATE TABLE ow (id BIGINT, s VARCHAR(10))")
+        conn.execute("CREATE FUNCTION ow_slow() RETURNS trigger AS $$ BEGIN "
+                     "IF EXISTS (SELECT 1 FROM added WHERE s = 'A') THEN PERFORM pg_sleep(2); END IF; "
+                     "RETURN NULL; END $$ LANGUAGE plpgsql")
+        conn.execute("CREATE TRIGGER ow_slow AFTER INSERT ON ow REFERENCING NEW TABLE AS added "
+                     "FOR EACH STATEMENT EXECUTE FUNCTION ow_slow()")
+    wh.sql(f"CREATE EXTERNAL TABLE ow (id BIGINT, s STRING) STORED BY '{JDBC}' "
+           f"TBLPROPERTIES ({_tblprops(pg['props'], **{'hive.sql.table': 'ow'})})")
+    wh.sql("INSERT INTO ow VALUES (0, 'old')")
+    errors: list[BaseException] = []
+
+    def first() -> None:
+        try:
+            wh.sql("INSERT OVERWRITE TABLE ow VALUES (1, 'A'), (2, 'A')")
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    writer = threading.Thread(target=first)
+    writer.start()
+    with psycopg.connect(pg["url"], autocommit=True) as conn:
+        while not conn.execute("SELECT 1 FROM pg_stat_activity WHERE query LIKE 'INSERT INTO \"ow\"%'").fetchall():
+            assert writer.is_alive(), errors
+            time.sleep(0.05)
+    second = hivepark.connect(str(tmp_path / "warehouse"), spark=spark)
+    second.sql("INSERT OVERWRITE TABLE ow VALUES (3, 'B')")
+    writer.join()
+    second.close()
+    assert not errors
+    with psycopg.connect(pg["url"], autocommit=True) as conn:
+        source = sorted(conn.execute("SELECT id, s FROM ow").fetchall())
+    assert source in ([(1, "A"), (2, "A")], [(3, "B")])
+    assert _rows(wh.sql("SELECT id, s FROM ow")) == source
+
+
+WRITER = """
+import sys, hivepark
+hivepark.connect(sys.argv[1]).sql(sys.argv[2])
+"""
+
+
+def test_a_killed_insert_leaves_its_staging_table_to_the_next_connect(spark, tmp_path):
+    """Found by a hunt for bugs: a writer killed (kill -9) while Spark filled the staging table
+    left hp_stage_* in the user's database for ever: no journal named it. The journal in
+    <warehouse>/.hivepark/jdbc does, and the next connect() drops it; the target is as before."""
+    import os
+    import signal
+    import subprocess
+
+    import hivepark
+
+    path = tmp_path / "k.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, s TEXT)")
+        conn.execute("INSERT INTO t VALUES (1, 'orig')")
+    root = str(tmp_path / "warehouse")
+    wh = hivepark.connect(root, spark=spark)
+    props = {"hive.sql.database.type": "SQLITE", "hive.sql.jdbc.url": f"jdbc:sqlite:{path}", "hive.sql.table": "t",
+             "hive.sql.dbcp.password": "never-in-a-journal"}
+    wh.sql(f"CREATE EXTERNAL TABLE kt (id BIGINT, s STRING) STORED BY '{JDBC}' TBLPROPERTIES ({_tblprops(props)})")
+    wh.close()
+
+    def tables() -> list[str]:
+        with sqlite3.connect(path) as conn:
+            return sorted(r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
+
+    env = dict(os.environ, HIVEPARK_FAULT="jdbc_staged", HIVEPARK_DRIVER_MEMORY="1g")
+    proc = subprocess.run([sys.executable, "-c", WRITER, root, "INSERT OVERWRITE TABLE kt VALUES (2, 'new')"],
+                          env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, timeout=300)
+    assert proc.returncode == -signal.SIGKILL
+    assert len(tables()) == 2 and tables()[0].startswith("hp_stage_")  # filled, never moved
+    journals = list((tmp_path / "warehouse" / ".hivepark" / "jdbc").glob("*.json"))
+    assert len(journals) == 1 and "never-in-a-journal" not in journals[0].read_text()
+    wh = hivepark.connect(root, spark=spark)  # recovery drops it (with the metastore's properties)
+    assert tables() == ["t"]
+    assert not list((tmp_path / "warehouse" / ".hivepark" / "jdbc").glob("*.json"))
+    assert _rows(wh.sql("SELECT * FROM kt")) == [(1, "orig")]
+    wh.sql("INSERT INTO kt VALUES (3, 'next')")
+    assert _rows(wh.sql("SELECT * FROM kt")) == [(1, "orig"), (3, "next")] and tables() == ["t"]
+    wh.close()
+
+
+def test_a_value_the_staging_table_refuses_is_the_same_clear_error(wh, pg, mariadb):
+    """Found by a hunt for bugs: the staging table has the target's column types (and on
+    MariaDB its NOT NULL), so a value too long for VARCHAR(n) or a NULL was refused by Spark's
+    write into it: 'Spark failed: Job aborted ... INSERT INTO "hp_stage_..."', the staging table
+    named and nothing said of the target. It is the DataError a refused move gives."""
+    import psycopg
+
+    from hivepark.errors import DataError
+    from hivepark.storage.handlers.jdbc import run_sql
+
+    with psycopg.connect(pg["url"], autocommit=True) as conn:
+        conn.execute("CREATE TABLE narrow (id BIGINT, s VARCHAR(3))")
+    run_sql(mariadb, "CREATE TABLE narrow (id BIGINT, s VARCHAR(3) NOT NULL)")
+    for name, props, stmt, reason in (
+            ("pg_narrow", pg["props"], "INSERT INTO pg_narrow VALUES (2, 'long')",
+             "value too long for type character varying(3)"),
+            ("my_narrow", mariadb, "INSERT INTO my_narrow VALUES (2, 'long')", "Data too long for column 's'"),
+            ("my_narrow", mariadb, "INSERT OVERWRITE TABLE my_narrow VALUES (3, NULL)", "Column 's' cannot be null")):
+        if name not in [r[0] for r in wh.sql("SHOW TABLES").collect()]:
+            wh.sql(f"CREATE EXTERNAL TABLE {name} (id BIGINT, s STRING) STORED BY '{JDBC}' "
+                   f"TBLPROPERTIES ({_tblprops(props, **{'hive.sql.table': 'narrow'})})")
+            wh.sql(f"INSERT INTO {name} VALUES (1, 'ok')")
+        with pytest.raises(DataError) as e:
+            wh.sql(stmt)
+        kind = "POSTGRES" if name.startswith("pg") else "MYSQL"
+        assert str(e.value).startswith(f"The {kind} source of default.{name} refused the rows"), str(e.value)
+        assert reason in str(e.value) and "hp_stage" not in str(e.value) and "Job aborted" not in str(e.value)
+        assert _rows(wh.sql(f"SELECT * FROM {name}")) == [(1, "ok")]
+    with psycopg.connect(pg["url"], autocommit=True) as conn:
+        assert not conn.execute("SELECT tablename FROM pg_tables WHERE tablename LIKE 'hp_stage%'").fetchall()
+    assert not run_sql(mariadb, "SHOW TABLES LIKE 'hp_stage%'")
+
+
+def test_another_writers_lock_is_a_clear_conflict_and_the_staging_table_goes(wh, spark, tmp_path):
+    """Found by a hunt for bugs: while another program held SQLite's write lock, an INSERT
+    failed with the driver's raw 'OperationalError: database is locked' (or Spark's 'Job
+    aborted ... SQLITE_BUSY'), and a staging table it could not drop stayed. It is a
+    CommitConflict that says to run it again; the next connect() drops the staging table."""
+    import threading
+    import time
+
+    import hivepark
+    from hivepark.errors import CommitConflict
+
+    path = tmp_path / "l.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE t (id INTEGER, s TEXT)")
+        conn.execute("INSERT INTO t VALUES (1, 'orig')")
+    props = {"hive.sql.database.type": "SQLITE", "hive.sql.jdbc.url": f"jdbc:sqlite:{path}?busy_timeout=500",
+             "hive.sql.table": "t"}  # Spark's writes wait 0.5 s for the lock (3 s by default)
+    wh.sql(f"CREATE EXTERNAL TABLE lt (id BIGINT, s STRING) STORED BY '{JDBC}' TBLPROPERTIES ({_tblprops(props)})")
+    done = threading.Event()
+
+    def other_program() -> None:  # takes the write lock once the INSERT made its staging table
+        conn = sqlite3.connect(path, isolation_level=None, timeout=30)
+        while not conn.execute("SELECT name FROM sqlite_master WHERE name LIKE 'hp_stage%'").fetchall():
+            time.sleep(0.005)
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("INSERT INTO t VALUES (99, 'other')")
+        done.wait(60)
+        conn.execute("COMMIT")
+        conn.close()
+
+    holder = threading.Thread(target=other_program)
+    holder.start()
+    try:
+        with pytest.raises(CommitConflict) as e:
+            wh.sql("INSERT INTO lt VALUES (2, 'new')")
+    finally:
+        done.set()
+        holder.join()
+    assert str(e.value).startswith("The SQLITE source of default.lt is held by another writer (")
+    assert "database is locked" in str(e.value) and "Run the statement again" in str(e.value)
+    again = hivepark.connect(str(tmp_path / "warehouse"), spark=spark)  # drops the staging table left
+    with sqlite3.connect(path) as conn:
+        assert [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")] == ["t"]
+    assert _rows(again.sql("SELECT * FROM lt")) == [(1, "orig"), (99, "other")]
+    again.close()
+
+
+def test_a_mariadb_table_without_transactions_is_not_written_half(wh, mariadb):
+    """Found by a hunt for bugs: on a MyISAM (or Aria) table the move is no transaction, so an
+    INSERT OVERWRITE whose rows broke the primary key deleted the old rows and kept part of the
+    new ones, under an error that said 'nothing was written and mi is as it was'. A write into
+    a table of an engine without transactions is refused before anything is written."""
+    from hivepark.storage.handlers.jdbc import run_sql
+
+    run_sql(mariadb, "CREATE TABLE mi (id BIGINT PRIMARY KEY, s VARCHAR(10)) ENGINE=MyISAM")
+    run_sql(mariadb, "INSERT INTO mi VALUES (1, 'orig'), (2, 'orig')")
+    wh.sql(f"CREATE EXTERNAL TABLE mi (id BIGINT, s STRING) STORED BY '{JDBC}' "
+           f"TBLPROPERTIES ({_tblprops(mariadb, **{'hive.sql.table': 'mi'})})")
+    for stmt in ("INSERT OVERWRITE TABLE mi VALUES (5, 'x'), (6, 'y'), (5, 'dup')", "INSERT INTO mi VALUES (3, 'a')"):
+        with pytest.raises(UnsupportedError, match=r"its source table mi uses the MyISAM engine, which has no "
+                           r"transactions.*ALTER TABLE mi ENGINE=InnoDB"):
+            wh.sql(stmt)
+        assert sorted(run_sql(mariadb, "SELECT id, s FROM mi")) == [(1, "orig"), (2, "orig")]
+    assert not run_sql(mariadb, "SHOW TABLES LIKE 'hp_stage%'")
+    assert _rows(wh.sql("SELECT * FROM mi")) == [(1, "orig"), (2, "orig")]  # reading it is fine
+
+
+def test_a_source_that_cannot_be_reached_is_a_clear_error(wh, pg):
+    """Found by a hunt for bugs: with the database down, an INSERT or a query of a JDBC table
+    failed with SQLAlchemy's raw '(psycopg.OperationalError) connection failed: ...'. It says
+    which table's source cannot be reached and what to check."""
+    import socket
+
+    from hivepark.errors import ExecutionError
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"jdbc:postgresql://127.0.0.1:{port}/nowhere"
+    with pytest.warns(UserWarning, match="spark.sql cannot read table default.down .* cannot be reached"):
+        wh.sql(f"CREATE EXTERNAL TABLE down (id BIGINT) STORED BY '{JDBC}' "
+               f"TBLPROPERTIES ({_tblprops(pg['props'], **{'hive.sql.jdbc.url': url})})")
+    for stmt in ("INSERT INTO down VALUES (1)", "SELECT * FROM down WHERE id > 0"):
+        with pytest.raises(ExecutionError) as e:
+            wh.sql(stmt).collect()
+        text = str(e.value)
+        assert text.startswith("The POSTGRES source of default.down cannot be reached (OperationalError: "), text
+        assert "Connection refused" in text and "Check hive.sql.jdbc.url and the credentials" in text
+        assert "s3cret-pw" not in text

@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 from pyiceberg.catalog import Catalog as IcebergCatalog
 from pyiceberg.catalog import load_catalog
 from pyiceberg.catalog.sql import SqlCatalog
-from pyiceberg.exceptions import CommitFailedException, NoSuchTableError, ValidationError
+from pyiceberg.exceptions import CommitFailedException, NoSuchTableError, ValidationError, ValidationException
 from pyiceberg.expressions import AlwaysTrue, BooleanExpression
 from pyiceberg.io.pyarrow import (
     _check_pyarrow_schema_compatible,
@@ -92,7 +92,7 @@ from pyiceberg.types import (
 from pyiceberg.utils.datetime import date_to_days, datetime_to_micros
 
 from hivepark.catalog.models import AS_OF_TIME, AS_OF_VERSION, Column, Table
-from hivepark.errors import CommitConflict, SemanticError, UnsupportedError, UserInputError
+from hivepark.errors import CommitConflict, NoSuchTable, SemanticError, UnsupportedError, UserInputError
 from hivepark.expr.nodes import Expr, and_all
 from hivepark.expr.visitors import conjuncts
 from hivepark.plan.pushdown import DecomposedPredicate
@@ -197,6 +197,33 @@ def _props(table: Table) -> dict[str, str]:
     return {k.lower(): v for k, v in table.properties.items()}
 
 
+class _OwnCatalog(SqlCatalog):
+    """pyiceberg's SqlCatalog, but a commit that loses its compare-and-swap to another writer
+    deletes the metadata file it wrote for it (pyiceberg leaves it in the table's metadata
+    directory, referenced by nothing: one orphan per lost race; the retry writes a new one)."""
+
+    _written = threading.local()
+
+    def _write_metadata(self, metadata: Any, io: Any, metadata_path: str) -> None:
+        SqlCatalog._write_metadata(metadata, io, metadata_path)
+        self._written.file = (io, metadata_path)
+
+    def commit_table(self, table: Any, requirements: Any, updates: Any) -> Any:
+        self._written.file = None
+        try:
+            return super().commit_table(table, requirements, updates)
+        except CommitFailedException:
+            written = self._written.file
+            if written is not None:  # raised after the file was written: the swap failed, nothing points to it
+                try:
+                    written[0].delete(written[1])
+                except OSError:
+                    pass
+            raise
+        finally:
+            self._written.file = None
+
+
 def _own_catalog(env: HandlerEnvironment) -> IcebergCatalog:
     url = env.metastore_url
     with _lock:
@@ -205,7 +232,7 @@ def _own_catalog(env: HandlerEnvironment) -> IcebergCatalog:
             uri = url
             if uri.startswith("sqlite") and "timeout=" not in uri:
                 uri += ("&" if "?" in uri else "?") + "timeout=60"
-            cat = _catalogs[url] = SqlCatalog(OWN_CATALOG, uri=uri, warehouse=_file_uri(env.warehouse))
+            cat = _catalogs[url] = _OwnCatalog(OWN_CATALOG, uri=uri, warehouse=_file_uri(env.warehouse))
     return cat
 
 
@@ -657,8 +684,22 @@ class IcebergStorageHandler(StorageHandler):
         except BaseException:
             fs.delete_dir(staging)
             journal.close()
+            if _dropped(table):  # a DROP TABLE while Spark wrote: pyiceberg's error names a file or nothing
+                if _props(table).get(CATALOG) in (None, OWN_CATALOG):
+                    # what this write made there since (manifests of its commit, data/) is nobody's
+                    fs.delete_dir(fs.strip_file_scheme(itbl.location()))
+                raise NoSuchTable(f"Table {table.qualified_name} was dropped while the statement wrote to it; "
+                                  "nothing was written.") from None
             raise
         journal.close()
+
+
+def _dropped(table: Table) -> bool:
+    """Whether the Iceberg table is no longer in its catalog (False when that cannot be told)."""
+    try:
+        return not catalog_for(table).table_exists(identifier(table))
+    except Exception:  # noqa: BLE001 - the catalog cannot answer: the write's own error stands
+        return False
 
 
 class Planned:
@@ -980,7 +1021,10 @@ def _commit(itbl: Any, files: list[Any], overwrite: bool, write_id: str) -> None
                         for f in files:
                             fa.append_data_file(f)
             return
-        except CommitFailedException:
+        except (CommitFailedException, ValidationException):
+            # pyiceberg retries a lost race itself, but refuses an overwrite whose partitions
+            # another writer changed meanwhile (ValidationException): plan it again on the new
+            # snapshot (its obsolete files are those of the partitions as they are now)
             continue
     raise CommitConflict(f"Could not commit to Iceberg table {itbl.name()}: other writers committed first "
                          f"{MAX_COMMIT_RETRIES} times. Nothing was written; run the statement again.")

@@ -32,7 +32,17 @@ from urllib.parse import parse_qsl, urlsplit
 import sqlalchemy as sa
 from sqlglot import exp
 
-from hivepark.errors import DataError, SemanticError, UnsupportedError, UserInputError
+from hivepark.errors import (
+    CommitConflict,
+    DataError,
+    ExecutionError,
+    HiveParkError,
+    NotFoundError,
+    SemanticError,
+    UnsupportedError,
+    UserInputError,
+    mask_credentials,
+)
 from hivepark.expr.nodes import (
     And,
     Expr,
@@ -44,8 +54,10 @@ from hivepark.expr.nodes import (
 )
 from hivepark.expr.visitors import conjuncts
 from hivepark.plan.pushdown import DecomposedPredicate
+from hivepark.storage import fs
+from hivepark.storage.commit import Journal, abandoned_journals, fault_point, state_dir
 from hivepark.storage.formats import sql_name
-from hivepark.storage.handlers.base import PushedFilter, StorageHandler
+from hivepark.storage.handlers.base import PushedFilter, StorageHandler, current_environment
 from hivepark.storage.handlers.jdbc_sql import (
     SQLGLOT_DIALECT,
     SourceColumn,
@@ -238,12 +250,13 @@ def absolute_sqlite_url(url: str) -> str:
 
 
 def run_sql(props: Mapping[str, str], sql: str) -> list[tuple[Any, ...]]:
-    """Rows of one statement run as it is (no parameter markers: a '%' or ':' in a literal stays)."""
+    """Rows of one statement run as it is (no parameter markers: a '%' or ':' in a literal stays);
+    none for a statement that returns none (DDL)."""
     raw = engine_for(props).raw_connection()
     try:
         cur = raw.cursor()
         cur.execute(sql)
-        rows = [tuple(r) for r in cur.fetchall()]
+        rows = [tuple(r) for r in cur.fetchall()] if cur.description is not None else []
         cur.close()
         raw.commit()
         return rows
@@ -393,7 +406,15 @@ class JdbcStorageHandler(StorageHandler):
         with _engines_lock:
             cached = _source_column_cache.get(key)
         if cached is None:
-            cached = self._read_columns(table)
+            try:
+                cached = self._read_columns(table)
+            except (sa.exc.OperationalError, sa.exc.InterfaceError) as e:  # the first contact of a statement
+                db = self.database_type(table.properties)
+                reason = mask_credentials((str(e.orig or e).strip().splitlines() or [type(e).__name__])[0])
+                raise ExecutionError(
+                    f"The {db} source of {table.qualified_name} cannot be reached ({type(e.orig or e).__name__}: "
+                    f"{reason}). Check {URL} and the credentials ({USER}, {PASSWORD}), and that the database "
+                    "is running.") from None
             with _engines_lock:
                 _source_column_cache[key] = cached
         return cached
@@ -731,6 +752,10 @@ __all__ = ["JdbcStorageHandler", "SQLGLOT_DIALECT", "engine_for", "hive_type_of"
 
 def write_all_or_nothing(handler: JdbcStorageHandler, spark: SparkSession, table: Table, df: DataFrame,
                          overwrite: bool) -> None:
+    """Spark writes the rows into a staging table beside the target, one transaction of the
+    database moves them; the staging table is dropped. A journal in the warehouse names the
+    staging table while it exists, so the next ``connect()`` drops the one of a killed writer
+    (:func:`recover_stages`)."""
     props = _props(table.properties)
     if _get(props, QUERY):
         raise UnsupportedError(f"Cannot INSERT into {table.qualified_name}: it reads a {QUERY}, not a table")
@@ -749,40 +774,231 @@ def write_all_or_nothing(handler: JdbcStorageHandler, spark: SparkSession, table
     def sql(e: exp.Expression) -> str:
         return e.sql(dialect=dialect)
 
+    if db in ("MYSQL", "MARIADB"):
+        _check_transactional(props, table.qualified_name, schema, name)
     empty = exp.select(*[exp.column(ident(n)) for n in source_names]).from_(target.copy()).where("1 = 0")
     create = f"CREATE TABLE {sql(stage)} AS {sql(empty)}"
-    eng = engine_for(props)
-    raw = eng.raw_connection()
+    stage_text = sql(stage)
+    journal = _stage_journal(table, props, stage_text)
+    dropped = False
+    committing = False
     try:
-        cur = raw.cursor()
-        cur.execute(create)
-        raw.commit()
+        raw = engine_for(props).raw_connection()
         try:
-            renamed = df.toDF(*source_names)
-            opts = handler.jdbc_options(table.properties)
-            opts = {k: v for k, v in opts.items() if not k.startswith("pushDown") and k != "fetchsize"}
-            stage_text = sql(stage)
-            (renamed.write.format("jdbc").options(**opts).option("dbtable", stage_text)
-             .option("isolationLevel", "READ_COMMITTED").mode("append").save())
-            col_list = ", ".join(sql(ident(n)) for n in source_names)
-            if db == "SQLITE":
-                cur.execute("BEGIN IMMEDIATE")
+            cur = raw.cursor()
             try:
+                cur.execute(create)
+                raw.commit()
+            except Exception:
+                dropped = True  # no staging table was made
+                raise
+            try:
+                renamed = df.toDF(*source_names)
+                opts = handler.jdbc_options(table.properties)
+                opts = {k: v for k, v in opts.items() if not k.startswith("pushDown") and k != "fetchsize"}
+                try:
+                    (renamed.write.format("jdbc").options(**opts).option("dbtable", stage_text)
+                     .option("isolationLevel", "READ_COMMITTED").mode("append").save())
+                except Exception as e:
+                    # the staging table has the target's column types (and, on MariaDB, NOT NULL):
+                    # a value too long for a VARCHAR(n), or a NULL, is refused by Spark's write;
+                    # on SQLite another writer's lock stops it too
+                    found = _spark_write_failure(e)
+                    if found is None:
+                        raise
+                    raise _failure(found[0], db, table.qualified_name, name, *found[1:]) from None
+                fault_point("jdbc_staged")
+                col_list = ", ".join(sql(ident(n)) for n in source_names)
+                if db == "SQLITE":
+                    cur.execute("BEGIN IMMEDIATE")
                 if overwrite:
+                    if db == "POSTGRES":
+                        # READ COMMITTED: a DELETE does not see rows another overwrite commits
+                        # while it waits, so two overwrites would leave both their rows; this
+                        # lock (readers pass, it excludes itself) runs them one after the other
+                        cur.execute(f"LOCK TABLE {sql(target)} IN SHARE ROW EXCLUSIVE MODE")
                     cur.execute(f"DELETE FROM {sql(target)}")
                 cur.execute(f"INSERT INTO {sql(target)} ({col_list}) SELECT {col_list} FROM {stage_text}")
+                committing = True
                 raw.commit()
-            except Exception as e:  # the driver's own error (a constraint the rows break, ...)
-                reason = (str(e).strip().splitlines() or [type(e).__name__])[0]
-                raise DataError(
-                    f"The {db} source of {table.qualified_name} refused the rows ({type(e).__name__}: {reason}); "
-                    f"nothing was written and {name} is as it was. Change the rows (or the source table's "
-                    "constraints) and run the statement again.") from None
-        except BaseException:
-            raw.rollback()
-            raise
+                committing = False
+            except BaseException:
+                try:
+                    raw.rollback()
+                except Exception:  # noqa: BLE001 - the connection is gone: so is its transaction
+                    pass
+                raise
+            finally:
+                try:
+                    cur.execute(f"DROP TABLE {stage_text}")
+                    raw.commit()
+                    dropped = True
+                except Exception:  # noqa: BLE001 - the statement's own outcome stands; the journal stays
+                    pass
         finally:
-            cur.execute(f"DROP TABLE {sql(stage)}")
-            raw.commit()
+            raw.close()
+    except Exception as e:
+        failure = _source_failure(e, db, table.qualified_name, name, committing)
+        if failure is None:
+            raise
+        raise failure from None
     finally:
-        raw.close()
+        if journal is not None:
+            if dropped:
+                journal.close()
+            else:  # the next connect() drops the staging table (a killed writer's too)
+                journal.release()
+
+
+def _check_transactional(props: Mapping[str, str], table: str, schema: str | None, name: str) -> None:
+    """Refuses a write into a MariaDB/MySQL table of an engine without transactions (MyISAM,
+    Aria, MEMORY, ...): its DELETE and INSERT cannot be rolled back, so a row the table refuses
+    would leave part of the rows written (an overwrite: the old rows gone)."""
+    with engine_for(props).connect() as conn:
+        row = conn.exec_driver_sql(
+            "SELECT t.ENGINE, e.TRANSACTIONS FROM information_schema.TABLES t LEFT JOIN information_schema.ENGINES e "
+            "ON e.ENGINE = t.ENGINE WHERE t.TABLE_SCHEMA = COALESCE(%s, DATABASE()) AND t.TABLE_NAME = %s",
+            (schema, name)).first()
+    if row is not None and row[0] is not None and str(row[1] or "").upper() != "YES":
+        raise UnsupportedError(
+            f"Cannot write to {table}: its source table {name} uses the {row[0]} engine, which has no transactions, "
+            f"so a write that fails half-way could not be undone (hivepark's writes are all or nothing). Convert it "
+            f"(ALTER TABLE {name} ENGINE=InnoDB) or write to a table of a transactional engine.")
+
+
+_DRIVERS = ("sqlite3", "psycopg", "pymysql", "sqlalchemy")
+
+
+def _source_failure(e: BaseException, db: str, table: str, name: str, committing: bool) -> HiveParkError | None:
+    """The database driver's own error ``e`` (raised from Python, not from Spark) as what the
+    user can act on (:func:`_failure`); None for any other error. A failure of the COMMIT
+    itself leaves the outcome unknown, unless the database refused the rows."""
+    if isinstance(e, HiveParkError) or type(e).__module__.split(".")[0] not in _DRIVERS:
+        return None
+    orig = getattr(e, "orig", None) or e  # SQLAlchemy's wrapper of the driver's error
+    kind = type(orig).__name__
+    reason = (str(orig).strip().splitlines() or [kind])[0]
+    code = orig.args[0] if getattr(orig, "args", None) else None
+    if {c.__name__ for c in type(orig).__mro__} & {"IntegrityError", "DataError"}:
+        outcome = "refused"
+    elif _held(getattr(orig, "sqlstate", None) or "", reason) or code in (1205, 1213):
+        outcome = "held"
+    else:
+        outcome = "unknown" if committing else "failed"
+    return _failure(outcome, db, table, name, kind, reason)
+
+
+def _held(sqlstate: str, message: str) -> bool:
+    """Whether a database error says another writer's lock stopped the statement: a deadlock
+    or serialization failure (40001, 40P01), a lock not available (55P03), SQLite's busy file,
+    MariaDB's lock wait timeout."""
+    return (sqlstate in ("40001", "40P01", "55P03") or "database is locked" in message
+            or "SQLITE_BUSY" in message or "Lock wait timeout exceeded" in message)
+
+
+def _failure(outcome: str, db: str, table: str, name: str, kind: str, reason: str) -> HiveParkError:
+    """The error of a write the source stopped: ``refused`` rows (a DataError: change the
+    rows), ``held`` by another writer (a CommitConflict: run it again), ``unknown`` (its COMMIT
+    failed) or ``failed`` (before its transaction committed: nothing was written)."""
+    said = f"The {db} source of {table}"
+    unchanged = f"nothing was written and {name} is as it was"
+    if outcome == "refused":
+        return DataError(f"{said} refused the rows ({kind}: {reason}); {unchanged}. Change the rows (or the "
+                         "source table's constraints) and run the statement again.")
+    if outcome == "held":
+        return CommitConflict(f"{said} is held by another writer ({kind}: {reason}); {unchanged}. Run the "
+                              "statement again when that writer is done.")
+    if outcome == "unknown":
+        return ExecutionError(f"{said} failed at the commit of the rows ({kind}: {reason}): whether {name} "
+                              "holds them is unknown. Check it before running the statement again.")
+    return ExecutionError(f"{said} failed ({kind}: {reason}); {unchanged}. Check the source (is the database "
+                          f"running, does its table {name} exist?) and run the statement again.")
+
+
+def _spark_write_failure(e: BaseException) -> tuple[str, str, str] | None:
+    """``(outcome, class, message)`` (see :func:`_failure`) of the database's own error when
+    Spark's JDBC write failed because the database refused a row (SQLSTATE class 22, data
+    exception: a value too long, out of range; 23, integrity constraint violation: NOT NULL,
+    UNIQUE, CHECK) or another writer's lock stopped it (:func:`_held`); the innermost such
+    cause (PostgreSQL's batch error quotes the statement, its cause only the reason). None
+    for any other failure (the connection, the JVM)."""
+    throwable = getattr(e, "java_exception", None) or getattr(e, "_origin", None)
+    found = None
+    try:
+        for _ in range(32):
+            if throwable is None:
+                break
+            try:
+                state = str(throwable.getSQLState() or "")
+            except Exception:  # noqa: BLE001 - not a java.sql.SQLException
+                state = ""
+            message = (str(throwable.getMessage() or "").strip().splitlines() or [""])[0]
+            outcome = "refused" if state[:2] in ("22", "23") else "held" if _held(state, message) else None
+            if outcome is not None:
+                found = (outcome, str(throwable.getClass().getSimpleName()), message)
+            cause = throwable.getCause()
+            if cause is None or cause.equals(throwable):
+                break
+            throwable = cause
+    except Exception:  # noqa: BLE001 - the JVM is gone: what was read so far
+        pass
+    return found
+
+
+JOURNAL_KIND = "jdbc_stage"
+
+
+def stage_dir(warehouse: str) -> str:
+    """Where the journals of JDBC writes in flight are (one per staging table)."""
+    return f"{state_dir(fs.normalize(warehouse))}/jdbc"
+
+
+def _stage_journal(table: Table, props: Mapping[str, str], stage: str) -> Journal | None:
+    """The journal naming ``stage`` while it exists: the table, and the source's properties
+    but its secrets (the password, one in the URL: read from the metastore's table at
+    recovery). None when the handler is used outside a statement (no warehouse to keep it in)."""
+    try:
+        env = current_environment()
+    except UnsupportedError:
+        return None
+    secret = JdbcStorageHandler.secret_properties | {SQLALCHEMY_URL}
+    source = {k: mask_credentials(v) if k == URL else v for k, v in props.items() if k not in secret}
+    return Journal(f"{stage_dir(env.warehouse)}/{uuid.uuid4().hex}.json", {
+        "kind": JOURNAL_KIND, "table": [table.db, table.name], "stage": stage, "source": source})
+
+
+def recover_stages(warehouse: str, catalog: Any) -> int:
+    """Drops the staging tables of JDBC writes whose process is proven dead (their journal is
+    left: killed, or the drop failed); returns how many.
+
+    Raises:
+        JournalError: a journal cannot be read (it names the file).
+        OSError: a staging table could not be dropped (its name, the source and the reason);
+            its journal stays, for the next ``connect()``, while its table is in the metastore
+            (without it, the source's password is not known: the message says to drop it by hand)."""
+    cleaned = 0
+    failed = []
+    for path, j in abandoned_journals(stage_dir(warehouse)):
+        source = dict(j.get("source") or {})
+        db_name, table_name = (list(j.get("table") or []) + ["", ""])[:2]
+        known = False
+        try:
+            now = _props(catalog.get_table(db_name, table_name).properties)
+            if mask_credentials(_get(now, URL) or "") == _get(source, URL):
+                source, known = now, True  # with its password
+        except NotFoundError:
+            pass
+        try:
+            run_sql(source, f"DROP TABLE IF EXISTS {j['stage']}")
+        except Exception as e:  # noqa: BLE001 - reported, and tried again by the next connect()
+            reason = mask_credentials((str(e).strip().splitlines() or [type(e).__name__])[0])
+            failed.append(f"the staging table {j.get('stage')} in {mask_credentials(_get(source, URL) or '')} (of "
+                          f"an INSERT into {db_name}.{table_name}; {reason})"
+                          + ("" if known else ": drop it by hand, hivepark no longer knows that source"))
+            if known:
+                continue
+        fs.delete_file(path)
+        cleaned += 1
+    if failed:
+        raise OSError(f"could not drop {'; '.join(failed)}")
+    return cleaned
