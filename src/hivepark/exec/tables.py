@@ -487,8 +487,8 @@ def _delete_table_data(ctx: Context, table: Table, partitions: list[Partition] |
         return
     # Only what the metastore records as the table's own goes (issue 13): a file of a
     # statement still in flight, or one put there by hand, keeps its directory.
-    for p in partitions or []:
-        delete_owned(p.location, current_files(p.location, p.files, p.parameters))
+    owned = [(p.location, current_files(p.location, p.files, p.parameters)) for p in partitions or []]
+    fs.each_at_once(lambda o: delete_owned(*o), owned)  # the files listed first: a listing may ask the metastore
     delete_owned(table.location, [] if table.is_partitioned else table_files(table))
 
 
@@ -726,7 +726,7 @@ def add_partitions(ctx: Context, table: Table, action: s.AddPartitions) -> None:
         for loc in reversed(made):  # the directories this statement made, if still empty
             if fs.exists(loc) and not fs.list_files(loc):
                 fs.delete_dir_if_empty(loc)
-                delete_empty_parents(table, loc)
+        delete_empty_parents(table, made)
         raise
 
 
@@ -743,9 +743,10 @@ def drop_partitions(ctx: Context, table: Table, action: s.DropPartitions) -> Non
             f"{spec.text}, so none was dropped. Use DROP IF EXISTS PARTITION to ignore this; SHOW PARTITIONS "
             f"{table.name} lists them.", code=10006) from None
     if not table.is_external:
-        for p in dropped:
-            delete_owned(p.location, current_files(p.location, p.files, p.parameters))
-            delete_empty_parents(table, p.location)
+        # the files first (a listing may ask the metastore), then the deletes, several at once
+        owned = [(p.location, current_files(p.location, p.files, p.parameters)) for p in dropped]
+        fs.each_at_once(lambda o: delete_owned(*o), owned)
+        delete_empty_parents(table, [p.location for p in dropped])
 
 
 def rename_table(ctx: Context, table: Table, target: s.TableRef) -> None:
