@@ -124,6 +124,17 @@ def exists(path: str) -> bool:
     return fs.get_file_info(p).type != pafs.FileType.NotFound
 
 
+def all_exist(paths: Sequence[str]) -> bool:
+    """Whether every one of ``paths`` exists, asked of the file system in one call per file
+    system (pyarrow's list form of ``get_file_info``)."""
+    by_fs: dict[int, tuple[pafs.FileSystem, list[str]]] = {}
+    for path in paths:
+        pfs, p = _split(path)
+        by_fs.setdefault(id(pfs) if _is_remote(path) else 0, (pfs, []))[1].append(p)
+    return all(info.type != pafs.FileType.NotFound
+               for pfs, ps in by_fs.values() for info in pfs.get_file_info(ps))
+
+
 def is_file(path: str) -> bool:
     fs, p = _split(path)
     return bool(fs.get_file_info(p).type == pafs.FileType.File)
