@@ -1285,8 +1285,12 @@ def msck_repair(ctx: Context, stmt: s.MsckRepair) -> DataFrame:
                                  f"Unexpected partition key {parsed[wrong][0]} found where the table's partition "
                                  f"column {keys[wrong]} goes (its columns: {', '.join(keys)})"))
             continue
-        if old is None and _only_uncommitted(leaf):
-            continue  # another statement's write in flight (or killed): its commit registers it
+        live = None  # the leaf's files less other statements' uncommitted ones, from one listing
+        if old is None:
+            entries = fs.list_files(leaf)
+            live = listed_files(leaf, [e for e in entries if not e.is_dir])
+            if entries and not any(e.is_dir for e in entries) and not live:
+                continue  # another statement's write in flight (or killed): its commit registers it
         if old is not None:
             values = old.values  # a registered partition's directory: its files are refreshed
         else:
@@ -1306,7 +1310,7 @@ def msck_repair(ctx: Context, stmt: s.MsckRepair) -> DataFrame:
         if not stmt.repair or stmt.mode == "DROP":
             continue  # nothing registered or refreshed: the files need not be read
         params = dict(old.parameters) if old else {}
-        files = listed_files(leaf)  # less other statements' uncommitted files
+        files = live if live is not None else listed_files(leaf)  # less other statements' uncommitted files
         lay = partition_layout(params)
         names = [os.path.basename(f.path) for f in files]
         if lay is not None:  # list-bucketing subdirectories inside the partition
@@ -1345,12 +1349,6 @@ def msck_repair(ctx: Context, stmt: s.MsckRepair) -> DataFrame:
         ctx.catalog.commit(table, table.version, put=put, drop=[p.values for p in gone])
     return ctx.rows(["result"], checked + [(f"Repair: Added partition to metastore {a}",) for a in added]
                     + [(f"Repair: Dropped partition from metastore {n}",) for n in gone_names] + skipped)
-
-
-def _only_uncommitted(leaf: str) -> bool:
-    """Whether ``leaf`` holds files and nothing else, all of statements that have not committed."""
-    entries = fs.list_files(leaf)
-    return bool(entries) and not any(e.is_dir for e in entries) and not listed_files(leaf)
 
 
 def _partition_dirs(root: str, depth: int) -> tuple[list[str], list[tuple[str, str, int, str]]]:
