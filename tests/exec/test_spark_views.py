@@ -352,3 +352,24 @@ def test_a_name_spark_cannot_take_is_refused_and_never_breaks_a_statement(wh, sp
     wh.sql("INSERT INTO t_ok VALUES (1)")
     assert _rows(wh.sql("SELECT * FROM t_ok")) == [(1,)] == _rows(spark.sql("SELECT * FROM t_ok"))
     assert _rows(wh.sql("SELECT * FROM `od-d`")) == []
+
+
+def test_a_statement_that_leaves_a_tables_files_as_they_were_keeps_its_spark_view(wh, spark):
+    """An empty partition added, statistics computed, TOUCH: the table's version moves on but
+    its Spark view would read the same files, so it stays (Spark's CACHE TABLE of it with it),
+    rather than being made again (a status call per file: seconds at 20,000 partitions); a
+    commit that changes the files makes it again."""
+    _sales(wh)
+    spark.sql("CACHE TABLE sales")
+    wh.sql("ALTER TABLE sales ADD PARTITION (ds='e')")
+    wh.sql("ANALYZE TABLE sales PARTITION (ds='a') COMPUTE STATISTICS")
+    wh.sql("ALTER TABLE sales TOUCH")
+    wh.sql("MSCK REPAIR TABLE sales")
+    assert spark.catalog.isCached("sales")
+    assert _rows(spark.sql("SELECT * FROM sales")) == _rows(wh.sql("SELECT * FROM sales")) == [
+        (1, 1.5, "a"), (2, 2.5, "a"), (3, 3.5, "b"), (4, None, "c")]
+    wh.sql("INSERT INTO sales PARTITION (ds='e') VALUES (5, 5.0)")
+    assert not spark.catalog.isCached("sales")  # a new view, over the new file too
+    assert _rows(spark.sql("SELECT id, ds FROM sales WHERE ds >= 'c'")) == [(4, "c"), (5, "e")]
+    wh.sql("ALTER TABLE sales DROP PARTITION (ds='a')")
+    assert _rows(spark.sql("SELECT id FROM sales")) == [(3,), (4,), (5,)]

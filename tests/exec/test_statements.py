@@ -628,6 +628,29 @@ def test_add_and_drop_partitions(wh):
     assert _parts(wh, "ap") == ["ds=d3/hr=9"]
 
 
+def test_drop_partitions_by_inner_key_deletes_parents_left_empty(wh):
+    """A retention DROP on the second key (``ds < ...`` of ``(region, ds)``): the dropped
+    partitions' directories go, and a ``region=`` directory with them once it holds nothing
+    (hidden names included); one still holding a partition, a file put there by hand or a
+    hidden staging directory stays. (Each parent is looked at once after every partition is
+    gone: bench/maintenance.py times 20,000.)"""
+    wh.sql("CREATE TABLE rd (a INT) PARTITIONED BY (region STRING, ds STRING) STORED AS PARQUET")
+    wh.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
+    wh.sql("INSERT INTO rd PARTITION (region, ds) VALUES (1, 'r1', 'd1'), (2, 'r1', 'd2'), (3, 'r2', 'd1'), "
+           "(4, 'r3', 'd1'), (5, 'r4', 'd1'), (6, 'r5', 'd1')")
+    loc = os.path.join(wh.location, "rd")
+    with open(os.path.join(loc, "region=r3", "notes.txt"), "w") as f:
+        f.write("by hand")
+    os.mkdir(os.path.join(loc, "region=r4", ".hive-staging_x"))
+    wh.sql("ALTER TABLE rd DROP PARTITION (ds < 'd2'), PARTITION (region = 'r5')")
+    assert _parts(wh, "rd") == ["region=r1/ds=d2"]
+    assert sorted(os.listdir(loc)) == ["region=r1", "region=r3", "region=r4"]
+    assert os.listdir(os.path.join(loc, "region=r1")) == ["ds=d2"]
+    assert os.listdir(os.path.join(loc, "region=r3")) == ["notes.txt"]
+    assert os.listdir(os.path.join(loc, "region=r4")) == [".hive-staging_x"]
+    assert wh.sql("SELECT a, region, ds FROM rd").collect() == [(2, "r1", "d2")]
+
+
 def test_partition_with_location_outside_table(wh, spark, tmp_path):
     """Partitions outside the table directory get their values from the metastore (the mapped
     scan), alone and mixed with partitions in the Hive layout."""

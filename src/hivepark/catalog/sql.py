@@ -79,7 +79,7 @@ from hivepark.errors import (
     UnmatchedFilter,
     UserInputError,
 )
-from hivepark.expr import EqualTo, Expr, In, and_all, conjuncts, evaluate
+from hivepark.expr import EqualTo, Expr, In, IsNull, Or, and_all, conjuncts, evaluate
 from hivepark.layout import make_part_name
 from hivepark.types import DEFAULT_PARTITION_NAME
 
@@ -187,6 +187,56 @@ def _bound(table: Table, filter: Expr, codecs: Mapping[str, Any]) -> Expr:
             f"Cannot drop partitions of {table.qualified_name} by {e.atom!r}: "
             f"{e.reason}. Compare partition columns with constants of their "
             f"type.") from e
+
+
+def _disjuncts(expr: Expr) -> list[Expr]:
+    """The operands of a (nested, balanced: :func:`or_all`) top-level ``Or``, left to right."""
+    out, stack = [], [expr]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, Or):
+            stack += [e.right, e.left]
+        else:
+            out.append(e)
+    return out
+
+
+class _Matches:
+    """The rows (partitions' key values, bound to the keys' types) a filter is TRUE for: an
+    AND of equalities and IS NULLs (a DROP's spec ``PARTITION (ds='d', hr=1)``, full or
+    partial) by a hash lookup in an index of the rows on those keys, built once; any other
+    filter evaluated on each row. A DROP of 1,000 specs of a table of 20,000 partitions
+    evaluated each spec on each partition (20,000,000 evaluations: minutes).
+
+    >>> m = _Matches([{"ds": "a", "hr": 1}, {"ds": "a", "hr": None}, {"ds": "b", "hr": 1}])
+    >>> from hivepark.expr import GreaterThan
+    >>> m.of(EqualTo("ds", "a")), m.of(and_all(EqualTo("ds", "a"), IsNull("hr"))), m.of(GreaterThan("hr", 0))
+    ([0, 1], [1], [0, 2])
+    """
+
+    def __init__(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        self.rows = rows
+        self._indexes: dict[tuple[str, ...], dict[tuple[Any, ...], list[int]]] = {}
+
+    def of(self, f: Expr) -> list[int]:
+        wanted: dict[str, Any] = {}
+        for atom in conjuncts(f):
+            if isinstance(atom, EqualTo) and atom.value is not None:
+                value: Any = atom.value
+            elif isinstance(atom, IsNull):
+                value = None
+            else:
+                return [i for i, row in enumerate(self.rows) if evaluate(f, row) is True]
+            if atom.term in wanted and wanted[atom.term] != value:
+                return [i for i, row in enumerate(self.rows) if evaluate(f, row) is True]
+            wanted[atom.term] = value
+        cols = tuple(sorted(wanted))
+        index = self._indexes.get(cols)
+        if index is None:
+            index = self._indexes[cols] = {}
+            for i, row in enumerate(self.rows):
+                index.setdefault(tuple(row[c] for c in cols), []).append(i)
+        return index.get(tuple(wanted[c] for c in cols), [])
 
 
 def _parents(location: str) -> list[str]:
@@ -997,23 +1047,20 @@ class SqlCatalog(Catalog):
             tbl_id = self._table_row(s, table.db, table.name, lock=True).id
             stmt = self._filtered(tbl_id, table, filter, with_id=True)
             rows = sorted(s.connection().execute(stmt).all(), key=_part_name_of) if stmt is not None else []
-            dropped: list[tuple[Partition, Any]] = []
-            ids: list[int] = []
-            bound = _bound(table, filter, codecs) if rows else filter
-            for r in rows:
-                part = _partition_of(r)
-                keys = key_values(dict(zip(names, part.values)), codecs)
-                if evaluate(bound, keys) is True:
-                    dropped.append((part, keys))
-                    ids.append(r[6])
+            parts = [_partition_of(r) for r in rows]
+            matches = _Matches([key_values(dict(zip(names, p.values)), codecs) for p in parts])
+            chosen: set[int] = set()
+            if rows:  # the filter is TRUE where one of its disjuncts (a DROP's specs) is
+                for d in _disjuncts(_bound(table, filter, codecs)):
+                    chosen.update(matches.of(d))
             for i, f in enumerate(required):  # before anything is deleted
-                each = _bound(table, f, codecs)
-                if not any(evaluate(each, keys) is True for _, keys in dropped):
+                if not any(j in chosen for j in matches.of(_bound(table, f, codecs))):
                     raise UnmatchedFilter(f"No partition of {table.qualified_name} matches {f!r}", i)
+            ids = [rows[j][6] for j in sorted(chosen)]
             _delete_partition_ids(s, ids)
             if ids:
                 _bump_version(s, tbl_id)
-            return [part for part, _ in dropped]
+            return [parts[j] for j in sorted(chosen)]
 
     def commit(self, table: Table, expected_version: int,
                put: Sequence[Partition] = (), drop: Sequence[tuple[str | None, ...]] = (),

@@ -608,6 +608,33 @@ def scan_files(scan: TableScan) -> list[fs.FileEntry] | None:
     return files
 
 
+def read_inputs(scan: TableScan) -> tuple[Any, ...] | None:
+    """What :func:`scan_dataframe` (without ``warm``) reads for ``scan`` of a partitioned
+    table whose partitions all record their files in the Hive layout: the table's reading of
+    files (:func:`_definition`), its directory, and each partition's files (recorded, or, for
+    one read by its directory, listed now with their sizes and times), leaving out the
+    partitions with none (they add no row). Two scans with equal inputs give the same rows,
+    whatever else changed in the metastore (an empty partition added, statistics, a
+    property); None when that is not known (list bucketing, a partition outside the layout, a
+    storage handler's or unpartitioned table)."""
+    table = scan.table
+    parts = scan.partitions or ()
+    if handler_for(table) is not None or not table.is_partitioned or scan.buckets is not None \
+            or any((p.files is not None and any("/" in f for f in p.files))
+                   or partition_layout(p.parameters) is not None for p in parts) \
+            or not _all_in_hive_layout(table, parts):
+        return None
+    read: list[tuple[Any, ...]] = []
+    for p in parts:
+        if p.files is None:
+            listed = tuple(sorted((e.path, e.size, e.mtime_ns) for e in fs.list_files(p.location, recursive=True)))
+            if listed:
+                read.append((p.values, "listed", listed))
+        elif p.files:
+            read.append((p.values, p.files))
+    return (table.uid, _definition(table), table.location, tuple(read))
+
+
 def _table_paths(scan: TableScan) -> tuple[list[str], bool]:
     """Paths to read of an unpartitioned table, and False when its directory is missing."""
     table = scan.table

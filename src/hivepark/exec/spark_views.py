@@ -31,6 +31,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import warnings
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +39,7 @@ from hivepark.catalog.models import Table
 from hivepark.errors import NoSuchDatabase, NoSuchTable
 from hivepark.exec.spark_registry import LOCK, MADE
 from hivepark.lru import Lru
+from hivepark.storage import fs
 from hivepark.storage.handlers import handler_for
 
 if TYPE_CHECKING:
@@ -100,7 +102,7 @@ def _refresh(ctx: Context, made: dict[str, tuple[int, object]], name: str,
              views: bool) -> bool:
     """Brings the Spark view of ``name`` up to date if it is a table (``views``: a view);
     True for a view left for the pass over views."""
-    from hivepark.exec.scan import scan_dataframe
+    from hivepark.exec.scan import read_inputs, scan_dataframe
     from hivepark.plan.nodes import TableScan
     from hivepark.plan.planner import plan_scans
 
@@ -137,13 +139,20 @@ def _refresh(ctx: Context, made: dict[str, tuple[int, object]], name: str,
         if text is not None:  # resolved by Spark when read: follows its tables' views by itself
             ctx.spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW `{name}` AS {text}")
             made[name] = (id(ctx), token)
+            _built_from(ctx.spark).pop(name, None)
             return False
         if by_name:  # rare (see _view_text): planned now, so rebuilt when a table it reads commits
             token = _view_token(ctx, version, reads, False)
+        inputs = None
         if table.is_view:
             df = _view_dataframe(ctx, table)
         else:
             plan = plan_scans([TableScan(table, table.name)], ctx.catalog)
+            inputs = read_inputs(plan.scans[0]) if handler_for(table) is None else None
+            if inputs is not None and _same_inputs(ctx, known, name, inputs) and fs.all_exist(
+                    [f"{p.location.rstrip('/')}/{f}" for p in plan.scans[0].partitions or () for f in p.files or ()]):
+                made[name] = (id(ctx), token)  # the same files read the same way: the same rows
+                return False
             # its own DataFrame, not the warm whole-table frames hivepark's queries share
             # (exec/scan.TableFrames): building a view never changes what a query plans
             df = scan_dataframe(ctx.spark, plan.scans[0], settings=ctx.conf)
@@ -152,7 +161,28 @@ def _refresh(ctx: Context, made: dict[str, tuple[int, object]], name: str,
         _unreadable(ctx, made, name, table, token, e)
         return False
     made[name] = (id(ctx), token)
+    _built_from(ctx.spark)[name] = (id(ctx), inputs)
     return False
+
+
+#: per SparkSession: a table's Spark view name -> (owner warehouse's id, what it reads:
+#: exec/scan.read_inputs, None if not known)
+_INPUTS: weakref.WeakKeyDictionary[SparkSession, dict[str, tuple[int, object]]] = weakref.WeakKeyDictionary()
+
+
+def _built_from(spark: SparkSession) -> dict[str, tuple[int, object]]:
+    return _INPUTS.setdefault(spark, {})
+
+
+def _same_inputs(ctx: Context, known: tuple[int, object] | None, name: str, inputs: object) -> bool:
+    """Whether the table's Spark view, made by this warehouse at an earlier version of the
+    table, reads exactly ``inputs``: then the new version (an empty partition added, ANALYZE's
+    statistics, TOUCH, MSCK REPAIR finding nothing new) needs no new view, whose file index
+    Spark builds by a status call per file (seconds for a table of 20,000 partitions)."""
+    if known is None or known[0] != id(ctx) or not isinstance(known[1], tuple) or len(known[1]) != 3 \
+            or known[1][0] != ctx.current_db or known[1][2] is not None:
+        return False
+    return _built_from(ctx.spark).get(name) == (id(ctx), inputs) and bool(ctx.spark.catalog.tableExists(name))
 
 
 def _unreadable(ctx: Context, made: dict[str, tuple[int, object]], name: str, table: Table, token: object,
@@ -163,6 +193,7 @@ def _unreadable(ctx: Context, made: dict[str, tuple[int, object]], name: str, ta
 
     ctx.spark.catalog.dropTempView(name)
     made[name] = (id(ctx), ("unreadable", token))
+    _built_from(ctx.spark).pop(name, None)
     kind = "view" if table.is_view else "table"
     warnings.warn(f"spark.sql cannot read {kind} {table.qualified_name} until this is fixed: "
                   f"{translate(e, ctx)}", SparkViewWarning, stacklevel=3)
@@ -314,3 +345,4 @@ def _drop(spark: SparkSession, made: dict[str, tuple[int, object]], names: set[s
     for name in names:
         spark.catalog.dropTempView(name)
         made.pop(name, None)
+        _built_from(spark).pop(name, None)

@@ -487,8 +487,8 @@ def _delete_table_data(ctx: Context, table: Table, partitions: list[Partition] |
         return
     # Only what the metastore records as the table's own goes (issue 13): a file of a
     # statement still in flight, or one put there by hand, keeps its directory.
-    for p in partitions or []:
-        delete_owned(p.location, current_files(p.location, p.files, p.parameters))
+    owned = [(p.location, current_files(p.location, p.files, p.parameters)) for p in partitions or []]
+    fs.each_at_once(lambda o: delete_owned(*o), owned)  # the files listed first: a listing may ask the metastore
     delete_owned(table.location, [] if table.is_partitioned else table_files(table))
 
 
@@ -728,7 +728,7 @@ def add_partitions(ctx: Context, table: Table, action: s.AddPartitions) -> None:
         for loc in reversed(made):  # the directories this statement made, if still empty
             if fs.exists(loc) and not fs.list_files(loc):
                 fs.delete_dir_if_empty(loc)
-                delete_empty_parents(table, loc)
+        delete_empty_parents(table, made)
         raise
 
 
@@ -745,9 +745,10 @@ def drop_partitions(ctx: Context, table: Table, action: s.DropPartitions) -> Non
             f"{spec.text}, so none was dropped. Use DROP IF EXISTS PARTITION to ignore this; SHOW PARTITIONS "
             f"{table.name} lists them.", code=10006) from None
     if not table.is_external:
-        for p in dropped:
-            delete_owned(p.location, current_files(p.location, p.files, p.parameters))
-            delete_empty_parents(table, p.location)
+        # the files first (a listing may ask the metastore), then the deletes, several at once
+        owned = [(p.location, current_files(p.location, p.files, p.parameters)) for p in dropped]
+        fs.each_at_once(lambda o: delete_owned(*o), owned)
+        delete_empty_parents(table, [p.location for p in dropped])
 
 
 def rename_table(ctx: Context, table: Table, target: s.TableRef) -> None:
@@ -1286,8 +1287,12 @@ def msck_repair(ctx: Context, stmt: s.MsckRepair) -> DataFrame:
                                  f"Unexpected partition key {parsed[wrong][0]} found where the table's partition "
                                  f"column {keys[wrong]} goes (its columns: {', '.join(keys)})"))
             continue
-        if old is None and _only_uncommitted(leaf):
-            continue  # another statement's write in flight (or killed): its commit registers it
+        live = None  # the leaf's files less other statements' uncommitted ones, from one listing
+        if old is None:
+            entries = fs.list_files(leaf)
+            live = listed_files(leaf, [e for e in entries if not e.is_dir])
+            if entries and not any(e.is_dir for e in entries) and not live:
+                continue  # another statement's write in flight (or killed): its commit registers it
         if old is not None:
             values = old.values  # a registered partition's directory: its files are refreshed
         else:
@@ -1312,7 +1317,7 @@ def msck_repair(ctx: Context, stmt: s.MsckRepair) -> DataFrame:
         if not stmt.repair or stmt.mode == "DROP":
             continue  # nothing registered or refreshed: the files need not be read
         params = dict(old.parameters) if old else {}
-        files = listed_files(leaf)  # less other statements' uncommitted files
+        files = live if live is not None else listed_files(leaf)  # less other statements' uncommitted files
         lay = partition_layout(params)
         names = [os.path.basename(f.path) for f in files]
         if lay is not None:  # list-bucketing subdirectories inside the partition
@@ -1351,12 +1356,6 @@ def msck_repair(ctx: Context, stmt: s.MsckRepair) -> DataFrame:
         ctx.catalog.commit(table, table.version, put=put, drop=[p.values for p in gone])
     return ctx.rows(["result"], checked + [(f"Repair: Added partition to metastore {a}",) for a in added]
                     + [(f"Repair: Dropped partition from metastore {n}",) for n in gone_names] + skipped)
-
-
-def _only_uncommitted(leaf: str) -> bool:
-    """Whether ``leaf`` holds files and nothing else, all of statements that have not committed."""
-    entries = fs.list_files(leaf)
-    return bool(entries) and not any(e.is_dir for e in entries) and not listed_files(leaf)
 
 
 def _partition_dirs(root: str, depth: int) -> tuple[list[str], list[tuple[str, str, int, str]]]:

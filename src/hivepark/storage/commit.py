@@ -741,11 +741,7 @@ def delete_owned(location: str, files: Sequence[str]) -> bool:
     the directories under ``location`` and ``location`` itself that this left empty. A file
     it does not own (another statement's file in flight, one copied in by hand) keeps its
     directory (and its parents); returns whether ``location`` is gone."""
-    for f in files:
-        fs.delete_file(f)
-        head, _, name = f.rpartition("/")
-        fs.delete_file(f"{head}/.{name}.crc")
-    return fs.prune_empty_dirs(location)
+    return fs.delete_files_and_prune(location, files)
 
 
 class _PartitionExists(Exception):

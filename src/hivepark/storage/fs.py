@@ -8,12 +8,15 @@ import time
 import unicodedata
 import urllib.parse
 import uuid
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import pyarrow.fs as pafs
 
 from hivepark.errors import FileSystemError
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -119,6 +122,17 @@ def normalize(path: str) -> str:
 def exists(path: str) -> bool:
     fs, p = _split(path)
     return fs.get_file_info(p).type != pafs.FileType.NotFound
+
+
+def all_exist(paths: Sequence[str]) -> bool:
+    """Whether every one of ``paths`` exists, asked of the file system in one call per file
+    system (pyarrow's list form of ``get_file_info``)."""
+    by_fs: dict[int, tuple[pafs.FileSystem, list[str]]] = {}
+    for path in paths:
+        pfs, p = _split(path)
+        by_fs.setdefault(id(pfs) if _is_remote(path) else 0, (pfs, []))[1].append(p)
+    return all(info.type != pafs.FileType.NotFound
+               for pfs, ps in by_fs.values() for info in pfs.get_file_info(ps))
 
 
 def is_file(path: str) -> bool:
@@ -280,6 +294,72 @@ def prune_empty_dirs(path: str) -> bool:
         return True
 
     return prune(p)
+
+
+#: file-system calls at once in :func:`each_at_once` (a thread each; the GIL is released while they wait)
+PARALLEL_CALLS = 8
+
+
+def each_at_once(fn: Callable[[T], object], items: Sequence[T]) -> None:
+    """``fn`` of every item, :data:`PARALLEL_CALLS` at a time: for file-system work on many
+    directories (a DROP of thousands of partitions), whose calls mostly wait on the disk or
+    the network, not on Python. Every item is tried; the first failure (in ``items``' order) is
+    raised once all are done."""
+    if len(items) < 2:
+        for item in items:
+            fn(item)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(min(PARALLEL_CALLS, len(items)), thread_name_prefix="hivepark-fs") as pool:
+        futures = [pool.submit(fn, item) for item in items]
+    for f in futures:
+        f.result()
+
+
+def delete_files_and_prune(directory: str, paths: Sequence[str]) -> bool:
+    """Deletes ``paths`` and each one's checksum ``.<name>.crc``, then ``directory`` as
+    :func:`prune_empty_dirs` does; returns whether ``directory`` is gone. The files directly in
+    ``directory`` are found in one listing of it, so a name that is not there (most files have
+    no checksum) costs no call, and a local directory left with nothing but markers is removed
+    with ``rmdir`` (which fails, keeping it, if another statement's file just arrived) rather
+    than a second listing: a DROP of 20,000 partitions makes a few calls a partition."""
+    pfs, p = _split(directory)
+    try:
+        infos = pfs.get_file_info(pafs.FileSelector(p))
+    except (FileNotFoundError, NotADirectoryError):
+        infos = None
+    present = {i.base_name: i for i in infos or ()}
+    inside = directory.rstrip("/")
+    for f in paths:
+        head, _, name = f.rpartition("/")
+        if infos is not None and (head == inside or normalize(head) == normalize(directory)):
+            for n in (name, f".{name}.crc"):
+                if present.pop(n, None) is not None:
+                    delete_file(f"{head}/{n}")
+        else:  # in a subdirectory (list bucketing) or elsewhere: asked for by name
+            delete_file(f)
+            delete_file(f"{head}/.{name}.crc")
+    if infos is None:
+        return True
+    if any(i.type == pafs.FileType.Directory for i in present.values()):
+        return prune_empty_dirs(directory)
+    if any(not _is_marker(n) for n in present):
+        return False
+    for n in present:
+        delete_file(f"{inside}/{n}")
+    if _is_remote(directory):
+        pfs.delete_dir(p)
+        return True
+    try:
+        os.rmdir(p)
+    except FileNotFoundError:
+        pass
+    except OSError as e:
+        if e.errno in (errno.ENOTEMPTY, errno.EEXIST):  # something arrived since the listing: it stays
+            return False
+        raise
+    return True
 
 
 def write_text(path: str, text: str) -> None:
