@@ -275,6 +275,20 @@ def test_per_task_limit_of_one_never_fails(env, spark, t):
         assert len(tasks) == len(set(tasks)) == (20 if ds == "p" else 7), tasks
 
 
+def test_a_per_task_limit_below_one_fails_saying_so(env, spark, t):
+    """pernode=0 lets no task write a partition: Hive's 20004 before anything is written, naming
+    the setting (it blamed partitions sharing a Spark hash)."""
+    env.sql("SET hive.exec.max.dynamic.partitions.pernode=0")
+    try:
+        with pytest.raises(LimitExceeded, match=r"Maximum was set to: 0 \(no task may write a partition at all; set "
+                                                r"hive.exec.max.dynamic.partitions.pernode to at least 1") as e:
+            env.sql("INSERT OVERWRITE TABLE t PARTITION (ds='p', hr) SELECT key, value, key FROM src WHERE key < 3")
+    finally:
+        env.sql("SET hive.exec.max.dynamic.partitions.pernode=100")
+    assert "Spark hash" not in str(e.value)
+    assert parts(env) == [] and data_dirs(t) == []
+
+
 def test_values_are_cast_to_the_column_type_then_escaped(env, spark, t):
     env.sql("INSERT OVERWRITE TABLE t PARTITION (ds='q', hr) SELECT 1, 'v', '07'")
     assert parts(env) == ["ds=q/hr=7"]

@@ -731,6 +731,13 @@ def _task_count(ctx: Context, hashes: list[int], pernode: int, parts: list | Non
     is given its task (:func:`_assigned_tasks`), so the limit never fails a statement."""
     if not hashes:
         return Tasks(0)
+    if pernode < 1:  # no task may write a partition: every write with rows fails, as in Hive
+        raise LimitExceeded(
+            "Fatal error occurred when node tried to create too many dynamic partitions. The "
+            "maximum number of dynamic partitions is controlled by "
+            "hive.exec.max.dynamic.partitions and hive.exec.max.dynamic.partitions.pernode. "
+            f"Maximum was set to: {pernode} (no task may write a partition at all; set "
+            "hive.exec.max.dynamic.partitions.pernode to at least 1, 100 by default)", code=20004)
     if start is None:
         start = int(ctx.spark.conf.get("spark.sql.shuffle.partitions") or "1")
     owners: list = parts if parts is not None else list(range(len(hashes)))
