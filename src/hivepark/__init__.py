@@ -256,11 +256,13 @@ def _recover(root: str, url: str, catalog: Catalog) -> None:
 
             recover_stages(root, catalog)
 
-    for step in (lambda: recover(root, catalog), iceberg, jdbc):
+    files = "make that path writable, or free space"
+    for step, fix in ((lambda: recover(root, catalog), files), (iceberg, files),
+                      (jdbc, "make sure that database is running and reachable with the table's properties")):
         try:
             step()
         except OSError as e:
             warnings.warn(mask_credentials(
                 f"hivepark could not finish cleaning up after an earlier statement: {e}. The warehouse "
-                "is open; the next connect() tries again (make that path writable, or free space)."),
+                f"is open; the next connect() tries again ({fix})."),
                 RecoveryWarning, stacklevel=3)

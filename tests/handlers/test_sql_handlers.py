@@ -16,6 +16,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from hivepark import RecoveryWarning
 from hivepark.errors import SemanticError, UnsupportedError
 from hivepark.storage.handlers import UnknownStorageHandler, get_handler
 from mariadb_server import MariaDBUnavailable, mariadb_server
@@ -432,7 +433,8 @@ def test_a_killed_insert_leaves_its_staging_table_to_the_next_connect(spark, tmp
 
     import hivepark
 
-    path = tmp_path / "k.db"
+    (tmp_path / "db").mkdir()
+    path = tmp_path / "db" / "k.db"
     with sqlite3.connect(path) as conn:
         conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, s TEXT)")
         conn.execute("INSERT INTO t VALUES (1, 'orig')")
@@ -454,6 +456,14 @@ def test_a_killed_insert_leaves_its_staging_table_to_the_next_connect(spark, tmp
     assert len(tables()) == 2 and tables()[0].startswith("hp_stage_")  # filled, never moved
     journals = list((tmp_path / "warehouse" / ".hivepark" / "jdbc").glob("*.json"))
     assert len(journals) == 1 and "never-in-a-journal" not in journals[0].read_text()
+    os.rename(tmp_path / "db", tmp_path / "away")  # the database cannot be opened: a warning, and the journal stays
+    with pytest.warns(RecoveryWarning, match=r"could not drop the staging table \S*hp_stage_\w+\S* in jdbc:sqlite:"
+                                             r".*the next connect\(\) tries again \(make sure that database is "
+                                             r"running and reachable with the table's properties\)") as warned:
+        hivepark.connect(root, spark=spark).close()
+    assert not any("never-in-a-journal" in str(w.message) for w in warned)
+    assert len(list((tmp_path / "warehouse" / ".hivepark" / "jdbc").glob("*.json"))) == 1
+    os.rename(tmp_path / "away", tmp_path / "db")
     wh = hivepark.connect(root, spark=spark)  # recovery drops it (with the metastore's properties)
     assert tables() == ["t"]
     assert not list((tmp_path / "warehouse" / ".hivepark" / "jdbc").glob("*.json"))
