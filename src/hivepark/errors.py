@@ -36,6 +36,18 @@ def _masked(m: re.Match[str]) -> str:
     return m.group("pre") + MASK + m.group(0)[m.end("secret") - m.start():]
 
 
+def first_line(err: object) -> str:
+    """The first line of an error's text (a driver's message may go on with the statement or a
+    stack), or its class's name when it has no text.
+
+    Example:
+        >>> first_line(ValueError("value too long\\nDETAIL: ...")), first_line(KeyError())
+        ('value too long', 'KeyError')
+    """
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__
+
+
 def mask_credentials(text: str) -> str:
     """``text`` with every credential it shows masked: the password of a URL
     (``scheme://user:password@host`` -> ``scheme://user:***@host``) and the value of a

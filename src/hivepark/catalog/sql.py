@@ -78,6 +78,7 @@ from hivepark.errors import (
     SemanticError,
     UnmatchedFilter,
     UserInputError,
+    first_line,
 )
 from hivepark.expr import EqualTo, Expr, In, IsNull, Or, and_all, conjuncts, evaluate
 from hivepark.layout import make_part_name
@@ -530,7 +531,7 @@ class SqlCatalog(Catalog):
             if _retryable(e):  # the database undid the transaction: nothing was changed
                 raise CommitConflict(
                     "Commit conflict: another statement changed the same metastore rows at the same "
-                    f"moment ({_first_line(e.orig)}), and the database undid this statement's "
+                    f"moment ({first_line(e.orig)}), and the database undid this statement's "
                     "transaction. Nothing was changed; run the statement again.") from e
             raise MetastoreError(f"Metastore error: {e.orig}") from e
 
@@ -1171,10 +1172,6 @@ _RETRYABLE_STATES = ("40001", "40P01")
 def _retryable(e: DBAPIError) -> bool:
     state = getattr(e.orig, "sqlstate", None) or getattr(e.orig, "pgcode", None)
     return state in _RETRYABLE_STATES
-
-
-def _first_line(err: object) -> str:
-    return str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
 
 
 def _bulk_insert(conn: Connection, entity: type[schema.Base], rows: list[dict[str, Any]]) -> None:

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 import pyarrow.fs as pafs
 
-from hivepark.errors import FileSystemError
+from hivepark.errors import FileSystemError, first_line
 
 T = TypeVar("T")
 
@@ -88,8 +88,7 @@ def _remote(uri: str) -> tuple[pafs.FileSystem, str]:
 
 
 def _cannot_open(uri: str, scheme: str, e: BaseException) -> str:
-    lines = str(e).strip().splitlines() or [type(e).__name__]
-    reason = lines[0][:300]  # Hadoop's loader lists every libjvm path it tried: the first line says it
+    reason = first_line(e)[:300]  # Hadoop's loader lists every libjvm path it tried: the first line says it
     if scheme in ("s3", "s3a", "s3n"):
         fix = ("give the driver S3 credentials and endpoint (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, "
                "AWS_REGION, AWS_ENDPOINT_URL for a store other than AWS), and Spark the s3a connector "

@@ -41,6 +41,7 @@ from hivepark.errors import (
     SemanticError,
     UnsupportedError,
     UserInputError,
+    first_line,
     mask_credentials,
 )
 from hivepark.expr.nodes import (
@@ -410,7 +411,7 @@ class JdbcStorageHandler(StorageHandler):
                 cached = self._read_columns(table)
             except (sa.exc.OperationalError, sa.exc.InterfaceError) as e:  # the first contact of a statement
                 db = self.database_type(table.properties)
-                reason = mask_credentials((str(e.orig or e).strip().splitlines() or [type(e).__name__])[0])
+                reason = mask_credentials(first_line(e.orig or e))
                 raise ExecutionError(
                     f"The {db} source of {table.qualified_name} cannot be reached ({type(e.orig or e).__name__}: "
                     f"{reason}). Check {URL} and the credentials ({USER}, {PASSWORD}), and that the database "
@@ -877,7 +878,7 @@ def _source_failure(e: BaseException, db: str, table: str, name: str, committing
         return None
     orig = getattr(e, "orig", None) or e  # SQLAlchemy's wrapper of the driver's error
     kind = type(orig).__name__
-    reason = (str(orig).strip().splitlines() or [kind])[0]
+    reason = first_line(orig)
     code = orig.args[0] if getattr(orig, "args", None) else None
     if {c.__name__ for c in type(orig).__mro__} & {"IntegrityError", "DataError"}:
         outcome = "refused"
@@ -991,7 +992,7 @@ def recover_stages(warehouse: str, catalog: Any) -> int:
         try:
             run_sql(source, f"DROP TABLE IF EXISTS {j['stage']}")
         except Exception as e:  # noqa: BLE001 - reported, and tried again by the next connect()
-            reason = mask_credentials((str(e).strip().splitlines() or [type(e).__name__])[0])
+            reason = mask_credentials(first_line(e))
             failed.append(f"the staging table {j.get('stage')} in {mask_credentials(_get(source, URL) or '')} (of "
                           f"an INSERT into {db_name}.{table_name}; {reason})"
                           + ("" if known else ": drop it by hand, hivepark no longer knows that source"))
