@@ -322,7 +322,8 @@ def delete_files_and_prune(directory: str, paths: Sequence[str]) -> bool:
     ``directory`` are found in one listing of it, so a name that is not there (most files have
     no checksum) costs no call, and a local directory left with nothing but markers is removed
     with ``rmdir`` (which fails, keeping it, if another statement's file just arrived) rather
-    than a second listing: a DROP of 20,000 partitions makes a few calls a partition."""
+    than a second listing: a DROP of 20,000 partitions makes a few calls a partition. An object
+    store, which has no such rmdir, is listed again just before (:func:`prune_empty_dirs`)."""
     pfs, p = _split(directory)
     try:
         infos = pfs.get_file_info(pafs.FileSelector(p))
@@ -345,11 +346,10 @@ def delete_files_and_prune(directory: str, paths: Sequence[str]) -> bool:
         return prune_empty_dirs(directory)
     if any(not _is_marker(n) for n in present):
         return False
+    if _is_remote(directory):  # no rmdir that fails on a file just arrived: a listing right before
+        return prune_empty_dirs(directory)
     for n in present:
         delete_file(f"{inside}/{n}")
-    if _is_remote(directory):
-        pfs.delete_dir(p)
-        return True
     try:
         os.rmdir(p)
     except FileNotFoundError:
