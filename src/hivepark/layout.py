@@ -190,8 +190,20 @@ def check_partition_name_pattern(pattern: str | None, values: Sequence[str | Non
         ...
         hivepark.errors.InvalidPartitionSpec: Partition value 'val_9' contains a character not matched by ...
     """
+    problem = partition_name_problem(pattern, values)
+    if problem is not None:
+        raise InvalidPartitionSpec(f"{problem} Nothing was written: change the value, or the pattern.")
+
+
+def partition_name_problem(pattern: str | None, values: Sequence[str | None]) -> str | None:
+    """Hive's text for the first of ``values`` that :func:`check_partition_name_pattern` refuses
+    (MSCK REPAIR reports it for the directory), None when every value matches.
+
+    Raises:
+        UserInputError: The pattern is not a regular expression.
+    """
     if not pattern:
-        return
+        return None
     try:
         compiled = re.compile(pattern)
     except re.error as e:
@@ -201,9 +213,9 @@ def check_partition_name_pattern(pattern: str | None, values: Sequence[str | Non
     for v in values:
         text = DEFAULT_PARTITION_NAME if v is None or v == "" else v
         if compiled.fullmatch(text) is None:
-            raise InvalidPartitionSpec(
-                f"Partition value '{text}' contains a character not matched by whitelist pattern '{pattern}'.  "
-                f"(configure with {PARTITION_NAME_PATTERN}) Nothing was written: change the value, or the pattern.")
+            return (f"Partition value '{text}' contains a character not matched by whitelist pattern '{pattern}'.  "
+                    f"(configure with {PARTITION_NAME_PATTERN})")
+    return None
 
 
 def check_part_value(col: str, value: str | None, default: str = DEFAULT_PARTITION_NAME) -> None:

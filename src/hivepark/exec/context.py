@@ -84,11 +84,15 @@ class Context:
         """A new partition's values against Hive's ``hive.metastore.partition.name.whitelist.pattern``
         (or its metastore-side name ``metastore.partition.name.whitelist.pattern``), as Hive's metastore
         checks a partition it adds; with ``table``, a partition the table already has is not checked."""
-        conf = self.conf
-        pattern = conf.get(layout.PARTITION_NAME_PATTERN) or conf.get("metastore.partition.name.whitelist.pattern")
+        pattern = self.partition_name_pattern()
         if not pattern or (table is not None and self.catalog.get_partition(table, tuple(values)) is not None):
             return
         layout.check_partition_name_pattern(pattern, values)
+
+    def partition_name_pattern(self) -> str | None:
+        """The whitelist of :meth:`check_partition_names` (None or empty: any value)."""
+        conf = self.conf
+        return conf.get(layout.PARTITION_NAME_PATTERN) or conf.get("metastore.partition.name.whitelist.pattern")
 
     def retention(self) -> float:
         """``hivepark.files.retention.seconds``: how long replaced files stay for readers."""

@@ -1261,6 +1261,7 @@ def msck_repair(ctx: Context, stmt: s.MsckRepair) -> DataFrame:
     added: list[str] = []
     root = fs.normalize(table.location)
     leaves, misplaced = _partition_dirs(root, len(keys))
+    name_pattern = ctx.partition_name_pattern()
     problems: list[tuple[str, str]] = [
         (rel, f"it holds files ({name}) where the directories of partition column {keys[depth]} go (the table "
               f"is partitioned by {', '.join(keys)}): they are never read. Move them into a partition directory "
@@ -1297,11 +1298,8 @@ def msck_repair(ctx: Context, stmt: s.MsckRepair) -> DataFrame:
             values = old.values  # a registered partition's directory: its files are refreshed
         else:
             values, problem = _directory_values(keys, types, [v for _, v in parsed])
-            if problem is None:
-                try:  # Hive's metastore refuses such a partition (Msck: "invalid characters")
-                    ctx.check_partition_names(values)
-                except InvalidPartitionSpec as e:
-                    problem = str(e).split(" Nothing was written")[0]
+            if problem is None:  # Hive's metastore refuses such a partition (Msck: "invalid characters")
+                problem = layout.partition_name_problem(name_pattern, values)
             if problem is None and values in known:
                 problem = (f"it holds the same value as partition {layout.make_part_name(keys, values)}, "
                            f"whose directory is {known[values].location}")
