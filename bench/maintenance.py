@@ -17,7 +17,8 @@ and the view up to date, as every statement does). Then, each a median of ``--re
   ``DESCRIBE FORMATTED t PARTITION (...)`` of a table of ``--show-partitions``;
 * ``ANALYZE TABLE t PARTITION (...) COMPUTE STATISTICS``, ``ALTER TABLE t PARTITION (...) RENAME
   TO PARTITION (...)``, ``TRUNCATE TABLE t PARTITION (...)``, ``ALTER TABLE t ADD PARTITION`` of
-  one empty partition: statements on one partition of the large table;
+  one empty partition, ``INSERT INTO`` a new partition and ``INSERT OVERWRITE`` of one: statements
+  on one partition of the large table (each brings the table's Spark view up to date);
 * ``ALTER TABLE t ADD PARTITION`` of 1,000 specs in one statement, and their DROP by name;
 * ``ALTER TABLE t RENAME TO u`` (and back) with every partition;
 * ``INSERT OVERWRITE TABLE d PARTITION (ds) SELECT ...`` writing ``--dynamic`` partitions, against
@@ -194,6 +195,11 @@ def main() -> None:
             for i in range(args.repeat)], f"1 of {n:,}, 1 file")
         report("TRUNCATE TABLE t PARTITION (ds='...')", [timed(lambda i=i: wh.sql(
             f"TRUNCATE TABLE t PARTITION (ds='{day(20 + i)}')")) for i in range(args.repeat)], f"1 of {n:,}, 1 file")
+        report("INSERT INTO t PARTITION (ds='...') (a new one)", [timed(lambda i=i: wh.sql(
+            f"INSERT INTO t PARTITION (ds='n{i}') VALUES ('x')")) for i in range(args.repeat)], f"to {n:,} partitions")
+        report("INSERT OVERWRITE TABLE t PARTITION (ds='...')", [timed(lambda i=i: wh.sql(
+            f"INSERT OVERWRITE TABLE t PARTITION (ds='{day(40 + i)}') VALUES ('y')")) for i in range(args.repeat)],
+            f"1 of {n:,}, 1 file")
     if want("add"):
         adds, drops = [], []
         for r in range(args.repeat):

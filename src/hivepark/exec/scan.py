@@ -222,7 +222,7 @@ class TableFrames:
         """The scan's rows from the whole-table DataFrame, or None (load the files)."""
         table = scan.table
         keys = table.partition_keys
-        if any(k.type.lower().split("(")[0].strip() not in _WARM_KEY_TYPES for k in keys):
+        if not values_bind(keys):
             return None
         chosen = scan.partitions or ()
         frame = self._frames.get(table.qualified_name)
@@ -255,13 +255,7 @@ class TableFrames:
         want = {p.values for p in chosen}
         if want == frame.values:
             return Relation(frame.df, frame.view)
-        if len(keys) == 1:
-            cond = _partition_predicate(keys[0], {v[0] for v in want},
-                                        _key_values(frame.values, 0))
-        else:
-            cond = _product_predicate(keys, want, frame.values)
-            if cond is None:
-                cond = _tuples_predicate(keys, want, frame.values)
+        cond = partitions_where(keys, want, frame.values)
         return Relation(frame.df, frame.view, cond) if cond is not None else None
 
     def whole(self, spark: SparkSession, table: Table, paths: list[str]) -> Relation:
@@ -456,6 +450,23 @@ FRAME_MAX_PARTITIONS = 10_000
 
 _WARM_KEY_TYPES = {"tinyint", "smallint", "int", "integer", "bigint", "string", "varchar",
                    "date"}
+
+
+def values_bind(keys: Sequence[Column]) -> bool:
+    """Whether partitions of these keys can be chosen by :func:`partitions_where`."""
+    return all(k.type.lower().split("(")[0].strip() in _WARM_KEY_TYPES for k in keys)
+
+
+def partitions_where(keys: Sequence[Column], want: set[tuple[str | None, ...]],
+                     every: frozenset[tuple[str | None, ...]]) -> str | None:
+    """Spark SQL on the partition columns keeping exactly the ``want`` partitions (their
+    values as the metastore holds them) of rows whose partitions are ``every``, in its
+    shortest form (ranges, IN, NOT IN, a condition per key, or per partition); None if a
+    value does not bind. Only for keys of which :func:`values_bind` is true."""
+    if len(keys) == 1:
+        return _partition_predicate(keys[0], {v[0] for v in want}, _key_values(every, 0))
+    cond = _product_predicate(keys, want, every)
+    return cond if cond is not None else _tuples_predicate(keys, want, every)
 
 
 def _partition_predicate(key: Column, want: set[str | None],
