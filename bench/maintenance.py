@@ -18,7 +18,9 @@ and the view up to date, as every statement does). Then, each a median of ``--re
 * ``ANALYZE TABLE t PARTITION (...) COMPUTE STATISTICS``, ``ALTER TABLE t PARTITION (...) RENAME
   TO PARTITION (...)``, ``TRUNCATE TABLE t PARTITION (...)``, ``ALTER TABLE t ADD PARTITION`` of
   one empty partition, ``INSERT INTO`` a new partition and ``INSERT OVERWRITE`` of one: statements
-  on one partition of the large table (each brings the table's Spark view up to date);
+  on one partition of the large table (each brings the table's Spark view up to date), and a
+  whole-table ``SELECT count(*)`` after an INSERT of one partition against plain Spark's count of a
+  new ``spark.read.parquet`` of the table's directory (what a Spark job does to see new files);
 * ``ALTER TABLE t ADD PARTITION`` of 1,000 specs in one statement, and their DROP by name;
 * ``ALTER TABLE t RENAME TO u`` (and back) with every partition;
 * ``INSERT OVERWRITE TABLE d PARTITION (ds) SELECT ...`` writing ``--dynamic`` partitions, against
@@ -200,6 +202,16 @@ def main() -> None:
         report("INSERT OVERWRITE TABLE t PARTITION (ds='...')", [timed(lambda i=i: wh.sql(
             f"INSERT OVERWRITE TABLE t PARTITION (ds='{day(40 + i)}') VALUES ('y')")) for i in range(args.repeat)],
             f"1 of {n:,}, 1 file")
+        after, fresh = [], []
+        wh.sql("SELECT count(*) FROM t").collect()  # hivepark's whole-table DataFrame of t, as a job had it
+        for i in range(args.repeat):
+            wh.sql(f"INSERT INTO t PARTITION (ds='{day(60 + i)}') VALUES ('z')")
+            after.append(timed(lambda: wh.sql("SELECT count(*) FROM t").collect()))
+            fresh.append(timed(lambda: spark.read.parquet(f"{loc}/t").count()))
+        report("SELECT count(*) FROM t, after an INSERT of one", after, f"{n:,} partitions, hivepark")
+        report("spark.read.parquet(t).count(), a new DataFrame", fresh, f"{n:,} partitions, plain Spark")
+        ratios.append("time ratio whole-table query after a commit hivepark/spark: "
+                      f"{statistics.median(after) / statistics.median(fresh):.2f}")
     if want("add"):
         adds, drops = [], []
         for r in range(args.repeat):

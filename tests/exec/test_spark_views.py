@@ -390,7 +390,8 @@ def test_a_statement_writing_a_few_partitions_patches_the_tables_spark_view(wh, 
     import glob
     import os
 
-    from hivepark.exec.spark_views import PATCHES, SparkViewWarning
+    from hivepark.exec.scan import PATCHES
+    from hivepark.exec.spark_views import SparkViewWarning
 
     wh.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
     wh.sql("CREATE TABLE ev (id INT, v STRING) PARTITIONED BY (ds STRING, hr INT) STORED AS PARQUET")

@@ -154,6 +154,7 @@ class _Frame:
     version: tuple[int, str]  # the table's (version, uid) it was built at
     parts: tuple[Partition, ...]  # every partition it was built from
     definition: tuple[Any, ...]  # how it reads the files: _definition(table)
+    patches: int = 0  # patches of an earlier frame it carries (exec/scan.patched)
     rows: Sequence[Mapping[str, Any]] | None = None  # their typed key values, when computed
     #: by a key term of ``rows``: each non-NULL value -> the places in ``parts`` holding it
     indexes: dict[str, dict[Any, list[int]]] = field(default_factory=dict)
@@ -240,7 +241,7 @@ class TableFrames:
                 return None  # this version of the table already failed to build
             try:
                 built = self._build(spark, table,
-                                    chosen if len(chosen) == scan.total_partitions else None)
+                                    chosen if len(chosen) == scan.total_partitions else None, frame)
             except Exception:  # noqa: BLE001 - a file of the table missing or unreadable: maybe not one
                 # this scan reads, so it loads its own partitions' files (and fails there if one of
                 # them is the file); the frame is not tried again at this version
@@ -288,22 +289,40 @@ class TableFrames:
         kept.move_to_end(key)
         return Relation(hit[0], hit[1])
 
-    def _build(self, spark: SparkSession, table: Table,
-               every: Sequence[Partition] | None) -> _Frame | None:
-        """The whole-table frame over ``every`` partition (listed here when not given)."""
+    def _build(self, spark: SparkSession, table: Table, every: Sequence[Partition] | None,
+               previous: _Frame | None = None) -> _Frame | None:
+        """The whole-table frame over ``every`` partition (listed here when not given): the
+        ``previous`` frame of the table patched where it can be (:func:`patched`: the same
+        table read the same way, at most PATCHES times in a row, every file of the partitions
+        it keeps still there, as Spark would check them), else a new one."""
         parts = list(every) if every is not None else self.catalog.list_partitions(table)
         if not parts or any(p.files is None or any("/" in f for f in p.files) or
                             partition_layout(p.parameters) is not None for p in parts) \
                 or not _all_in_hive_layout(table, parts):
             return None
         files = {p.location: frozenset(current_files(p.location, p.files)) for p in parts}
-        paths = [path for p in parts for path in sorted(files[p.location])]
-        if not paths:  # every partition empty (TRUNCATE): Spark's text reader cannot read no file
-            return None
-        df = load(spark, table, [fs.to_spark_path(p) for p in paths],
-                  base_path=fs.to_spark_path(table.location))
+        base = fs.to_spark_path(table.location)
+
+        def read(values: Iterable[tuple[str | None, ...]]) -> DataFrame | None:
+            chosen = set(values)
+            paths = [fs.to_spark_path(path) for p in parts if p.values in chosen for path in sorted(files[p.location])]
+            return load(spark, table, paths, base_path=base) if paths else None
+
+        definition = _definition(table)
+        df, patches = None, 0
+        if previous is not None and previous.definition == definition and previous.version[1] == table.uid \
+                and previous.patches < PATCHES:
+            old = {p.values: previous.files[p.location] for p in previous.parts}
+            now = {p.values: files[p.location] for p in parts}
+            kept = [path for p in parts if old.get(p.values) == now[p.values] for path in now[p.values]]
+            df = patched(previous.df, table.partition_keys, old, now, read) if fs.all_exist(kept) else None
+            patches = previous.patches + 1
+        if df is None:
+            df, patches = read(p.values for p in parts), 0
+            if df is None:  # every partition empty (TRUNCATE): Spark's text reader cannot read no file
+                return None
         return _Frame(df, _register(df), files, frozenset(p.values for p in parts),
-                      (table.version, table.uid), tuple(parts), _definition(table))
+                      (table.version, table.uid), tuple(parts), definition, patches)
 
     def partitions(self, table: Table) -> tuple[Partition, ...] | None:
         """Every partition of ``table`` as its frame was built from, when the table is still
@@ -450,6 +469,34 @@ FRAME_MAX_PARTITIONS = 10_000
 
 _WARM_KEY_TYPES = {"tinyint", "smallint", "int", "integer", "bigint", "string", "varchar",
                    "date"}
+
+
+#: A DataFrame over a table's files (a whole-table frame, a table's Spark view) is patched
+#: (:func:`patched`) at most this many times in a row, then built again from all its files
+#: (each patch adds a filter and a branch to its plan).
+PATCHES = 8
+
+
+def patched(df: DataFrame, keys: Sequence[Column], before: Mapping[tuple[str | None, ...], object],
+            after: Mapping[tuple[str | None, ...], object],
+            read: Callable[[set[tuple[str | None, ...]]], DataFrame | None]) -> DataFrame | None:
+    """``df``, the rows of the partitions ``before`` (key values -> what is read of each, its
+    files), as the rows of ``after``: the partitions whose files changed or that are gone are
+    filtered out, and those new or changed read by ``read`` (given their key values; None: no
+    file) and added, so Spark lists the files of what changed, not of the table (a status call
+    per file: seconds at 20,000 partitions). None (build it anew) when a quarter of the
+    partitions or more changed, or a value does not bind."""
+    gone = {values for values, what in before.items() if after.get(values) != what}
+    fresh = {values for values, what in after.items() if before.get(values) != what}
+    if 4 * len(gone | fresh) > max(len(before), len(after)) or not values_bind(keys):
+        return None
+    if gone:
+        cond = partitions_where(keys, set(before) - gone, frozenset(before))
+        if cond is None:
+            return None
+        df = df.where(F.expr(cond))
+    new = read(fresh) if fresh else None
+    return df.unionByName(new) if new is not None else df
 
 
 def values_bind(keys: Sequence[Column]) -> bool:

@@ -175,11 +175,6 @@ def _refresh(ctx: Context, made: dict[str, tuple[int, object]], name: str,
     return False
 
 
-#: A table's Spark view is patched (:func:`_patched`) at most this many times in a row, then
-#: built again from all its files (each patch adds a branch to the view's plan).
-PATCHES = 8
-
-
 @dataclasses.dataclass(frozen=True, eq=False)
 class _Built:
     """What a table's Spark view was built from: the warehouse that built it, what it reads
@@ -205,43 +200,29 @@ def _own_table_view(ctx: Context, known: tuple[int, object] | None, name: str) -
 
 def _patched(ctx: Context, name: str, table: Table, scan: TableScan,
              inputs: Any) -> tuple[DataFrame, int] | None:
-    """The table's new Spark view as its previous one with the partitions whose files
-    changed (or that are gone) filtered out, and those whose files are new read from their
-    files alone, or None (build it from all its files): a statement writing one partition of
-    a table of 20,000 costs Spark a status call per file of that partition, not of all
-    20,000 (seconds). Only where the table's reading of files is unchanged (no schema or
-    format change, the same table), at most :data:`PATCHES` times in a row, while the
-    partitions changed are fewer than a quarter of the table's, and every recorded file of
-    the partitions kept is still there (the whole build would warn of a missing one)."""
-    from pyspark.sql import functions as F
-
-    from hivepark.exec.scan import partitions_where, scan_dataframe, values_bind
+    """The table's new Spark view as its previous one patched (exec/scan.patched: the
+    partitions whose files changed taken out, those read from their own files), or None
+    (build it from all its files): only where the table is read the same way (no schema or
+    format change, the same table), at most PATCHES times in a row, and while every recorded
+    file of the partitions it keeps is still there (a whole build would warn of a missing one)."""
+    from hivepark.exec.scan import PATCHES, patched, scan_dataframe
 
     built = _built_from(ctx.spark)[name]
     before = built.inputs
-    if built.df is None or built.patches >= PATCHES or not isinstance(before, tuple) \
-            or before[:3] != inputs[:3] or not values_bind(table.partition_keys):
+    if built.df is None or built.patches >= PATCHES or not isinstance(before, tuple) or before[:3] != inputs[:3]:
         return None
     old = {entry[0]: entry[1:] for entry in before[3]}
     new = {entry[0]: entry[1:] for entry in inputs[3]}
-    gone = {values for values, read in old.items() if new.get(values) != read}
-    fresh = {values for values, read in new.items() if old.get(values) != read}
-    if 4 * (len(gone) + len(fresh)) > max(len(old), len(new)):
-        return None
-    kept = [p for p in scan.partitions or () if p.values in new and p.values not in fresh]
+    kept = [p for p in scan.partitions or () if p.values in new and old.get(p.values) == new[p.values]]
     if not fs.all_exist([f"{p.location.rstrip('/')}/{f}" for p in kept for f in p.files or ()]):
         return None
-    df = built.df
-    if gone:
-        cond = partitions_where(table.partition_keys, set(old) - gone, frozenset(old))
-        if cond is None:
-            return None
-        df = df.where(F.expr(cond))
-    if fresh:
-        parts = tuple(p for p in scan.partitions or () if p.values in fresh)
-        df = df.unionByName(scan_dataframe(ctx.spark, dataclasses.replace(scan, partitions=parts),
-                                           settings=ctx.conf))
-    return df, built.patches + 1
+
+    def read(values: set[tuple[str | None, ...]]) -> DataFrame:
+        parts = tuple(p for p in scan.partitions or () if p.values in values)
+        return scan_dataframe(ctx.spark, dataclasses.replace(scan, partitions=parts), settings=ctx.conf)
+
+    df = patched(built.df, table.partition_keys, old, new, read)
+    return (df, built.patches + 1) if df is not None else None
 
 
 #: per SparkSession: a table's Spark view name -> what it was built from
