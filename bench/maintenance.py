@@ -3,6 +3,7 @@
     .venv/bin/python bench/maintenance.py                     # 10,000 partitions (a few minutes)
     .venv/bin/python bench/maintenance.py --large             # 20,000 (drop, MSCK) and 40,000 (SHOW)
     .venv/bin/python bench/maintenance.py --metastore postgresql+psycopg://u:p@127.0.0.1:5432/db
+    .venv/bin/python bench/maintenance.py --only one --no-views     # as the CLI runs: no Spark views
     PYTHONPATH=/other/checkout/src .venv/bin/python bench/maintenance.py   # that checkout's code
 
 A managed Parquet table ``t (v string) PARTITIONED BY (ds string)`` gets ``--partitions``
@@ -19,8 +20,8 @@ and the view up to date, as every statement does). Then, each a median of ``--re
   TO PARTITION (...)``, ``TRUNCATE TABLE t PARTITION (...)``, ``ALTER TABLE t ADD PARTITION`` of
   one empty partition, ``INSERT INTO`` a new partition and ``INSERT OVERWRITE`` of one: statements
   on one partition of the large table (each brings the table's Spark view up to date), and a
-  whole-table ``SELECT count(*)`` after an INSERT of one partition against plain Spark's count of a
-  new ``spark.read.parquet`` of the table's directory (what a Spark job does to see new files);
+  whole-table ``SELECT count(*)`` of a table of as many partitions after an INSERT of one, against
+  plain Spark's count of a new ``spark.read.parquet`` of its directory (how a Spark job sees new files);
 * ``ALTER TABLE t ADD PARTITION`` of 1,000 specs in one statement, and their DROP by name;
 * ``ALTER TABLE t RENAME TO u`` (and back) with every partition;
 * ``INSERT OVERWRITE TABLE d PARTITION (ds) SELECT ...`` writing ``--dynamic`` partitions, against
@@ -74,6 +75,8 @@ def main() -> None:
     ap.add_argument("--dynamic", type=int, default=3_000, help="partitions of the dynamic INSERT")
     ap.add_argument("--tables", type=int, default=200, help="tables of the connect() warehouse")
     ap.add_argument("--metastore", default=None, help="a SQLAlchemy URL (default a SQLite file)")
+    ap.add_argument("--no-views", action="store_true",
+                    help="hivepark.spark.views=false (as the CLI runs): no Spark view of each table is kept")
     ap.add_argument("--only", default=None,
                     help="comma-separated sections: msck (with the DROPs), one, show, add, rename, insert, connect")
     args = ap.parse_args()
@@ -93,6 +96,8 @@ def main() -> None:
             "hive.exec.max.dynamic.partitions": "100000",
             "hive.exec.max.dynamic.partitions.pernode": "100000",
             "spark.master": "local[1]", "spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2"}
+    if args.no_views:
+        conf["hivepark.spark.views"] = "false"
     metastore = args.metastore
     wh = hivepark.connect(f"{base}/warehouse", metastore=metastore, conf=conf)
     spark = wh.spark
@@ -202,15 +207,28 @@ def main() -> None:
         report("INSERT OVERWRITE TABLE t PARTITION (ds='...')", [timed(lambda i=i: wh.sql(
             f"INSERT OVERWRITE TABLE t PARTITION (ds='{day(40 + i)}') VALUES ('y')")) for i in range(args.repeat)],
             f"1 of {n:,}, 1 file")
-        after, fresh = [], []
-        wh.sql("SELECT count(*) FROM t").collect()  # hivepark's whole-table DataFrame of t, as a job had it
+        plans, after, reads, fresh = [], [], [], []
+        fresh_table("q", n, view=False)  # every partition's files recorded (none ADDed empty)
+        wh.sql("SELECT count(*) FROM q").collect()  # hivepark's whole-table DataFrame of q, as a job had it
         for i in range(args.repeat):
-            wh.sql(f"INSERT INTO t PARTITION (ds='{day(60 + i)}') VALUES ('z')")
-            after.append(timed(lambda: wh.sql("SELECT count(*) FROM t").collect()))
-            fresh.append(timed(lambda: spark.read.parquet(f"{loc}/t").count()))
-        report("SELECT count(*) FROM t, after an INSERT of one", after, f"{n:,} partitions, hivepark")
-        report("spark.read.parquet(t).count(), a new DataFrame", fresh, f"{n:,} partitions, plain Spark")
-        ratios.append("time ratio whole-table query after a commit hivepark/spark: "
+            wh.sql(f"INSERT INTO q PARTITION (ds='{day(n + i)}') VALUES ('z')")
+            t0 = time.perf_counter()
+            df = wh.sql("SELECT count(*) FROM q")
+            plans.append(time.perf_counter() - t0)
+            df.collect()
+            after.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            df = spark.read.parquet(f"{loc}/q")
+            reads.append(time.perf_counter() - t0)
+            df.count()
+            fresh.append(time.perf_counter() - t0)
+        wh.sql("DROP TABLE q")
+        report("wh.sql(SELECT count(*) FROM q) after an INSERT", plans, f"{n:,} partitions: to its DataFrame")
+        report("spark.read.parquet(q), a new DataFrame", reads, f"{n:,} partitions: to its DataFrame")
+        report("the same with its count", after, "hivepark")
+        report("the same with its count", fresh, "plain Spark")
+        ratios.append("time ratio whole-table query after a commit hivepark/spark: to the DataFrame "
+                      f"{statistics.median(plans) / statistics.median(reads):.2f}, with the count "
                       f"{statistics.median(after) / statistics.median(fresh):.2f}")
     if want("add"):
         adds, drops = [], []
