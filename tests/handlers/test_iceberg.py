@@ -315,6 +315,12 @@ def test_bad_statements_are_refused_clearly(wh):
         wh.sql("CREATE TABLE i (a INT) STORED BY ICEBERG")
     with pytest.raises(HiveParkError, match="Remove the PARTITION clause"):
         wh.sql("INSERT INTO i PARTITION (a=1) SELECT 1")
+    # a partitioned Iceberg table: the error does not call it unpartitioned, and names the way
+    wh.sql("CREATE TABLE ip (a INT) PARTITIONED BY (p STRING) STORED BY ICEBERG")
+    with pytest.raises(HiveParkError) as err:
+        wh.sql("INSERT INTO ip PARTITION (p='x') SELECT 1")
+    assert "not partitioned" not in str(err.value)
+    assert "give the partition columns' values as the SELECT's columns" in str(err.value)
 
 
 def _data_files(root: Path) -> set[str]:
