@@ -417,9 +417,14 @@ def skew_lines(ctx: Context, table: Table, part: Partition | None) -> list[tuple
     rows.append(("Skewed Columns:", "[" + ", ".join(sorted(cols)) + "]", ""))
     rows.append(("Skewed Values:", "[" + ", ".join(
         "[" + ", ".join(v) + "]" for v in sorted(values, key=list)) + "]", ""))
-    if lay is not None and lay.locations:
+    # Hive's map holds the directories a write found holding a skewed value's rows, and the
+    # default directory only when SET SKEWED LOCATION named it (list_bucket_dml_1.q.out): the
+    # default directory a write made (a relative location here) is not shown.
+    shown = [(k, loc) for k, loc in lay.locations
+             if k is not None or layout.is_absolute(loc)] if lay is not None else []
+    if lay is not None and shown:
         base = part.location if part is not None else table.location
-        full = [(_key_text(k), layout.resolve_location(base, loc)) for k, loc in lay.locations]
+        full = [(_key_text(k), layout.resolve_location(base, loc)) for k, loc in shown]
         full.sort(key=lambda kv: (kv[0] == f"[{layout.LB_DEFAULT_KEY}]", kv[0]))
         rows.append(("Skewed Value to Path:",
                      "{" + ", ".join(f"{k}={v}" for k, v in full) + "}", ""))
