@@ -420,12 +420,17 @@ def ctas(ctx: Context, table: Table, query: s.Query, if_not_exists: bool) -> Dat
             created.done()  # (IF NOT EXISTS: the table is another's)
             return ctx.empty()
         spec = s.PartitionSpec.all_dynamic(stored.partition_key_names())
-        saved = ctx.conf.get("hive.exec.dynamic.partition.mode")
+        # Hive's partitioned CTAS makes its dynamic-partition context itself (GenFileSinkPlan),
+        # checking neither hive.exec.dynamic.partition nor its strict mode: those guard an
+        # INSERT's PARTITION clause. Its limits (max.dynamic.partitions, ...) still apply.
+        saved = {k: ctx.conf.get(k) for k in ("hive.exec.dynamic.partition.mode", "hive.exec.dynamic.partition")}
         ctx.conf.set("hive.exec.dynamic.partition.mode", "nonstrict")
+        ctx.conf.set("hive.exec.dynamic.partition", "true")
         try:
             write_rows(ctx, stored, df, spec, overwrite=True)
         finally:
-            ctx.conf.set("hive.exec.dynamic.partition.mode", saved or "strict")
+            ctx.conf.set("hive.exec.dynamic.partition.mode", saved["hive.exec.dynamic.partition.mode"] or "strict")
+            ctx.conf.set("hive.exec.dynamic.partition", saved["hive.exec.dynamic.partition"] or "true")
         created.done()
     return ctx.empty()
 
