@@ -478,6 +478,7 @@ def _main(e: str | None, f: Path | None, hiveconf: list[str], warehouse: str, me
             _error(err, False)
             raise typer.Exit(1) from None
     import hivepark
+    import hivepark.sql.dialect  # noqa: F401 - refuses sqlglot's compiled build before Spark starts
 
     conf.setdefault("hivepark.spark.views", "false")  # nobody can reach this session's spark.sql
     starting = sys.stderr.isatty() and not silent
