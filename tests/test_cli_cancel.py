@@ -17,6 +17,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from cli_command import hivepark_command
 
 # a CPU-bound statement that runs for many minutes and writes one row: its tasks check for
@@ -199,6 +201,7 @@ def test_sigterm_and_sigint_to_e_runs(tmp_path, spark):
         quiet.close()
 
 
+@pytest.mark.spark  # the hivepark command starts Spark
 def test_no_executor_on_a_cluster_is_a_clear_error(tmp_path):
     """A master with no worker: Spark would wait silently; the CLI gives up after
     hivepark.executor.wait.seconds with an error naming the master and the fix."""

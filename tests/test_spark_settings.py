@@ -20,6 +20,7 @@ from hivepark.errors import UserInputError
 from jvm_start import FAST_START
 
 
+@pytest.mark.spark  # the hivepark command starts Spark
 def test_the_command_line_gives_spark_its_settings_at_start(tmp_path):
     run = subprocess.run(
         [*hivepark_command(), "--warehouse", str(tmp_path / "wh"), "--conf", "spark.executor.memory=1234m",
