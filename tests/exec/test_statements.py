@@ -1382,6 +1382,14 @@ def test_show_conf_gives_a_settings_default_and_type(wh):
         ("1000", "INT", "")]
     with pytest.raises(SemanticError, match="hive configuration no.such does not exists"):
         wh.sql("SHOW CONF 'no.such'")
+    # the settings the README says hivepark honours, with Hive 3's defaults
+    for key, default in (("hive.strict.checks.type.safety", "true"), ("hive.strict.checks.cartesian.product", "false"),
+                         ("hive.strict.checks.no.partition.filter", "false"),
+                         ("hive.strict.checks.orderby.no.limit", "false"), ("hive.cli.errors.ignore", "false")):
+        assert [tuple(r) for r in wh.sql(f"SHOW CONF '{key}'").collect()] == [(default, "BOOLEAN", "")]
+        assert wh.sql(f"SET {key}").collect()[0][0] == f"{key}={default}"
+    assert [tuple(r) for r in wh.sql("SHOW CONF 'hive.msck.path.validation'").collect()] == [
+        ("throw", "STRING", "")]
 
 
 def test_many_ors_and_drop_specs_on_partition_columns(wh, spark):
