@@ -149,7 +149,13 @@ def test_ctrl_c_in_the_shell_cancels_an_insert_overwrite(tmp_path, spark):
         assert _leftovers(wh) == []
         assert sorted(spark.read.parquet(str(table)).collect()) == rows_before
         term.send("SHOW PARTITIONS t;\n")
-        term.expect(b"Fetched: 1 row(s)", 60, end)
+        at = term.expect(b"Fetched: 1 row(s)", 60, end)
+        # a query shows its progress while its rows are computed (the line was erased before its
+        # first job ran, so a long query showed nothing), and Ctrl-C cancels it
+        term.send(f"{SLOW};\n")
+        at = term.expect(RUNNING, 60, at)
+        term.send("\x03")
+        at = term.expect(b"Cancelled: query", 60, at)
         term.send("quit;\n")
         assert term.proc.wait(60) == 0
     finally:

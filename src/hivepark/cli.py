@@ -110,12 +110,15 @@ def print_result(df, tty: bool) -> int | None:
     rows it printed (None for a statement without rows)."""
     if df is None or not df.columns:
         return None
-    _clear_progress()
+    # a query's rows are computed as they are read: its progress line shows until the first
+    # row is printed
     if not tty:
         out = sys.stdout
         n = 0
         singles = _float_columns(df)
         for row in df.toLocalIterator():
+            if n == 0:
+                _clear_progress()
             out.write("\t".join(_format(v, i in singles) for i, v in enumerate(row)) + "\n")
             n += 1
             _printed[0] = n
@@ -131,6 +134,7 @@ def print_result(df, tty: bool) -> int | None:
         table.add_row(*(_format(v, i in singles) for i, v in enumerate(row)))
         count += 1
     console = Console()
+    _clear_progress()
     console.print(table)
     return count
 
@@ -179,11 +183,11 @@ def print_formatted(df, fmt: str) -> int | None:
     ``table`` as on a terminal."""
     if df is None or not df.columns:
         return None
-    _clear_progress()
     if fmt == "table":
         return print_result(df, True)
     singles = _float_columns(df)
     rows = [[_cell(v, i in singles) for i, v in enumerate(row)] for row in df.toLocalIterator()]
+    _clear_progress()  # the rows are computed: nothing is drawn over them
     if fmt == "json":
         import json
         import math
