@@ -178,6 +178,8 @@ def test_describe_plain_extended_formatted(shared):
     ext = [tuple(r) for r in shared.sql("DESCRIBE EXTENDED sales").collect()]
     detail = [r for r in ext if r[0] == "Detailed Table Information"]
     assert detail and "tableName:sales" in detail[0][1]
+    # a column without a comment prints as Hive's Thrift object prints it
+    assert "FieldSchema(name:id, type:bigint, comment:null)" in detail[0][1] and "None" not in detail[0][1]
     ext_part = [tuple(r) for r in shared.sql(
         "DESCRIBE EXTENDED sales PARTITION (ds='2024-01-01', hr=1)").collect()]
     detail = [r for r in ext_part if r[0] == "Detailed Partition Information"]

@@ -382,13 +382,13 @@ def _storage_info(table: Table, skewed: list[tuple] | None = None) -> list[tuple
 
 
 def _extended(table: Table, part: Partition | None) -> str:
-    cols = ", ".join(f"FieldSchema(name:{c.name}, type:{c.type}, comment:{c.comment})"
+    cols = ", ".join(f"FieldSchema(name:{c.name}, type:{c.type}, comment:{_java(c.comment)})"
                      for c in table.columns)
     if part is not None:
         return (f"Partition(values:[{', '.join(str(v) for v in part.values)}], dbName:{table.db}, "
                 f"tableName:{table.name}, location:{part.location}, parameters:"
                 f"{{{', '.join(f'{k}={v}' for k, v in sorted(part.parameters.items()) if k not in _HIDDEN)}}})")
-    keys = ", ".join(f"FieldSchema(name:{c.name}, type:{c.type}, comment:{c.comment})"
+    keys = ", ".join(f"FieldSchema(name:{c.name}, type:{c.type}, comment:{_java(c.comment)})"
                      for c in table.partition_keys)
     params = ", ".join(f"{k}={v}" for k, v in sorted(_shown_properties(table).items()) if k not in _HIDDEN)
     if table.is_view:
@@ -400,6 +400,11 @@ def _extended(table: Table, part: Partition | None) -> str:
             f"sd:StorageDescriptor(cols:[{cols}], location:{table.location}, "
             f"inputFormat:{_SERDE[table.format][1]}), partitionKeys:[{keys}], "
             f"parameters:{{{params}}}, tableType:{table.table_type})")
+
+
+def _java(value: object) -> str:
+    """A value as Hive's Thrift objects print it: no value is ``null``."""
+    return "null" if value is None else str(value)
 
 
 def skew_lines(ctx: Context, table: Table, part: Partition | None) -> list[tuple]:
