@@ -321,6 +321,9 @@ def test_bad_statements_are_refused_clearly(wh):
         wh.sql("INSERT INTO ip PARTITION (p='x') SELECT 1")
     assert "not partitioned" not in str(err.value)
     assert "give the partition columns' values as the SELECT's columns" in str(err.value)
+    with pytest.raises(HiveParkError) as err:  # nor does SHOW PARTITIONS
+        wh.sql("SHOW PARTITIONS ip")
+    assert "not a partitioned table" not in str(err.value) and "SELECT DISTINCT" in str(err.value)
 
 
 def _data_files(root: Path) -> set[str]:

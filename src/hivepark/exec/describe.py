@@ -149,6 +149,13 @@ def describe_function(ctx: Context, stmt: s.DescribeFunction) -> DataFrame:
 
 def show_partitions(ctx: Context, stmt: s.ShowPartitions) -> DataFrame:
     table = ctx.table(stmt.table)
+    handler = handler_for(table)
+    if handler is not None:  # an Iceberg table's partitions are its spec's, in its Iceberg metadata
+        shown = handler.aliases[0] if handler.aliases else handler.name
+        raise UserInputError(f"SHOW PARTITIONS lists the partitions the metastore keeps, and table "
+                             f"{table.qualified_name} keeps its rows in the source of its storage handler {shown}, "
+                             "so the metastore has none of them (an Iceberg table's are in its Iceberg metadata: "
+                             "SELECT DISTINCT of its partition columns lists their values)")
     if not table.is_partitioned:
         raise UserInputError(f"Table {table.qualified_name} is not a partitioned table: "
                              "SHOW PARTITIONS needs a table with PARTITIONED BY")
