@@ -324,6 +324,11 @@ def test_bad_statements_are_refused_clearly(wh):
     with pytest.raises(HiveParkError) as err:  # nor does SHOW PARTITIONS
         wh.sql("SHOW PARTITIONS ip")
     assert "not a partitioned table" not in str(err.value) and "SELECT DISTINCT" in str(err.value)
+    for statement in ("ALTER TABLE ip ADD PARTITION (p='y')", "ALTER TABLE ip DROP PARTITION (p='x')",
+                      "DESCRIBE ip PARTITION (p='x')"):
+        with pytest.raises(HiveParkError) as err:
+            wh.sql(statement)
+        assert "not partitioned" not in str(err.value) and "no metastore partitions" in str(err.value), statement
 
 
 def _data_files(root: Path) -> set[str]:

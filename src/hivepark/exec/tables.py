@@ -65,6 +65,7 @@ from hivepark.sql.validate import (
     full_spec,
     location_changes,
     named_partitions,
+    not_partitioned,
     skew_spec,
     spec_filter,
 )
@@ -711,8 +712,7 @@ def set_location(ctx: Context, table: Table, spec: s.PartitionSpec | None, given
 
 def add_partitions(ctx: Context, table: Table, action: s.AddPartitions) -> None:
     if not table.is_partitioned:
-        raise InvalidPartitionSpec(f"Table {table.qualified_name} is not partitioned: it has "
-                                   "no partitions to add")
+        raise InvalidPartitionSpec(f"{not_partitioned(table)}: it has no partitions to add")
     parts = []
     for spec, loc in action.partitions:
         check_not_default_partition(table, spec)
