@@ -329,6 +329,9 @@ def test_bad_statements_are_refused_clearly(wh):
         with pytest.raises(HiveParkError) as err:
             wh.sql(statement)
         assert "not partitioned" not in str(err.value) and "no metastore partitions" in str(err.value), statement
+    with pytest.raises(HiveParkError) as err:  # Hive's 30033; it did nothing and said OK
+        wh.sql("ALTER TABLE ip CONCATENATE")
+    assert err.value.code == 30033 and "non-native" in str(err.value)
 
 
 def _data_files(root: Path) -> set[str]:
