@@ -802,3 +802,17 @@ def test_iceberg_ctas_names_columns_as_hive(wh, spark):
     _reference(spark, itbl, "ref_cice")
     assert _rows(wh.sql("SELECT s, _c1, _c2 FROM cice")) == _rows(spark.sql("SELECT s, _c1, _c2 FROM ref_cice")) \
         == [("a", 2, "A"), ("b", 1, "B")]
+
+
+def test_show_create_table_re_creates_the_partition_spec(wh):
+    """SHOW CREATE TABLE of a partitioned Iceberg table gives its PARTITIONED BY SPEC, so running
+    it re-creates the table partitioned alike (it gave the columns alone: an unpartitioned table)."""
+    wh.sql("CREATE TABLE sc (id BIGINT, url STRING, ts TIMESTAMP) PARTITIONED BY (b STRING) STORED BY ICEBERG")
+    wh.sql("CREATE TABLE sc2 (id BIGINT, url STRING, ts TIMESTAMP) "
+           "PARTITIONED BY SPEC (day(ts), bucket(16, id), truncate(4, url)) STORED BY ICEBERG")
+    for name, spec in (("sc", "b identity"), ("sc2", "ts day, id bucket[16], url truncate[4]")):
+        text = "\n".join(r[0] for r in wh.sql(f"SHOW CREATE TABLE {name}").collect())
+        wh.sql(f"DROP TABLE {name}")
+        wh.sql(text)
+        described = {r[0]: r[1] for r in wh.sql(f"DESCRIBE FORMATTED {name}").collect()}
+        assert described["Partition Spec:"] == spec, text

@@ -547,6 +547,9 @@ def show_create_table(ctx: Context, stmt: s.ShowCreateTable) -> DataFrame:
     lines += _column_lines(table.columns) + _comment_line(table)
     if table.partition_keys:
         lines += ["PARTITIONED BY ( "] + _column_lines(table.partition_keys)
+    spec = handler.partitioning_ddl(table) if handler is not None else None
+    if spec is not None:
+        lines.append(spec)
     buckets = table_buckets(table)
     if buckets is not None:  # Hive's lines
         lines += ["CLUSTERED BY ( ", "  " + ", ".join(f"`{c}`" for c in buckets.columns) + ") "]
