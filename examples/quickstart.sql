@@ -29,7 +29,7 @@ INSERT OVERWRITE TABLE page_views PARTITION (ds, hr)
 INSERT INTO TABLE page_views PARTITION (ds='2024-05-03', hr=11)
   VALUES (7, '/product/42', 'google.com', 120), (8, '/cart', NULL, 340);
 
--- A partition whose data arrives later, and a partition with its own location.
+-- A partition whose data arrives later.
 ALTER TABLE page_views ADD IF NOT EXISTS PARTITION (ds='2024-05-04', hr=0);
 
 SHOW PARTITIONS page_views;

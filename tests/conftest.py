@@ -41,9 +41,15 @@ def wh(tmp_path, spark):
 
 def pytest_collection_modifyitems(config, items):
     """Tests that use the shared SparkSession (directly or through ``wh``) are marked
-    ``spark``, so ``pytest -m "not spark"`` runs the pure core alone, without a JVM."""
+    ``spark``, and so are those whose work runs in Spark processes of its own (a module's
+    ``BACKGROUND_TESTS``: CLI runs, killed writers, the cluster), so ``pytest -m "not spark"``
+    runs the pure core alone, without a JVM. A test that starts Spark processes itself is
+    marked ``spark`` where it is defined."""
     spark_tests = False
     for item in items:
+        name = getattr(item, "originalname", None) or item.name
+        if name in getattr(getattr(item, "module", None), "BACKGROUND_TESTS", {}):
+            item.add_marker(pytest.mark.spark)
         if "spark" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.spark)
             spark_tests = True

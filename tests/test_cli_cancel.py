@@ -17,6 +17,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from cli_command import hivepark_command
 
 # a CPU-bound statement that runs for many minutes and writes one row: its tasks check for
@@ -147,7 +149,13 @@ def test_ctrl_c_in_the_shell_cancels_an_insert_overwrite(tmp_path, spark):
         assert _leftovers(wh) == []
         assert sorted(spark.read.parquet(str(table)).collect()) == rows_before
         term.send("SHOW PARTITIONS t;\n")
-        term.expect(b"Fetched: 1 row(s)", 60, end)
+        at = term.expect(b"Fetched: 1 row(s)", 60, end)
+        # a query shows its progress while its rows are computed (the line was erased before its
+        # first job ran, so a long query showed nothing), and Ctrl-C cancels it
+        term.send(f"{SLOW};\n")
+        at = term.expect(RUNNING, 60, at)
+        term.send("\x03")
+        at = term.expect(b"Cancelled: query", 60, at)
         term.send("quit;\n")
         assert term.proc.wait(60) == 0
     finally:
@@ -199,6 +207,7 @@ def test_sigterm_and_sigint_to_e_runs(tmp_path, spark):
         quiet.close()
 
 
+@pytest.mark.spark  # the hivepark command starts Spark
 def test_no_executor_on_a_cluster_is_a_clear_error(tmp_path):
     """A master with no worker: Spark would wait silently; the CLI gives up after
     hivepark.executor.wait.seconds with an error naming the master and the fix."""

@@ -6,6 +6,7 @@ force."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -20,6 +21,7 @@ from hivepark.errors import UserInputError
 from jvm_start import FAST_START
 
 
+@pytest.mark.spark  # the hivepark command starts Spark
 def test_the_command_line_gives_spark_its_settings_at_start(tmp_path):
     run = subprocess.run(
         [*hivepark_command(), "--warehouse", str(tmp_path / "wh"), "--conf", "spark.executor.memory=1234m",
@@ -60,6 +62,22 @@ def test_connect_conf_sets_spark_settings_on_a_running_session(tmp_path, restore
     w.close()
     with pytest.raises(UserInputError, match="can only be set when Spark starts"):
         hivepark.connect(str(tmp_path / "w"), spark=restored, conf={"spark.driver.memory": "9g"})
+
+
+def test_a_master_other_than_the_running_sessions_is_refused_naming_both(wh, tmp_path, restored):
+    """connect(conf={'spark.master': ...}) and SET spark.master=... on a session already running
+    elsewhere: Spark would take the setting silently and go on running where it runs."""
+    running = restored.sparkContext.master
+    for spark in (None, restored):
+        with pytest.raises(UserInputError, match=rf"already runs in this process on {re.escape(running)}, "
+                                                 r"so it cannot start on local\[7\]"):
+            hivepark.connect(str(tmp_path / "w"), spark=spark, conf={"spark.master": "local[7]"})
+    with pytest.raises(UserInputError, match=r"cannot start on local\[7\]"):
+        wh.sql("SET spark.master=local[7]")
+    w = hivepark.connect(str(tmp_path / "w"), conf={"spark.master": running})  # its own master: fine
+    assert w.spark.sparkContext.master == running
+    w.close()
+    wh.sql(f"SET spark.master={running}")
 
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

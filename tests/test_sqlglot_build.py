@@ -46,8 +46,10 @@ def test_hivepark_names_the_compiled_sqlglot_build_and_the_fix(tmp_path):
     assert FIX in opened.stderr
     assert not warehouse.exists()  # refused before anything was opened
 
+    # refused before Spark starts: a Java that cannot start would otherwise be the error
     cli = subprocess.run([*hivepark_command(), "-e", "SELECT 1", "--warehouse", str(warehouse)],
-                         env=env, capture_output=True, text=True, timeout=120)
+                         env={**env, "JAVA_HOME": str(tmp_path / "no-java")}, capture_output=True, text=True,
+                         timeout=120)
     assert cli.returncode == 1
     lines = cli.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("FAILED: ImportError: hivepark cannot run"), cli.stderr

@@ -110,12 +110,15 @@ def print_result(df, tty: bool) -> int | None:
     rows it printed (None for a statement without rows)."""
     if df is None or not df.columns:
         return None
-    _clear_progress()
+    # a query's rows are computed as they are read: its progress line shows until the first
+    # row is printed
     if not tty:
         out = sys.stdout
         n = 0
         singles = _float_columns(df)
         for row in df.toLocalIterator():
+            if n == 0:
+                _clear_progress()
             out.write("\t".join(_format(v, i in singles) for i, v in enumerate(row)) + "\n")
             n += 1
             _printed[0] = n
@@ -131,6 +134,7 @@ def print_result(df, tty: bool) -> int | None:
         table.add_row(*(_format(v, i in singles) for i, v in enumerate(row)))
         count += 1
     console = Console()
+    _clear_progress()
     console.print(table)
     return count
 
@@ -179,11 +183,11 @@ def print_formatted(df, fmt: str) -> int | None:
     ``table`` as on a terminal."""
     if df is None or not df.columns:
         return None
-    _clear_progress()
     if fmt == "table":
         return print_result(df, True)
     singles = _float_columns(df)
     rows = [[_cell(v, i in singles) for i, v in enumerate(row)] for row in df.toLocalIterator()]
+    _clear_progress()  # the rows are computed: nothing is drawn over them
     if fmt == "json":
         import json
         import math
@@ -415,7 +419,8 @@ def main_command(
     master: str | None = typer.Option(None, "--master", help="Spark master URL."),
     verbose: bool = typer.Option(False, "--verbose", help="Print full stack traces."),
     database: str | None = typer.Option(None, "--database", help="The database to start in (USE db)."),
-    silent: bool = typer.Option(False, "-S", "--silent", help="No OK/Time taken lines on stderr."),
+    silent: bool = typer.Option(False, "-S", "--silent",
+                                help="No OK, Time taken, Starting Spark or progress lines on stderr."),
     version: bool = typer.Option(False, "--version", help="Print hivepark's version and exit."),
     hivevar: list[str] = typer.Option([], "--hivevar", "--define", "-d",
                                       help="A variable k=v for ${k} / ${hivevar:k} (repeatable)."),
@@ -477,6 +482,7 @@ def _main(e: str | None, f: Path | None, hiveconf: list[str], warehouse: str, me
             _error(err, False)
             raise typer.Exit(1) from None
     import hivepark
+    import hivepark.sql.dialect  # noqa: F401 - refuses sqlglot's compiled build before Spark starts
 
     conf.setdefault("hivepark.spark.views", "false")  # nobody can reach this session's spark.sql
     starting = sys.stderr.isatty() and not silent

@@ -15,6 +15,13 @@ DEFAULTS: dict[str, str] = {
     "hive.exec.default.partition.name": "__HIVE_DEFAULT_PARTITION__",
     "hive.default.fileformat": "TextFile",
     "hive.mapred.mode": "nonstrict",
+    # each of Hive 3's StrictChecks on its own (hive.mapred.mode=strict turns them all on)
+    "hive.strict.checks.no.partition.filter": "false",
+    "hive.strict.checks.orderby.no.limit": "false",
+    "hive.strict.checks.cartesian.product": "false",
+    "hive.strict.checks.type.safety": "true",
+    "hive.cli.errors.ignore": "false",  # -f: an error stops the script
+    "hive.msck.path.validation": "throw",  # MSCK REPAIR: a directory it cannot register fails it
     # none: a back-quoted name in a SELECT list is a regular expression over the columns
     "hive.support.quoted.identifiers": "column",
     "hive.exec.drop.ignorenonexistent": "true",  # DROP TABLE of a missing table succeeds
@@ -53,6 +60,11 @@ TYPED: dict[str, str] = {
     "hivepark.files.retention.seconds": "FLOAT",
     "hive.exec.dynamic.partition": "BOOLEAN",
     "hive.exec.drop.ignorenonexistent": "BOOLEAN",
+    "hive.strict.checks.no.partition.filter": "BOOLEAN",
+    "hive.strict.checks.orderby.no.limit": "BOOLEAN",
+    "hive.strict.checks.cartesian.product": "BOOLEAN",
+    "hive.strict.checks.type.safety": "BOOLEAN",
+    "hive.cli.errors.ignore": "BOOLEAN",
     "hive.metastore.disallow.incompatible.col.type.changes": "BOOLEAN",
     "hive.decode.partition.name": "BOOLEAN",
     "hive.auto.convert.join": "BOOLEAN",

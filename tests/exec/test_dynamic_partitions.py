@@ -325,6 +325,27 @@ def test_ctas_partitioned(env, spark):
     assert ours(env, "c") == plain(spark, c)
 
 
+def test_ctas_partitioned_whatever_the_dynamic_partition_settings(env, spark, t):
+    """As Hive's partitioned CTAS (GenFileSinkPlan makes its dynamic-partition context without
+    checking hive.exec.dynamic.partition or its strict mode, which guard an INSERT's PARTITION
+    clause), the table is made with its rows; the settings stay as they were."""
+    env.sql("SET hive.exec.dynamic.partition=false")
+    try:
+        env.sql("DROP TABLE IF EXISTS c2")
+        env.sql("CREATE TABLE c2 PARTITIONED BY (ds) STORED AS PARQUET AS "
+                "SELECT key, value, ds FROM src WHERE ds IS NOT NULL AND key < 4")
+        c2 = env.catalog.get_table("default", "c2")
+        assert parts(env, "c2") == ["ds=2008-04-08", "ds=2008-04-09"]
+        assert ours(env, "c2") == sorted(tuple(r) for r in spark.read.schema(
+            "key int, value string, ds string").parquet(c2.location).collect())
+        assert len(ours(env, "c2")) == 4
+        assert env.sql("SET hive.exec.dynamic.partition").first()[0] == "hive.exec.dynamic.partition=false"
+        with pytest.raises(SemanticError, match="Dynamic partition is disabled"):
+            env.sql("INSERT INTO t PARTITION (ds='a', hr) SELECT key, value, hr FROM src")
+    finally:
+        env.sql("SET hive.exec.dynamic.partition=true")
+
+
 def test_python_insert_api(env, spark, t):
     df = spark.createDataFrame([(1, "a", 5), (2, "b", 6)], "key int, value string, hr int")
     env.insert(df, "t", partition={"ds": "2024-01-01", "hr": None})

@@ -178,6 +178,8 @@ def test_describe_plain_extended_formatted(shared):
     ext = [tuple(r) for r in shared.sql("DESCRIBE EXTENDED sales").collect()]
     detail = [r for r in ext if r[0] == "Detailed Table Information"]
     assert detail and "tableName:sales" in detail[0][1]
+    # a column without a comment prints as Hive's Thrift object prints it
+    assert "FieldSchema(name:id, type:bigint, comment:null)" in detail[0][1] and "None" not in detail[0][1]
     ext_part = [tuple(r) for r in shared.sql(
         "DESCRIBE EXTENDED sales PARTITION (ds='2024-01-01', hr=1)").collect()]
     detail = [r for r in ext_part if r[0] == "Detailed Partition Information"]
@@ -1382,6 +1384,14 @@ def test_show_conf_gives_a_settings_default_and_type(wh):
         ("1000", "INT", "")]
     with pytest.raises(SemanticError, match="hive configuration no.such does not exists"):
         wh.sql("SHOW CONF 'no.such'")
+    # the settings the README says hivepark honours, with Hive 3's defaults
+    for key, default in (("hive.strict.checks.type.safety", "true"), ("hive.strict.checks.cartesian.product", "false"),
+                         ("hive.strict.checks.no.partition.filter", "false"),
+                         ("hive.strict.checks.orderby.no.limit", "false"), ("hive.cli.errors.ignore", "false")):
+        assert [tuple(r) for r in wh.sql(f"SHOW CONF '{key}'").collect()] == [(default, "BOOLEAN", "")]
+        assert wh.sql(f"SET {key}").collect()[0][0] == f"{key}={default}"
+    assert [tuple(r) for r in wh.sql("SHOW CONF 'hive.msck.path.validation'").collect()] == [
+        ("throw", "STRING", "")]
 
 
 def test_many_ors_and_drop_specs_on_partition_columns(wh, spark):

@@ -315,6 +315,23 @@ def test_bad_statements_are_refused_clearly(wh):
         wh.sql("CREATE TABLE i (a INT) STORED BY ICEBERG")
     with pytest.raises(HiveParkError, match="Remove the PARTITION clause"):
         wh.sql("INSERT INTO i PARTITION (a=1) SELECT 1")
+    # a partitioned Iceberg table: the error does not call it unpartitioned, and names the way
+    wh.sql("CREATE TABLE ip (a INT) PARTITIONED BY (p STRING) STORED BY ICEBERG")
+    with pytest.raises(HiveParkError) as err:
+        wh.sql("INSERT INTO ip PARTITION (p='x') SELECT 1")
+    assert "not partitioned" not in str(err.value)
+    assert "give the partition columns' values as the SELECT's columns" in str(err.value)
+    with pytest.raises(HiveParkError) as err:  # nor does SHOW PARTITIONS
+        wh.sql("SHOW PARTITIONS ip")
+    assert "not a partitioned table" not in str(err.value) and "SELECT DISTINCT" in str(err.value)
+    for statement in ("ALTER TABLE ip ADD PARTITION (p='y')", "ALTER TABLE ip DROP PARTITION (p='x')",
+                      "DESCRIBE ip PARTITION (p='x')"):
+        with pytest.raises(HiveParkError) as err:
+            wh.sql(statement)
+        assert "not partitioned" not in str(err.value) and "no metastore partitions" in str(err.value), statement
+    with pytest.raises(HiveParkError) as err:  # Hive's 30033; it did nothing and said OK
+        wh.sql("ALTER TABLE ip CONCATENATE")
+    assert err.value.code == 30033 and "non-native" in str(err.value)
 
 
 def _data_files(root: Path) -> set[str]:
@@ -785,3 +802,17 @@ def test_iceberg_ctas_names_columns_as_hive(wh, spark):
     _reference(spark, itbl, "ref_cice")
     assert _rows(wh.sql("SELECT s, _c1, _c2 FROM cice")) == _rows(spark.sql("SELECT s, _c1, _c2 FROM ref_cice")) \
         == [("a", 2, "A"), ("b", 1, "B")]
+
+
+def test_show_create_table_re_creates_the_partition_spec(wh):
+    """SHOW CREATE TABLE of a partitioned Iceberg table gives its PARTITIONED BY SPEC, so running
+    it re-creates the table partitioned alike (it gave the columns alone: an unpartitioned table)."""
+    wh.sql("CREATE TABLE sc (id BIGINT, url STRING, ts TIMESTAMP) PARTITIONED BY (b STRING) STORED BY ICEBERG")
+    wh.sql("CREATE TABLE sc2 (id BIGINT, url STRING, ts TIMESTAMP) "
+           "PARTITIONED BY SPEC (day(ts), bucket(16, id), truncate(4, url)) STORED BY ICEBERG")
+    for name, spec in (("sc", "b identity"), ("sc2", "ts day, id bucket[16], url truncate[4]")):
+        text = "\n".join(r[0] for r in wh.sql(f"SHOW CREATE TABLE {name}").collect())
+        wh.sql(f"DROP TABLE {name}")
+        wh.sql(text)
+        described = {r[0]: r[1] for r in wh.sql(f"DESCRIBE FORMATTED {name}").collect()}
+        assert described["Partition Spec:"] == spec, text

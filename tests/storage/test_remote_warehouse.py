@@ -75,6 +75,7 @@ def test_remote_uris_go_to_spark_as_given():
     assert fs.normalize("s3a://bucket/wh/") == "s3a://bucket/wh"
 
 
+@pytest.mark.spark  # the hivepark command starts Spark
 def test_the_cli_prints_the_same_one_line_error_and_creates_nothing(no_s3):
     proc = subprocess.run([*hivepark_command(), "--warehouse", "s3a://hivepark-bucket/wh", "--metastore",
                            f"sqlite:///{no_s3}/meta.db", "-e", "SHOW TABLES"],

@@ -9,6 +9,7 @@ from pyspark.sql import functions as F
 
 from hivepark.catalog.models import Partition, Table
 from hivepark.catalog.skew import partition_layout
+from hivepark.errors import SemanticError
 from hivepark.exec.context import Context, refuse_bucketed
 from hivepark.exec.scan import lb_paths
 from hivepark.exec.write import spark_write
@@ -17,6 +18,7 @@ from hivepark.sql.validate import check_spec_columns, named_partitions, spec_fil
 from hivepark.storage import fs
 from hivepark.storage.commit import FILES_PARAM, PartitionWrite, listed_files
 from hivepark.storage.formats import FORMATS, load
+from hivepark.storage.handlers import handler_for
 
 
 def concatenate(ctx: Context, table: Table, spec: PartitionSpec | None) -> Table:
@@ -25,6 +27,10 @@ def concatenate(ctx: Context, table: Table, spec: PartitionSpec | None) -> Table
     storage format, in one Spark write and one atomic commit. Directories holding one
     file are left alone; rows and layout are unchanged. A bucketed table is refused, as in
     Hive: its files are one per bucket, which merging would undo."""
+    if handler_for(table) is not None:  # its files, if any, are its handler's (an Iceberg table's data files)
+        raise SemanticError(f"Concatenate/Merge can not be performed on non-native tables: {table.qualified_name} "
+                            "keeps its rows in the source of its storage handler, which hivepark does not merge",
+                            code=30033)
     refuse_bucketed(table, "CONCATENATE would merge the files of different buckets into one (Hive refuses it too)")
     if table.is_partitioned:
         parts: list[Partition | None] = list(

@@ -149,6 +149,13 @@ def describe_function(ctx: Context, stmt: s.DescribeFunction) -> DataFrame:
 
 def show_partitions(ctx: Context, stmt: s.ShowPartitions) -> DataFrame:
     table = ctx.table(stmt.table)
+    handler = handler_for(table)
+    if handler is not None:  # an Iceberg table's partitions are its spec's, in its Iceberg metadata
+        shown = handler.aliases[0] if handler.aliases else handler.name
+        raise UserInputError(f"SHOW PARTITIONS lists the partitions the metastore keeps, and table "
+                             f"{table.qualified_name} keeps its rows in the source of its storage handler {shown}, "
+                             "so the metastore has none of them (an Iceberg table's are in its Iceberg metadata: "
+                             "SELECT DISTINCT of its partition columns lists their values)")
     if not table.is_partitioned:
         raise UserInputError(f"Table {table.qualified_name} is not a partitioned table: "
                              "SHOW PARTITIONS needs a table with PARTITIONED BY")
@@ -382,13 +389,13 @@ def _storage_info(table: Table, skewed: list[tuple] | None = None) -> list[tuple
 
 
 def _extended(table: Table, part: Partition | None) -> str:
-    cols = ", ".join(f"FieldSchema(name:{c.name}, type:{c.type}, comment:{c.comment})"
+    cols = ", ".join(f"FieldSchema(name:{c.name}, type:{c.type}, comment:{_java(c.comment)})"
                      for c in table.columns)
     if part is not None:
         return (f"Partition(values:[{', '.join(str(v) for v in part.values)}], dbName:{table.db}, "
                 f"tableName:{table.name}, location:{part.location}, parameters:"
                 f"{{{', '.join(f'{k}={v}' for k, v in sorted(part.parameters.items()) if k not in _HIDDEN)}}})")
-    keys = ", ".join(f"FieldSchema(name:{c.name}, type:{c.type}, comment:{c.comment})"
+    keys = ", ".join(f"FieldSchema(name:{c.name}, type:{c.type}, comment:{_java(c.comment)})"
                      for c in table.partition_keys)
     params = ", ".join(f"{k}={v}" for k, v in sorted(_shown_properties(table).items()) if k not in _HIDDEN)
     if table.is_view:
@@ -400,6 +407,11 @@ def _extended(table: Table, part: Partition | None) -> str:
             f"sd:StorageDescriptor(cols:[{cols}], location:{table.location}, "
             f"inputFormat:{_SERDE[table.format][1]}), partitionKeys:[{keys}], "
             f"parameters:{{{params}}}, tableType:{table.table_type})")
+
+
+def _java(value: object) -> str:
+    """A value as Hive's Thrift objects print it: no value is ``null``."""
+    return "null" if value is None else str(value)
 
 
 def skew_lines(ctx: Context, table: Table, part: Partition | None) -> list[tuple]:
@@ -417,9 +429,14 @@ def skew_lines(ctx: Context, table: Table, part: Partition | None) -> list[tuple
     rows.append(("Skewed Columns:", "[" + ", ".join(sorted(cols)) + "]", ""))
     rows.append(("Skewed Values:", "[" + ", ".join(
         "[" + ", ".join(v) + "]" for v in sorted(values, key=list)) + "]", ""))
-    if lay is not None and lay.locations:
+    # Hive's map holds the directories a write found holding a skewed value's rows, and the
+    # default directory only when SET SKEWED LOCATION named it (list_bucket_dml_1.q.out): the
+    # default directory a write made (a relative location here) is not shown.
+    shown = [(k, loc) for k, loc in lay.locations
+             if k is not None or layout.is_absolute(loc)] if lay is not None else []
+    if lay is not None and shown:
         base = part.location if part is not None else table.location
-        full = [(_key_text(k), layout.resolve_location(base, loc)) for k, loc in lay.locations]
+        full = [(_key_text(k), layout.resolve_location(base, loc)) for k, loc in shown]
         full.sort(key=lambda kv: (kv[0] == f"[{layout.LB_DEFAULT_KEY}]", kv[0]))
         rows.append(("Skewed Value to Path:",
                      "{" + ", ".join(f"{k}={v}" for k, v in full) + "}", ""))
@@ -530,6 +547,9 @@ def show_create_table(ctx: Context, stmt: s.ShowCreateTable) -> DataFrame:
     lines += _column_lines(table.columns) + _comment_line(table)
     if table.partition_keys:
         lines += ["PARTITIONED BY ( "] + _column_lines(table.partition_keys)
+    spec = handler.partitioning_ddl(table) if handler is not None else None
+    if spec is not None:
+        lines.append(spec)
     buckets = table_buckets(table)
     if buckets is not None:  # Hive's lines
         lines += ["CLUSTERED BY ( ", "  " + ", ".join(f"`{c}`" for c in buckets.columns) + ") "]

@@ -63,6 +63,7 @@ class _Run:
         self.group = f"hivepark-{uuid.uuid4().hex[:16]}"
         self.cancelled = threading.Event()
         self.progress_cleared = threading.Event()
+        self.watcher: _Watcher | None = None
 
 
 def check_cancelled() -> None:
@@ -83,10 +84,14 @@ def settle() -> None:
 
 
 def clear_progress() -> None:
-    """Called before a statement prints rows: its progress line is erased and not drawn again."""
+    """Called just before a statement prints its first row (a query's rows are computed while
+    they are read, so its progress shows until then): its progress line is erased now, before
+    the row goes to the terminal, and not drawn again."""
     run = getattr(_current, "run", None)
     if run is not None:
         run.progress_cleared.set()
+        if run.watcher is not None:
+            run.watcher.erase()
 
 
 def wait_stopped(spark: SparkSession, group: str, timeout: float = STOP_TIMEOUT) -> bool:
@@ -144,6 +149,7 @@ def run(spark: SparkSession, warehouse: str, body: Callable[[], T], progress: Te
     done = threading.Event()
     worker = threading.Thread(target=work, name="hivepark-statement", daemon=True)
     watcher = _Watcher(state, progress, executor_wait)
+    state.watcher = watcher
     take_aborted()  # only this statement's aborts are swept below
     worker.start()
     watcher.start()
@@ -197,6 +203,7 @@ class _Watcher:
         self.error: NoExecutors | None = None
         self._stop = threading.Event()
         self._drawn = False
+        self._lock = threading.Lock()  # drawing, and erasing from the statement's thread
         self._thread = threading.Thread(target=self._loop, name="hivepark-progress", daemon=True)
 
     def start(self) -> None:
@@ -205,7 +212,11 @@ class _Watcher:
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(5)
-        self._erase()
+        self.erase()
+
+    def erase(self) -> None:
+        with self._lock:
+            self._erase()
 
     def _erase(self) -> None:
         if self._drawn and self.out is not None:
@@ -224,7 +235,7 @@ class _Watcher:
             while not self._stop.wait(0.5):
                 line, running, tasks_started = _progress(tracker, self.state.group, store)
                 if line is None:
-                    self._erase()
+                    self.erase()
                     waiting_since = None
                     continue
                 if not local and not tasks_started and self._no_executor():
@@ -235,13 +246,14 @@ class _Watcher:
                         return
                 else:
                     waiting_since = None
-                if self.out is None or self.state.progress_cleared.is_set():
-                    self._erase()
-                elif time.monotonic() - started >= 1.0:  # quick statements draw nothing
-                    width = max(20, shutil.get_terminal_size((80, 24)).columns - 1)
-                    self.out.write("\r" + line[:width] + "\x1b[K")
-                    self.out.flush()
-                    self._drawn = True
+                with self._lock:
+                    if self.out is None or self.state.progress_cleared.is_set():
+                        self._erase()
+                    elif time.monotonic() - started >= 1.0:  # quick statements draw nothing
+                        width = max(20, shutil.get_terminal_size((80, 24)).columns - 1)
+                        self.out.write("\r" + line[:width] + "\x1b[K")
+                        self.out.flush()
+                        self._drawn = True
         except Exception:  # noqa: BLE001 - progress is a courtesy; the statement goes on
             return
 

@@ -42,6 +42,9 @@ def spark_settings(settings: Mapping[str, str] | None) -> dict[str, str]:
 def set_spark_setting(spark: SparkSession, key: str, value: str) -> None:
     """Applies a Spark setting to a running session (``SET spark.x=y``); one that Spark only
     reads at start (``spark.executor.memory``) is refused with how to give it."""
+    if key == "spark.master":  # Spark takes it silently and keeps running where it runs
+        check_master(spark, value)
+        return
     try:
         spark.conf.set(key, value)
     except PySparkException as e:
@@ -98,6 +101,16 @@ def running_session() -> SparkSession | None:
     return None
 
 
+def check_master(running: SparkSession, master: str) -> None:
+    """Refuses a master (``--master``, ``spark.master`` in ``connect(conf=...)`` or ``SET``)
+    other than the one ``running`` runs on, naming both."""
+    if running.sparkContext.master != master:
+        raise UserInputError(
+            f"Spark already runs in this process on {running.sparkContext.master}, so it cannot start "
+            f"on {master}: leave the master out to use the running session, or stop it first "
+            f"(spark.stop()).")
+
+
 def get_or_create_spark(master: str | None = None, settings: Mapping[str, str] | None = None) -> SparkSession:
     """The running SparkSession (:func:`running_session`, used as it is), else a new one;
     either way with Spark's variable substitution off (:func:`no_variable_substitution`).
@@ -113,11 +126,8 @@ def get_or_create_spark(master: str | None = None, settings: Mapping[str, str] |
         wanted["spark.master"] = master
     running = running_session()
     if running is not None:
-        if master is not None and running.sparkContext.master != master:
-            raise UserInputError(
-                f"Spark already runs in this process on {running.sparkContext.master}, so it cannot start "
-                f"on {master}: leave the master out to use the running session, or stop it first "
-                f"(spark.stop()).")
+        if "spark.master" in wanted:
+            check_master(running, wanted["spark.master"])
         for k, v in wanted.items():
             if k != "spark.master" and running.conf.get(k, None) != v:
                 set_spark_setting(running, k, v)

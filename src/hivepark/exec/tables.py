@@ -65,6 +65,7 @@ from hivepark.sql.validate import (
     full_spec,
     location_changes,
     named_partitions,
+    not_partitioned,
     skew_spec,
     spec_filter,
 )
@@ -420,12 +421,17 @@ def ctas(ctx: Context, table: Table, query: s.Query, if_not_exists: bool) -> Dat
             created.done()  # (IF NOT EXISTS: the table is another's)
             return ctx.empty()
         spec = s.PartitionSpec.all_dynamic(stored.partition_key_names())
-        saved = ctx.conf.get("hive.exec.dynamic.partition.mode")
+        # Hive's partitioned CTAS makes its dynamic-partition context itself (GenFileSinkPlan),
+        # checking neither hive.exec.dynamic.partition nor its strict mode: those guard an
+        # INSERT's PARTITION clause. Its limits (max.dynamic.partitions, ...) still apply.
+        saved = {k: ctx.conf.get(k) for k in ("hive.exec.dynamic.partition.mode", "hive.exec.dynamic.partition")}
         ctx.conf.set("hive.exec.dynamic.partition.mode", "nonstrict")
+        ctx.conf.set("hive.exec.dynamic.partition", "true")
         try:
             write_rows(ctx, stored, df, spec, overwrite=True)
         finally:
-            ctx.conf.set("hive.exec.dynamic.partition.mode", saved or "strict")
+            ctx.conf.set("hive.exec.dynamic.partition.mode", saved["hive.exec.dynamic.partition.mode"] or "strict")
+            ctx.conf.set("hive.exec.dynamic.partition", saved["hive.exec.dynamic.partition"] or "true")
         created.done()
     return ctx.empty()
 
@@ -706,8 +712,7 @@ def set_location(ctx: Context, table: Table, spec: s.PartitionSpec | None, given
 
 def add_partitions(ctx: Context, table: Table, action: s.AddPartitions) -> None:
     if not table.is_partitioned:
-        raise InvalidPartitionSpec(f"Table {table.qualified_name} is not partitioned: it has "
-                                   "no partitions to add")
+        raise InvalidPartitionSpec(f"{not_partitioned(table)}: it has no partitions to add")
     parts = []
     for spec, loc in action.partitions:
         check_not_default_partition(table, spec)

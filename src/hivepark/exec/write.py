@@ -329,8 +329,10 @@ def _write_handler(ctx: Context, handler: StorageHandler, table: Table, df: Data
     """INSERT INTO / OVERWRITE a handler table: the handler writes the rows (all or nothing)."""
     shown = handler.aliases[0] if handler.aliases else handler.name
     if spec:
-        raise SemanticError(f"Table {table.qualified_name} is not partitioned: its rows live in the source "
-                            f"of its storage handler {shown}. Remove the PARTITION clause.")
+        raise SemanticError(f"INSERT into {table.qualified_name} takes no PARTITION clause: its rows live in the "
+                            f"source of its storage handler {shown}, which places each row itself (an Iceberg "
+                            "table by its partition spec). Remove the PARTITION clause and give the partition "
+                            "columns' values as the SELECT's columns, as for any other column.")
     if not handler.supports_writes:
         raise UnsupportedError(f"Table {table.qualified_name} is read-only: its storage handler {shown} "
                                "does not support writes")

@@ -28,11 +28,19 @@ from hivepark.types import HiveType, PartitionValueError
 # ---------------------------------------------------------------- partition specs
 
 
+def not_partitioned(table: Table) -> str:
+    """Why ``table`` has no metastore partitions: not partitioned, or a storage handler's table
+    (an Iceberg table PARTITIONED BY keeps its partitions in its own metadata)."""
+    if "storage_handler" in table.properties:  # storage.handlers.STORAGE_HANDLER_KEY
+        return (f"Table {table.qualified_name} keeps its rows in the source of its storage handler, which "
+                "places them itself (an Iceberg table by its partition spec), so it has no metastore partitions")
+    return f"Table {table.qualified_name} is not partitioned"
+
+
 def check_spec_columns(table: Table, spec: PartitionSpec) -> None:
     """The spec names only partition columns of ``table``, each once."""
     if not table.is_partitioned and spec:
-        raise InvalidPartitionSpec(f"Table {table.qualified_name} is not partitioned but "
-                                   "partition spec exists: remove the PARTITION clause")
+        raise InvalidPartitionSpec(f"{not_partitioned(table)} but partition spec exists: remove the PARTITION clause")
     keys = set(table.partition_key_names())
     bad = [(c, v) for c, v, _ in spec if c not in keys]
     if bad:

@@ -206,6 +206,11 @@ class StorageHandler(ABC):
         """Extra ``(name, value)`` lines for DESCRIBE FORMATTED (none by default)."""
         return []
 
+    def partitioning_ddl(self, table: Table) -> str | None:
+        """The clause that gives the table its partitioning in SHOW CREATE TABLE, when the
+        source keeps it (an Iceberg table's ``PARTITIONED BY SPEC (...)``); None by default."""
+        return None
+
     def validate(self, properties: Mapping[str, str]) -> None:  # noqa: B027 - optional hook
         """Raise a ``UserInputError`` naming what is wrong with the table's properties."""
 

@@ -577,6 +577,25 @@ class IcebergStorageHandler(StorageHandler):
                 ("Current Snapshot:", str(snap.snapshot_id) if snap else "none"),
                 ("Format Version:", str(itbl.format_version))]
 
+    def partitioning_ddl(self, table: Table) -> str | None:
+        """``PARTITIONED BY SPEC (...)`` of the table's current spec, in Hive 4's transforms, so that
+        SHOW CREATE TABLE re-creates it partitioned alike (None when unpartitioned)."""
+        itbl = load(table)
+        items = []
+        for f in itbl.spec().fields:
+            name = f"`{itbl.schema().find_field(f.source_id).name}`"
+            t = f.transform
+            if isinstance(t, IdentityTransform):
+                items.append(name)
+            elif isinstance(t, (BucketTransform, TruncateTransform)):
+                width = t.num_buckets if isinstance(t, BucketTransform) else t.width
+                items.append(f"{'bucket' if isinstance(t, BucketTransform) else 'truncate'}({width}, {name})")
+            elif str(t) in ("year", "month", "day", "hour"):
+                items.append(f"{t}({name})")
+            else:  # a transform Hive's DDL has no name for (void): the clause would not re-create it
+                return None
+        return f"PARTITIONED BY SPEC ({', '.join(items)})" if items else None
+
     def metadata_table(self, table: Table, kind: str) -> Table | None:
         return metadata_table(table, kind) if kind in METADATA_TABLES else None
 
