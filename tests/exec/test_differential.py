@@ -69,6 +69,13 @@ QUERIES = [
     "SELECT * FROM {sales} WHERE ds = '2024-01-02' AND hr IS NULL",
     "SELECT * FROM {sales} WHERE coalesce(hr, -1) = -1",
     "SELECT ds, hr FROM {sales} WHERE ds > '2024-01-01' AND hr <= 3 ORDER BY ds, hr LIMIT 3",
+    # HAVING on grouping columns (filtered before the grouping too), on an alias or a ROLLUP (not)
+    "SELECT ds, count(*) FROM {sales} GROUP BY ds HAVING ds = '2024-01-02'",
+    "SELECT ds, hr, sum(qty) FROM {sales} GROUP BY ds, hr HAVING hr IS NULL OR (hr = 3 AND sum(qty) > 0)",
+    "SELECT ds, hr, sum(qty) FROM {sales} GROUP BY ds, hr HAVING hr = 3 AND sum(qty) > 0",
+    "SELECT concat(ds, 'x') AS ds, count(*) FROM {sales} GROUP BY ds HAVING ds = '2024-01-02x'",
+    "SELECT ds, hr, count(*) FROM {sales} GROUP BY ds, hr WITH ROLLUP HAVING ds = '2024-01-02'",
+    "SELECT s.ds, count(*) FROM {items} i LEFT JOIN {sales} s ON s.item = i.item GROUP BY s.ds HAVING s.ds IS NULL",
 ]
 
 
@@ -137,6 +144,11 @@ def test_dataset_has_every_partition_shape(dataset):
      "partitions=15/15"),
     ("SELECT s.id FROM (sales s LEFT JOIN items i ON s.item = i.item) JOIN items k "
      "ON k.item = i.item WHERE s.ds = '2024-01-01'", "partitions=5/15"),
+    # a HAVING conjunct on grouping columns prunes as a WHERE does
+    ("SELECT ds, count(*) FROM sales GROUP BY ds HAVING ds = '2024-01-02'", "partitions=5/15"),
+    ("SELECT ds, hr, sum(qty) FROM sales GROUP BY ds, hr HAVING hr = 3 AND sum(qty) > 0", "partitions=3/15"),
+    ("SELECT concat(ds, 'x') AS ds, count(*) FROM sales GROUP BY ds HAVING ds = '2024-01-02x'",
+     "partitions=15/15"),
 ])
 def test_explain_shows_pruning(dataset, query, expected):
     assert expected in dataset.explain(query)

@@ -136,7 +136,8 @@ def test_strict_mode_asks_for_a_filter_that_prunes_as_hive(parts, spark):
     whether it names one: `c = 5 OR a = 1` reads every partition (a row of any partition may
     have a = 1), and Hive refuses it; hivepark accepted it. An inner join on a partition key
     (Hive adds `c IS NOT NULL` to its scan) and a function of partition columns alone pass, under
-    NOT or OR too (Hive's pruner evaluates it on each partition's values; hivepark refused it)."""
+    NOT or OR too (Hive's pruner evaluates it on each partition's values; hivepark refused it), and
+    so does a HAVING on a grouping partition column (Hive pushes it below the grouping)."""
     from hivepark.errors import HiveParkError
 
     parts.sql("CREATE TABLE dim (c INT, n STRING) STORED AS PARQUET")
@@ -152,6 +153,7 @@ def test_strict_mode_asks_for_a_filter_that_prunes_as_hive(parts, spark):
     spark.read.parquet(f"{parts.location}/dim").createOrReplaceTempView("plain_dim")
     for query in ("SELECT a FROM {p} WHERE c = 5 OR c = 1", "SELECT a FROM {p} WHERE abs(c) = 5",
                   "SELECT a FROM {p} WHERE NOT (c <=> 5)", "SELECT a FROM {p} WHERE abs(c) = 5 OR c = 1",
+                  "SELECT c, count(*) FROM {p} GROUP BY c HAVING c = 5",
                   "SELECT {p}.a, n FROM {p} JOIN {dim} ON {p}.c = {dim}.c"):
         got = _rows(parts.sql(query.format(p="p", dim="dim")))
         assert got == _rows(spark.sql(query.format(p="plain_p", dim="plain_dim"))) != [], query

@@ -54,6 +54,13 @@ def push_into_derived(tree: exp.Expression, copy: bool = True, typer: ColumnType
     queries first so that a filter goes down through several: its tables' partitions are
     pruned by hivepark's plan (and EXPLAIN and strict mode see it), as Hive's predicate pushdown
     does. ``tree`` itself (not copied) when nothing can be pushed."""
+    having = [q for q in tree.find_all(exp.Select) if _having_filters(q)]
+    if having:  # HAVING conjuncts on grouping columns join the WHERE first: they may go further down
+        tree = tree.copy() if copy else tree
+        copy = False
+        for q in tree.find_all(exp.Select):
+            for cond in _having_filters(q):
+                q.where(cond.copy(), copy=False)
     derived = [q for q in tree.find_all(exp.Subquery) if isinstance(q.parent, (exp.From, exp.Join))
                and q.alias and _outer_where(q) is not None]
     ctes = _single_use_ctes(tree)
@@ -70,6 +77,37 @@ def push_into_derived(tree: exp.Expression, copy: bool = True, typer: ColumnType
             # which its body, at the top of the statement, cannot see)
             _push_filters(node, _same_types(_query_columns(ctes[node.name.lower()].this, _outer_names(node)), typer))
     return tree
+
+
+def _having_filters(select: exp.Select) -> list[exp.Expression]:
+    """The HAVING conjuncts of a grouped ``select`` that may be ANDed into its WHERE as well:
+    those of columns, literals and comparisons on its plain grouping columns alone (``GROUP BY
+    ds HAVING ds = 'x'``). Such a conjunct keeps or drops whole groups, so filtering the rows
+    first gives the same groups and aggregates (Hive's predicate pushdown and Spark's optimizer
+    push it below the aggregation; then it prunes partitions, and strict mode sees it). Not
+    with ROLLUP, CUBE or GROUPING SETS (a NULL there stands for all values), a LATERAL VIEW, or
+    a column the SELECT list names as something else (``upper(ds) AS ds``: HAVING reads the
+    alias)."""
+    having, group = select.args.get("having"), select.args.get("group")
+    if having is None or group is None or select.args.get("laterals"):
+        return []
+    keys = _grouping_columns(select)
+    if not keys:
+        return []
+    outputs: dict[str, list[exp.Expression]] = {}
+    for p in select.expressions:
+        outputs.setdefault(p.alias_or_name.lower(), []).append(p.this if isinstance(p, exp.Alias) else p)
+    out = []
+    cond = having.this
+    for c in cond.flatten() if isinstance(cond, exp.And) else [cond]:
+        cols = list(c.find_all(exp.Column))
+        if not cols or not all(isinstance(n, _PUSHABLE) for n in c.walk()):
+            continue
+        if all(any(_same_column(col, k) for k in keys) and all(
+                isinstance(o, exp.Column) and _same_column(o, col) for o in outputs.get(col.name.lower(), []))
+               for col in cols):
+            out.append(c)
+    return out
 
 
 def _in_subquery_expression(node: exp.Expression) -> bool:
