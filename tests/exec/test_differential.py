@@ -158,3 +158,28 @@ def test_a_lateral_view_reads_its_table_once_pruned_by_the_where(dataset):
     text = dataset.explain("SELECT * FROM sales LATERAL VIEW explode(array(1, 2)) e AS x "
                            "WHERE ds = '2024-01-02' AND hr = 3")
     assert text.count("TableScan default.sales") == 1 and "partitions=1/15" in text
+
+
+@pytest.mark.parametrize("query", [
+    "SELECT id FROM sales WHERE ds = '2024-01-02' AND hr = 3",
+    "SELECT id FROM sales WHERE hr = '3.0' AND ds <> '2024-01-01'",  # Hive's comparison: as DOUBLE
+    "SELECT id FROM sales WHERE ds = '2024-01-01' UNION ALL SELECT id FROM sales WHERE hr = 11",
+    "SELECT id FROM sales WHERE ds = '2024-01-03' AND item IN (SELECT item FROM {e})",
+])
+def test_a_cte_the_select_does_not_read_changes_nothing(dataset, query):
+    """sqlglot puts every CTE of the statement among each SELECT's sources, read or not: a CTE
+    of `SELECT *` (or with a column named like the table's) made every unqualified column
+    ambiguous, so the WHERE pruned nothing (EXPLAIN said all partitions were read, strict mode
+    refused the query) and `hr = '3.0'` failed with Spark's cast error instead of Hive's rows."""
+    with_cte, plain = "WITH e AS (SELECT * FROM items) " + query.format(e="e"), query.format(e="items")
+    assert _rows(dataset.sql(with_cte)) == _rows(dataset.sql(plain)) != []
+
+    def pruning(text):
+        return [line for line in text.splitlines() if "partitions=" in line or "partition filter" in line]
+    assert pruning(dataset.explain(with_cte)) == pruning(dataset.explain(plain))
+    assert "partitions=15/15" not in dataset.explain(with_cte)
+    dataset.sql("SET hive.mapred.mode=strict")
+    try:
+        assert _rows(dataset.sql(with_cte)) == _rows(dataset.sql(plain))
+    finally:
+        dataset.sql("SET hive.mapred.mode=nonstrict")
