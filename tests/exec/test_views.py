@@ -129,13 +129,18 @@ def test_filters_go_into_subqueries_and_ctes_as_into_views(views, spark):
          "partitions=2/3"),
         ("SELECT * FROM (SELECT id, ds FROM sales WHERE store = 0 UNION ALL SELECT id, ds FROM sales "
          "WHERE store = 1) u WHERE ds = '2024-01-02'", "partitions=1/3"),
+        # a CTE read twice is read as two subqueries, as Spark and Hive read it: each takes its own filters
+        ("WITH c AS (SELECT id, ds FROM sales) SELECT a.id FROM c a JOIN c b ON a.id = b.id "
+         "WHERE a.ds = '2024-01-02' AND b.ds = '2024-01-02'", "partitions=1/3"),
+        ("WITH c AS (SELECT id, ds FROM sales WHERE id > 2) SELECT id FROM c WHERE ds = '2024-01-02' "
+         "UNION ALL SELECT id FROM c WHERE ds = '2024-01-02' AND id < 9", "partitions=1/3"),
     ]
     kept = [  # pushing could change a row: the filter stays outside, every partition is read
         "SELECT * FROM (SELECT id, ds FROM sales ORDER BY id LIMIT 7) z WHERE ds = '2024-01-02'",
         "SELECT * FROM (SELECT id, ds, row_number() OVER (ORDER BY id) AS r FROM sales) z WHERE ds = '2024-01-02'",
         "SELECT * FROM (SELECT ds, max(amount) AS top FROM sales GROUP BY ds) z WHERE top > 40",
-        "WITH c AS (SELECT id, ds FROM sales) SELECT a.id FROM c a JOIN c b ON a.id = b.id "
-        "WHERE a.ds = '2024-01-02'",  # c read twice
+        "WITH c AS (SELECT id, ds, rand() AS r FROM sales) SELECT a.id FROM c a JOIN c b ON a.id = b.id "
+        "WHERE a.ds = '2024-01-02' AND b.ds = '2024-01-02'",  # c read twice, of random values: read once
         "SELECT s.store, z.id FROM stores s LEFT JOIN (SELECT id, ds FROM sales) z ON s.store = z.id "
         "WHERE z.ds IS NULL OR z.ds = '2024-01-01'",
     ]

@@ -61,6 +61,11 @@ def push_into_derived(tree: exp.Expression, copy: bool = True, typer: ColumnType
         for q in tree.find_all(exp.Select):
             for cond in _having_filters(q):
                 q.where(cond.copy(), copy=False)
+    shared = _shared_ctes(tree)
+    if shared:  # a deterministic CTE read in several places: each reads its own copy, filtered by its own WHERE
+        tree = tree.copy() if copy else tree
+        copy = False
+        _inline_ctes(tree, _shared_ctes(tree))
     derived = [q for q in tree.find_all(exp.Subquery) if isinstance(q.parent, (exp.From, exp.Join))
                and q.alias and _outer_where(q) is not None]
     ctes = _single_use_ctes(tree)
@@ -160,6 +165,61 @@ def _outer_where(node: exp.Expression) -> exp.Expression | None:
 def _outer_names(node: exp.Expression) -> set[str]:
     where = _outer_where(node)
     return {c.name.lower() for c in where.find_all(exp.Column)} if where is not None else set()
+
+
+#: nodes that make a CTE's rows differ from one reading to the next (or may: a function
+#: sqlglot does not know, a user's UDF), so it is read once, as Spark reads it, and not copied
+_NONDETERMINISTIC = (exp.Rand, exp.Randn, exp.Uuid, exp.Shuffle, exp.Anonymous, exp.TableSample)
+
+
+def _cte_references(tree: exp.Expression) -> dict[str, list[exp.Table]]:
+    """Each name the statement's CTEs define once, with the tables that read it."""
+    defined = [c.alias_or_name.lower() for c in tree.find_all(exp.CTE)]
+    refs: dict[str, list[exp.Table]] = {n: [] for n in defined if defined.count(n) == 1}
+    for t in tree.find_all(exp.Table):
+        if t.args.get("db") is None and isinstance(t.this, exp.Identifier) and t.name.lower() in refs:
+            refs[t.name.lower()].append(t)
+    return refs
+
+
+def _shared_ctes(tree: exp.Expression) -> list[exp.CTE]:
+    """The CTEs read more than once, each time in a FROM or a JOIN of a query that filters
+    its rows (WHERE), whose query is deterministic and names its columns itself: Spark reads
+    such a CTE in each place as a subquery of its own (InlineCTE), and so does Hive
+    (``hive.optimize.cte.materialize.threshold`` = -1), so each reference may take its own
+    filters (:func:`_inline_ctes`), as a CTE read once does."""
+    if not any(True for _ in tree.find_all(exp.CTE)):  # most queries: no walk of their tables
+        return []
+    refs = _cte_references(tree)
+    out = []
+    for cte in tree.find_all(exp.CTE):
+        uses = refs.get(cte.alias_or_name.lower(), [])
+        if len(uses) < 2 or not isinstance(cte.this, (exp.Select, exp.Union)) or cte.args["alias"].columns:
+            continue
+        if any(not isinstance(t.parent, (exp.From, exp.Join)) or t.args.get("sample") is not None
+               or _in_subquery_expression(t) for t in uses) or not any(_outer_where(t) is not None for t in uses):
+            continue
+        if any(isinstance(n, _NONDETERMINISTIC) for n in cte.this.walk()):
+            continue
+        out.append(cte)
+    return out
+
+
+def _inline_ctes(tree: exp.Expression, ctes: list[exp.CTE]) -> None:
+    """Each reference to ``ctes`` replaced by a copy of its query, aliased as the reference
+    was (or by the CTE's name), in the order they are defined (a later one's query holds the
+    copies of an earlier one it reads); the CTEs dropped from their WITH."""
+    for cte in ctes:
+        name = cte.alias_or_name.lower()
+        for t in _cte_references(tree).get(name, []):
+            alias = t.args.get("alias")
+            t.replace(exp.Subquery(this=cte.this.copy(),
+                                   alias=alias.copy() if alias is not None else exp.TableAlias(
+                                       this=exp.to_identifier(cte.alias_or_name))))
+        holder = cte.parent
+        cte.pop()
+        if isinstance(holder, exp.With) and not holder.expressions:
+            holder.pop()
 
 
 def _single_use_ctes(tree: exp.Expression) -> dict[str, exp.CTE]:
