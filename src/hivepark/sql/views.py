@@ -347,7 +347,8 @@ def _push_filters(node: exp.Expression, targets: list[tuple[exp.Select, dict[str
     ANDed into ``targets``, its own query's SELECTs, as well, so that they prune its tables'
     partitions (and strict mode sees them), as Hive's predicate pushdown does. Only where that
     cannot change a row: the view is read in FROM or an inner join and no RIGHT or FULL join
-    may fill it with NULLs, its query has no LIMIT or window, each column the filter reads is a
+    may fill it with NULLs, its query has no LIMIT (nor a window not partitioned by the filter's columns),
+    each column the filter reads is a
     column of the view's query (a grouping column of a grouped one: :func:`_view_columns`), and
     the filter holds only columns, literals and comparisons, and the reference has no TABLESAMPLE
     of its own (``(SELECT ...) TABLESAMPLE (2 ROWS) s``, a sampled view or CTE: the sample is taken
@@ -430,19 +431,41 @@ def _plain_outputs(select: exp.Select) -> list[exp.Column | None] | None:
     select's WHERE (a plain column; a grouping column of a grouped select), else None; None
     for all when nothing may go in (LIMIT, a window, an aggregate of all rows...)."""
     if any(select.args.get(k) for k in ("limit", "offset", "qualify", "windows", "laterals")) or any(
-            isinstance(e, (exp.Window, exp.Explode, exp.Posexplode)) for p in select.expressions for e in p.walk()):
+            isinstance(e, (exp.Explode, exp.Posexplode)) for p in select.expressions for e in p.walk()):
         return None
     keys = _grouping_columns(select)
     if keys is None:
+        return None
+    windows = _window_partitions(select)
+    if windows is None:
         return None
     grouped = select.args.get("group") is not None
     outputs: list[exp.Column | None] = []
     for p in select.expressions:
         col = p.this if isinstance(p, exp.Alias) else p
         plain = isinstance(col, exp.Column) and not isinstance(col.this, exp.Star)
-        # a column that is not a grouping column has no single value within a group
-        outputs.append(col if plain and (not grouped or any(_same_column(col, k) for k in keys)) else None)
+        # a column that is not a grouping column has no single value within a group; one that
+        # is not in every window's PARTITION BY would take rows out of a window's frame
+        outputs.append(col if plain and (not grouped or any(_same_column(col, k) for k in keys))
+                       and all(any(_same_column(col, k) for k in w) for w in windows) else None)
     return outputs
+
+
+def _window_partitions(select: exp.Select) -> list[list[exp.Column]] | None:
+    """The plain PARTITION BY columns of each window function of ``select`` ([] without
+    windows); None when a window has none (it reads all rows) or is named (``OVER w``). A
+    filter on columns every window partitions by keeps or drops whole window partitions, so
+    it gives the same values before the windows as after them (Spark's optimizer and Hive's
+    predicate pushdown push it below them too)."""
+    out = []
+    for p in select.expressions:
+        for w in p.find_all(exp.Window):
+            parts = w.args.get("partition_by") or []
+            cols = [c for c in parts if isinstance(c, exp.Column)]
+            if not cols:
+                return None
+            out.append(cols)
+    return out
 
 
 def _grouping_columns(select: exp.Select) -> list[exp.Column] | None:
@@ -452,7 +475,8 @@ def _grouping_columns(select: exp.Select) -> list[exp.Column] | None:
     values)."""
     group = select.args.get("group")
     if group is None:
-        aggregated = any(isinstance(e, exp.AggFunc) for p in select.expressions for e in p.walk())
+        aggregated = any(isinstance(e, exp.AggFunc) and not (isinstance(e.parent, exp.Window) and e.arg_key == "this")
+                         for p in select.expressions for e in p.walk())  # sum(x) OVER (...) is a window's
         return None if aggregated or select.args.get("having") else []
     if any(group.args.get(k) for k in ("rollup", "cube", "grouping_sets", "totals")) or any(
             isinstance(e, (exp.Rollup, exp.Cube, exp.GroupingSets)) for g in group.expressions for e in g.walk()):
