@@ -189,6 +189,8 @@ _JOIN_REASONS = {
     JoinReason.KEY_IN_FUNCTION: "the join key {} is inside a function",
     JoinReason.OTHER_SIDE_EXPRESSION: "the other side of the join ({}) is an expression, not a column",
     JoinReason.SAMPLED: "the big table is sampled (TABLESAMPLE) before the join",
+    JoinReason.NOT_A_TABLE: ("the other side ({}) is a subquery, a CTE or a view, not a table: only a table's "
+                             "values are collected"),
 }
 
 
