@@ -134,7 +134,11 @@ def test_a_point_query_reads_only_its_buckets_files(wh, spark, tmp_path):
     spark.read.schema("k INT, v STRING, ds STRING").option("basePath", str(root)).orc(str(root)) \
         .createOrReplaceTempView("plain_hb")
     for where, buckets in (("k = 3", 1), ("k IN (1, 6, 25)", len({hive_bucket([k], int_type, 4) for k in (1, 6, 25)})),
-                           ("ds = '2' AND k = 25", 1), ("k > 30", None), ("k = '3'", None), ("k = 3 OR k = 4", None)):
+                           ("ds = '2' AND k = 25", 1), ("k > 30", None), ("k = '3'", None),
+                           ("k = 3 OR k = 4", len({hive_bucket([k], int_type, 4) for k in (3, 4)})),
+                           ("(k = 3 OR k IN (6, 25)) AND ds = '1'",
+                            len({hive_bucket([k], int_type, 4) for k in (3, 6, 25)})),
+                           ("k = 3 OR v = 'v4'", None)):
         got = wh.sql(f"SELECT k, v, ds FROM hb WHERE {where}")
         assert _rows(got) == _rows(spark.sql(f"SELECT k, v, ds FROM plain_hb WHERE {where}")) and _rows(got), where
         plan = "\n".join(r[0] for r in wh.sql(f"EXPLAIN SELECT k, v, ds FROM hb WHERE {where}").collect())

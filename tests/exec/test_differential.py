@@ -69,6 +69,13 @@ QUERIES = [
     "SELECT * FROM {sales} WHERE ds = '2024-01-02' AND hr IS NULL",
     "SELECT * FROM {sales} WHERE coalesce(hr, -1) = -1",
     "SELECT ds, hr FROM {sales} WHERE ds > '2024-01-01' AND hr <= 3 ORDER BY ds, hr LIMIT 3",
+    # HAVING on grouping columns (filtered before the grouping too), on an alias or a ROLLUP (not)
+    "SELECT ds, count(*) FROM {sales} GROUP BY ds HAVING ds = '2024-01-02'",
+    "SELECT ds, hr, sum(qty) FROM {sales} GROUP BY ds, hr HAVING hr IS NULL OR (hr = 3 AND sum(qty) > 0)",
+    "SELECT ds, hr, sum(qty) FROM {sales} GROUP BY ds, hr HAVING hr = 3 AND sum(qty) > 0",
+    "SELECT concat(ds, 'x') AS ds, count(*) FROM {sales} GROUP BY ds HAVING ds = '2024-01-02x'",
+    "SELECT ds, hr, count(*) FROM {sales} GROUP BY ds, hr WITH ROLLUP HAVING ds = '2024-01-02'",
+    "SELECT s.ds, count(*) FROM {items} i LEFT JOIN {sales} s ON s.item = i.item GROUP BY s.ds HAVING s.ds IS NULL",
 ]
 
 
@@ -137,6 +144,11 @@ def test_dataset_has_every_partition_shape(dataset):
      "partitions=15/15"),
     ("SELECT s.id FROM (sales s LEFT JOIN items i ON s.item = i.item) JOIN items k "
      "ON k.item = i.item WHERE s.ds = '2024-01-01'", "partitions=5/15"),
+    # a HAVING conjunct on grouping columns prunes as a WHERE does
+    ("SELECT ds, count(*) FROM sales GROUP BY ds HAVING ds = '2024-01-02'", "partitions=5/15"),
+    ("SELECT ds, hr, sum(qty) FROM sales GROUP BY ds, hr HAVING hr = 3 AND sum(qty) > 0", "partitions=3/15"),
+    ("SELECT concat(ds, 'x') AS ds, count(*) FROM sales GROUP BY ds HAVING ds = '2024-01-02x'",
+     "partitions=15/15"),
 ])
 def test_explain_shows_pruning(dataset, query, expected):
     assert expected in dataset.explain(query)
@@ -146,3 +158,45 @@ def test_a_lateral_view_reads_its_table_once_pruned_by_the_where(dataset):
     text = dataset.explain("SELECT * FROM sales LATERAL VIEW explode(array(1, 2)) e AS x "
                            "WHERE ds = '2024-01-02' AND hr = 3")
     assert text.count("TableScan default.sales") == 1 and "partitions=1/15" in text
+
+
+@pytest.mark.parametrize("query", [
+    "SELECT id FROM sales WHERE ds = '2024-01-02' AND hr = 3",
+    "SELECT id FROM sales WHERE hr = '3.0' AND ds <> '2024-01-01'",  # Hive's comparison: as DOUBLE
+    "SELECT id FROM sales WHERE ds = '2024-01-01' UNION ALL SELECT id FROM sales WHERE hr = 11",
+    "SELECT id FROM sales WHERE ds = '2024-01-03' AND item IN (SELECT item FROM {e})",
+])
+def test_a_cte_the_select_does_not_read_changes_nothing(dataset, query):
+    """sqlglot puts every CTE of the statement among each SELECT's sources, read or not: a CTE
+    of `SELECT *` (or with a column named like the table's) made every unqualified column
+    ambiguous, so the WHERE pruned nothing (EXPLAIN said all partitions were read, strict mode
+    refused the query) and `hr = '3.0'` failed with Spark's cast error instead of Hive's rows."""
+    with_cte, plain = "WITH e AS (SELECT * FROM items) " + query.format(e="e"), query.format(e="items")
+    assert _rows(dataset.sql(with_cte)) == _rows(dataset.sql(plain)) != []
+
+    def pruning(text):
+        return [line for line in text.splitlines() if "partitions=" in line or "partition filter" in line]
+    assert pruning(dataset.explain(with_cte)) == pruning(dataset.explain(plain))
+    assert "partitions=15/15" not in dataset.explain(with_cte)
+    dataset.sql("SET hive.mapred.mode=strict")
+    try:
+        assert _rows(dataset.sql(with_cte)) == _rows(dataset.sql(plain))
+    finally:
+        dataset.sql("SET hive.mapred.mode=nonstrict")
+
+
+@pytest.mark.parametrize("where, spark_filter", [
+    ("upper(ds) = '2024-01-02'", "(UPPER(ds) = '2024-01-02')"),
+    ("hr <=> 3 AND ds = '2024-01-02'", "(hr IS NOT DISTINCT FROM 3)"),
+    ("coalesce(hr, 0) = 0", "(COALESCE(hr, 0) = 0)"),
+])
+def test_explain_names_the_partition_filters_left_to_spark(dataset, spark, where, spark_filter):
+    """Found by a hunt for false explanations: a filter on partition columns alone that hivepark
+    does not evaluate made EXPLAIN say `partition filter: none (all partitions read)`, though
+    Spark skips the partitions it rules out (plain Spark over the same files reads as few)."""
+    plan = dataset.explain(f"SELECT * FROM sales WHERE {where}")
+    assert "all partitions read" not in plan, plan
+    assert f"left to Spark on the partition columns: {spark_filter}" in plan, plan
+    ours = dataset.sql(f"SELECT * FROM sales WHERE {where}")
+    plain = spark.sql(f"SELECT * FROM plain_sales WHERE {where}")
+    assert _rows(ours) == _rows(plain) != []

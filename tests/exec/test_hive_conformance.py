@@ -135,13 +135,15 @@ def test_strict_mode_asks_for_a_filter_that_prunes_as_hive(parts, spark):
     """Hive's strict check looks at the predicate's projection on the partition columns, not at
     whether it names one: `c = 5 OR a = 1` reads every partition (a row of any partition may
     have a = 1), and Hive refuses it; hivepark accepted it. An inner join on a partition key
-    (Hive adds `c IS NOT NULL` to its scan) and a function of partition columns alone pass."""
+    (Hive adds `c IS NOT NULL` to its scan) and a function of partition columns alone pass, under
+    NOT or OR too (Hive's pruner evaluates it on each partition's values; hivepark refused it), and
+    so does a HAVING on a grouping partition column (Hive pushes it below the grouping)."""
     from hivepark.errors import HiveParkError
 
     parts.sql("CREATE TABLE dim (c INT, n STRING) STORED AS PARQUET")
     parts.sql("INSERT INTO dim VALUES (5, 'five')")
     parts.sql("SET hive.mapred.mode=strict")
-    for where in ("c = 5 OR a = 1", "NOT (c = 5 AND a = 1)", "concat(ds, a) = 'x'"):
+    for where in ("c = 5 OR a = 1", "NOT (c = 5 AND a = 1)", "concat(ds, a) = 'x'", "abs(c) = 5 OR a = 1"):
         with pytest.raises(HiveParkError, match=r"No partition predicate for Alias \"p\" Table \"p\"$") as e:
             parts.sql(f"SELECT a FROM p WHERE {where}")
         assert e.value.code == 10056
@@ -150,6 +152,8 @@ def test_strict_mode_asks_for_a_filter_that_prunes_as_hive(parts, spark):
     spark.read.parquet(f"{parts.location}/p").createOrReplaceTempView("plain_p")
     spark.read.parquet(f"{parts.location}/dim").createOrReplaceTempView("plain_dim")
     for query in ("SELECT a FROM {p} WHERE c = 5 OR c = 1", "SELECT a FROM {p} WHERE abs(c) = 5",
+                  "SELECT a FROM {p} WHERE NOT (c <=> 5)", "SELECT a FROM {p} WHERE abs(c) = 5 OR c = 1",
+                  "SELECT c, count(*) FROM {p} GROUP BY c HAVING c = 5",
                   "SELECT {p}.a, n FROM {p} JOIN {dim} ON {p}.c = {dim}.c"):
         got = _rows(parts.sql(query.format(p="p", dim="dim")))
         assert got == _rows(spark.sql(query.format(p="plain_p", dim="plain_dim"))) != [], query

@@ -192,6 +192,21 @@ def test_function_on_the_key_does_not_prune(star, spark):
     assert "inside a function" in out
 
 
+@pytest.mark.parametrize("query", [
+    "SELECT s.id FROM sales s JOIN (SELECT ds FROM dates WHERE holiday) h ON s.ds = h.ds",
+    "SELECT s.id FROM sales s JOIN (SELECT max(ds) AS ds FROM dates) h ON h.ds = s.ds",
+    "WITH h AS (SELECT ds FROM dates WHERE holiday) SELECT s.id FROM sales s, h WHERE s.ds = h.ds",
+])
+def test_a_subquery_or_cte_small_side_says_why_it_does_not_prune(star, spark, query):
+    """Found by a hunt for pruning that silently does not happen: a filtered or aggregated
+    dimension in a subquery or a CTE collects no values (only a table's are), and EXPLAIN said
+    nothing about runtime pruning, where it gives every other join's reason."""
+    out = same_as_plain(star, spark, query)
+    assert sales_partitions(out) == "46/46"
+    assert "runtime pruning not applied (h.ds -> s.ds): the other side (h) is a subquery, a CTE or a view, " \
+           "not a table" in out
+
+
 def test_empty_small_side_reads_nothing(star, spark):
     out = same_as_plain(star, spark, "SELECT s.id FROM sales s JOIN dates d ON s.ds = d.ds "
                                      "WHERE d.month = 7")

@@ -116,7 +116,9 @@ def test_filters_that_could_change_rows_stay_outside_the_view(views, spark):
 def test_filters_go_into_subqueries_and_ctes_as_into_views(views, spark):
     """Found by a hunt for bugs: a filter on a subquery's or a CTE's column was not pushed into
     it, so hivepark's plan read every partition (Spark pruned later) and strict mode refused the
-    query, where Hive's predicate pushdown prunes. The same rules as a view's decide."""
+    query, where Hive's predicate pushdown prunes. The same rules as a view's decide. Found by
+    the next: not into a query with windows, even on the column they all partition by, nor into
+    a CTE read twice (Spark and Hive read it as two subqueries)."""
     pushed = [
         ("SELECT id FROM (SELECT id, ds FROM sales) z WHERE ds = '2024-01-02'", "partitions=1/3"),
         ("SELECT z.id FROM (SELECT id, ds AS day FROM sales WHERE id > 3) z WHERE z.day IN ('2024-01-01', "
@@ -129,13 +131,28 @@ def test_filters_go_into_subqueries_and_ctes_as_into_views(views, spark):
          "partitions=2/3"),
         ("SELECT * FROM (SELECT id, ds FROM sales WHERE store = 0 UNION ALL SELECT id, ds FROM sales "
          "WHERE store = 1) u WHERE ds = '2024-01-02'", "partitions=1/3"),
+        # a filter on a column every window partitions by keeps or drops whole windows
+        ("SELECT * FROM (SELECT id, ds, row_number() OVER (PARTITION BY ds ORDER BY id) AS r FROM sales) z "
+         "WHERE ds = '2024-01-02' AND r < 4", "partitions=1/3"),
+        ("SELECT * FROM (SELECT id, ds, sum(amount) OVER (PARTITION BY ds, store ORDER BY id ROWS BETWEEN 1 "
+         "PRECEDING AND CURRENT ROW) AS r, count(*) OVER (PARTITION BY ds) AS n FROM sales) z "
+         "WHERE ds <> '2024-01-02'", "partitions=2/3"),
+        # a CTE read twice is read as two subqueries, as Spark and Hive read it: each takes its own filters
+        ("WITH c AS (SELECT id, ds FROM sales) SELECT a.id FROM c a JOIN c b ON a.id = b.id "
+         "WHERE a.ds = '2024-01-02' AND b.ds = '2024-01-02'", "partitions=1/3"),
+        ("WITH c AS (SELECT id, ds FROM sales WHERE id > 2) SELECT id FROM c WHERE ds = '2024-01-02' "
+         "UNION ALL SELECT id FROM c WHERE ds = '2024-01-02' AND id < 9", "partitions=1/3"),
     ]
     kept = [  # pushing could change a row: the filter stays outside, every partition is read
         "SELECT * FROM (SELECT id, ds FROM sales ORDER BY id LIMIT 7) z WHERE ds = '2024-01-02'",
         "SELECT * FROM (SELECT id, ds, row_number() OVER (ORDER BY id) AS r FROM sales) z WHERE ds = '2024-01-02'",
+        "SELECT * FROM (SELECT id, ds, count(*) OVER (PARTITION BY store) AS n, row_number() OVER (PARTITION BY ds "
+        "ORDER BY id) AS r FROM sales) z WHERE ds = '2024-01-02'",
+        "SELECT * FROM (SELECT id, ds, sum(amount) OVER (PARTITION BY upper(ds)) AS n FROM sales) z "
+        "WHERE ds = '2024-01-02'",
         "SELECT * FROM (SELECT ds, max(amount) AS top FROM sales GROUP BY ds) z WHERE top > 40",
-        "WITH c AS (SELECT id, ds FROM sales) SELECT a.id FROM c a JOIN c b ON a.id = b.id "
-        "WHERE a.ds = '2024-01-02'",  # c read twice
+        "WITH c AS (SELECT id, ds, rand() AS r FROM sales) SELECT a.id FROM c a JOIN c b ON a.id = b.id "
+        "WHERE a.ds = '2024-01-02' AND b.ds = '2024-01-02'",  # c read twice, of random values: read once
         "SELECT s.store, z.id FROM stores s LEFT JOIN (SELECT id, ds FROM sales) z ON s.store = z.id "
         "WHERE z.ds IS NULL OR z.ds = '2024-01-01'",
     ]

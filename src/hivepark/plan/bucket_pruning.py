@@ -13,7 +13,7 @@ from __future__ import annotations
 from itertools import product
 
 from hivepark.catalog.buckets import HASHED_TYPES, Bucketing, hive_bucket, prunes_buckets, table_buckets
-from hivepark.expr import EqualTo, In
+from hivepark.expr import EqualTo, Expr, In, Or
 from hivepark.expr.visitors import conjuncts
 from hivepark.plan.nodes import TableScan
 from hivepark.types import HiveType
@@ -48,13 +48,10 @@ def _by_predicate(scan: TableScan, b: Bucketing) -> frozenset[int] | None:
     """The buckets the scan's predicate leaves, None when it does not decide them."""
     allowed: dict[str, set[object]] = {}
     for atom in conjuncts(scan.predicate):
-        values: set[object]
-        if isinstance(atom, EqualTo) and isinstance(atom.term, str):
-            term, values = atom.term, {atom.value}
-        elif isinstance(atom, In):
-            term, values = atom.term, set(atom.values)
-        else:
+        fixed = _fixed(atom)
+        if fixed is None:
             continue
+        term, values = fixed
         if term in b.columns:
             allowed[term] = allowed[term] & values if term in allowed else values
     if set(allowed) != set(b.columns):
@@ -72,6 +69,27 @@ def _by_predicate(scan: TableScan, b: Bucketing) -> frozenset[int] | None:
             return None
         chosen.add(k)
     return frozenset(chosen)
+
+
+def _fixed(atom: Expr) -> tuple[str, set[object]] | None:
+    """``(column, values)`` when ``atom`` holds only where the column is one of the values:
+    ``c = v``, ``c IN (...)``, or an OR of them on one column (``c = 1 OR c = 2``).
+
+    >>> from hivepark.expr import Or
+    >>> _fixed(Or(EqualTo("k", 1), In("k", (2, 3)))) == ("k", {1, 2, 3})
+    True
+    >>> _fixed(Or(EqualTo("k", 1), EqualTo("j", 2))) is None
+    True
+    """
+    if isinstance(atom, EqualTo) and isinstance(atom.term, str):
+        return atom.term, {atom.value}
+    if isinstance(atom, In):
+        return atom.term, set(atom.values)
+    if isinstance(atom, Or):
+        left, right = _fixed(atom.left), _fixed(atom.right)
+        if left is not None and right is not None and left[0] == right[0]:
+            return left[0], left[1] | right[1]
+    return None
 
 
 def every_bucket_read(scan: TableScan) -> str | None:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from hivepark import layout
 from hivepark.catalog.buckets import table_buckets
-from hivepark.expr import AlwaysTrue
-from hivepark.expr.visitors import render_literal, to_filter_string
+from hivepark.expr import AlwaysTrue, Opaque
+from hivepark.expr.bind import bind
+from hivepark.expr.visitors import conjuncts, project, render_literal, to_filter_string
 from hivepark.plan.bucket_pruning import every_bucket_read
 from hivepark.plan.nodes import (
     Fact,
@@ -60,10 +61,15 @@ def render_scan(scan: TableScan, max_dirs: int = 5, extended: bool = False,
                      f"{scan.static_partitions}/{scan.total_partitions}, then runtime pruning)")
     else:
         lines.append(f"  partitions={len(parts)}/{scan.total_partitions}")
+    left = spark_partition_filters(scan)
     if not isinstance(scan.partition_filter, AlwaysTrue):
         lines.append(f"  partition filter: {to_filter_string(scan.partition_filter)}")
     elif scan.static_partitions is None:
-        lines.append("  partition filter: none (all partitions read)")
+        lines.append("  partition filter: none (all partitions read)" if not left else
+                     "  partition filter: none that hivepark evaluates (all partitions listed)")
+    if left:
+        lines.append(f"  left to Spark on the partition columns: {' and '.join(left)} (Spark applies it as it "
+                     "reads, and can skip the partitions it rules out: EXPLAIN EXTENDED shows its plan)")
     if scan.list_bucketing:
         dirs: list[str] = []
         chosen = total = 0
@@ -83,6 +89,33 @@ def render_scan(scan: TableScan, max_dirs: int = 5, extended: bool = False,
     if extended and not isinstance(scan.predicate, AlwaysTrue):
         lines.append(f"  scan predicate: {to_filter_string(scan.predicate)}")
     return lines + _runtime_lines(scan, analyzed)
+
+
+def spark_partition_filters(scan: TableScan) -> list[str]:
+    """The conjuncts of the scan's predicate on its partition columns alone that hivepark's
+    pruning does not evaluate (a function of them, ``upper(ds) = 'X'``, ``ds <=> NULL``, an IN
+    list holding NULL), in the filter-string form: Spark applies them to the partitions'
+    values as it reads, so EXPLAIN names them rather than saying every partition is read.
+
+    >>> from hivepark.catalog.models import Column, Table
+    >>> from hivepark.expr import And, EqualTo, Opaque
+    >>> t = Table("default", "t", (Column("a", "int"),), (Column("ds", "string"),))
+    >>> other = And(EqualTo("ds", "x"), Opaque("a > f(ds)", frozenset({"a", "ds"})))
+    >>> parts = (Opaque("upper(ds) = 'X'", frozenset({"ds"})), other)
+    >>> spark_partition_filters(TableScan(t, "t", And(*parts), filter_parts=parts))
+    ["(upper(ds) = 'X')"]
+    """
+    keys = scan.table.partition_key_names()
+    if not keys or not scan.filter_parts:
+        return []
+    types = scan.table.partition_types()
+    out = []
+    own = [c for part in scan.filter_parts for c in conjuncts(part)]  # a join's condition reads another table
+    for c in own:
+        cols = c.columns()
+        if cols and cols <= set(keys) and isinstance(bind(project(c, keys), types), (AlwaysTrue, Opaque)):
+            out.append(to_filter_string(c))
+    return out
 
 
 def _bucket_lines(scan: TableScan) -> list[str]:
@@ -189,6 +222,8 @@ _JOIN_REASONS = {
     JoinReason.KEY_IN_FUNCTION: "the join key {} is inside a function",
     JoinReason.OTHER_SIDE_EXPRESSION: "the other side of the join ({}) is an expression, not a column",
     JoinReason.SAMPLED: "the big table is sampled (TABLESAMPLE) before the join",
+    JoinReason.NOT_A_TABLE: ("the other side ({}) is a subquery, a CTE or a view, not a table: only a table's "
+                             "values are collected"),
 }
 
 

@@ -253,6 +253,7 @@ class JoinReason(Enum):
     KEY_IN_FUNCTION = "key in function"  # detail: the key (alias.column) inside a function
     OTHER_SIDE_EXPRESSION = "other side expression"  # detail: the expression, in HiveQL
     SAMPLED = "sampled"  # the big side is sampled by Spark (TABLESAMPLE n ROWS/PERCENT) before the join
+    NOT_A_TABLE = "not a table"  # detail: the other side's alias, a subquery, CTE or view, not a table
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from typing import Any
 from hivepark.catalog.base import Catalog, PartitionLister
 from hivepark.catalog.models import Partition, Table
 from hivepark.errors import SemanticError
-from hivepark.expr import Opaque, and_all
+from hivepark.expr import and_all
 from hivepark.expr.bind import bind, bind_literal
 from hivepark.expr.visitors import conjuncts
 from hivepark.plan.bucket_pruning import prune_buckets
@@ -95,20 +95,24 @@ def _names_partitions(scan: TableScan, keys: set[str]) -> bool:
     """Whether strict mode takes ``scan`` as filtered on its partitions, as Hive's pruner
     does: the predicate's projection on the partition columns mentions one (``ds = 'x' OR a
     = 1`` projects to nothing: every partition is read, and Hive refuses it), or a conjunct
-    hivepark does not evaluate reads only partition columns (``upper(ds) = 'X'``, or an inner
-    join on a partition key, for which Hive adds ``ds IS NOT NULL``).
+    reads only partition columns, though hivepark does not evaluate all of it (``upper(ds) =
+    'X'``, ``NOT (hr <=> 1)``, ``upper(ds) = 'X' OR hr = 1``: Hive's pruner evaluates any such
+    expression on each partition's values, and Spark prunes by it; or an inner join on a
+    partition key, for which Hive adds ``ds IS NOT NULL``).
 
     >>> from hivepark.catalog.models import Column, Table
-    >>> from hivepark.expr import And, EqualTo, Opaque, Or
+    >>> from hivepark.expr import And, EqualTo, Not, Opaque, Or
     >>> t = Table("default", "f", (Column("a", "int"),), (Column("ds", "string"),))
     >>> [_names_partitions(partition_filter(TableScan(t, "f", p)), {"ds"}) for p in (
     ...     Or(EqualTo("ds", "x"), EqualTo("a", 1)), And(EqualTo("ds", "x"), EqualTo("a", 1)),
-    ...     And(Opaque("f.ds = d.ds", frozenset({"ds"})), EqualTo("a", 1)))]
-    [False, True, True]
+    ...     And(Opaque("f.ds = d.ds", frozenset({"ds"})), EqualTo("a", 1)),
+    ...     Not(Opaque("ds <=> 'x'", frozenset({"ds"}))), Or(Opaque("upper(ds) = 'X'", frozenset({"ds"})),
+    ...     Opaque("a + 1 = 2", frozenset({"a"}))))]
+    [False, True, True, True, False]
     """
     if scan.partition_filter.columns() & keys:
         return True
-    return any(isinstance(c, Opaque) and c.refs and c.refs <= keys for c in conjuncts(scan.predicate))
+    return any(c.columns() and c.columns() <= keys for c in conjuncts(scan.predicate))
 
 
 def strict_check(conf: Any, key: str) -> bool:

@@ -217,7 +217,7 @@ class _Derived:
             if src is None:
                 src = next((s for a, s in self.scope.sources.items() if a.lower() == col.table.lower()), None)
         else:  # unqualified: the one source that has it (a table's columns are not known here)
-            having = [s for s in self.scope.sources.values()
+            having = [s for s in _read_sources(self.scope).values()
                       if not isinstance(s, Scope) or {name, "*"} & {n.lower() for n in s.expression.named_selects}]
             src = having[0] if len(having) == 1 else None
         if not isinstance(src, Scope) or not isinstance(src.expression, exp.Select) or depth > 32:
@@ -422,11 +422,23 @@ def _applicable_conjuncts(scope: Scope, aliases: set[str]) -> dict[str, list[exp
     return out
 
 
+def _read_sources(scope: Scope) -> dict[str, exp.Table | Scope]:
+    """The sources a scope reads: sqlglot's ``sources`` hold every CTE of the statement in
+    scope too, read or not; one that the SELECT does not read (``WITH e AS (SELECT * FROM d)
+    SELECT ... FROM t WHERE ds = 'x' ...``, ``e`` read in a subquery or another branch of a
+    UNION, or not at all) names no column of it, so it must not make them ambiguous (its
+    WHERE no longer pruned, nor compared as Hive compares)."""
+    unread = set(scope.cte_sources) - {name for name, _ in scope.references}
+    if not unread:
+        return scope.sources
+    return {a: src for a, src in scope.sources.items() if a not in unread}
+
+
 def _resolver(scope: Scope, alias: str, table: Table,
               tables: dict[str, Table]) -> Callable[[exp.Column], str | None]:
     own = {c.name for c in table.all_columns}
     others: set[str] = set()
-    for a, src in scope.sources.items():  # sources: semi-joined tables count too
+    for a, src in _read_sources(scope).items():  # sources: semi-joined tables count too
         if a == alias:
             continue
         if a in tables:

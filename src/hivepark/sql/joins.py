@@ -19,19 +19,21 @@ def join_keys(select: exp.Select, resolvers: dict[str, Resolver],
     first, null_supplying = join_sources(from_.this) if from_ is not None else (set(), set())
     preceding = set(first)
     keys: list[JoinKey] = []
-    for join in select.args.get("joins") or []:
-        right, inner_null = join_sources(join.this)
+    joined = [(join, join_sources(join.this)) for join in select.args.get("joins") or []]
+    tables = {a.lower() for a in resolvers}
+    derived = {a.lower() for a in first.union(*(r for _, (r, _) in joined))} - tables
+    for join, (right, inner_null) in joined:
         null_supplying |= inner_null
         side, kind = (join.side or "").upper(), (join.kind or "").upper()
         for cond in conjuncts(join.args.get("on")):
-            for big, bcol, small, scol, why, detail in _pairs(cond, resolvers):
+            for big, bcol, small, scol, why, detail in _pairs(cond, resolvers, derived):
                 keys.append(JoinKey(big, bcol, small, scol,
                                     why or _join_reason(big in right, side, kind), detail))
         null_supplying |= outer_null_supplying(preceding, right, side, kind)
         preceding |= right
     where = select.args.get("where")
     for cond in conjuncts(where.this if where is not None else None):
-        for big, bcol, small, scol, why, detail in _pairs(cond, resolvers):
+        for big, bcol, small, scol, why, detail in _pairs(cond, resolvers, derived):
             if why is None and (big in null_supplying or small in null_supplying):
                 why = JoinReason.NULL_SUPPLYING
             keys.append(JoinKey(big, bcol, small, scol, why, detail))
@@ -95,14 +97,19 @@ def _owner(col: exp.Column, resolvers: dict[str, Resolver]) -> tuple[str, str] |
     return hits[0] if len(hits) == 1 else None
 
 
-def _pairs(cond: exp.Expression, resolvers: dict[str, Resolver]
+def _pairs(cond: exp.Expression, resolvers: dict[str, Resolver], derived: frozenset[str] | set[str] = frozenset()
            ) -> list[tuple[str, str, str, str, JoinReason | None, str]]:
+    """The keys ``cond`` joins on, each way; with ``derived`` (the aliases of the SELECT's
+    subqueries, CTEs and views), a table's column equal to one of theirs, which cannot prune."""
     cond = cond.unnest() if isinstance(cond, exp.Paren) else cond
     if not isinstance(cond, exp.EQ):
         return []
     left, right = cond.this.unnest(), cond.expression.unnest()
     if isinstance(left, exp.Column) and isinstance(right, exp.Column):
         a, b = _owner(left, resolvers), _owner(right, resolvers)
+        for mine, other in ((a, right), (b, left)):
+            if mine is not None and other.table and other.table.lower() in derived and _owner(other, resolvers) is None:
+                return [(mine[0], mine[1], other.table, other.name.lower(), JoinReason.NOT_A_TABLE, other.table)]
         if a is None or b is None or a[0] == b[0]:
             return []
         return [(a[0], a[1], b[0], b[1], None, ""), (b[0], b[1], a[0], a[1], None, "")]

@@ -54,6 +54,18 @@ def push_into_derived(tree: exp.Expression, copy: bool = True, typer: ColumnType
     queries first so that a filter goes down through several: its tables' partitions are
     pruned by hivepark's plan (and EXPLAIN and strict mode see it), as Hive's predicate pushdown
     does. ``tree`` itself (not copied) when nothing can be pushed."""
+    having = [q for q in tree.find_all(exp.Select) if _having_filters(q)]
+    if having:  # HAVING conjuncts on grouping columns join the WHERE first: they may go further down
+        tree = tree.copy() if copy else tree
+        copy = False
+        for q in tree.find_all(exp.Select):
+            for cond in _having_filters(q):
+                q.where(cond.copy(), copy=False)
+    shared = _shared_ctes(tree)
+    if shared:  # a deterministic CTE read in several places: each reads its own copy, filtered by its own WHERE
+        tree = tree.copy() if copy else tree
+        copy = False
+        _inline_ctes(tree, _shared_ctes(tree))
     derived = [q for q in tree.find_all(exp.Subquery) if isinstance(q.parent, (exp.From, exp.Join))
                and q.alias and _outer_where(q) is not None]
     ctes = _single_use_ctes(tree)
@@ -70,6 +82,37 @@ def push_into_derived(tree: exp.Expression, copy: bool = True, typer: ColumnType
             # which its body, at the top of the statement, cannot see)
             _push_filters(node, _same_types(_query_columns(ctes[node.name.lower()].this, _outer_names(node)), typer))
     return tree
+
+
+def _having_filters(select: exp.Select) -> list[exp.Expression]:
+    """The HAVING conjuncts of a grouped ``select`` that may be ANDed into its WHERE as well:
+    those of columns, literals and comparisons on its plain grouping columns alone (``GROUP BY
+    ds HAVING ds = 'x'``). Such a conjunct keeps or drops whole groups, so filtering the rows
+    first gives the same groups and aggregates (Hive's predicate pushdown and Spark's optimizer
+    push it below the aggregation; then it prunes partitions, and strict mode sees it). Not
+    with ROLLUP, CUBE or GROUPING SETS (a NULL there stands for all values), a LATERAL VIEW, or
+    a column the SELECT list names as something else (``upper(ds) AS ds``: HAVING reads the
+    alias)."""
+    having, group = select.args.get("having"), select.args.get("group")
+    if having is None or group is None or select.args.get("laterals"):
+        return []
+    keys = _grouping_columns(select)
+    if not keys:
+        return []
+    outputs: dict[str, list[exp.Expression]] = {}
+    for p in select.expressions:
+        outputs.setdefault(p.alias_or_name.lower(), []).append(p.this if isinstance(p, exp.Alias) else p)
+    out = []
+    cond = having.this
+    for c in cond.flatten() if isinstance(cond, exp.And) else [cond]:
+        cols = list(c.find_all(exp.Column))
+        if not cols or not all(isinstance(n, _PUSHABLE) for n in c.walk()):
+            continue
+        if all(any(_same_column(col, k) for k in keys) and all(
+                isinstance(o, exp.Column) and _same_column(o, col) for o in outputs.get(col.name.lower(), []))
+               for col in cols):
+            out.append(c)
+    return out
 
 
 def _in_subquery_expression(node: exp.Expression) -> bool:
@@ -122,6 +165,61 @@ def _outer_where(node: exp.Expression) -> exp.Expression | None:
 def _outer_names(node: exp.Expression) -> set[str]:
     where = _outer_where(node)
     return {c.name.lower() for c in where.find_all(exp.Column)} if where is not None else set()
+
+
+#: nodes that make a CTE's rows differ from one reading to the next (or may: a function
+#: sqlglot does not know, a user's UDF), so it is read once, as Spark reads it, and not copied
+_NONDETERMINISTIC = (exp.Rand, exp.Randn, exp.Uuid, exp.Shuffle, exp.Anonymous, exp.TableSample)
+
+
+def _cte_references(tree: exp.Expression) -> dict[str, list[exp.Table]]:
+    """Each name the statement's CTEs define once, with the tables that read it."""
+    defined = [c.alias_or_name.lower() for c in tree.find_all(exp.CTE)]
+    refs: dict[str, list[exp.Table]] = {n: [] for n in defined if defined.count(n) == 1}
+    for t in tree.find_all(exp.Table):
+        if t.args.get("db") is None and isinstance(t.this, exp.Identifier) and t.name.lower() in refs:
+            refs[t.name.lower()].append(t)
+    return refs
+
+
+def _shared_ctes(tree: exp.Expression) -> list[exp.CTE]:
+    """The CTEs read more than once, each time in a FROM or a JOIN of a query that filters
+    its rows (WHERE), whose query is deterministic and names its columns itself: Spark reads
+    such a CTE in each place as a subquery of its own (InlineCTE), and so does Hive
+    (``hive.optimize.cte.materialize.threshold`` = -1), so each reference may take its own
+    filters (:func:`_inline_ctes`), as a CTE read once does."""
+    if not any(True for _ in tree.find_all(exp.CTE)):  # most queries: no walk of their tables
+        return []
+    refs = _cte_references(tree)
+    out = []
+    for cte in tree.find_all(exp.CTE):
+        uses = refs.get(cte.alias_or_name.lower(), [])
+        if len(uses) < 2 or not isinstance(cte.this, (exp.Select, exp.Union)) or cte.args["alias"].columns:
+            continue
+        if any(not isinstance(t.parent, (exp.From, exp.Join)) or t.args.get("sample") is not None
+               or _in_subquery_expression(t) for t in uses) or not any(_outer_where(t) is not None for t in uses):
+            continue
+        if any(isinstance(n, _NONDETERMINISTIC) for n in cte.this.walk()):
+            continue
+        out.append(cte)
+    return out
+
+
+def _inline_ctes(tree: exp.Expression, ctes: list[exp.CTE]) -> None:
+    """Each reference to ``ctes`` replaced by a copy of its query, aliased as the reference
+    was (or by the CTE's name), in the order they are defined (a later one's query holds the
+    copies of an earlier one it reads); the CTEs dropped from their WITH."""
+    for cte in ctes:
+        name = cte.alias_or_name.lower()
+        for t in _cte_references(tree).get(name, []):
+            alias = t.args.get("alias")
+            t.replace(exp.Subquery(this=cte.this.copy(),
+                                   alias=alias.copy() if alias is not None else exp.TableAlias(
+                                       this=exp.to_identifier(cte.alias_or_name))))
+        holder = cte.parent
+        cte.pop()
+        if isinstance(holder, exp.With) and not holder.expressions:
+            holder.pop()
 
 
 def _single_use_ctes(tree: exp.Expression) -> dict[str, exp.CTE]:
@@ -249,7 +347,8 @@ def _push_filters(node: exp.Expression, targets: list[tuple[exp.Select, dict[str
     ANDed into ``targets``, its own query's SELECTs, as well, so that they prune its tables'
     partitions (and strict mode sees them), as Hive's predicate pushdown does. Only where that
     cannot change a row: the view is read in FROM or an inner join and no RIGHT or FULL join
-    may fill it with NULLs, its query has no LIMIT or window, each column the filter reads is a
+    may fill it with NULLs, its query has no LIMIT (nor a window not partitioned by the filter's columns),
+    each column the filter reads is a
     column of the view's query (a grouping column of a grouped one: :func:`_view_columns`), and
     the filter holds only columns, literals and comparisons, and the reference has no TABLESAMPLE
     of its own (``(SELECT ...) TABLESAMPLE (2 ROWS) s``, a sampled view or CTE: the sample is taken
@@ -332,19 +431,41 @@ def _plain_outputs(select: exp.Select) -> list[exp.Column | None] | None:
     select's WHERE (a plain column; a grouping column of a grouped select), else None; None
     for all when nothing may go in (LIMIT, a window, an aggregate of all rows...)."""
     if any(select.args.get(k) for k in ("limit", "offset", "qualify", "windows", "laterals")) or any(
-            isinstance(e, (exp.Window, exp.Explode, exp.Posexplode)) for p in select.expressions for e in p.walk()):
+            isinstance(e, (exp.Explode, exp.Posexplode)) for p in select.expressions for e in p.walk()):
         return None
     keys = _grouping_columns(select)
     if keys is None:
+        return None
+    windows = _window_partitions(select)
+    if windows is None:
         return None
     grouped = select.args.get("group") is not None
     outputs: list[exp.Column | None] = []
     for p in select.expressions:
         col = p.this if isinstance(p, exp.Alias) else p
         plain = isinstance(col, exp.Column) and not isinstance(col.this, exp.Star)
-        # a column that is not a grouping column has no single value within a group
-        outputs.append(col if plain and (not grouped or any(_same_column(col, k) for k in keys)) else None)
+        # a column that is not a grouping column has no single value within a group; one that
+        # is not in every window's PARTITION BY would take rows out of a window's frame
+        outputs.append(col if plain and (not grouped or any(_same_column(col, k) for k in keys))
+                       and all(any(_same_column(col, k) for k in w) for w in windows) else None)
     return outputs
+
+
+def _window_partitions(select: exp.Select) -> list[list[exp.Column]] | None:
+    """The plain PARTITION BY columns of each window function of ``select`` ([] without
+    windows); None when a window has none (it reads all rows) or is named (``OVER w``). A
+    filter on columns every window partitions by keeps or drops whole window partitions, so
+    it gives the same values before the windows as after them (Spark's optimizer and Hive's
+    predicate pushdown push it below them too)."""
+    out = []
+    for p in select.expressions:
+        for w in p.find_all(exp.Window):
+            parts = w.args.get("partition_by") or []
+            cols = [c for c in parts if isinstance(c, exp.Column)]
+            if not cols:
+                return None
+            out.append(cols)
+    return out
 
 
 def _grouping_columns(select: exp.Select) -> list[exp.Column] | None:
@@ -354,7 +475,8 @@ def _grouping_columns(select: exp.Select) -> list[exp.Column] | None:
     values)."""
     group = select.args.get("group")
     if group is None:
-        aggregated = any(isinstance(e, exp.AggFunc) for p in select.expressions for e in p.walk())
+        aggregated = any(isinstance(e, exp.AggFunc) and not (isinstance(e.parent, exp.Window) and e.arg_key == "this")
+                         for p in select.expressions for e in p.walk())  # sum(x) OVER (...) is a window's
         return None if aggregated or select.args.get("having") else []
     if any(group.args.get(k) for k in ("rollup", "cube", "grouping_sets", "totals")) or any(
             isinstance(e, (exp.Rollup, exp.Cube, exp.GroupingSets)) for g in group.expressions for e in g.walk()):
