@@ -347,13 +347,12 @@ class _KilledAfterCommit(BaseException):
     pass
 
 
-def test_a_rename_partition_killed_after_its_commit_leaves_no_old_directory(two, spark, monkeypatch):
-    """A RENAME PARTITION "killed" right after its metastore commit (in-process: it stops there
-    and its journal is left as a dead process leaves it): the next connect() deletes the old
-    files and their directory, so a later MSCK REPAIR finds no ghost partition there."""
+def _relocation_killed_after_commit(monkeypatch, conn, sql):
+    """Runs ``sql`` (a RENAME PARTITION or EXCHANGE PARTITION) on ``conn`` "killed" right after
+    its metastore commit (in-process: it stops there and its journal is left as a dead process
+    leaves it, for the next connect() to recover)."""
     from hivepark.exec import relocate
 
-    a, b = two
     journals = []
 
     class Recorded(commit.Journal):
@@ -371,17 +370,57 @@ def test_a_rename_partition_killed_after_its_commit_leaves_no_old_directory(two,
     monkeypatch.setattr(relocate, "Journal", Recorded)
     monkeypatch.setattr(relocate, "fault_point", die)
     with pytest.raises(_KilledAfterCommit):
-        a.sql("ALTER TABLE t PARTITION (ds='a') RENAME TO PARTITION (ds='z')")
+        conn.sql(sql)
+    monkeypatch.undo()
     for j in journals:  # as kill -9: the journal stays, its heartbeat stops
         j._stop.set()
         with commit._lock:
             commit._in_flight.discard(j.path)
+
+
+def test_a_rename_partition_killed_after_its_commit_leaves_no_old_directory(two, spark, monkeypatch):
+    """A RENAME PARTITION killed right after its metastore commit: the next connect() deletes
+    the old files and their directory, so a later MSCK REPAIR finds no ghost partition there."""
+    a, b = two
+    _relocation_killed_after_commit(monkeypatch, a, "ALTER TABLE t PARTITION (ds='a') RENAME TO PARTITION (ds='z')")
     hivepark.connect(a.location, spark=spark).close()  # recovery runs here
     assert os.listdir(commit.journal_dir(a.location)) == []
     assert _dirs(os.path.join(a.location, "t")) == ["ds=b", "ds=z"]
     b.sql("MSCK REPAIR TABLE t")
     assert [r[0] for r in b.sql("SHOW PARTITIONS t").collect()] == ["ds=b", "ds=z"]
     assert _rows(b) == [(1, "z"), (2, "z"), (3, "b")] == _spark_rows(spark, b)
+
+
+@pytest.mark.parametrize("move, then", [
+    ("ALTER TABLE t PARTITION (ds='a') RENAME TO PARTITION (ds='z')", "ALTER TABLE t DROP PARTITION (ds='z')"),
+    ("ALTER TABLE t PARTITION (ds='a') RENAME TO PARTITION (ds='z')",
+     "INSERT OVERWRITE TABLE t PARTITION (ds='z') VALUES (100)"),
+    ("ALTER TABLE u EXCHANGE PARTITION (ds='a') WITH TABLE t", "DROP TABLE u"),
+])
+def test_a_relocation_killed_after_its_commit_stays_committed_whatever_came_next(two, spark, monkeypatch,
+                                                                                  move, then):
+    """A RENAME or EXCHANGE PARTITION killed right after its metastore commit, whose moved files
+    a connection opened before the kill then dropped or replaced: the next connect() finishes
+    it (its commit is recorded in the metastore). It judged the commit by whether the metastore
+    still recorded one of its copies, took it for never committed, and kept the old files:
+    MSCK REPAIR brought the moved (and since deleted) rows back under ds='a'."""
+    a, b = two
+    a.sql("CREATE TABLE u (k INT) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+    _relocation_killed_after_commit(monkeypatch, a, move)
+    b.sql(then)  # b was connected before the "kill": nothing recovered it yet
+    hivepark.connect(a.location, spark=spark).close()  # recovery runs here
+    assert os.listdir(commit.journal_dir(a.location)) == []
+    assert not os.path.exists(os.path.join(a.location, "t", "ds=a"))
+    b.sql("MSCK REPAIR TABLE t")
+    left = [(3, "b")] + ([(100, "z")] if then.startswith("INSERT") else [])
+    assert _rows(b) == left == _spark_rows(spark, b)
+    assert committed_records(a) == set()
+
+
+def committed_records(wh):
+    """The statements the metastore still records as committed (none once their journals went)."""
+    commit.forget_finished(wh.location, wh.catalog)
+    return wh.catalog.committed_statements()
 
 
 

@@ -106,7 +106,8 @@ def rename_partition(ctx: Context, table: Table, old_spec: s.PartitionSpec, new_
         return ctx.catalog.commit(table, table.version, put=[new], drop=[old_values])
     target = layout.partition_path(table.location, keys, new_values)
     return _move(ctx, "rename", table, table, [(old, new_values, target)],
-                 lambda news: ctx.catalog.commit(table, table.version, put=news, drop=[old_values]))
+                 lambda news, qid: ctx.catalog.commit(table, table.version, put=news, drop=[old_values],
+                                                      statement=qid))
 
 
 def exchange_partitions(ctx: Context, dest: Table, action: s.ExchangePartition) -> Table:
@@ -158,8 +159,9 @@ def exchange_partitions(ctx: Context, dest: Table, action: s.ExchangePartition) 
                                  code=10118)
     moves = [(p, p.values, layout.partition_path(dest.location, keys, p.values)) for p in parts]
     drop = [p.values for p in parts]
-    return _move(ctx, "exchange", source, dest, moves, lambda news: ctx.catalog.commit_tables(
-        [TableChange(dest, dest.version, put=news), TableChange(source, source.version, drop=drop)])[0])
+    return _move(ctx, "exchange", source, dest, moves, lambda news, qid: ctx.catalog.commit_tables(
+        [TableChange(dest, dest.version, put=news), TableChange(source, source.version, drop=drop)],
+        statement=qid)[0])
 
 
 def _check_same_schema(dest: Table, source: Table) -> None:
@@ -206,9 +208,11 @@ def _shown(cols: Sequence) -> str:
 
 
 def _move(ctx: Context, verb: str, source: Table, target: Table, moves: Sequence[_Move],
-          commit: Callable[[list[Partition]], Table]) -> Table:
+          commit: Callable[[list[Partition], str], Table]) -> Table:
     """Copies each partition's files into its new directory in ``target``, commits the new
-    partitions (``commit`` makes the one metastore transaction), then deletes the old files."""
+    partitions (``commit`` makes the one metastore transaction, recording the statement's id
+    given to it: whether a killed statement committed is never guessed from its files, which a
+    later statement may have replaced or dropped), then deletes the old files."""
     keys = source.partition_key_names()
     now = int(time.time())
     new_parts: list[Partition] = []
@@ -245,7 +249,8 @@ def _move(ctx: Context, verb: str, source: Table, target: Table, moves: Sequence
                "staging": f"{target.location.rstrip('/')}/{STAGING_PREFIX}{qid}",
                "targets": [dst for _, dst in copies], "obsolete": [], "retention": keep,
                # the old directories, emptied once the commit landed (recover() deletes them then)
-               "emptied": [old.location for old, _ in olds]}
+               "emptied": [old.location for old, _ in olds],
+               "marked": True}  # the commit records qid (Catalog.committed_statements)
     journal = Journal(f"{journal_dir(ctx.warehouse)}/{qid}.json", content)
     try:
         for src, dst in copies:
@@ -254,7 +259,7 @@ def _move(ctx: Context, verb: str, source: Table, target: Table, moves: Sequence
             fs.makedirs(p.location)
         journal.update(state="committing", obsolete=[src for src, _ in copies])
         fault_point("before_commit")
-        result = commit(new_parts)
+        result = commit(new_parts, qid)
     except BaseException:
         for _, dst in copies:
             fs.delete_file(dst)
@@ -269,4 +274,5 @@ def _move(ctx: Context, verb: str, source: Table, target: Table, moves: Sequence
     else:
         schedule_deletion(ctx.warehouse, qid, [src for src, _ in copies], keep, [old.location for old, _ in olds])
     journal.close()
+    ctx.catalog.statement_ended(qid)  # its journal is gone: the record of its commit may go
     return result
