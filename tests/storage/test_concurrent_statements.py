@@ -417,6 +417,44 @@ def test_a_relocation_killed_after_its_commit_stays_committed_whatever_came_next
     assert committed_records(a) == set()
 
 
+@pytest.mark.parametrize("partitioned", [False, True])
+def test_a_rename_table_killed_before_its_directory_moved_is_finished_by_connect(two, spark, monkeypatch,
+                                                                               partitioned):
+    """ALTER TABLE t RENAME TO t2 killed between the metastore's rename and the move of t's
+    directory (in-process: the move stops the statement, which undoes nothing, as kill -9):
+    the next connect() moves the files. Nothing recorded the move: t2 failed with "File ... does
+    not exist" for good, and a table created as t again took t2's files (its rows)."""
+    from hivepark.storage import fs
+
+    a, b = two
+    if not partitioned:
+        a.sql("DROP TABLE t")
+        a.sql("CREATE TABLE t (k INT) STORED AS PARQUET")
+        a.sql("INSERT INTO t VALUES (1), (2)")
+    old = os.path.join(a.location, "t")
+    real_move = fs.move
+
+    def killed_moving(src, dst):
+        if os.path.normpath(src) == old:
+            raise _Killed()
+        real_move(src, dst)
+
+    monkeypatch.setattr(fs, "move", killed_moving)
+    with pytest.raises(_Killed):
+        a.sql("ALTER TABLE t RENAME TO t2")
+    monkeypatch.undo()
+    assert os.path.exists(old)  # the directory did not move; the metastore says t2
+    hivepark.connect(a.location, spark=spark).close()  # recovery runs here
+    assert os.listdir(commit.journal_dir(a.location)) == []
+    assert not os.path.exists(old) and _data_files(os.path.join(a.location, "t2"))
+    expected = [(1, "a"), (2, "a"), (3, "b")] if partitioned else [(1,), (2,)]
+    got = sorted(tuple(r) for r in b.sql("SELECT * FROM t2").collect())
+    plain = sorted(tuple(r) for r in spark.read.parquet(os.path.join(a.location, "t2")).collect())
+    assert got == expected == plain
+    b.sql("CREATE TABLE t (k INT) STORED AS PARQUET")
+    assert b.sql("SELECT * FROM t").collect() == []
+
+
 def committed_records(wh):
     """The statements the metastore still records as committed (none once their journals went)."""
     commit.forget_finished(wh.location, wh.catalog)

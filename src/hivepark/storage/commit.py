@@ -464,6 +464,58 @@ def undo_created_table(j: Mapping[str, object], catalog: Catalog) -> None:
         fs.prune_empty_dirs(str(j["location"]))
 
 
+class MovedTable:
+    """ALTER TABLE ... RENAME TO's journal when the table's directory moves with its name: the
+    metastore's rename comes first, then the move of the directory, so a statement killed in
+    between leaves the table recorded at ``new_location`` and its files still at the old one.
+    The next ``connect()`` finishes the move (:func:`finish_table_move`); a rename that did not
+    happen (or was undone) leaves nothing to do. Used as::
+
+        moved = MovedTable(warehouse, table, new_db, new_name, new_location)
+        ...  # the metastore's rename, then the move
+        moved.close()  # (or moved.release() to leave it to the next connect())"""
+
+    def __init__(self, warehouse: str, table: Table, new_db: str, new_name: str, new_location: str) -> None:
+        qid = time.strftime("%Y%m%d%H%M%S") + "_" + uuid.uuid4().hex[:12]
+        self._journal = Journal(f"{journal_dir(warehouse)}/{qid}.json", {
+            "kind": "table_move", "table": [new_db, new_name], "uid": table.uid,
+            "from": table.location, "to": new_location})
+
+    def close(self) -> None:
+        self._journal.close()
+
+    def release(self) -> None:
+        self._journal.release()
+
+
+def finish_table_move(j: Mapping[str, object], catalog: Catalog) -> None:
+    """Moves what is left of a renamed table's old directory (journal ``j`` of a
+    :class:`MovedTable`) to its new one, if the metastore records the table (its uid) under
+    its new name at the new location and no table or partition has taken the old directory
+    meanwhile; else the rename did not happen, or was undone, and nothing is done."""
+    names, uid, src, dst = j.get("table"), j.get("uid"), str(j.get("from") or ""), str(j.get("to") or "")
+    if not isinstance(names, list) or not src or not dst:
+        return
+    try:
+        table = catalog.get_table(str(names[0]), str(names[1]))
+    except NotFoundError:
+        return
+    if (uid and table.uid != uid) or fs.normalize(table.location) != fs.normalize(dst) or not fs.exists(src):
+        return
+    if catalog.locations_overlapping(fs.normalize(src)):
+        return  # (a table created at the old directory since: its files are not told apart)
+    if not fs.exists(dst):
+        fs.move(src, dst)
+        return
+    base = fs.normalize(src).rstrip("/")
+    for entry in fs.list_files(src, recursive=True):  # a move that stopped half-way (an object store)
+        if not entry.is_dir:
+            rel = fs.normalize(entry.path)[len(base) + 1:]
+            if not fs.exists(f"{dst.rstrip('/')}/{rel}"):
+                fs.move(entry.path, f"{dst.rstrip('/')}/{rel}")
+    fs.prune_empty_dirs(src)
+
+
 class DirectoryWrite:
     """INSERT OVERWRITE DIRECTORY's write, used as a context manager::
 
@@ -1019,6 +1071,9 @@ def _recover_one(warehouse: str, path: str, j: dict, catalog: Catalog) -> None:
         return
     if j.get("kind") == "ctas":
         undo_created_table(j, catalog)
+        return
+    if j.get("kind") == "table_move":
+        finish_table_move(j, catalog)
         return
     targets: list[str] = j.get("targets", [])
     qid = os.path.basename(path).removesuffix(".json")
