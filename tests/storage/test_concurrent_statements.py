@@ -197,6 +197,31 @@ def test_a_failed_ctas_keeps_rows_another_statement_committed_to_its_table(two, 
     assert sorted(tuple(r) for r in b.sql("SELECT * FROM t2").collect()) == plain == [(42,)]
 
 
+@pytest.mark.parametrize("partitioned", [False, True])
+def test_a_ctas_keeps_rows_another_statement_committed_to_its_table_while_it_wrote(two, spark, monkeypatch,
+                                                                                  partitioned):
+    """CTAS registers its table before writing; B sees it and commits a row to it meanwhile. The
+    CTAS's commit (an overwrite of its new table) was planned again on B's version and replaced
+    B's row, as if B had written to the table before it existed; now the CTAS commits as if it
+    ran first, then B: both rows stay."""
+    a, b = two
+    insert = "INSERT INTO t2 PARTITION (ds='a') VALUES (42)" if partitioned else "INSERT INTO t2 VALUES (42)"
+    calls = _at_first_spark_write(monkeypatch, lambda: b.sql(insert))
+    a.sql("CREATE TABLE t2 " + ("PARTITIONED BY (ds) " if partitioned else "")
+          + "STORED AS PARQUET AS SELECT id AS k" + (", 'a' AS ds" if partitioned else "") + " FROM range(3)")
+    monkeypatch.undo()
+    assert calls  # B inserted while the CTAS wrote
+    t2 = b.catalog.get_table("default", "t2")
+    if partitioned:
+        [part] = b.catalog.list_partitions(t2)
+        base, recorded = part.location, sorted(part.files or ())
+    else:
+        base, recorded = t2.location, sorted(json.loads(t2.properties[commit.FILES_PARAM]))
+    assert _data_files(base) == recorded and len(recorded) == 2  # the CTAS's file and B's
+    plain = sorted(r[0] for r in spark.read.parquet(*[f"{base}/{f}" for f in recorded]).collect())
+    assert sorted(r[0] for r in b.sql("SELECT k FROM t2").collect()) == plain == [0, 1, 2, 42]
+
+
 def test_a_failed_ctas_nothing_wrote_to_leaves_no_table_and_runs_again(two):
     a, _ = two
     ctas = ("CREATE TABLE t3 STORED AS PARQUET AS SELECT CASE WHEN id = {bad} THEN raise_error('boom') "

@@ -32,6 +32,7 @@ uncommitted files.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import posixpath
@@ -74,6 +75,9 @@ HEARTBEAT_SECONDS = max(0.5, LEASE_SECONDS / 8)
 
 _lock = threading.Lock()
 _in_flight: set[str] = set()  # journals of statements running in this process
+# the uids of the tables CTAS statements of this process are creating (CreatedTable): the
+# statement's overwrite of its new table replaces nothing another statement committed to it
+_creating: set[str] = set()
 # staging directories of statements this process aborted: a cancelled Spark job's tasks may
 # still write into one after the abort deleted it (exec/running.py deletes them again once
 # the statement's tasks have stopped)
@@ -258,6 +262,8 @@ class Commit:
         self._catalog: Catalog | None = None
         self._last_plan = _Plan()
         self._committed = False
+        with _lock:  # the CTAS that created the table writes its first rows
+            self._creates = bool(table.uid) and table.uid in _creating and table.version == 1
         self._journal = Journal(self.journal, self._journal_content("writing"))
 
     def __enter__(self) -> Commit:
@@ -351,6 +357,9 @@ class Commit:
                         "computed from data that is no longer current. Nothing was changed; run the "
                         "statement again.") from None
                 table = current
+                if self._creates:  # as if the CTAS ran first: what the other statement committed stays
+                    writes = [dataclasses.replace(w, overwrite=False) if w.overwrite and w.rewrites is None else w
+                              for w in writes]
         raise AssertionError("unreachable")
 
     def _cleanup_after(self, obsolete: Sequence[str]) -> None:
@@ -431,6 +440,8 @@ class CreatedTable:
         self._content = {"kind": "ctas", "table": [db, name], "uid": self.uid, "version": 1,
                          "location": location, "existed": fs.exists(location)}
         self._journal = Journal(f"{journal_dir(warehouse)}/{qid}.json", self._content)
+        with _lock:
+            _creating.add(self.uid)
 
     def __enter__(self) -> CreatedTable:
         return self
@@ -440,6 +451,8 @@ class CreatedTable:
         self._done = True
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        with _lock:
+            _creating.discard(self.uid)
         if not self._done:
             try:
                 undo_created_table(self._content, self._catalog)
