@@ -480,6 +480,42 @@ def test_a_rename_table_killed_before_its_directory_moved_is_finished_by_connect
     assert b.sql("SELECT * FROM t").collect() == []
 
 
+def test_copies_a_relocation_made_are_no_statement_s_files_before_it_commits(two, spark, monkeypatch):
+    """EXCHANGE PARTITION copies the partition's files into dest's directory, then commits. B
+    registers that partition in dest meanwhile (ADD PARTITION: its files are listed) and appends
+    to it: the copies, named by the statements that wrote the originals, were taken for dest's
+    own (the rows read in both tables), and the INSERT recorded them; the EXCHANGE, failing on
+    dest's new version, then deleted files dest recorded (a kill instead left the rows in both
+    tables for good). The copies now carry the EXCHANGE's id, so listings leave them out."""
+    from hivepark.exec import relocate
+
+    a, b = two
+    a.sql("CREATE TABLE u (k INT) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+    seen: list = []
+    real_fault = commit.fault_point
+
+    def meanwhile(name):
+        if name == "before_commit" and not seen:
+            b.sql("ALTER TABLE u ADD PARTITION (ds='a')")
+            seen.append(sorted(tuple(r) for r in b.sql("SELECT k, ds FROM u").collect()))
+            b.sql("INSERT INTO u PARTITION (ds='a') VALUES (9)")
+        real_fault(name)
+
+    monkeypatch.setattr(relocate, "fault_point", meanwhile)
+    with pytest.raises(CommitConflict):
+        a.sql("ALTER TABLE u EXCHANGE PARTITION (ds='a') WITH TABLE t")
+    monkeypatch.undo()
+    assert seen == [[]]
+    u = b.catalog.get_table("default", "u")
+    [part] = b.catalog.list_partitions(u)
+    paths = [f"{part.location}/{f}" for f in part.files or ()]
+    assert paths and all(os.path.exists(x) for x in paths)
+    assert _data_files(part.location) == sorted(part.files or ())
+    plain = sorted((r[0], "a") for r in spark.read.parquet(*paths).collect())
+    assert sorted(tuple(r) for r in b.sql("SELECT k, ds FROM u").collect()) == plain == [(9, "a")]
+    assert _rows(b) == [(1, "a"), (2, "a"), (3, "b")] == _spark_rows(spark, b)
+
+
 def committed_records(wh):
     """The statements the metastore still records as committed (none once their journals went)."""
     commit.forget_finished(wh.location, wh.catalog)

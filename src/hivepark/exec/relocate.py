@@ -34,6 +34,7 @@ from hivepark.storage import fs
 from hivepark.storage.commit import (
     STAGING_PREFIX,
     Journal,
+    copy_names,
     current_files,
     delete_owned,
     fault_point,
@@ -215,6 +216,7 @@ def _move(ctx: Context, verb: str, source: Table, target: Table, moves: Sequence
     later statement may have replaced or dropped), then deletes the old files."""
     keys = source.partition_key_names()
     now = int(time.time())
+    qid = time.strftime("%Y%m%d%H%M%S") + "_" + uuid.uuid4().hex[:12]
     new_parts: list[Partition] = []
     copies: list[tuple[str, str]] = []
     olds: list[tuple[Partition, list[str]]] = []
@@ -238,12 +240,13 @@ def _move(ctx: Context, verb: str, source: Table, target: Table, moves: Sequence
                 f"Unable to {verb} partition. New location for this partition {dst_base} already exists and holds "
                 f"files not recorded for {target.qualified_name}. Move them away, or register them with MSCK "
                 "REPAIR TABLE first.")
-        rel = [fs.normalize(f)[len(src_base) + 1:] for f in files]
+        # named with this statement's id: a listing of the new directory (a partition ADD PARTITION
+        # or MSCK REPAIR made there meanwhile) leaves them out until the commit
+        rel = copy_names(qid, [fs.normalize(f)[len(src_base) + 1:] for f in files])
         copies += [(f, f"{dst_base}/{r}") for f, r in zip(files, rel)]
         olds.append((old, files))
         new_parts.append(Partition(values, dst_base, {**old.parameters, "transient_lastDdlTime": str(now)},
                                    tuple(rel), now))
-    qid = time.strftime("%Y%m%d%H%M%S") + "_" + uuid.uuid4().hex[:12]
     keep = ctx.retention()
     content = {"state": "moving", "table": [target.db, target.name],
                "staging": f"{target.location.rstrip('/')}/{STAGING_PREFIX}{qid}",

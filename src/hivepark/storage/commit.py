@@ -46,7 +46,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from hivepark.catalog.base import Catalog
-from hivepark.catalog.buckets import table_buckets
+from hivepark.catalog.buckets import bucket_of_file, table_buckets
 from hivepark.catalog.models import Partition, Table
 from hivepark.catalog.skew import SKEW_LOCATIONS, partition_layout
 from hivepark.errors import CommitConflict, MetastoreError, NotFoundError
@@ -692,6 +692,33 @@ def statement_of(path: str) -> str | None:
     or None for a file of another writer."""
     m = _STATEMENT_ID.search(posixpath.basename(path))
     return (m.group(1) or m.group(2)) if m else None
+
+
+def copy_names(qid: str, names: Sequence[str]) -> list[str]:
+    """The names (relative to their partition, parallel to ``names``) of the copies statement
+    ``qid`` makes of one partition's files (RENAME TO PARTITION, EXCHANGE PARTITION): each
+    carries ``qid`` as :class:`PartitionWrite` names a file (after a Hive bucket file's name, else
+    first), in place of the id of the statement that wrote it, so that a listing leaves the
+    copies out until ``qid`` commits (:func:`live_files`); the old id stays in when dropping it
+    would make two names one. A hidden name (``_SUCCESS``, ``.x.crc``) stays as it is.
+
+    >>> copy_names("20260101000000_0123456789ab", ["20250101000000_aaaaaaaaaaaa-part-0.parquet",
+    ...                                            "x=1/000003_0.20250101000000_aaaaaaaaaaaa", "_SUCCESS"])
+    ['20260101000000_0123456789ab-part-0.parquet', 'x=1/000003_0.20260101000000_0123456789ab', '_SUCCESS']
+    """
+    def named(name: str, keep_old: bool) -> str:
+        d, _, base = name.rpartition("/")
+        if base.startswith(("_", ".")):
+            return name
+        if not keep_old:
+            base = _STATEMENT_ID.sub("", base, count=1) or base
+        new = f"{base}.{qid}" if bucket_of_file(base) is not None else f"{qid}-{base}"
+        return f"{d}/{new}" if d else new
+
+    out = [named(n, False) for n in names]
+    if len(set(out)) < len(out):
+        out = [named(n, True) for n in names]
+    return out
 
 
 def _journals() -> dict[str, tuple[str, Catalog]]:
