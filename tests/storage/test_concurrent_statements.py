@@ -516,6 +516,59 @@ def test_copies_a_relocation_made_are_no_statement_s_files_before_it_commits(two
     assert _rows(b) == [(1, "a"), (2, "a"), (3, "b")] == _spark_rows(spark, b)
 
 
+@pytest.mark.parametrize("partitioned", [False, True])
+def test_a_statement_beginning_between_a_reader_s_check_and_its_listing_is_not_read(two, spark, monkeypatch,
+                                                                                   tmp_path, partitioned):
+    """A reader of a directory the metastore records no files for (a partition made by ADD
+    PARTITION, a table nothing was written to by hivepark) asks whether a statement is in flight,
+    and, none being, gives Spark the directory to list. A LOAD DATA of three files beginning
+    between the two, stopped (as kill -9) after moving two of them, was read half, uncommitted."""
+    from hivepark.exec import scan
+
+    a, b = two
+    a.sql("CREATE TABLE l (k INT) " + ("PARTITIONED BY (ds STRING) " if partitioned else "") + "STORED AS TEXTFILE")
+    where = os.path.join(a.location, "l")
+    if partitioned:
+        a.sql("ALTER TABLE l ADD PARTITION (ds='a')")
+        where = os.path.join(where, "ds=a")
+    os.makedirs(where, exist_ok=True)
+    with open(os.path.join(where, "by_hand.txt"), "w") as f:
+        f.write("100\n")
+    src = tmp_path / "incoming"
+    src.mkdir()
+    for i in range(3):
+        (src / f"f{i}.txt").write_text(f"{i}\n")
+    load = f"LOAD DATA INPATH '{src}' INTO TABLE l" + (" PARTITION (ds='a')" if partitioned else "")
+    real_fault, real_directory = commit.fault_point, scan._directory
+
+    def die(name):
+        if name == "during_move":
+            raise _Killed()
+        real_fault(name)
+
+    def dead(self):  # as kill -9: no cleanup, the journal stays and its heartbeat stops
+        self._journal._stop.set()
+        with commit._lock:
+            commit._in_flight.discard(self.journal)
+
+    def load_meanwhile(location, in_flight):
+        out = real_directory(location, in_flight)
+        if not in_flight and not os.listdir(src) == []:
+            monkeypatch.setattr(commit, "fault_point", die)
+            monkeypatch.setattr(commit.Commit, "abort", dead)
+            with pytest.raises(_Killed):
+                b.sql(load)
+            monkeypatch.setattr(commit, "fault_point", real_fault)
+        return out
+
+    monkeypatch.setattr(scan, "_directory", load_meanwhile)
+    got = sorted(r[0] for r in a.sql("SELECT k FROM l").collect())
+    monkeypatch.undo()
+    assert len([f for f in os.listdir(where) if f.endswith(".txt")]) == 3  # by_hand.txt and two of the LOAD's
+    assert got == [100]
+    assert sorted(r[0] for r in a.sql("SELECT k FROM l").collect()) == [100]
+
+
 def committed_records(wh):
     """The statements the metastore still records as committed (none once their journals went)."""
     commit.forget_finished(wh.location, wh.catalog)

@@ -739,6 +739,23 @@ def _journals() -> dict[str, tuple[str, Catalog]]:
     return out
 
 
+def journals_seen() -> tuple[bool, object]:
+    """Whether a statement of a warehouse this process is connected to has a journal
+    (:func:`any_in_flight`), and what tells whether one began or ended since, when compared with
+    a later call's: each journal directory's names and its modification time (the time an entry
+    was last added, removed or renamed in it, which a journal's heartbeat does too)."""
+    with _lock:
+        dirs = sorted(d for d, cats in _warehouses.items() if cats)
+    seen = []
+    for d in dirs:
+        try:
+            names = tuple(sorted(posixpath.basename(e.path) for e in fs.list_files(d)))
+            seen.append((d, names, fs.modified_ns(d)))
+        except OSError:
+            seen.append((d, ("?",), None))  # (as a journal: the directory's files are listed)
+    return any(n.endswith(".json") or n == "?" for _, names, _ in seen for n in names), tuple(seen)
+
+
 def any_in_flight() -> bool:
     """Whether a statement of a warehouse this process is connected to has a journal (a
     reader lists a directory it reads only then: :func:`live_files`)."""
