@@ -41,7 +41,7 @@ from hivepark.expr.visitors import compile_predicate, in_members, render_literal
 from hivepark.lru import Lru
 from hivepark.plan.nodes import TableScan
 from hivepark.storage import fs
-from hivepark.storage.commit import FILES_PARAM, any_in_flight, current_files, journals_seen, listed_files
+from hivepark.storage.commit import FILES_PARAM, current_files, journals_seen, listed_files
 from hivepark.storage.formats import (
     CUT_COLUMNS,
     NULL_FORMAT,
@@ -115,18 +115,19 @@ class _Flight:
     its files may be in what Spark listed, and the scan is built again from a listing of ours."""
 
     def __init__(self, always: bool = False) -> None:
-        self._always = always
+        self.always = always  # every such directory listed here, its files given to Spark
+        self.handed = False  # whether a directory was given to Spark to list
         self._seen: tuple[bool, object] | None = None
 
     def __call__(self) -> bool:
-        if self._always:
+        if self.always:
             return True
         if self._seen is None:
             self._seen = journals_seen()
         return self._seen[0]
 
     def moved(self) -> bool:
-        return self._seen is not None and not self._seen[0] and journals_seen() != self._seen
+        return self.handed and self._seen is not None and journals_seen() != self._seen
 
 
 def _files_relation(spark: SparkSession, scan: TableScan, warm: TableFrames | None, flight: _Flight) -> Relation:
@@ -679,7 +680,7 @@ def read_inputs(scan: TableScan) -> tuple[Any, ...] | None:
     return (table.uid, _definition(table), table.location, tuple(read))
 
 
-def _table_paths(scan: TableScan, flight: Callable[[], bool] = any_in_flight) -> tuple[list[str], bool]:
+def _table_paths(scan: TableScan, flight: _Flight) -> tuple[list[str], bool]:
     """Paths to read of an unpartitioned table, and False when its directory is missing
     (``flight``: whether a statement is in flight, asked if its directory is read)."""
     table = scan.table
@@ -697,19 +698,22 @@ def _table_paths(scan: TableScan, flight: Callable[[], bool] = any_in_flight) ->
         return current_files(table.location, json.loads(raw) if raw else None), True
     if not fs.exists(table.location):
         return [table.location], False
-    return _directory(table.location, flight()), True
+    return _directory(table.location, flight), True
 
 
-def _directory(location: str, in_flight: bool) -> list[str]:
+def _directory(location: str, flight: _Flight) -> list[str]:
     """What to read of a directory whose files the metastore does not record: the directory
     (Spark lists it), or its files one by one while another statement's uncommitted files are
-    in it (storage/commit.py live_files: a reader never sees half a write). ``in_flight``:
-    whether any statement has a journal (:func:`any_in_flight`), else nothing is listed."""
-    if not in_flight:
+    in it (storage/commit.py live_files: a reader never sees half a write) or, once a statement
+    began or ended while Spark listed (``flight.always``), always. Nothing is listed here unless
+    a statement has a journal (``flight()``)."""
+    if not flight():
+        flight.handed = True
         return [location]
     every = [e for e in fs.list_files(location) if not e.is_dir]
     live = listed_files(location, every)
-    if len(live) == len(every):
+    if len(live) == len(every) and not flight.always:
+        flight.handed = True
         return [location]
     return [e.path for e in live if not posixpath.basename(e.path).startswith(("_", "."))]
 
@@ -726,13 +730,12 @@ def bucket_files(files: list[str], buckets: tuple[frozenset[int], int]) -> list[
     return [f for f, i in zip(files, ids) if i in chosen]
 
 
-def _partition_paths(parts: tuple[Partition, ...], scan: TableScan, flight: Callable[[], bool] = any_in_flight
+def _partition_paths(parts: tuple[Partition, ...], scan: TableScan, flight: _Flight
                      ) -> list[tuple[Partition, list[str], bool]]:
     """Each partition's paths to read, and whether they are files below its directory
     (list-bucketing subdirectories), which Spark's partition discovery must not see
     (``flight``: whether a statement is in flight, asked if a directory is read)."""
     out: list[tuple[Partition, list[str], bool]] = []
-    in_flight: list[bool] = []  # flight(), asked once if a partition's files are not recorded
     for p in parts:
         lay = partition_layout(p.parameters)
         if lay is not None:
@@ -751,9 +754,7 @@ def _partition_paths(parts: tuple[Partition, ...], scan: TableScan, flight: Call
             # Spark reads the directory (and what is below it); an empty one is left out for a
             # TEXTFILE table, whose reader, finding no file to discover partitions from, would
             # take the partition columns for data columns and refuse the schema
-            if not in_flight:
-                in_flight.append(flight())
-            out.append((p, _directory(p.location, in_flight[0]), False))
+            out.append((p, _directory(p.location, flight), False))
     return out
 
 
