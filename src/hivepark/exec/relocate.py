@@ -34,12 +34,14 @@ from hivepark.storage import fs
 from hivepark.storage.commit import (
     STAGING_PREFIX,
     Journal,
+    committed_after_all,
     copy_names,
     current_files,
     delete_owned,
     fault_point,
     journal_dir,
     schedule_deletion,
+    unknown_outcome,
     writers_in,
 )
 from hivepark.storage.formats import text_serde
@@ -255,6 +257,7 @@ def _move(ctx: Context, verb: str, source: Table, target: Table, moves: Sequence
                "emptied": [old.location for old, _ in olds],
                "marked": True}  # the commit records qid (Catalog.committed_statements)
     journal = Journal(f"{journal_dir(ctx.warehouse)}/{qid}.json", content)
+    sent = False  # the metastore transaction was sent (and may have landed, its reply lost)
     try:
         for src, dst in copies:
             fs.copy(src, dst)
@@ -262,14 +265,25 @@ def _move(ctx: Context, verb: str, source: Table, target: Table, moves: Sequence
             fs.makedirs(p.location)
         journal.update(state="committing", obsolete=[src for src, _ in copies])
         fault_point("before_commit")
+        sent = True
         result = commit(new_parts, qid)
-    except BaseException:
-        for _, dst in copies:
-            fs.delete_file(dst)
-        for p in new_parts:
-            fs.prune_empty_dirs(p.location)
-        journal.close()
-        raise
+    except BaseException as e:
+        landed = committed_after_all(ctx.catalog, qid) if sent and not isinstance(e, CommitConflict) else False
+        if landed is None:  # the metastore cannot say: the next connect() finishes or undoes it
+            journal.release()
+            raise unknown_outcome(e) from e
+        if not landed:
+            for _, dst in copies:
+                fs.delete_file(dst)
+            for p in new_parts:
+                fs.prune_empty_dirs(p.location)
+            journal.close()
+            raise
+        try:  # it landed: only its reply was lost
+            result = ctx.catalog.get_table(target.db, target.name)
+        except BaseException:
+            journal.release()  # the next connect() finishes it
+            raise
     fault_point("after_commit")
     if keep <= 0:
         fs.each_at_once(lambda item: delete_owned(item[0].location, item[1]), olds)

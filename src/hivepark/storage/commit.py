@@ -264,6 +264,9 @@ class Commit:
         self._committed = False
         with _lock:  # the CTAS that created the table writes its first rows
             self._creates = bool(table.uid) and table.uid in _creating and table.version == 1
+        # the metastore transaction was sent, and whether it committed is not known (its reply
+        # lost: only the record of this statement's id tells, committed_after_all)
+        self._sent = False
         self._journal = Journal(self.journal, self._journal_content("writing"))
 
     def __enter__(self) -> Commit:
@@ -321,6 +324,15 @@ class Commit:
         except _PartitionExists as e:  # IF NOT EXISTS, and another statement created it: nothing to do
             self.abort()  # (the other statement's directory stays, even empty: it is registered)
             return e.table
+        except Exception as e:
+            # the metastore's reply was lost (a connection dropped during its COMMIT): the
+            # transaction may have landed; if the record of this statement says so, it did
+            landed = committed_after_all(catalog, self.qid) if self._sent else False
+            if landed is None:
+                raise unknown_outcome(e) from e
+            if not landed:
+                raise
+            new_table = catalog.get_table(self.table.db, self.table.name)
         self._committed = True
         fault_point("after_commit")
         self._cleanup_after(self._last_plan.obsolete)
@@ -339,10 +351,12 @@ class Commit:
             self._last_plan = plan
             self._write_journal(state="committing", obsolete=plan.obsolete)
             fault_point("before_commit")
+            self._sent = True
             try:
                 return catalog.commit(table, table.version, put=plan.put,
                                       table_parameters=plan.table_params, statement=self.qid)
-            except CommitConflict:
+            except CommitConflict:  # the database undid it, or never began it: nothing was committed
+                self._sent = False
                 if attempt == MAX_RETRIES - 1:
                     raise
                 time.sleep(0.05 * (attempt + 1))
@@ -371,7 +385,13 @@ class Commit:
 
     def abort(self) -> None:
         """Removes everything this statement wrote; the table stays as it was (and the files
-        LOAD DATA INPATH took are back at their sources)."""
+        LOAD DATA INPATH took are back at their sources). Unless its metastore transaction was
+        sent and may have landed (its reply lost, and the metastore does not say it did not):
+        then its journal stays, and the next ``connect()`` finishes or undoes it as the record of
+        its commit says."""
+        if self._sent and committed_after_all(self._catalog, self.qid) is not False:
+            self._journal.release()
+            return
         restore_sources(self._restore)
         for path in self._targets:
             fs.delete_file(path)
@@ -417,6 +437,27 @@ class Commit:
             pass
         if not self._catalog.locations_overlapping(fs.normalize(self.table.location)):
             fs.prune_empty_dirs(self.table.location)
+
+
+def unknown_outcome(e: BaseException) -> MetastoreError:
+    """The error of a statement whose metastore transaction may have landed, which the metastore
+    cannot tell yet (``e``: why its reply was lost)."""
+    return MetastoreError(
+        f"{e} Whether this statement's commit landed is not known: the metastore did not answer. Its "
+        "files are kept and its journal stays: the next connect() (once the metastore is reachable) "
+        "finishes it, or undoes it if it did not land. Check the table then, and run the statement "
+        "again only if its rows are not there.")
+
+
+def committed_after_all(catalog: Catalog | None, qid: str) -> bool | None:
+    """Whether the metastore records statement ``qid`` as committed, asked after its commit
+    failed in a way that does not say whether the transaction landed; None if it cannot say."""
+    if catalog is None:
+        return None
+    try:
+        return qid in catalog.committed_statements([qid])
+    except Exception:  # noqa: BLE001 - unreachable still: nobody knows yet
+        return None
 
 
 class CreatedTable:
