@@ -292,6 +292,44 @@ def test_a_killed_load_data_inpath_has_its_source_back_once_connect_recovers(two
     assert _data_files(os.path.join(a.location, "l")) == []
 
 
+@pytest.mark.parametrize("fault", ["during_move", "before_commit"])
+def test_an_insert_killed_before_its_commit_leaves_no_ghost_partition_once_connect_recovers(two, spark, monkeypatch,
+                                                                                            fault):
+    """An INSERT into new partitions "killed" before its metastore commit (in-process: it stops
+    there and undoes nothing; its journal is left as a dead process leaves it): the next
+    connect() deleted its files but kept their new, empty directories, which MSCK REPAIR then
+    registered as partitions that never were (ds=n, and u's hr=1 under ds=n)."""
+    a, b = two
+    a.sql("CREATE TABLE u (k INT) PARTITIONED BY (ds STRING, hr INT) STORED AS PARQUET")
+    real_fault = commit.fault_point
+
+    def die(name):
+        if name == fault:
+            raise _Killed()
+        real_fault(name)
+
+    def dead(self):  # as kill -9: no cleanup, the journal stays and its heartbeat stops
+        self._journal._stop.set()
+        with commit._lock:
+            commit._in_flight.discard(self.journal)
+
+    monkeypatch.setattr(commit, "fault_point", die)
+    monkeypatch.setattr(commit.Commit, "abort", dead)
+    for insert in ["INSERT INTO t PARTITION (ds='n') VALUES (5), (6)",
+                   "INSERT INTO u PARTITION (ds='n', hr=1) VALUES (5)"]:
+        with pytest.raises(_Killed):
+            a.sql(insert)
+    monkeypatch.undo()
+    hivepark.connect(a.location, spark=spark).close()  # recovery runs here
+    assert os.listdir(commit.journal_dir(a.location)) == []
+    assert _dirs(a.location) == ["t", "t/ds=a", "t/ds=b", "u"]
+    b.sql("MSCK REPAIR TABLE t")
+    b.sql("MSCK REPAIR TABLE u")
+    assert [r[0] for r in b.sql("SHOW PARTITIONS t").collect()] == ["ds=a", "ds=b"]
+    assert b.sql("SHOW PARTITIONS u").collect() == []
+    assert _rows(b) == [(1, "a"), (2, "a"), (3, "b")] == _spark_rows(spark, b)
+
+
 def _dirs(root):
     return sorted(os.path.relpath(d, root) for d, _, _ in os.walk(root)
                   if d != root and not os.path.relpath(d, root).startswith((".hivepark", "metastore")))

@@ -1187,7 +1187,31 @@ def _recover_one(warehouse: str, path: str, j: dict, catalog: Catalog) -> None:
         for doomed in targets:
             if fs.normalize(doomed) not in recorded:
                 fs.delete_file(doomed)
+        _prune_unregistered(catalog, j.get("table", []), targets)
     fs.delete_dir(j.get("staging", ""))
+
+
+def _prune_unregistered(catalog: Catalog, name: Sequence[str], targets: Sequence[str]) -> None:
+    """Deletes the directories that held ``targets`` (files of a statement undone) and that
+    this left empty, with their parents below the table's directory, unless a partition of the
+    table is there: a later MSCK REPAIR would register one as a partition that never was (as the
+    abort of a statement that did not die does, Commit._prune_left_empty)."""
+    try:
+        table = catalog.get_table(name[0], name[1])
+    except Exception:  # noqa: BLE001 - dropped, or no name: its directories are not looked at
+        return
+    if not table.location:
+        return
+    root = fs.normalize(table.location).rstrip("/")
+    keep = {root} | ({fs.normalize(p.location).rstrip("/") for p in catalog.list_partitions(table)}
+                     if table.is_partitioned else set())
+    dirs = {posixpath.dirname(fs.normalize(t)) for t in targets}
+    for d in sorted(dirs, key=lambda d: d.count("/"), reverse=True):
+        while d.startswith(root + "/") and d not in keep and fs.exists(d):
+            fs.delete_dir_if_empty(d)
+            if fs.exists(d):
+                break
+            d = posixpath.dirname(d)
 
 
 def _statement_committed(catalog: Catalog, qid: str, j: Mapping[str, object]) -> bool:
