@@ -330,6 +330,46 @@ def test_an_insert_killed_before_its_commit_leaves_no_ghost_partition_once_conne
     assert _rows(b) == [(1, "a"), (2, "a"), (3, "b")] == _spark_rows(spark, b)
 
 
+@pytest.mark.parametrize("partitioned", [False, True])
+def test_a_rename_table_first_undoes_a_killed_write_into_it(two, spark, monkeypatch, partitioned):
+    """An INSERT killed before its commit (in-process, as above), its files moved into the
+    table's directory; B (connected before the kill: nothing recovered it) renames the table,
+    which moved the uncommitted files along, where the next connect() did not look for them:
+    they became the renamed table's rows (listed, or registered by MSCK REPAIR)."""
+    a, b = two
+    if partitioned:
+        insert = "INSERT INTO t PARTITION (ds='n') VALUES (5), (6)"
+    else:
+        a.sql("DROP TABLE t")
+        a.sql("CREATE TABLE t (k INT) STORED AS PARQUET")  # no file recorded: it is listed
+        insert = "INSERT INTO t VALUES (5), (6)"
+    real_fault = commit.fault_point
+
+    def die(name):
+        if name == "before_commit":
+            raise _Killed()
+        real_fault(name)
+
+    def dead(self):  # as kill -9: no cleanup, the journal stays and its heartbeat stops
+        self._journal._stop.set()
+        with commit._lock:
+            commit._in_flight.discard(self.journal)
+
+    monkeypatch.setattr(commit, "fault_point", die)
+    monkeypatch.setattr(commit.Commit, "abort", dead)
+    with pytest.raises(_Killed):
+        a.sql(insert)
+    monkeypatch.undo()
+    b.sql("ALTER TABLE t RENAME TO t2")
+    hivepark.connect(a.location, spark=spark).close()  # recovery runs here
+    assert os.listdir(commit.journal_dir(a.location)) == []
+    if partitioned:
+        b.sql("MSCK REPAIR TABLE t2")
+    expected = [(1, "a"), (2, "a"), (3, "b")] if partitioned else []
+    assert sorted(tuple(r) for r in b.sql("SELECT * FROM t2").collect()) == expected
+    assert len(_data_files(os.path.join(a.location, "t2"))) == (2 if partitioned else 0)
+
+
 def _dirs(root):
     return sorted(os.path.relpath(d, root) for d, _, _ in os.walk(root)
                   if d != root and not os.path.relpath(d, root).startswith((".hivepark", "metastore")))

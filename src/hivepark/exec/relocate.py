@@ -233,11 +233,12 @@ def _move(ctx: Context, verb: str, source: Table, target: Table, moves: Sequence
                 f"({outside[0]}; SET SKEWED LOCATION puts them there), which {'an' if verb[0] in 'aeiou' else 'a'} "
                 f"{verb} cannot move. Rewrite the partition with INSERT OVERWRITE first.")
         if fs.exists(dst_base) and fs.list_files(dst_base, recursive=True):
-            if writers_in(ctx.warehouse, dst_base):
+            if writers_in(ctx.warehouse, dst_base, ctx.catalog):
                 raise CommitConflict(
                     f"Unable to {verb} partition: another statement is writing into the new partition's location "
                     f"{dst_base} right now (its files are not committed yet). Nothing was changed; run the statement "
                     "again once it finished.")
+        if fs.exists(dst_base) and fs.list_files(dst_base, recursive=True):  # (not a dead statement's, undone)
             raise AlreadyExistsError(
                 f"Unable to {verb} partition. New location for this partition {dst_base} already exists and holds "
                 f"files not recorded for {target.qualified_name}. Move them away, or register them with MSCK "

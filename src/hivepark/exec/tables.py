@@ -810,7 +810,7 @@ def _refuse_writers(ctx: Context, table: Table) -> None:
     """A RENAME that moves the table's directory waits for no statement writing into it: its
     files in flight (moved in, not committed) would move with the directory and stay there,
     recorded nowhere, once it failed."""
-    if writers_in(ctx.warehouse, table.location):
+    if writers_in(ctx.warehouse, table.location, ctx.catalog):
         raise CommitConflict(
             f"Cannot rename {table.qualified_name} now: another statement is writing into it (its files are in "
             f"{table.location}, not committed yet), and they would move with the directory. Nothing was changed; "

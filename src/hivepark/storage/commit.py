@@ -617,9 +617,13 @@ class DirectoryWrite:
             fs.delete_dir(self._replaced)
 
 
-def writers_in(warehouse: str, location: str) -> bool:
+def writers_in(warehouse: str, location: str, catalog: Catalog | None = None) -> bool:
     """Whether a statement still running (its journal not abandoned) writes under
-    ``location``: its staging directory or a file it moves (not committed yet) is there."""
+    ``location``: its staging directory or a file it moves (not committed yet) is there.
+    With ``catalog``, a dead statement's (one killed that no ``connect()`` recovered yet) is
+    finished or undone first, as ``connect()`` would: a statement that moves the directory (a
+    RENAME) moved its files along, where its recovery no longer found them, and they became the
+    table's (a killed CTAS's rows in the renamed table)."""
     base = fs.normalize(location).rstrip("/") + "/"
     directory = journal_dir(warehouse)
     if not fs.exists(directory):
@@ -631,11 +635,14 @@ def writers_in(warehouse: str, location: str) -> bool:
             j = json.loads(fs.read_text(entry.path))
         except (OSError, ValueError):
             continue
-        if abandoned(j, entry.path):
-            continue
         paths = [j.get("staging") or "", *j.get("targets", [])]
-        if any(isinstance(p, str) and p and fs.normalize(p).startswith(base) for p in paths):
+        if not any(isinstance(p, str) and p and fs.normalize(p).startswith(base) for p in paths):
+            continue
+        if not abandoned(j, entry.path):
             return True
+        if catalog is not None and j.get("kind") is None:  # (a write's journal: its files are there)
+            _recover_one(warehouse, entry.path, j, catalog)
+            fs.delete_file(entry.path)
     return False
 
 
