@@ -1210,11 +1210,14 @@ def _prune_unregistered(catalog: Catalog, name: Sequence[str], targets: Sequence
     if not table.location:
         return
     root = fs.normalize(table.location).rstrip("/")
-    keep = {root} | ({fs.normalize(p.location).rstrip("/") for p in catalog.list_partitions(table)}
-                     if table.is_partitioned else set())
+
+    def registered(d: str) -> bool:  # a partition's directory (one indexed metastore query)
+        return any(values is not None and fs.normalize(loc).rstrip("/") == d
+                   for _, _, values, loc in catalog.locations_overlapping(d))
+
     dirs = {posixpath.dirname(fs.normalize(t)) for t in targets}
     for d in sorted(dirs, key=lambda d: d.count("/"), reverse=True):
-        while d.startswith(root + "/") and d not in keep and fs.exists(d):
+        while d.startswith(root + "/") and fs.exists(d) and not fs.list_files(d) and not registered(d):
             fs.delete_dir_if_empty(d)
             if fs.exists(d):
                 break
