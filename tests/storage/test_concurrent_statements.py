@@ -330,6 +330,37 @@ def test_an_insert_killed_before_its_commit_leaves_no_ghost_partition_once_conne
     assert _rows(b) == [(1, "a"), (2, "a"), (3, "b")] == _spark_rows(spark, b)
 
 
+def test_a_killed_insert_into_a_table_dropped_before_recovery_leaves_no_directory(two, spark, monkeypatch):
+    """An INSERT into a new partition killed before its commit; B (connected before the kill)
+    drops the table, which keeps the directories holding the INSERT's files. connect() deleted
+    the files but kept t/ and t/ds=n: a table created as t again then got ds=n from MSCK REPAIR."""
+    a, b = two
+    real_fault = commit.fault_point
+
+    def die(name):
+        if name == "before_commit":
+            raise _Killed()
+        real_fault(name)
+
+    def dead(self):  # as kill -9: no cleanup, the journal stays and its heartbeat stops
+        self._journal._stop.set()
+        with commit._lock:
+            commit._in_flight.discard(self.journal)
+
+    monkeypatch.setattr(commit, "fault_point", die)
+    monkeypatch.setattr(commit.Commit, "abort", dead)
+    with pytest.raises(_Killed):
+        a.sql("INSERT INTO t PARTITION (ds='n') VALUES (5)")
+    monkeypatch.undo()
+    b.sql("DROP TABLE t")
+    hivepark.connect(a.location, spark=spark).close()  # recovery runs here
+    assert os.listdir(commit.journal_dir(a.location)) == []
+    assert _dirs(a.location) == []
+    b.sql("CREATE TABLE t (k INT) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+    b.sql("MSCK REPAIR TABLE t")
+    assert b.sql("SHOW PARTITIONS t").collect() == []
+
+
 @pytest.mark.parametrize("partitioned", [False, True])
 def test_a_rename_table_first_undoes_a_killed_write_into_it(two, spark, monkeypatch, partitioned):
     """An INSERT killed before its commit (in-process, as above), its files moved into the

@@ -1194,22 +1194,28 @@ def _recover_one(warehouse: str, path: str, j: dict, catalog: Catalog) -> None:
         for doomed in targets:
             if fs.normalize(doomed) not in recorded:
                 fs.delete_file(doomed)
-        _prune_unregistered(catalog, j.get("table", []), targets)
     fs.delete_dir(j.get("staging", ""))
+    if not committed:
+        _prune_unregistered(catalog, j.get("table", []), targets, str(j.get("staging") or ""))
 
 
-def _prune_unregistered(catalog: Catalog, name: Sequence[str], targets: Sequence[str]) -> None:
+def _prune_unregistered(catalog: Catalog, name: Sequence[str], targets: Sequence[str], staging: str) -> None:
     """Deletes the directories that held ``targets`` (files of a statement undone) and that
     this left empty, with their parents below the table's directory, unless a partition of the
     table is there: a later MSCK REPAIR would register one as a partition that never was (as the
-    abort of a statement that did not die does, Commit._prune_left_empty)."""
+    abort of a statement that did not die does, Commit._prune_left_empty). The table dropped
+    meanwhile (DROP TABLE kept the directories holding these files), its directory (the one
+    holding ``staging``) goes too once empty, unless a table or partition is there now."""
     try:
-        table = catalog.get_table(name[0], name[1])
-    except Exception:  # noqa: BLE001 - dropped, or no name: its directories are not looked at
+        table: Table | None = catalog.get_table(name[0], name[1])
+    except Exception:  # noqa: BLE001 - dropped, or no name
+        table = None
+    if table is not None and table.location:
+        root = fs.normalize(table.location).rstrip("/")
+    elif table is None and posixpath.basename(staging.rstrip("/")).startswith(STAGING_PREFIX):
+        root = posixpath.dirname(fs.normalize(staging).rstrip("/"))
+    else:
         return
-    if not table.location:
-        return
-    root = fs.normalize(table.location).rstrip("/")
 
     def registered(d: str) -> bool:  # a partition's directory (one indexed metastore query)
         return any(values is not None and fs.normalize(loc).rstrip("/") == d
@@ -1222,6 +1228,8 @@ def _prune_unregistered(catalog: Catalog, name: Sequence[str], targets: Sequence
             if fs.exists(d):
                 break
             d = posixpath.dirname(d)
+    if table is None and fs.exists(root) and not fs.list_files(root) and not catalog.locations_overlapping(root):
+        fs.delete_dir_if_empty(root)
 
 
 def _statement_committed(catalog: Catalog, qid: str, j: Mapping[str, object]) -> bool:
