@@ -197,6 +197,31 @@ def test_a_failed_ctas_keeps_rows_another_statement_committed_to_its_table(two, 
     assert sorted(tuple(r) for r in b.sql("SELECT * FROM t2").collect()) == plain == [(42,)]
 
 
+@pytest.mark.parametrize("partitioned", [False, True])
+def test_a_ctas_keeps_rows_another_statement_committed_to_its_table_while_it_wrote(two, spark, monkeypatch,
+                                                                                  partitioned):
+    """CTAS registers its table before writing; B sees it and commits a row to it meanwhile. The
+    CTAS's commit (an overwrite of its new table) was planned again on B's version and replaced
+    B's row, as if B had written to the table before it existed; now the CTAS commits as if it
+    ran first, then B: both rows stay."""
+    a, b = two
+    insert = "INSERT INTO t2 PARTITION (ds='a') VALUES (42)" if partitioned else "INSERT INTO t2 VALUES (42)"
+    calls = _at_first_spark_write(monkeypatch, lambda: b.sql(insert))
+    a.sql("CREATE TABLE t2 " + ("PARTITIONED BY (ds) " if partitioned else "")
+          + "STORED AS PARQUET AS SELECT id AS k" + (", 'a' AS ds" if partitioned else "") + " FROM range(3)")
+    monkeypatch.undo()
+    assert calls  # B inserted while the CTAS wrote
+    t2 = b.catalog.get_table("default", "t2")
+    if partitioned:
+        [part] = b.catalog.list_partitions(t2)
+        base, recorded = part.location, sorted(part.files or ())
+    else:
+        base, recorded = t2.location, sorted(json.loads(t2.properties[commit.FILES_PARAM]))
+    assert _data_files(base) == recorded and len(recorded) == 2  # the CTAS's file and B's
+    plain = sorted(r[0] for r in spark.read.parquet(*[f"{base}/{f}" for f in recorded]).collect())
+    assert sorted(r[0] for r in b.sql("SELECT k FROM t2").collect()) == plain == [0, 1, 2, 42]
+
+
 def test_a_failed_ctas_nothing_wrote_to_leaves_no_table_and_runs_again(two):
     a, _ = two
     ctas = ("CREATE TABLE t3 STORED AS PARQUET AS SELECT CASE WHEN id = {bad} THEN raise_error('boom') "
@@ -265,6 +290,115 @@ def test_a_killed_load_data_inpath_has_its_source_back_once_connect_recovers(two
     assert os.listdir(commit.journal_dir(a.location)) == []
     assert a.sql("SELECT * FROM l").collect() == []
     assert _data_files(os.path.join(a.location, "l")) == []
+
+
+@pytest.mark.parametrize("fault", ["during_move", "before_commit"])
+def test_an_insert_killed_before_its_commit_leaves_no_ghost_partition_once_connect_recovers(two, spark, monkeypatch,
+                                                                                            fault):
+    """An INSERT into new partitions "killed" before its metastore commit (in-process: it stops
+    there and undoes nothing; its journal is left as a dead process leaves it): the next
+    connect() deleted its files but kept their new, empty directories, which MSCK REPAIR then
+    registered as partitions that never were (ds=n, and u's hr=1 under ds=n)."""
+    a, b = two
+    a.sql("CREATE TABLE u (k INT) PARTITIONED BY (ds STRING, hr INT) STORED AS PARQUET")
+    real_fault = commit.fault_point
+
+    def die(name):
+        if name == fault:
+            raise _Killed()
+        real_fault(name)
+
+    def dead(self):  # as kill -9: no cleanup, the journal stays and its heartbeat stops
+        self._journal._stop.set()
+        with commit._lock:
+            commit._in_flight.discard(self.journal)
+
+    monkeypatch.setattr(commit, "fault_point", die)
+    monkeypatch.setattr(commit.Commit, "abort", dead)
+    for insert in ["INSERT INTO t PARTITION (ds='n') VALUES (5), (6)",
+                   "INSERT INTO u PARTITION (ds='n', hr=1) VALUES (5)"]:
+        with pytest.raises(_Killed):
+            a.sql(insert)
+    monkeypatch.undo()
+    hivepark.connect(a.location, spark=spark).close()  # recovery runs here
+    assert os.listdir(commit.journal_dir(a.location)) == []
+    assert _dirs(a.location) == ["t", "t/ds=a", "t/ds=b", "u"]
+    b.sql("MSCK REPAIR TABLE t")
+    b.sql("MSCK REPAIR TABLE u")
+    assert [r[0] for r in b.sql("SHOW PARTITIONS t").collect()] == ["ds=a", "ds=b"]
+    assert b.sql("SHOW PARTITIONS u").collect() == []
+    assert _rows(b) == [(1, "a"), (2, "a"), (3, "b")] == _spark_rows(spark, b)
+
+
+def test_a_killed_insert_into_a_table_dropped_before_recovery_leaves_no_directory(two, spark, monkeypatch):
+    """An INSERT into a new partition killed before its commit; B (connected before the kill)
+    drops the table, which keeps the directories holding the INSERT's files. connect() deleted
+    the files but kept t/ and t/ds=n: a table created as t again then got ds=n from MSCK REPAIR."""
+    a, b = two
+    real_fault = commit.fault_point
+
+    def die(name):
+        if name == "before_commit":
+            raise _Killed()
+        real_fault(name)
+
+    def dead(self):  # as kill -9: no cleanup, the journal stays and its heartbeat stops
+        self._journal._stop.set()
+        with commit._lock:
+            commit._in_flight.discard(self.journal)
+
+    monkeypatch.setattr(commit, "fault_point", die)
+    monkeypatch.setattr(commit.Commit, "abort", dead)
+    with pytest.raises(_Killed):
+        a.sql("INSERT INTO t PARTITION (ds='n') VALUES (5)")
+    monkeypatch.undo()
+    b.sql("DROP TABLE t")
+    hivepark.connect(a.location, spark=spark).close()  # recovery runs here
+    assert os.listdir(commit.journal_dir(a.location)) == []
+    assert _dirs(a.location) == []
+    b.sql("CREATE TABLE t (k INT) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+    b.sql("MSCK REPAIR TABLE t")
+    assert b.sql("SHOW PARTITIONS t").collect() == []
+
+
+@pytest.mark.parametrize("partitioned", [False, True])
+def test_a_rename_table_first_undoes_a_killed_write_into_it(two, spark, monkeypatch, partitioned):
+    """An INSERT killed before its commit (in-process, as above), its files moved into the
+    table's directory; B (connected before the kill: nothing recovered it) renames the table,
+    which moved the uncommitted files along, where the next connect() did not look for them:
+    they became the renamed table's rows (listed, or registered by MSCK REPAIR)."""
+    a, b = two
+    if partitioned:
+        insert = "INSERT INTO t PARTITION (ds='n') VALUES (5), (6)"
+    else:
+        a.sql("DROP TABLE t")
+        a.sql("CREATE TABLE t (k INT) STORED AS PARQUET")  # no file recorded: it is listed
+        insert = "INSERT INTO t VALUES (5), (6)"
+    real_fault = commit.fault_point
+
+    def die(name):
+        if name == "before_commit":
+            raise _Killed()
+        real_fault(name)
+
+    def dead(self):  # as kill -9: no cleanup, the journal stays and its heartbeat stops
+        self._journal._stop.set()
+        with commit._lock:
+            commit._in_flight.discard(self.journal)
+
+    monkeypatch.setattr(commit, "fault_point", die)
+    monkeypatch.setattr(commit.Commit, "abort", dead)
+    with pytest.raises(_Killed):
+        a.sql(insert)
+    monkeypatch.undo()
+    b.sql("ALTER TABLE t RENAME TO t2")
+    hivepark.connect(a.location, spark=spark).close()  # recovery runs here
+    assert os.listdir(commit.journal_dir(a.location)) == []
+    if partitioned:
+        b.sql("MSCK REPAIR TABLE t2")
+    expected = [(1, "a"), (2, "a"), (3, "b")] if partitioned else []
+    assert sorted(tuple(r) for r in b.sql("SELECT * FROM t2").collect()) == expected
+    assert len(_data_files(os.path.join(a.location, "t2"))) == (2 if partitioned else 0)
 
 
 def _dirs(root):
@@ -347,13 +481,12 @@ class _KilledAfterCommit(BaseException):
     pass
 
 
-def test_a_rename_partition_killed_after_its_commit_leaves_no_old_directory(two, spark, monkeypatch):
-    """A RENAME PARTITION "killed" right after its metastore commit (in-process: it stops there
-    and its journal is left as a dead process leaves it): the next connect() deletes the old
-    files and their directory, so a later MSCK REPAIR finds no ghost partition there."""
+def _relocation_killed_after_commit(monkeypatch, conn, sql):
+    """Runs ``sql`` (a RENAME PARTITION or EXCHANGE PARTITION) on ``conn`` "killed" right after
+    its metastore commit (in-process: it stops there and its journal is left as a dead process
+    leaves it, for the next connect() to recover)."""
     from hivepark.exec import relocate
 
-    a, b = two
     journals = []
 
     class Recorded(commit.Journal):
@@ -371,17 +504,189 @@ def test_a_rename_partition_killed_after_its_commit_leaves_no_old_directory(two,
     monkeypatch.setattr(relocate, "Journal", Recorded)
     monkeypatch.setattr(relocate, "fault_point", die)
     with pytest.raises(_KilledAfterCommit):
-        a.sql("ALTER TABLE t PARTITION (ds='a') RENAME TO PARTITION (ds='z')")
+        conn.sql(sql)
+    monkeypatch.undo()
     for j in journals:  # as kill -9: the journal stays, its heartbeat stops
         j._stop.set()
         with commit._lock:
             commit._in_flight.discard(j.path)
+
+
+def test_a_rename_partition_killed_after_its_commit_leaves_no_old_directory(two, spark, monkeypatch):
+    """A RENAME PARTITION killed right after its metastore commit: the next connect() deletes
+    the old files and their directory, so a later MSCK REPAIR finds no ghost partition there."""
+    a, b = two
+    _relocation_killed_after_commit(monkeypatch, a, "ALTER TABLE t PARTITION (ds='a') RENAME TO PARTITION (ds='z')")
     hivepark.connect(a.location, spark=spark).close()  # recovery runs here
     assert os.listdir(commit.journal_dir(a.location)) == []
     assert _dirs(os.path.join(a.location, "t")) == ["ds=b", "ds=z"]
     b.sql("MSCK REPAIR TABLE t")
     assert [r[0] for r in b.sql("SHOW PARTITIONS t").collect()] == ["ds=b", "ds=z"]
     assert _rows(b) == [(1, "z"), (2, "z"), (3, "b")] == _spark_rows(spark, b)
+
+
+@pytest.mark.parametrize("move, then", [
+    ("ALTER TABLE t PARTITION (ds='a') RENAME TO PARTITION (ds='z')", "ALTER TABLE t DROP PARTITION (ds='z')"),
+    ("ALTER TABLE t PARTITION (ds='a') RENAME TO PARTITION (ds='z')",
+     "INSERT OVERWRITE TABLE t PARTITION (ds='z') VALUES (100)"),
+    ("ALTER TABLE u EXCHANGE PARTITION (ds='a') WITH TABLE t", "DROP TABLE u"),
+])
+def test_a_relocation_killed_after_its_commit_stays_committed_whatever_came_next(two, spark, monkeypatch,
+                                                                                  move, then):
+    """A RENAME or EXCHANGE PARTITION killed right after its metastore commit, whose moved files
+    a connection opened before the kill then dropped or replaced: the next connect() finishes
+    it (its commit is recorded in the metastore). It judged the commit by whether the metastore
+    still recorded one of its copies, took it for never committed, and kept the old files:
+    MSCK REPAIR brought the moved (and since deleted) rows back under ds='a'."""
+    a, b = two
+    a.sql("CREATE TABLE u (k INT) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+    _relocation_killed_after_commit(monkeypatch, a, move)
+    b.sql(then)  # b was connected before the "kill": nothing recovered it yet
+    hivepark.connect(a.location, spark=spark).close()  # recovery runs here
+    assert os.listdir(commit.journal_dir(a.location)) == []
+    assert not os.path.exists(os.path.join(a.location, "t", "ds=a"))
+    b.sql("MSCK REPAIR TABLE t")
+    left = [(3, "b")] + ([(100, "z")] if then.startswith("INSERT") else [])
+    assert _rows(b) == left == _spark_rows(spark, b)
+    assert committed_records(a) == set()
+
+
+@pytest.mark.parametrize("partitioned", [False, True])
+def test_a_rename_table_killed_before_its_directory_moved_is_finished_by_connect(two, spark, monkeypatch,
+                                                                               partitioned):
+    """ALTER TABLE t RENAME TO t2 killed between the metastore's rename and the move of t's
+    directory (in-process: the move stops the statement, which undoes nothing, as kill -9):
+    the next connect() moves the files. Nothing recorded the move: t2 failed with "File ... does
+    not exist" for good, and a table created as t again took t2's files (its rows)."""
+    from hivepark.storage import fs
+
+    a, b = two
+    if not partitioned:
+        a.sql("DROP TABLE t")
+        a.sql("CREATE TABLE t (k INT) STORED AS PARQUET")
+        a.sql("INSERT INTO t VALUES (1), (2)")
+    old = os.path.join(a.location, "t")
+    real_move = fs.move
+
+    def killed_moving(src, dst):
+        if os.path.normpath(src) == old:
+            raise _Killed()
+        real_move(src, dst)
+
+    monkeypatch.setattr(fs, "move", killed_moving)
+    with pytest.raises(_Killed):
+        a.sql("ALTER TABLE t RENAME TO t2")
+    monkeypatch.undo()
+    assert os.path.exists(old)  # the directory did not move; the metastore says t2
+    hivepark.connect(a.location, spark=spark).close()  # recovery runs here
+    assert os.listdir(commit.journal_dir(a.location)) == []
+    assert not os.path.exists(old) and _data_files(os.path.join(a.location, "t2"))
+    expected = [(1, "a"), (2, "a"), (3, "b")] if partitioned else [(1,), (2,)]
+    got = sorted(tuple(r) for r in b.sql("SELECT * FROM t2").collect())
+    plain = sorted(tuple(r) for r in spark.read.parquet(os.path.join(a.location, "t2")).collect())
+    assert got == expected == plain
+    b.sql("CREATE TABLE t (k INT) STORED AS PARQUET")
+    assert b.sql("SELECT * FROM t").collect() == []
+
+
+def test_copies_a_relocation_made_are_no_statement_s_files_before_it_commits(two, spark, monkeypatch):
+    """EXCHANGE PARTITION copies the partition's files into dest's directory, then commits. B
+    registers that partition in dest meanwhile (ADD PARTITION: its files are listed) and appends
+    to it: the copies, named by the statements that wrote the originals, were taken for dest's
+    own (the rows read in both tables), and the INSERT recorded them; the EXCHANGE, failing on
+    dest's new version, then deleted files dest recorded (a kill instead left the rows in both
+    tables for good). The copies now carry the EXCHANGE's id, so listings leave them out."""
+    from hivepark.exec import relocate
+
+    a, b = two
+    a.sql("CREATE TABLE u (k INT) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+    seen: list = []
+    real_fault = commit.fault_point
+
+    def meanwhile(name):
+        if name == "before_commit" and not seen:
+            b.sql("ALTER TABLE u ADD PARTITION (ds='a')")
+            seen.append(sorted(tuple(r) for r in b.sql("SELECT k, ds FROM u").collect()))
+            b.sql("INSERT INTO u PARTITION (ds='a') VALUES (9)")
+        real_fault(name)
+
+    monkeypatch.setattr(relocate, "fault_point", meanwhile)
+    with pytest.raises(CommitConflict):
+        a.sql("ALTER TABLE u EXCHANGE PARTITION (ds='a') WITH TABLE t")
+    monkeypatch.undo()
+    assert seen == [[]]
+    u = b.catalog.get_table("default", "u")
+    [part] = b.catalog.list_partitions(u)
+    paths = [f"{part.location}/{f}" for f in part.files or ()]
+    assert paths and all(os.path.exists(x) for x in paths)
+    assert _data_files(part.location) == sorted(part.files or ())
+    plain = sorted((r[0], "a") for r in spark.read.parquet(*paths).collect())
+    assert sorted(tuple(r) for r in b.sql("SELECT k, ds FROM u").collect()) == plain == [(9, "a")]
+    assert _rows(b) == [(1, "a"), (2, "a"), (3, "b")] == _spark_rows(spark, b)
+
+
+@pytest.mark.parametrize("partitioned, busy", [(False, False), (True, False), (True, True)])
+def test_a_statement_beginning_between_a_reader_s_check_and_its_listing_is_not_read(two, spark, monkeypatch,
+                                                                                   tmp_path, partitioned, busy):
+    """A reader of a directory the metastore records no files for (a partition made by ADD
+    PARTITION, a table nothing was written to by hivepark) asks whether a statement is in flight,
+    and, none being (or none with files there: ``busy``, another table's write in flight), gives
+    Spark the directory to list. A LOAD DATA of three files beginning between the two, stopped
+    (as kill -9) after moving two of them, was read half, uncommitted."""
+    from hivepark.exec import scan
+
+    a, b = two
+    if busy:  # a write into t in flight the whole time (its journal renewed)
+        other = commit.Commit(a.location, a.catalog.get_table("default", "t"))
+    a.sql("CREATE TABLE l (k INT) " + ("PARTITIONED BY (ds STRING) " if partitioned else "") + "STORED AS TEXTFILE")
+    where = os.path.join(a.location, "l")
+    if partitioned:
+        a.sql("ALTER TABLE l ADD PARTITION (ds='a')")
+        where = os.path.join(where, "ds=a")
+    os.makedirs(where, exist_ok=True)
+    with open(os.path.join(where, "by_hand.txt"), "w") as f:
+        f.write("100\n")
+    src = tmp_path / "incoming"
+    src.mkdir()
+    for i in range(3):
+        (src / f"f{i}.txt").write_text(f"{i}\n")
+    load = f"LOAD DATA INPATH '{src}' INTO TABLE l" + (" PARTITION (ds='a')" if partitioned else "")
+    real_fault, real_directory = commit.fault_point, scan._directory
+
+    def die(name):
+        if name == "during_move":
+            raise _Killed()
+        real_fault(name)
+
+    def dead(self):  # as kill -9: no cleanup, the journal stays and its heartbeat stops
+        self._journal._stop.set()
+        with commit._lock:
+            commit._in_flight.discard(self.journal)
+
+    def load_meanwhile(location, in_flight):
+        out = real_directory(location, in_flight)
+        if out == [location] and os.listdir(src):  # Spark lists the directory next
+            monkeypatch.setattr(commit, "fault_point", die)
+            monkeypatch.setattr(commit.Commit, "abort", dead)
+            with pytest.raises(_Killed):
+                b.sql(load)
+            monkeypatch.setattr(commit, "fault_point", real_fault)
+        return out
+
+    monkeypatch.setattr(scan, "_directory", load_meanwhile)
+    got = sorted(r[0] for r in a.sql("SELECT k FROM l").collect())
+    monkeypatch.undo()
+    assert len([f for f in os.listdir(where) if f.endswith(".txt")]) == 3  # by_hand.txt and two of the LOAD's
+    if busy:
+        other.abort()
+    assert got == [100]
+    assert sorted(r[0] for r in a.sql("SELECT k FROM l").collect()) == [100]
+
+
+def committed_records(wh):
+    """The statements the metastore still records as committed (none once their journals went)."""
+    commit.forget_finished(wh.location, wh.catalog)
+    return wh.catalog.committed_statements()
 
 
 

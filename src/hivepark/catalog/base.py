@@ -169,10 +169,11 @@ class Catalog(ABC):
         """
 
     @abstractmethod
-    def commit_tables(self, changes: Sequence[TableChange]) -> list[Table]:
+    def commit_tables(self, changes: Sequence[TableChange], statement: str | None = None) -> list[Table]:
         """One transaction over several tables: each change as :meth:`commit` makes it, all
         of them or none (a partition moved from one table into another is never in both or
-        in neither). Returns the tables with their new versions, in the order given."""
+        in neither), recording ``statement`` as :meth:`commit` does. Returns the tables with
+        their new versions, in the order given."""
 
     @abstractmethod
     def committed_statements(self, qids: Sequence[str] | None = None) -> set[str]:

@@ -1105,12 +1105,15 @@ class SqlCatalog(Catalog):
             with self._session(write=True) as s:
                 s.execute(delete(StatementRow).where(StatementRow.qid.in_(list(qids))))
 
-    def commit_tables(self, changes: Sequence[TableChange]) -> list[Table]:
+    def commit_tables(self, changes: Sequence[TableChange], statement: str | None = None) -> list[Table]:
         """See :meth:`Catalog.commit_tables`: each change as :meth:`commit`, in one transaction."""
         with self._session(write=True) as s:
             if len(changes) > 1:
                 self._lock_in_order(s, [c.table for c in changes])
-            return [self._commit_in(s, c) for c in changes]
+            out = [self._commit_in(s, c) for c in changes]
+            if statement is not None:
+                s.add(StatementRow(qid=statement, committed_at=int(time.time())))
+            return out
 
     @staticmethod
     def _lock_in_order(s: Session, tables: Sequence[Table]) -> None:

@@ -34,11 +34,14 @@ from hivepark.storage import fs
 from hivepark.storage.commit import (
     STAGING_PREFIX,
     Journal,
+    committed_after_all,
+    copy_names,
     current_files,
     delete_owned,
     fault_point,
     journal_dir,
     schedule_deletion,
+    unknown_outcome,
     writers_in,
 )
 from hivepark.storage.formats import text_serde
@@ -106,7 +109,8 @@ def rename_partition(ctx: Context, table: Table, old_spec: s.PartitionSpec, new_
         return ctx.catalog.commit(table, table.version, put=[new], drop=[old_values])
     target = layout.partition_path(table.location, keys, new_values)
     return _move(ctx, "rename", table, table, [(old, new_values, target)],
-                 lambda news: ctx.catalog.commit(table, table.version, put=news, drop=[old_values]))
+                 lambda news, qid: ctx.catalog.commit(table, table.version, put=news, drop=[old_values],
+                                                      statement=qid))
 
 
 def exchange_partitions(ctx: Context, dest: Table, action: s.ExchangePartition) -> Table:
@@ -158,8 +162,9 @@ def exchange_partitions(ctx: Context, dest: Table, action: s.ExchangePartition) 
                                  code=10118)
     moves = [(p, p.values, layout.partition_path(dest.location, keys, p.values)) for p in parts]
     drop = [p.values for p in parts]
-    return _move(ctx, "exchange", source, dest, moves, lambda news: ctx.catalog.commit_tables(
-        [TableChange(dest, dest.version, put=news), TableChange(source, source.version, drop=drop)])[0])
+    return _move(ctx, "exchange", source, dest, moves, lambda news, qid: ctx.catalog.commit_tables(
+        [TableChange(dest, dest.version, put=news), TableChange(source, source.version, drop=drop)],
+        statement=qid)[0])
 
 
 def _check_same_schema(dest: Table, source: Table) -> None:
@@ -206,11 +211,14 @@ def _shown(cols: Sequence) -> str:
 
 
 def _move(ctx: Context, verb: str, source: Table, target: Table, moves: Sequence[_Move],
-          commit: Callable[[list[Partition]], Table]) -> Table:
+          commit: Callable[[list[Partition], str], Table]) -> Table:
     """Copies each partition's files into its new directory in ``target``, commits the new
-    partitions (``commit`` makes the one metastore transaction), then deletes the old files."""
+    partitions (``commit`` makes the one metastore transaction, recording the statement's id
+    given to it: whether a killed statement committed is never guessed from its files, which a
+    later statement may have replaced or dropped), then deletes the old files."""
     keys = source.partition_key_names()
     now = int(time.time())
+    qid = time.strftime("%Y%m%d%H%M%S") + "_" + uuid.uuid4().hex[:12]
     new_parts: list[Partition] = []
     copies: list[tuple[str, str]] = []
     olds: list[tuple[Partition, list[str]]] = []
@@ -225,28 +233,32 @@ def _move(ctx: Context, verb: str, source: Table, target: Table, moves: Sequence
                 f"({outside[0]}; SET SKEWED LOCATION puts them there), which {'an' if verb[0] in 'aeiou' else 'a'} "
                 f"{verb} cannot move. Rewrite the partition with INSERT OVERWRITE first.")
         if fs.exists(dst_base) and fs.list_files(dst_base, recursive=True):
-            if writers_in(ctx.warehouse, dst_base):
+            if writers_in(ctx.warehouse, dst_base, ctx.catalog):
                 raise CommitConflict(
                     f"Unable to {verb} partition: another statement is writing into the new partition's location "
                     f"{dst_base} right now (its files are not committed yet). Nothing was changed; run the statement "
                     "again once it finished.")
+        if fs.exists(dst_base) and fs.list_files(dst_base, recursive=True):  # (not a dead statement's, undone)
             raise AlreadyExistsError(
                 f"Unable to {verb} partition. New location for this partition {dst_base} already exists and holds "
                 f"files not recorded for {target.qualified_name}. Move them away, or register them with MSCK "
                 "REPAIR TABLE first.")
-        rel = [fs.normalize(f)[len(src_base) + 1:] for f in files]
+        # named with this statement's id: a listing of the new directory (a partition ADD PARTITION
+        # or MSCK REPAIR made there meanwhile) leaves them out until the commit
+        rel = copy_names(qid, [fs.normalize(f)[len(src_base) + 1:] for f in files])
         copies += [(f, f"{dst_base}/{r}") for f, r in zip(files, rel)]
         olds.append((old, files))
         new_parts.append(Partition(values, dst_base, {**old.parameters, "transient_lastDdlTime": str(now)},
                                    tuple(rel), now))
-    qid = time.strftime("%Y%m%d%H%M%S") + "_" + uuid.uuid4().hex[:12]
     keep = ctx.retention()
     content = {"state": "moving", "table": [target.db, target.name],
                "staging": f"{target.location.rstrip('/')}/{STAGING_PREFIX}{qid}",
                "targets": [dst for _, dst in copies], "obsolete": [], "retention": keep,
                # the old directories, emptied once the commit landed (recover() deletes them then)
-               "emptied": [old.location for old, _ in olds]}
+               "emptied": [old.location for old, _ in olds],
+               "marked": True}  # the commit records qid (Catalog.committed_statements)
     journal = Journal(f"{journal_dir(ctx.warehouse)}/{qid}.json", content)
+    sent = False  # the metastore transaction was sent (and may have landed, its reply lost)
     try:
         for src, dst in copies:
             fs.copy(src, dst)
@@ -254,14 +266,25 @@ def _move(ctx: Context, verb: str, source: Table, target: Table, moves: Sequence
             fs.makedirs(p.location)
         journal.update(state="committing", obsolete=[src for src, _ in copies])
         fault_point("before_commit")
-        result = commit(new_parts)
-    except BaseException:
-        for _, dst in copies:
-            fs.delete_file(dst)
-        for p in new_parts:
-            fs.prune_empty_dirs(p.location)
-        journal.close()
-        raise
+        sent = True
+        result = commit(new_parts, qid)
+    except BaseException as e:
+        landed = committed_after_all(ctx.catalog, qid) if sent and not isinstance(e, CommitConflict) else False
+        if landed is None:  # the metastore cannot say: the next connect() finishes or undoes it
+            journal.release()
+            raise unknown_outcome(e) from e
+        if not landed:
+            for _, dst in copies:
+                fs.delete_file(dst)
+            for p in new_parts:
+                fs.prune_empty_dirs(p.location)
+            journal.close()
+            raise
+        try:  # it landed: only its reply was lost
+            result = ctx.catalog.get_table(target.db, target.name)
+        except BaseException:
+            journal.release()  # the next connect() finishes it
+            raise
     fault_point("after_commit")
     if keep <= 0:
         fs.each_at_once(lambda item: delete_owned(item[0].location, item[1]), olds)
@@ -269,4 +292,5 @@ def _move(ctx: Context, verb: str, source: Table, target: Table, moves: Sequence
     else:
         schedule_deletion(ctx.warehouse, qid, [src for src, _ in copies], keep, [old.location for old, _ in olds])
     journal.close()
+    ctx.catalog.statement_ended(qid)  # its journal is gone: the record of its commit may go
     return result

@@ -41,7 +41,7 @@ from hivepark.expr.visitors import compile_predicate, in_members, render_literal
 from hivepark.lru import Lru
 from hivepark.plan.nodes import TableScan
 from hivepark.storage import fs
-from hivepark.storage.commit import FILES_PARAM, any_in_flight, current_files, listed_files
+from hivepark.storage.commit import FILES_PARAM, current_files, journals_seen, listed_files
 from hivepark.storage.formats import (
     CUT_COLUMNS,
     NULL_FORMAT,
@@ -98,8 +98,42 @@ def scan_relation(spark: SparkSession, scan: TableScan,
     if AS_OF_VERSION in table.properties or AS_OF_TIME in table.properties:
         raise SemanticError(f"Table {table.qualified_name} has no snapshots to travel to: FOR SYSTEM_VERSION / "
                             "SYSTEM_TIME AS OF reads Iceberg tables (STORED BY ICEBERG). Remove the clause.")
+    flight = _Flight()
+    rel = _files_relation(spark, scan, warm, flight)
+    if flight.moved():  # a directory Spark listed may hold the files of a statement that began meanwhile
+        if warm is not None:
+            warm.forget_kept(spark, table)
+        rel = _files_relation(spark, scan, warm, _Flight(always=True))
+    return rel
+
+
+class _Flight:
+    """Whether a statement of this process's warehouses has a journal (its files may be in a
+    directory the metastore records no files for: :func:`_directory` then lists it less them),
+    asked once, when the first such directory is read. Spark lists a directory given to it
+    after that, so :meth:`moved` tells afterwards whether a statement began (or ended) since:
+    its files may be in what Spark listed, and the scan is built again from a listing of ours."""
+
+    def __init__(self, always: bool = False) -> None:
+        self.always = always  # every such directory listed here, its files given to Spark
+        self.handed = False  # whether a directory was given to Spark to list
+        self._seen: tuple[bool, object] | None = None
+
+    def __call__(self) -> bool:
+        if self.always:
+            return True
+        if self._seen is None:
+            self._seen = journals_seen()
+        return self._seen[0]
+
+    def moved(self) -> bool:
+        return self.handed and self._seen is not None and journals_seen() != self._seen
+
+
+def _files_relation(spark: SparkSession, scan: TableScan, warm: TableFrames | None, flight: _Flight) -> Relation:
+    table = scan.table
     if not table.is_partitioned:
-        paths, listed = _table_paths(scan)
+        paths, listed = _table_paths(scan, flight)
         if not paths or not listed:
             return Relation(spark.createDataFrame([], schema_of(table.columns)))
         if warm is not None and FILES_PARAM in table.properties and scan.buckets is None \
@@ -113,7 +147,7 @@ def scan_relation(spark: SparkSession, scan: TableScan,
         rel = warm.pruned(spark, scan)
         if rel is not None:
             return rel
-    per_part = _partition_paths(scan.partitions or (), scan)
+    per_part = _partition_paths(scan.partitions or (), scan, flight)
     paths = [path for _, ps, _ in per_part for path in ps]
     if not paths:
         return Relation(spark.createDataFrame([], schema_of(table.all_columns)))
@@ -271,6 +305,11 @@ class TableFrames:
         building one costs Spark a file index and a directory map (50-100 ms for 120 files)."""
         return self._keep(spark, table, (tuple(paths), tuple(dirs)), MAPPED_PER_TABLE,
                           lambda: _mapped_scan(spark, table, dirs, paths))
+
+    def forget_kept(self, spark: SparkSession, table: Table) -> None:
+        """Drops the DataFrames kept for ``table`` (:meth:`_keep`)."""
+        for _, view in self._kept.pop(table.qualified_name, OrderedDict()).values():
+            spark.catalog.dropTempView(view)
 
     def _keep(self, spark: SparkSession, table: Table, files: tuple[Any, ...], limit: int,
               build: Callable[[], DataFrame]) -> Relation:
@@ -650,11 +689,17 @@ def scan_files(scan: TableScan) -> list[fs.FileEntry] | None:
     """Every data file ``scan`` reads, with its size (directories without a recorded file
     list are listed), for in-process readers; None when a directory to read holds
     subdirectories, whose meaning (partition discovery) only Spark's reader knows."""
+    flight = _Flight()
+    files = _scan_files(scan, flight)
+    return _scan_files(scan, _Flight(always=True)) if flight.moved() else files
+
+
+def _scan_files(scan: TableScan, flight: _Flight) -> list[fs.FileEntry] | None:
     if scan.table.is_partitioned:
-        paths = [path for _, ps, _ in _partition_paths(scan.partitions or (), scan)
+        paths = [path for _, ps, _ in _partition_paths(scan.partitions or (), scan, flight)
                  for path in ps]
     else:
-        paths, listed = _table_paths(scan)
+        paths, listed = _table_paths(scan, flight)
         if not listed:
             return []
     files: list[fs.FileEntry] = []
@@ -693,8 +738,9 @@ def read_inputs(scan: TableScan) -> tuple[Any, ...] | None:
     return (table.uid, _definition(table), table.location, tuple(read))
 
 
-def _table_paths(scan: TableScan) -> tuple[list[str], bool]:
-    """Paths to read of an unpartitioned table, and False when its directory is missing."""
+def _table_paths(scan: TableScan, flight: _Flight) -> tuple[list[str], bool]:
+    """Paths to read of an unpartitioned table, and False when its directory is missing
+    (``flight``: whether a statement is in flight, asked if its directory is read)."""
     table = scan.table
     raw = table.properties.get(FILES_PARAM)
     lay = partition_layout(table.properties)
@@ -710,19 +756,22 @@ def _table_paths(scan: TableScan) -> tuple[list[str], bool]:
         return current_files(table.location, json.loads(raw) if raw else None), True
     if not fs.exists(table.location):
         return [table.location], False
-    return _directory(table.location, any_in_flight()), True
+    return _directory(table.location, flight), True
 
 
-def _directory(location: str, in_flight: bool) -> list[str]:
+def _directory(location: str, flight: _Flight) -> list[str]:
     """What to read of a directory whose files the metastore does not record: the directory
     (Spark lists it), or its files one by one while another statement's uncommitted files are
-    in it (storage/commit.py live_files: a reader never sees half a write). ``in_flight``:
-    whether any statement has a journal (:func:`any_in_flight`), else nothing is listed."""
-    if not in_flight:
+    in it (storage/commit.py live_files: a reader never sees half a write) or, once a statement
+    began or ended while Spark listed (``flight.always``), always. Nothing is listed here unless
+    a statement has a journal (``flight()``)."""
+    if not flight():
+        flight.handed = True
         return [location]
     every = [e for e in fs.list_files(location) if not e.is_dir]
     live = listed_files(location, every)
-    if len(live) == len(every):
+    if len(live) == len(every) and not flight.always:
+        flight.handed = True
         return [location]
     return [e.path for e in live if not posixpath.basename(e.path).startswith(("_", "."))]
 
@@ -739,12 +788,12 @@ def bucket_files(files: list[str], buckets: tuple[frozenset[int], int]) -> list[
     return [f for f, i in zip(files, ids) if i in chosen]
 
 
-def _partition_paths(parts: tuple[Partition, ...], scan: TableScan
+def _partition_paths(parts: tuple[Partition, ...], scan: TableScan, flight: _Flight
                      ) -> list[tuple[Partition, list[str], bool]]:
     """Each partition's paths to read, and whether they are files below its directory
-    (list-bucketing subdirectories), which Spark's partition discovery must not see."""
+    (list-bucketing subdirectories), which Spark's partition discovery must not see
+    (``flight``: whether a statement is in flight, asked if a directory is read)."""
     out: list[tuple[Partition, list[str], bool]] = []
-    in_flight: list[bool] = []  # any_in_flight(), asked once if a partition's files are not recorded
     for p in parts:
         lay = partition_layout(p.parameters)
         if lay is not None:
@@ -763,9 +812,7 @@ def _partition_paths(parts: tuple[Partition, ...], scan: TableScan
             # Spark reads the directory (and what is below it); an empty one is left out for a
             # TEXTFILE table, whose reader, finding no file to discover partitions from, would
             # take the partition columns for data columns and refuse the schema
-            if not in_flight:
-                in_flight.append(any_in_flight())
-            out.append((p, _directory(p.location, in_flight[0]), False))
+            out.append((p, _directory(p.location, flight), False))
     return out
 
 

@@ -76,9 +76,11 @@ from hivepark.storage.commit import (
     COLUMNS_CHANGED,
     FILES_PARAM,
     CreatedTable,
+    MovedTable,
     PartitionWrite,
     current_files,
     delete_owned,
+    fault_point,
     listed_files,
     table_files,
     writers_in,
@@ -779,26 +781,41 @@ def rename_table(ctx: Context, table: Table, target: s.TableRef) -> None:
             raise AlreadyExistsError(f"Cannot rename {table.qualified_name}: the directory "
                                      f"{new_location} already exists. Remove it first.")
         _refuse_writers(ctx, table)
-    ctx.catalog.rename_table(table.db, table.name, new_db, new_name, new_location)
-    if new_location is not None:
-        try:  # one that began before the rename: its commit fails now (the version moved on)
-            _refuse_writers(ctx, table)
-        except CommitConflict:
-            ctx.catalog.rename_table(new_db, new_name, table.db, table.name, table.location)
-            raise
-    if new_location is not None and fs.exists(table.location):
-        try:
+    if new_location is None:
+        ctx.catalog.rename_table(table.db, table.name, new_db, new_name, None)
+        return
+    # the metastore first, then the directory: a journal lets the next connect() finish the
+    # move of a statement killed in between (the table was recorded where its files were not)
+    moved = MovedTable(ctx.warehouse, table, new_db, new_name, new_location)
+    try:
+        ctx.catalog.rename_table(table.db, table.name, new_db, new_name, new_location)
+    except BaseException:
+        moved.close()
+        raise
+    try:
+        _refuse_writers(ctx, table)  # one that began before the rename: its commit fails now
+        fault_point("table_renamed")
+        if fs.exists(table.location):
             fs.move(table.location, new_location)
-        except Exception:
+    except Exception:
+        try:
             ctx.catalog.rename_table(new_db, new_name, table.db, table.name, table.location)
+        except BaseException:
+            moved.release()  # the rename stands: the next connect() moves the files
             raise
+        moved.close()
+        raise
+    except BaseException:
+        moved.release()
+        raise
+    moved.close()
 
 
 def _refuse_writers(ctx: Context, table: Table) -> None:
     """A RENAME that moves the table's directory waits for no statement writing into it: its
     files in flight (moved in, not committed) would move with the directory and stay there,
     recorded nowhere, once it failed."""
-    if writers_in(ctx.warehouse, table.location):
+    if writers_in(ctx.warehouse, table.location, ctx.catalog):
         raise CommitConflict(
             f"Cannot rename {table.qualified_name} now: another statement is writing into it (its files are in "
             f"{table.location}, not committed yet), and they would move with the directory. Nothing was changed; "

@@ -32,6 +32,7 @@ uncommitted files.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import posixpath
@@ -45,7 +46,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from hivepark.catalog.base import Catalog
-from hivepark.catalog.buckets import table_buckets
+from hivepark.catalog.buckets import bucket_of_file, table_buckets
 from hivepark.catalog.models import Partition, Table
 from hivepark.catalog.skew import SKEW_LOCATIONS, partition_layout
 from hivepark.errors import CommitConflict, MetastoreError, NotFoundError
@@ -74,6 +75,9 @@ HEARTBEAT_SECONDS = max(0.5, LEASE_SECONDS / 8)
 
 _lock = threading.Lock()
 _in_flight: set[str] = set()  # journals of statements running in this process
+# the uids of the tables CTAS statements of this process are creating (CreatedTable): the
+# statement's overwrite of its new table replaces nothing another statement committed to it
+_creating: set[str] = set()
 # staging directories of statements this process aborted: a cancelled Spark job's tasks may
 # still write into one after the abort deleted it (exec/running.py deletes them again once
 # the statement's tasks have stopped)
@@ -258,6 +262,11 @@ class Commit:
         self._catalog: Catalog | None = None
         self._last_plan = _Plan()
         self._committed = False
+        with _lock:  # the CTAS that created the table writes its first rows
+            self._creates = bool(table.uid) and table.uid in _creating and table.version == 1
+        # the metastore transaction was sent, and whether it committed is not known (its reply
+        # lost: only the record of this statement's id tells, committed_after_all)
+        self._sent = False
         self._journal = Journal(self.journal, self._journal_content("writing"))
 
     def __enter__(self) -> Commit:
@@ -315,6 +324,15 @@ class Commit:
         except _PartitionExists as e:  # IF NOT EXISTS, and another statement created it: nothing to do
             self.abort()  # (the other statement's directory stays, even empty: it is registered)
             return e.table
+        except Exception as e:
+            # the metastore's reply was lost (a connection dropped during its COMMIT): the
+            # transaction may have landed; if the record of this statement says so, it did
+            landed = committed_after_all(catalog, self.qid) if self._sent else False
+            if landed is None:
+                raise unknown_outcome(e) from e
+            if not landed:
+                raise
+            new_table = catalog.get_table(self.table.db, self.table.name)
         self._committed = True
         fault_point("after_commit")
         self._cleanup_after(self._last_plan.obsolete)
@@ -333,10 +351,12 @@ class Commit:
             self._last_plan = plan
             self._write_journal(state="committing", obsolete=plan.obsolete)
             fault_point("before_commit")
+            self._sent = True
             try:
                 return catalog.commit(table, table.version, put=plan.put,
                                       table_parameters=plan.table_params, statement=self.qid)
-            except CommitConflict:
+            except CommitConflict:  # the database undid it, or never began it: nothing was committed
+                self._sent = False
                 if attempt == MAX_RETRIES - 1:
                     raise
                 time.sleep(0.05 * (attempt + 1))
@@ -351,6 +371,9 @@ class Commit:
                         "computed from data that is no longer current. Nothing was changed; run the "
                         "statement again.") from None
                 table = current
+                if self._creates:  # as if the CTAS ran first: what the other statement committed stays
+                    writes = [dataclasses.replace(w, overwrite=False) if w.overwrite and w.rewrites is None else w
+                              for w in writes]
         raise AssertionError("unreachable")
 
     def _cleanup_after(self, obsolete: Sequence[str]) -> None:
@@ -362,7 +385,13 @@ class Commit:
 
     def abort(self) -> None:
         """Removes everything this statement wrote; the table stays as it was (and the files
-        LOAD DATA INPATH took are back at their sources)."""
+        LOAD DATA INPATH took are back at their sources). Unless its metastore transaction was
+        sent and may have landed (its reply lost, and the metastore does not say it did not):
+        then its journal stays, and the next ``connect()`` finishes or undoes it as the record of
+        its commit says."""
+        if self._sent and committed_after_all(self._catalog, self.qid) is not False:
+            self._journal.release()
+            return
         restore_sources(self._restore)
         for path in self._targets:
             fs.delete_file(path)
@@ -410,6 +439,27 @@ class Commit:
             fs.prune_empty_dirs(self.table.location)
 
 
+def unknown_outcome(e: BaseException) -> MetastoreError:
+    """The error of a statement whose metastore transaction may have landed, which the metastore
+    cannot tell yet (``e``: why its reply was lost)."""
+    return MetastoreError(
+        f"{e} Whether this statement's commit landed is not known: the metastore did not answer. Its "
+        "files are kept and its journal stays: the next connect() (once the metastore is reachable) "
+        "finishes it, or undoes it if it did not land. Check the table then, and run the statement "
+        "again only if its rows are not there.")
+
+
+def committed_after_all(catalog: Catalog | None, qid: str) -> bool | None:
+    """Whether the metastore records statement ``qid`` as committed, asked after its commit
+    failed in a way that does not say whether the transaction landed; None if it cannot say."""
+    if catalog is None:
+        return None
+    try:
+        return qid in catalog.committed_statements([qid])
+    except Exception:  # noqa: BLE001 - unreachable still: nobody knows yet
+        return None
+
+
 class CreatedTable:
     """CREATE TABLE ... AS SELECT's journal: the table it registers before writing its rows
     (its uid, chosen before it exists, and its first version), used as a context manager::
@@ -431,6 +481,8 @@ class CreatedTable:
         self._content = {"kind": "ctas", "table": [db, name], "uid": self.uid, "version": 1,
                          "location": location, "existed": fs.exists(location)}
         self._journal = Journal(f"{journal_dir(warehouse)}/{qid}.json", self._content)
+        with _lock:
+            _creating.add(self.uid)
 
     def __enter__(self) -> CreatedTable:
         return self
@@ -440,6 +492,8 @@ class CreatedTable:
         self._done = True
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        with _lock:
+            _creating.discard(self.uid)
         if not self._done:
             try:
                 undo_created_table(self._content, self._catalog)
@@ -462,6 +516,58 @@ def undo_created_table(j: Mapping[str, object], catalog: Catalog) -> None:
         return  # gone, another table of that name, or another statement wrote to it: it stays
     if not j.get("existed") and j.get("location"):
         fs.prune_empty_dirs(str(j["location"]))
+
+
+class MovedTable:
+    """ALTER TABLE ... RENAME TO's journal when the table's directory moves with its name: the
+    metastore's rename comes first, then the move of the directory, so a statement killed in
+    between leaves the table recorded at ``new_location`` and its files still at the old one.
+    The next ``connect()`` finishes the move (:func:`finish_table_move`); a rename that did not
+    happen (or was undone) leaves nothing to do. Used as::
+
+        moved = MovedTable(warehouse, table, new_db, new_name, new_location)
+        ...  # the metastore's rename, then the move
+        moved.close()  # (or moved.release() to leave it to the next connect())"""
+
+    def __init__(self, warehouse: str, table: Table, new_db: str, new_name: str, new_location: str) -> None:
+        qid = time.strftime("%Y%m%d%H%M%S") + "_" + uuid.uuid4().hex[:12]
+        self._journal = Journal(f"{journal_dir(warehouse)}/{qid}.json", {
+            "kind": "table_move", "table": [new_db, new_name], "uid": table.uid,
+            "from": table.location, "to": new_location})
+
+    def close(self) -> None:
+        self._journal.close()
+
+    def release(self) -> None:
+        self._journal.release()
+
+
+def finish_table_move(j: Mapping[str, object], catalog: Catalog) -> None:
+    """Moves what is left of a renamed table's old directory (journal ``j`` of a
+    :class:`MovedTable`) to its new one, if the metastore records the table (its uid) under
+    its new name at the new location and no table or partition has taken the old directory
+    meanwhile; else the rename did not happen, or was undone, and nothing is done."""
+    names, uid, src, dst = j.get("table"), j.get("uid"), str(j.get("from") or ""), str(j.get("to") or "")
+    if not isinstance(names, list) or not src or not dst:
+        return
+    try:
+        table = catalog.get_table(str(names[0]), str(names[1]))
+    except NotFoundError:
+        return
+    if (uid and table.uid != uid) or fs.normalize(table.location) != fs.normalize(dst) or not fs.exists(src):
+        return
+    if catalog.locations_overlapping(fs.normalize(src)):
+        return  # (a table created at the old directory since: its files are not told apart)
+    if not fs.exists(dst):
+        fs.move(src, dst)
+        return
+    base = fs.normalize(src).rstrip("/")
+    for entry in fs.list_files(src, recursive=True):  # a move that stopped half-way (an object store)
+        if not entry.is_dir:
+            rel = fs.normalize(entry.path)[len(base) + 1:]
+            if not fs.exists(f"{dst.rstrip('/')}/{rel}"):
+                fs.move(entry.path, f"{dst.rstrip('/')}/{rel}")
+    fs.prune_empty_dirs(src)
 
 
 class DirectoryWrite:
@@ -511,9 +617,13 @@ class DirectoryWrite:
             fs.delete_dir(self._replaced)
 
 
-def writers_in(warehouse: str, location: str) -> bool:
+def writers_in(warehouse: str, location: str, catalog: Catalog | None = None) -> bool:
     """Whether a statement still running (its journal not abandoned) writes under
-    ``location``: its staging directory or a file it moves (not committed yet) is there."""
+    ``location``: its staging directory or a file it moves (not committed yet) is there.
+    With ``catalog``, a dead statement's (one killed that no ``connect()`` recovered yet) is
+    finished or undone first, as ``connect()`` would: a statement that moves the directory (a
+    RENAME) moved its files along, where its recovery no longer found them, and they became the
+    table's (a killed CTAS's rows in the renamed table)."""
     base = fs.normalize(location).rstrip("/") + "/"
     directory = journal_dir(warehouse)
     if not fs.exists(directory):
@@ -525,11 +635,14 @@ def writers_in(warehouse: str, location: str) -> bool:
             j = json.loads(fs.read_text(entry.path))
         except (OSError, ValueError):
             continue
-        if abandoned(j, entry.path):
-            continue
         paths = [j.get("staging") or "", *j.get("targets", [])]
-        if any(isinstance(p, str) and p and fs.normalize(p).startswith(base) for p in paths):
+        if not any(isinstance(p, str) and p and fs.normalize(p).startswith(base) for p in paths):
+            continue
+        if not abandoned(j, entry.path):
             return True
+        if catalog is not None and j.get("kind") is None:  # (a write's journal: its files are there)
+            _recover_one(warehouse, entry.path, j, catalog)
+            fs.delete_file(entry.path)
     return False
 
 
@@ -629,6 +742,33 @@ def statement_of(path: str) -> str | None:
     return (m.group(1) or m.group(2)) if m else None
 
 
+def copy_names(qid: str, names: Sequence[str]) -> list[str]:
+    """The names (relative to their partition, parallel to ``names``) of the copies statement
+    ``qid`` makes of one partition's files (RENAME TO PARTITION, EXCHANGE PARTITION): each
+    carries ``qid`` as :class:`PartitionWrite` names a file (after a Hive bucket file's name, else
+    first), in place of the id of the statement that wrote it, so that a listing leaves the
+    copies out until ``qid`` commits (:func:`live_files`); the old id stays in when dropping it
+    would make two names one. A hidden name (``_SUCCESS``, ``.x.crc``) stays as it is.
+
+    >>> copy_names("20260101000000_0123456789ab", ["20250101000000_aaaaaaaaaaaa-part-0.parquet",
+    ...                                            "x=1/000003_0.20250101000000_aaaaaaaaaaaa", "_SUCCESS"])
+    ['20260101000000_0123456789ab-part-0.parquet', 'x=1/000003_0.20260101000000_0123456789ab', '_SUCCESS']
+    """
+    def named(name: str, keep_old: bool) -> str:
+        d, _, base = name.rpartition("/")
+        if base.startswith(("_", ".")):
+            return name
+        if not keep_old:
+            base = _STATEMENT_ID.sub("", base, count=1) or base
+        new = f"{base}.{qid}" if bucket_of_file(base) is not None else f"{qid}-{base}"
+        return f"{d}/{new}" if d else new
+
+    out = [named(n, False) for n in names]
+    if len(set(out)) < len(out):
+        out = [named(n, True) for n in names]
+    return out
+
+
 def _journals() -> dict[str, tuple[str, Catalog]]:
     """Each statement with a journal in a warehouse this process is connected to: its id ->
     (its journal's path, the warehouse's metastore)."""
@@ -645,6 +785,23 @@ def _journals() -> dict[str, tuple[str, Catalog]]:
             if name.endswith(".json"):
                 out[name[:-len(".json")]] = (e.path, cat)
     return out
+
+
+def journals_seen() -> tuple[bool, object]:
+    """Whether a statement of a warehouse this process is connected to has a journal
+    (:func:`any_in_flight`), and what tells whether one began or ended since, when compared with
+    a later call's: each journal directory's names and its modification time (the time an entry
+    was last added, removed or renamed in it, which a journal's heartbeat does too)."""
+    with _lock:
+        dirs = sorted(d for d, cats in _warehouses.items() if cats)
+    seen = []
+    for d in dirs:
+        try:
+            names = tuple(sorted(posixpath.basename(e.path) for e in fs.list_files(d)))
+            seen.append((d, names, fs.modified_ns(d)))
+        except OSError:
+            seen.append((d, ("?",), None))  # (as a journal: the directory's files are listed)
+    return any(n.endswith(".json") or n == "?" for _, names, _ in seen for n in names), tuple(seen)
 
 
 def any_in_flight() -> bool:
@@ -1020,6 +1177,9 @@ def _recover_one(warehouse: str, path: str, j: dict, catalog: Catalog) -> None:
     if j.get("kind") == "ctas":
         undo_created_table(j, catalog)
         return
+    if j.get("kind") == "table_move":
+        finish_table_move(j, catalog)
+        return
     targets: list[str] = j.get("targets", [])
     qid = os.path.basename(path).removesuffix(".json")
     committed = bool(targets) and j.get("state") == "committing" and _statement_committed(catalog, qid, j)
@@ -1035,6 +1195,41 @@ def _recover_one(warehouse: str, path: str, j: dict, catalog: Catalog) -> None:
             if fs.normalize(doomed) not in recorded:
                 fs.delete_file(doomed)
     fs.delete_dir(j.get("staging", ""))
+    if not committed:
+        _prune_unregistered(catalog, j.get("table", []), targets, str(j.get("staging") or ""))
+
+
+def _prune_unregistered(catalog: Catalog, name: Sequence[str], targets: Sequence[str], staging: str) -> None:
+    """Deletes the directories that held ``targets`` (files of a statement undone) and that
+    this left empty, with their parents below the table's directory, unless a partition of the
+    table is there: a later MSCK REPAIR would register one as a partition that never was (as the
+    abort of a statement that did not die does, Commit._prune_left_empty). The table dropped
+    meanwhile (DROP TABLE kept the directories holding these files), its directory (the one
+    holding ``staging``) goes too once empty, unless a table or partition is there now."""
+    try:
+        table: Table | None = catalog.get_table(name[0], name[1])
+    except Exception:  # noqa: BLE001 - dropped, or no name
+        table = None
+    if table is not None and table.location:
+        root = fs.normalize(table.location).rstrip("/")
+    elif table is None and posixpath.basename(staging.rstrip("/")).startswith(STAGING_PREFIX):
+        root = posixpath.dirname(fs.normalize(staging).rstrip("/"))
+    else:
+        return
+
+    def registered(d: str) -> bool:  # a partition's directory (one indexed metastore query)
+        return any(values is not None and fs.normalize(loc).rstrip("/") == d
+                   for _, _, values, loc in catalog.locations_overlapping(d))
+
+    dirs = {posixpath.dirname(fs.normalize(t)) for t in targets}
+    for d in sorted(dirs, key=lambda d: d.count("/"), reverse=True):
+        while d.startswith(root + "/") and fs.exists(d) and not fs.list_files(d) and not registered(d):
+            fs.delete_dir_if_empty(d)
+            if fs.exists(d):
+                break
+            d = posixpath.dirname(d)
+    if table is None and fs.exists(root) and not fs.list_files(root) and not catalog.locations_overlapping(root):
+        fs.delete_dir_if_empty(root)
 
 
 def _statement_committed(catalog: Catalog, qid: str, j: Mapping[str, object]) -> bool:

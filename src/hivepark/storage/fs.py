@@ -134,6 +134,14 @@ def all_exist(paths: Sequence[str]) -> bool:
                for pfs, ps in by_fs.values() for info in pfs.get_file_info(ps))
 
 
+def modified_ns(path: str) -> int | None:
+    """When ``path`` last changed (a directory: an entry added, removed or renamed in it), in
+    nanoseconds, if the file system says (an object store's directory does not); None if missing."""
+    fs, p = _split(path)
+    info = fs.get_file_info(p)
+    return None if info.type == pafs.FileType.NotFound else info.mtime_ns
+
+
 def is_file(path: str) -> bool:
     fs, p = _split(path)
     return bool(fs.get_file_info(p).type == pafs.FileType.File)
