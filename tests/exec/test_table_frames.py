@@ -148,6 +148,8 @@ def test_a_table_created_again_in_the_same_second_is_never_read_from_the_old_fra
         assert (v1, c1) == (v2, c2) and u1 != u2  # only the uid tells the two tables apart
     finally:
         wh.close()
+        for name in ("plain_t", "plain_dim"):  # the session's: a later test's table may take the name
+            spark.catalog.dropTempView(name)
 
 
 def test_a_one_off_scan_of_a_few_partitions_never_builds_the_whole_table(tmp_path, spark):
