@@ -235,6 +235,26 @@ def test_a_failed_ctas_nothing_wrote_to_leaves_no_table_and_runs_again(two):
     assert sorted(r[0] for r in a.sql("SELECT k FROM t3").collect()) == [0, 1, 2, 3, 4]
 
 
+def _aborts_as_killed(monkeypatch, point: str) -> None:
+    """Each statement reaching ``commit.fault_point(point)`` stops there, and its abort does
+    what kill -9 leaves: nothing undone, the journal stays and its heartbeat stops (the next
+    connect() recovers it as a dead process's). Undone by ``monkeypatch.undo()``."""
+    real_fault = commit.fault_point
+
+    def die(name):
+        if name == point:
+            raise _Killed()
+        real_fault(name)
+
+    def dead(self):
+        self._journal._stop.set()
+        with commit._lock:
+            commit._in_flight.discard(self.journal)
+
+    monkeypatch.setattr(commit, "fault_point", die)
+    monkeypatch.setattr(commit.Commit, "abort", dead)
+
+
 def _load_source(tmp_path):
     src = tmp_path / "incoming"
     src.mkdir()
@@ -268,19 +288,7 @@ def test_a_killed_load_data_inpath_has_its_source_back_once_connect_recovers(two
     a.sql("CREATE TABLE l (k INT) PARTITIONED BY (ds STRING) STORED AS TEXTFILE")
     src = _load_source(tmp_path)
     real_fault = commit.fault_point
-
-    def die(name):
-        if name == "before_commit":
-            raise _Killed()
-        real_fault(name)
-
-    def dead(self):  # as kill -9: no cleanup, the journal stays and its heartbeat stops
-        self._journal._stop.set()
-        with commit._lock:
-            commit._in_flight.discard(self.journal)
-
-    monkeypatch.setattr(commit, "fault_point", die)
-    monkeypatch.setattr(commit.Commit, "abort", dead)
+    _aborts_as_killed(monkeypatch, "before_commit")
     with pytest.raises(_Killed):
         a.sql(f"LOAD DATA INPATH '{src}' INTO TABLE l PARTITION (ds='a')")
     assert os.listdir(src) == []  # moved into the table's directory, not committed
@@ -301,20 +309,7 @@ def test_an_insert_killed_before_its_commit_leaves_no_ghost_partition_once_conne
     registered as partitions that never were (ds=n, and u's hr=1 under ds=n)."""
     a, b = two
     a.sql("CREATE TABLE u (k INT) PARTITIONED BY (ds STRING, hr INT) STORED AS PARQUET")
-    real_fault = commit.fault_point
-
-    def die(name):
-        if name == fault:
-            raise _Killed()
-        real_fault(name)
-
-    def dead(self):  # as kill -9: no cleanup, the journal stays and its heartbeat stops
-        self._journal._stop.set()
-        with commit._lock:
-            commit._in_flight.discard(self.journal)
-
-    monkeypatch.setattr(commit, "fault_point", die)
-    monkeypatch.setattr(commit.Commit, "abort", dead)
+    _aborts_as_killed(monkeypatch, fault)
     for insert in ["INSERT INTO t PARTITION (ds='n') VALUES (5), (6)",
                    "INSERT INTO u PARTITION (ds='n', hr=1) VALUES (5)"]:
         with pytest.raises(_Killed):
@@ -335,20 +330,7 @@ def test_a_killed_insert_into_a_table_dropped_before_recovery_leaves_no_director
     drops the table, which keeps the directories holding the INSERT's files. connect() deleted
     the files but kept t/ and t/ds=n: a table created as t again then got ds=n from MSCK REPAIR."""
     a, b = two
-    real_fault = commit.fault_point
-
-    def die(name):
-        if name == "before_commit":
-            raise _Killed()
-        real_fault(name)
-
-    def dead(self):  # as kill -9: no cleanup, the journal stays and its heartbeat stops
-        self._journal._stop.set()
-        with commit._lock:
-            commit._in_flight.discard(self.journal)
-
-    monkeypatch.setattr(commit, "fault_point", die)
-    monkeypatch.setattr(commit.Commit, "abort", dead)
+    _aborts_as_killed(monkeypatch, "before_commit")
     with pytest.raises(_Killed):
         a.sql("INSERT INTO t PARTITION (ds='n') VALUES (5)")
     monkeypatch.undo()
@@ -374,20 +356,7 @@ def test_a_rename_table_first_undoes_a_killed_write_into_it(two, spark, monkeypa
         a.sql("DROP TABLE t")
         a.sql("CREATE TABLE t (k INT) STORED AS PARQUET")  # no file recorded: it is listed
         insert = "INSERT INTO t VALUES (5), (6)"
-    real_fault = commit.fault_point
-
-    def die(name):
-        if name == "before_commit":
-            raise _Killed()
-        real_fault(name)
-
-    def dead(self):  # as kill -9: no cleanup, the journal stays and its heartbeat stops
-        self._journal._stop.set()
-        with commit._lock:
-            commit._in_flight.discard(self.journal)
-
-    monkeypatch.setattr(commit, "fault_point", die)
-    monkeypatch.setattr(commit.Commit, "abort", dead)
+    _aborts_as_killed(monkeypatch, "before_commit")
     with pytest.raises(_Killed):
         a.sql(insert)
     monkeypatch.undo()
@@ -653,21 +622,10 @@ def test_a_statement_beginning_between_a_reader_s_check_and_its_listing_is_not_r
     load = f"LOAD DATA INPATH '{src}' INTO TABLE l" + (" PARTITION (ds='a')" if partitioned else "")
     real_fault, real_directory = commit.fault_point, scan._directory
 
-    def die(name):
-        if name == "during_move":
-            raise _Killed()
-        real_fault(name)
-
-    def dead(self):  # as kill -9: no cleanup, the journal stays and its heartbeat stops
-        self._journal._stop.set()
-        with commit._lock:
-            commit._in_flight.discard(self.journal)
-
     def load_meanwhile(location, in_flight):
         out = real_directory(location, in_flight)
         if out == [location] and os.listdir(src):  # Spark lists the directory next
-            monkeypatch.setattr(commit, "fault_point", die)
-            monkeypatch.setattr(commit.Commit, "abort", dead)
+            _aborts_as_killed(monkeypatch, "during_move")
             with pytest.raises(_Killed):
                 b.sql(load)
             monkeypatch.setattr(commit, "fault_point", real_fault)
