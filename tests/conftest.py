@@ -29,6 +29,25 @@ def spark():
     session.stop()
 
 
+@pytest.fixture(scope="session")
+def pg_url():
+    """The URL of a database on a throwaway PostgreSQL server on loopback, started once per
+    session (tests/pg_server.py); skips when it is unavailable, unless HIVEPARK_REQUIRE_POSTGRES=1."""
+    from pg_server import PostgresUnavailable, postgres_server, require_postgres
+
+    server = postgres_server()
+    try:
+        url = server.__enter__()
+    except PostgresUnavailable as e:
+        if require_postgres():
+            pytest.fail(f"HIVEPARK_REQUIRE_POSTGRES=1 but PostgreSQL is unavailable: {e}")
+        pytest.skip(f"PostgreSQL unavailable: {e}")
+    try:
+        yield url
+    finally:
+        server.__exit__(None, None, None)
+
+
 @pytest.fixture
 def wh(tmp_path, spark):
     """An empty warehouse (SQLite metastore) in a temp directory, on the shared session."""

@@ -1,6 +1,6 @@
 """The ``catalog`` fixture: a fresh metastore per test, on SQLite and on PostgreSQL.
 
-The PostgreSQL server is started once per session (``tests/pg_server.py``); each test gets
+The PostgreSQL server is started once per session (``pg_url`` in tests/conftest.py); each test gets
 its own schema on it (through ``search_path``), so tests never see each other's rows.
 """
 
@@ -17,23 +17,6 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hivepark.catalog.sql import SqlCatalog
-from pg_server import PostgresUnavailable, postgres_server, require_postgres
-
-
-@pytest.fixture(scope="session")
-def pg_url() -> Iterator[str]:
-    """The URL of a database on a throwaway PostgreSQL server (skips when unavailable)."""
-    server = postgres_server()
-    try:
-        url = server.__enter__()
-    except PostgresUnavailable as e:
-        if require_postgres():
-            pytest.fail(f"HIVEPARK_REQUIRE_POSTGRES=1 but PostgreSQL is unavailable: {e}")
-        pytest.skip(f"PostgreSQL unavailable: {e}")
-    try:
-        yield url
-    finally:
-        server.__exit__(None, None, None)
 
 
 @pytest.fixture

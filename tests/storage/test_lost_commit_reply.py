@@ -21,7 +21,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import hivepark
 from hivepark.errors import HiveParkError
 from hivepark.storage import commit
-from pg_server import PostgresUnavailable, postgres_server, require_postgres
 
 
 class CuttingProxy:
@@ -92,19 +91,6 @@ class CuttingProxy:
 
     def close(self) -> None:
         self._sock.close()
-
-
-@pytest.fixture(scope="module")
-def pg_url():
-    server = postgres_server()
-    try:
-        url = server.__enter__()
-    except PostgresUnavailable as e:
-        if require_postgres():
-            pytest.fail(f"HIVEPARK_REQUIRE_POSTGRES=1 but PostgreSQL is unavailable: {e}")
-        pytest.skip(f"PostgreSQL unavailable: {e}")
-    yield url
-    server.__exit__(None, None, None)
 
 
 @pytest.fixture
