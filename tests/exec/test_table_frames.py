@@ -316,6 +316,23 @@ def test_a_cross_product_of_partitions_is_a_condition_per_key():
     assert _product_predicate(keys, {("1", "4"), ("2", "8")}, every) is None
 
 
+def test_pairs_past_tuple_terms_are_not_written_as_one_condition():
+    """Wanted pairs that are no product, more than TUPLE_TERMS of them and of the others:
+    no OR of a term per partition (Spark's planning of one takes seconds at 500 terms and
+    overflows its stack before 2,000); the scan loads its own partitions' files instead."""
+    from hivepark.catalog.models import Column
+    from hivepark.exec.scan import TUPLE_TERMS, _tuples_predicate, partitions_where
+
+    keys = [Column("day", "int"), Column("store", "int")]
+    every = frozenset((str(d), str(s)) for d in range(100) for s in range(20))
+    diagonal = {(str(d), str(s)) for d, s in every if (int(d) + int(s)) % 2 == 0}
+    assert len(diagonal) > TUPLE_TERMS and len(every - diagonal) > TUPLE_TERMS
+    assert _tuples_predicate(keys, diagonal, every) is None
+    assert partitions_where(keys, diagonal, every) is None
+    few = set(sorted(diagonal)[:TUPLE_TERMS])
+    assert partitions_where(keys, few, every).count(" OR ") == TUPLE_TERMS - 1
+
+
 @pytest.fixture(scope="module")
 def texts(tmp_path_factory, spark):
     import hivepark

@@ -656,13 +656,21 @@ def _product_predicate(keys: Sequence[Column], want: set[tuple[str | None, ...]]
     return " AND ".join(conds) if conds else "true"
 
 
+#: At most this many partitions in an OR of per-partition terms (:func:`_tuples_predicate`):
+#: Spark's planning of such a condition grows fast (500 terms: seconds) and overflows its stack
+#: before 2,000 (StackOverflowError); past it, a scan loads its own partitions' files.
+TUPLE_TERMS = 200
+
+
 def _tuples_predicate(keys: Sequence[Column], want: set[tuple[str | None, ...]],
                       every: frozenset[tuple[str | None, ...]]) -> str | None:
     """The wanted partitions of a table with several keys: an OR of null-safe equalities
     per partition (``k1 <=> v1 AND k2 <=> v2``), or ``NOT`` of the others' when they are
     fewer (``<=>`` is never NULL, so the default partition needs no case of its own); None
-    if a value does not bind."""
+    if a value does not bind, or more than TUPLE_TERMS partitions would be named."""
     negate = len(every - want) < len(want)
+    if min(len(every - want), len(want)) > TUPLE_TERMS:
+        return None
     terms = []
     for values in sorted(every - want if negate else want, key=repr):
         conj = []
