@@ -331,6 +331,13 @@ def test_pairs_past_tuple_terms_are_not_written_as_one_condition():
     assert partitions_where(keys, diagonal, every) is None
     few = set(sorted(diagonal)[:TUPLE_TERMS])
     assert partitions_where(keys, few, every).count(" OR ") == TUPLE_TERMS - 1
+    # one key: 300 runs of 3 values apart by 3 give an IN list, not 300 BETWEENs ORed
+    days = frozenset((str(d),) for d in range(1800))
+    runs = {v for v in days if int(v[0]) % 6 < 3}
+    cond = partitions_where([Column("day", "int")], runs, days)
+    assert " OR " not in cond and "BETWEEN" not in cond and cond.startswith("`day` IN (0, 1, ")
+    cond = partitions_where([Column("day", "int")], {v for v in runs if int(v[0]) < 600}, days)
+    assert cond.count("BETWEEN") == 100  # 100 runs: ranges
 
 
 @pytest.fixture(scope="module")

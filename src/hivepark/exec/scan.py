@@ -604,7 +604,8 @@ def _ranges(name: str, hive_type: str, want: Iterable[str], every: frozenset[str
     """``want``'s values (non-NULL) found in ``every`` as ranges of runs consecutive in the
     type's order among ``every``'s (Spark compares these key types as Python does their
     bound values: numbers, dates, strings by code point), single values in one IN; None
-    when that takes no fewer literals than ``listed``, or a value does not bind."""
+    when that takes no fewer literals than ``listed``, more than TUPLE_TERMS ranges, or a
+    value does not bind."""
     known = _in_type_order(every, hive_type)
     if known is None:
         return None
@@ -618,8 +619,8 @@ def _ranges(name: str, hive_type: str, want: Iterable[str], every: frozenset[str
         last = i
     ranges = [r for r in runs if len(r) >= _RUN]
     singles = [b for r in runs if len(r) < _RUN for b in r]
-    if not ranges or 2 * len(ranges) + len(singles) >= listed:
-        return None
+    if not ranges or 2 * len(ranges) + len(singles) >= listed or len(ranges) > TUPLE_TERMS:
+        return None  # past TUPLE_TERMS, an OR of ranges is as hard on Spark's planning as one of pairs
     terms = [f"{name} BETWEEN {spark_literal(r[0], hive_type)} AND {spark_literal(r[-1], hive_type)}"
              for r in ranges]
     if singles:
