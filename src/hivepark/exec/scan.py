@@ -530,7 +530,7 @@ def patched(df: DataFrame, keys: Sequence[Column], before: Mapping[tuple[str | N
     if 4 * len(gone | fresh) > max(len(before), len(after)) or not values_bind(keys):
         return None
     if gone:
-        cond = partitions_where(keys, set(before) - gone, frozenset(before))
+        cond = partitions_where(keys, set(before) - gone, frozenset(before), TUPLE_TERMS)
         if cond is None:
             return None
         df = df.where(F.expr(cond))
@@ -544,15 +544,16 @@ def values_bind(keys: Sequence[Column]) -> bool:
 
 
 def partitions_where(keys: Sequence[Column], want: set[tuple[str | None, ...]],
-                     every: frozenset[tuple[str | None, ...]]) -> str | None:
+                     every: frozenset[tuple[str | None, ...]], limit: int | None = None) -> str | None:
     """Spark SQL on the partition columns keeping exactly the ``want`` partitions (their
     values as the metastore holds them) of rows whose partitions are ``every``, in its
     shortest form (ranges, IN, NOT IN, a condition per key, or per partition); None if a
-    value does not bind. Only for keys of which :func:`values_bind` is true."""
+    value does not bind, or (``limit``) it would name more partitions one by one. Only for keys
+    of which :func:`values_bind` is true."""
     if len(keys) == 1:
         return _partition_predicate(keys[0], {v[0] for v in want}, _key_values(every, 0))
     cond = _product_predicate(keys, want, every)
-    return cond if cond is not None else _tuples_predicate(keys, want, every)
+    return cond if cond is not None else _tuples_predicate(keys, want, every, limit)
 
 
 def _partition_predicate(key: Column, want: set[str | None],
@@ -604,8 +605,7 @@ def _ranges(name: str, hive_type: str, want: Iterable[str], every: frozenset[str
     """``want``'s values (non-NULL) found in ``every`` as ranges of runs consecutive in the
     type's order among ``every``'s (Spark compares these key types as Python does their
     bound values: numbers, dates, strings by code point), single values in one IN; None
-    when that takes no fewer literals than ``listed``, more than TUPLE_TERMS ranges, or a
-    value does not bind."""
+    when that takes no fewer literals than ``listed``, or a value does not bind."""
     known = _in_type_order(every, hive_type)
     if known is None:
         return None
@@ -619,8 +619,8 @@ def _ranges(name: str, hive_type: str, want: Iterable[str], every: frozenset[str
         last = i
     ranges = [r for r in runs if len(r) >= _RUN]
     singles = [b for r in runs if len(r) < _RUN for b in r]
-    if not ranges or 2 * len(ranges) + len(singles) >= listed or len(ranges) > TUPLE_TERMS:
-        return None  # past TUPLE_TERMS, an OR of ranges is as hard on Spark's planning as one of pairs
+    if not ranges or 2 * len(ranges) + len(singles) >= listed:
+        return None
     terms = [f"{name} BETWEEN {spark_literal(r[0], hive_type)} AND {spark_literal(r[-1], hive_type)}"
              for r in ranges]
     if singles:
@@ -657,20 +657,21 @@ def _product_predicate(keys: Sequence[Column], want: set[tuple[str | None, ...]]
     return " AND ".join(conds) if conds else "true"
 
 
-#: At most this many partitions in an OR of per-partition terms (:func:`_tuples_predicate`):
-#: Spark's planning of such a condition grows fast (500 terms: seconds) and overflows its stack
-#: before 2,000 (StackOverflowError); past it, a scan loads its own partitions' files.
+#: At most this many partitions under a NOT of per-partition terms (:func:`_tuples_predicate`):
+#: Spark's optimizer can overflow its stack on ``NOT (t1 OR ... OR tn)`` before n = 2,000
+#: (StackOverflowError), where the OR itself plans (5,000 terms: 3.5 s); and at most this many
+#: in a patch's condition (:func:`patched`), which every later query of it plans.
 TUPLE_TERMS = 200
 
 
 def _tuples_predicate(keys: Sequence[Column], want: set[tuple[str | None, ...]],
-                      every: frozenset[tuple[str | None, ...]]) -> str | None:
+                      every: frozenset[tuple[str | None, ...]], limit: int | None = None) -> str | None:
     """The wanted partitions of a table with several keys: an OR of null-safe equalities
     per partition (``k1 <=> v1 AND k2 <=> v2``), or ``NOT`` of the others' when they are
-    fewer (``<=>`` is never NULL, so the default partition needs no case of its own); None
-    if a value does not bind, or more than TUPLE_TERMS partitions would be named."""
-    negate = len(every - want) < len(want)
-    if min(len(every - want), len(want)) > TUPLE_TERMS:
+    fewer and at most TUPLE_TERMS (``<=>`` is never NULL, so the default partition needs no
+    case of its own); None if a value does not bind, or more than ``limit`` would be named."""
+    negate = len(every - want) < min(len(want), TUPLE_TERMS + 1)
+    if limit is not None and len(every - want if negate else want) > limit:
         return None
     terms = []
     for values in sorted(every - want if negate else want, key=repr):
