@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import posixpath
 import time
-import uuid
 from collections.abc import Callable, Iterable, Sequence
 
 from hivepark import layout
@@ -40,6 +39,7 @@ from hivepark.storage.commit import (
     delete_owned,
     fault_point,
     journal_dir,
+    new_statement_id,
     schedule_deletion,
     unknown_outcome,
     writers_in,
@@ -218,7 +218,7 @@ def _move(ctx: Context, verb: str, source: Table, target: Table, moves: Sequence
     later statement may have replaced or dropped), then deletes the old files."""
     keys = source.partition_key_names()
     now = int(time.time())
-    qid = time.strftime("%Y%m%d%H%M%S") + "_" + uuid.uuid4().hex[:12]
+    qid = new_statement_id()
     new_parts: list[Partition] = []
     copies: list[tuple[str, str]] = []
     olds: list[tuple[Partition, list[str]]] = []

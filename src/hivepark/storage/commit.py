@@ -92,6 +92,12 @@ _warehouses: dict[str, list[Catalog]] = {}
 _STATEMENT_ID = re.compile(r"^(\d{14}_[0-9a-f]{12})-|\.(\d{14}_[0-9a-f]{12})$")
 
 
+def new_statement_id() -> str:
+    """A new statement's id: the time it began, to the second, and 12 random hex digits
+    (what :data:`_STATEMENT_ID` finds in its files' names)."""
+    return time.strftime("%Y%m%d%H%M%S") + "_" + uuid.uuid4().hex[:12]
+
+
 class JournalError(MetastoreError):
     """A journal that cannot be read: recovery cannot know what the statement did."""
 
@@ -251,7 +257,7 @@ class Commit:
     def __init__(self, warehouse: str, table: Table, retention: float = 0.0) -> None:
         self.warehouse = warehouse
         self.retention = retention
-        self.qid = time.strftime("%Y%m%d%H%M%S") + "_" + uuid.uuid4().hex[:12]
+        self.qid = new_statement_id()
         self.table = table
         self.staging = f"{table.location.rstrip('/')}/{STAGING_PREFIX}{self.qid}"
         self.journal = f"{journal_dir(warehouse)}/{self.qid}.json"
@@ -474,7 +480,7 @@ class CreatedTable:
     and deletes only the directories that left empty (:func:`undo_created_table`)."""
 
     def __init__(self, warehouse: str, catalog: Catalog, db: str, name: str, location: str) -> None:
-        qid = time.strftime("%Y%m%d%H%M%S") + "_" + uuid.uuid4().hex[:12]
+        qid = new_statement_id()
         self.uid = uuid.uuid4().hex  # as the metastore's own: 128 random bits
         self._catalog = catalog
         self._done = False
@@ -530,7 +536,7 @@ class MovedTable:
         moved.close()  # (or moved.release() to leave it to the next connect())"""
 
     def __init__(self, warehouse: str, table: Table, new_db: str, new_name: str, new_location: str) -> None:
-        qid = time.strftime("%Y%m%d%H%M%S") + "_" + uuid.uuid4().hex[:12]
+        qid = new_statement_id()
         self._journal = Journal(f"{journal_dir(warehouse)}/{qid}.json", {
             "kind": "table_move", "table": [new_db, new_name], "uid": table.uid,
             "from": table.location, "to": new_location})
@@ -584,7 +590,7 @@ class DirectoryWrite:
     """
 
     def __init__(self, warehouse: str, target: str) -> None:
-        qid = time.strftime("%Y%m%d%H%M%S") + "_" + uuid.uuid4().hex[:12]
+        qid = new_statement_id()
         parent, _, name = target.rstrip("/").rpartition("/")
         self.target = target.rstrip("/")
         self.staging, self._replaced = f"{parent}/.hive-staging_{qid}_{name}", f"{parent}/.hive-replaced_{qid}_{name}"
@@ -1223,11 +1229,8 @@ def _prune_unregistered(catalog: Catalog, name: Sequence[str], targets: Sequence
 
     dirs = {posixpath.dirname(fs.normalize(t)) for t in targets}
     for d in sorted(dirs, key=lambda d: d.count("/"), reverse=True):
-        while d.startswith(root + "/") and fs.exists(d) and not fs.list_files(d) and not registered(d):
-            fs.delete_dir_if_empty(d)
-            if fs.exists(d):
-                break
-            d = posixpath.dirname(d)
+        if d.startswith(root + "/") and fs.exists(d) and not registered(d):
+            _delete_if_empty(root, d)  # and its parents below the table's directory it leaves empty
     if table is None and fs.exists(root) and not fs.list_files(root) and not catalog.locations_overlapping(root):
         fs.delete_dir_if_empty(root)
 
