@@ -35,14 +35,15 @@ import dataclasses
 import re
 import warnings
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from hivepark.catalog.models import Table
+from hivepark.catalog.models import Partition, Table
 from hivepark.errors import NoSuchDatabase, NoSuchTable
 from hivepark.exec.spark_registry import LOCK, MADE
 from hivepark.lru import Lru
 from hivepark.storage import fs
+from hivepark.storage.commit import current_files
 from hivepark.storage.handlers import handler_for
 
 if TYPE_CHECKING:
@@ -156,8 +157,7 @@ def _refresh(ctx: Context, made: dict[str, tuple[int, object]], name: str,
             scan = plan.scans[0]
             inputs = read_inputs(scan) if handler_for(table) is None else None
             own = inputs is not None and _own_table_view(ctx, known, name)
-            if own and _built_from(ctx.spark)[name].inputs == inputs and fs.all_exist(
-                    [f"{p.location.rstrip('/')}/{f}" for p in scan.partitions or () for f in p.files or ()]):
+            if own and _built_from(ctx.spark)[name].inputs == inputs and fs.all_exist(_recorded_files(scan.partitions)):
                 made[name] = (id(ctx), token)  # the same files read the same way: the same rows
                 return False
             patched = _patched(ctx, name, table, scan, inputs) if own else None
@@ -214,7 +214,7 @@ def _patched(ctx: Context, name: str, table: Table, scan: TableScan,
     old = {entry[0]: entry[1:] for entry in before[3]}
     new = {entry[0]: entry[1:] for entry in inputs[3]}
     kept = [p for p in scan.partitions or () if p.values in new and old.get(p.values) == new[p.values]]
-    if not fs.all_exist([f"{p.location.rstrip('/')}/{f}" for p in kept for f in p.files or ()]):
+    if not fs.all_exist(_recorded_files(kept)):
         return None
 
     def read(values: set[tuple[str | None, ...]]) -> DataFrame:
@@ -223,6 +223,11 @@ def _patched(ctx: Context, name: str, table: Table, scan: TableScan,
 
     df = patched(built.df, table.partition_keys, old, new, read)
     return (df, built.patches + 1) if df is not None else None
+
+
+def _recorded_files(parts: Iterable[Partition] | None) -> list[str]:
+    """The paths of the files the metastore records for ``parts`` (none for a listed one)."""
+    return [path for p in parts or () if p.files for path in current_files(p.location, p.files)]
 
 
 #: per SparkSession: a table's Spark view name -> what it was built from
