@@ -208,6 +208,58 @@ def test_a_file_missing_from_a_partition_the_query_does_not_read_never_fails_it(
     finally:
         wh.close()
 
+def test_partitions_whose_files_are_listed_share_the_frame_and_see_files_dropped_in(tmp_path, spark):
+    """Partitions the metastore records no files for (ADD PARTITION over files another tool
+    wrote, or an empty one) used to keep their table from a whole-table frame, so each broad
+    query had Spark build a file index over their directories. They are listed at each scan
+    now: a file dropped in or deleted by another tool is seen by the next query, as Spark
+    reading the directory sees it, and the frame is patched, not rebuilt."""
+    import glob
+    import os
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    import hivepark
+
+    wh = hivepark.connect(str(tmp_path / "wh"), spark=spark,
+                          conf={"hive.exec.dynamic.partition.mode": "nonstrict"})
+    try:
+        wh.sql("CREATE TABLE e (k INT) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+        wh.sql("INSERT INTO e PARTITION (ds) SELECT id, CAST(id % 12 + 10 AS STRING) FROM range(60)")  # recorded
+        loc = wh.catalog.get_table("default", "e").location
+        for ds in ("5", "6", "7"):  # written by another tool, then added
+            os.makedirs(f"{loc}/ds={ds}")
+            pq.write_table(pa.table({"k": pa.array([int(ds) * 100, int(ds) * 100 + 1], pa.int32())}),
+                           f"{loc}/ds={ds}/other-0.parquet")
+        wh.sql("ALTER TABLE e ADD PARTITION (ds='5') PARTITION (ds='6') PARTITION (ds='7') PARTITION (ds='9')")
+        assert all(p.files is None for p in wh.catalog.list_partitions(wh.catalog.get_table("default", "e"))
+                   if p.values[0] in ("5", "6", "7", "9"))
+
+        def check(where: str) -> None:
+            spark.read.schema("k int, ds string").parquet(f"file://{loc}").createOrReplaceTempView("plain_e")
+            try:
+                want = sorted(map(tuple, spark.sql(f"SELECT k, ds FROM plain_e WHERE {where}").collect()))
+            finally:
+                spark.catalog.dropTempView("plain_e")
+            assert sorted(map(tuple, wh.sql(f"SELECT k, ds FROM e WHERE {where}").collect())) == want
+
+        check("true")  # every partition: the frame is built over the recorded and the listed files
+        check("ds IN ('11', '6')")
+        assert index_sizes(wh, "SELECT k FROM e WHERE ds IN ('11', '6')") == [12 + 3]  # read from the frame
+        pq.write_table(pa.table({"k": pa.array([666], pa.int32())}), f"{loc}/ds=6/other-1.parquet")
+        os.remove(f"{loc}/ds=7/other-0.parquet")
+        os.makedirs(f"{loc}/ds=9", exist_ok=True)
+        pq.write_table(pa.table({"k": pa.array([900], pa.int32())}), f"{loc}/ds=9/first.parquet")
+        for where in ("true", "ds IN ('11', '6')", "ds >= '6'", "k > 600"):
+            check(where)
+        # the frame less ds=6, 7 and 9, and their files (two in ds=6, one in ds=9) in an index of their own
+        assert index_sizes(wh, "SELECT k FROM e") == [12 + 3, 3]
+        assert sorted(glob.glob(f"{loc}/ds=6/*")) == [f"{loc}/ds=6/other-0.parquet", f"{loc}/ds=6/other-1.parquet"]
+    finally:
+        wh.close()
+
+
 def test_a_two_key_table_reuses_its_frame_with_exact_partition_pairs(tmp_path, spark):
     import hivepark
 

@@ -210,8 +210,10 @@ class TableFrames:
     call (what a warm ``spark.read`` DataFrame does). A scan uses it only when each chosen
     partition's files, as the metastore records them now, are exactly the files the index
     holds for that directory, so a commit (or a dropped and re-created table) is never read
-    from a stale index: the index is rebuilt instead. Used for tables in the Hive layout with
-    recorded file lists and integer, string or date keys; built when a scan reads at least
+    from a stale index: the index is rebuilt instead (a partition the metastore records no
+    files for, made by ADD PARTITION or MSCK REPAIR TABLE, is listed for that at each scan
+    reading it: files another tool drops in are read, as Spark reading its directory would).
+    Used for tables in the Hive layout with integer, string or date keys; built when a scan reads at least
     half of the table's partitions, or at the second scan of a few partitions of the same
     table version (at most FRAME_MAX_PARTITIONS partitions): a one-off query of a few
     partitions, or one after each commit, never pays for all of them; a table queried again
@@ -228,7 +230,7 @@ class TableFrames:
         self.catalog = catalog
         self._frames: dict[str, _Frame] = {}
         # tables (at a version) with a partition no frame can hold (outside the Hive layout,
-        # listed rather than recorded, list-bucketed): not tried again until they change
+        # list-bucketed, a directory in a listed one): not tried again until they change
         self._unframeable: dict[str, tuple[int, str]] = {}
         # scans of a few partitions seen, per table: (version, how many)
         self._small_scans: dict[str, tuple[tuple[int, str], int]] = {}
@@ -285,7 +287,7 @@ class TableFrames:
                 self._unframeable[table.qualified_name] = (table.version, table.uid)
                 return None
             frame = built
-            if not _holds(frame, chosen):
+            if not _holds(frame, chosen, fresh=True):
                 return None  # the table changed between the two metastore reads
         want = {p.values for p in chosen}
         if want == frame.values:
@@ -335,11 +337,16 @@ class TableFrames:
         table read the same way, at most PATCHES times in a row, every file of the partitions
         it keeps still there, as Spark would check them), else a new one."""
         parts = list(every) if every is not None else self.catalog.list_partitions(table)
-        if not parts or any(p.files is None or any("/" in f for f in p.files) or
+        if not parts or any((p.files is not None and any("/" in f for f in p.files)) or
                             partition_layout(p.parameters) is not None for p in parts) \
                 or not _all_in_hive_layout(table, parts):
             return None
-        files = {p.location: frozenset(current_files(p.location, p.files)) for p in parts}
+        files: dict[str, frozenset[str]] = {}
+        for p in parts:
+            listed = _files_now(p)
+            if listed is None:
+                return None  # a directory below a listed partition's: Spark's discovery reads it
+            files[p.location] = listed
         base = fs.to_spark_path(table.location)
 
         def read(values: Iterable[tuple[str | None, ...]]) -> DataFrame | None:
@@ -490,14 +497,27 @@ def _definition(table: Table) -> tuple[Any, ...]:
             *(table.properties.get(k) for k in SERDE_DELIMITERS))
 
 
-def _holds(frame: _Frame, chosen: Sequence[Partition]) -> bool:
-    """Each chosen partition's recorded files are exactly the index's files for it (at once
-    for the frame's own partitions, which runtime pruning's listing hands out)."""
+def _holds(frame: _Frame, chosen: Sequence[Partition], fresh: bool = False) -> bool:
+    """Each chosen partition's files are exactly the index's files for it: as recorded (at
+    once for the frame's own partitions, which runtime pruning's listing hands out), or, for
+    a partition without a recorded list, as listed now (files another tool dropped in since),
+    unless the frame was built from this very listing (``fresh``)."""
     own = frame.part_ids
-    return all(id(p) in own or (
-        p.files is not None and
-        frame.files.get(p.location) == frozenset(current_files(p.location, p.files)))
-        for p in chosen)
+    return all((id(p) in own and (fresh or p.files is not None)) or
+               frame.files.get(p.location) == _files_now(p) for p in chosen)
+
+
+def _files_now(p: Partition) -> frozenset[str] | None:
+    """A partition's files: recorded, or, without a recorded list, its directory's files as
+    listed now, less those of statements not committed (what Spark, handed the directory,
+    would read; the listing is one call, far cheaper than Spark's file index over it); None
+    when that directory holds a directory (partition discovery's, left to Spark's reader)."""
+    if p.files is not None:
+        return frozenset(current_files(p.location, p.files))
+    entries = fs.list_files(p.location)
+    if any(e.is_dir for e in entries):
+        return None
+    return frozenset(e.path for e in listed_files(p.location, entries) if not e.path.endswith("._COPYING_"))
 
 
 #: Scans by directory (list bucketing) kept per table: the file sets of its last few queries.
