@@ -5,6 +5,7 @@ from is seen in Spark's plan (EXPLAIN EXTENDED): the number of files its index h
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from types import SimpleNamespace
@@ -230,7 +231,7 @@ def test_partitions_whose_files_are_listed_share_the_frame_and_see_files_dropped
         loc = wh.catalog.get_table("default", "e").location
         for ds in ("5", "6", "7"):  # written by another tool, then added
             os.makedirs(f"{loc}/ds={ds}")
-            pq.write_table(pa.table({"k": pa.array([int(ds) * 100, int(ds) * 100 + 1], pa.int32())}),
+            pq.write_table(pa.table({"k": pa.array(range(int(ds) * 100, int(ds) * 100 + 30), pa.int32())}),
                            f"{loc}/ds={ds}/other-0.parquet")
         wh.sql("ALTER TABLE e ADD PARTITION (ds='5') PARTITION (ds='6') PARTITION (ds='7') PARTITION (ds='9')")
         assert all(p.files is None for p in wh.catalog.list_partitions(wh.catalog.get_table("default", "e"))
@@ -256,6 +257,37 @@ def test_partitions_whose_files_are_listed_share_the_frame_and_see_files_dropped
         # the frame less ds=6, 7 and 9, and their files (two in ds=6, one in ds=9) in an index of their own
         assert index_sizes(wh, "SELECT k FROM e") == [12 + 3, 3]
         assert sorted(glob.glob(f"{loc}/ds=6/*")) == [f"{loc}/ds=6/other-0.parquet", f"{loc}/ds=6/other-1.parquet"]
+    finally:
+        wh.close()
+
+
+def test_a_listed_text_file_appended_to_in_place_is_read_whole(tmp_path, spark):
+    """A log-like TEXTFILE partition another tool appends to under the same file name: the
+    whole-table frame's index knew the file's old length, and Spark's text reader reads a file
+    only as far as its index says, so the appended rows were missed; a listed partition's
+    files are compared with their sizes and times too, and the frame patched."""
+    import hivepark
+
+    wh = hivepark.connect(str(tmp_path / "wh"), spark=spark)
+    try:
+        wh.sql("CREATE TABLE lg (line STRING) PARTITIONED BY (ds STRING) STORED AS TEXTFILE")
+        wh.sql("INSERT INTO lg PARTITION (ds='a') VALUES ('x'), ('y')")  # recorded
+        loc = wh.catalog.get_table("default", "lg").location
+        os.makedirs(f"{loc}/ds=b")
+        with open(f"{loc}/ds=b/app.log", "w") as f:
+            f.write("b1\n")
+        wh.sql("ALTER TABLE lg ADD PARTITION (ds='b')")
+
+        def rows() -> list[tuple]:
+            return sorted(map(tuple, wh.sql("SELECT line, ds FROM lg").collect()))
+
+        assert rows() == [("b1", "b"), ("x", "a"), ("y", "a")]
+        assert rows() == [("b1", "b"), ("x", "a"), ("y", "a")]  # from the whole-table frame
+        with open(f"{loc}/ds=b/app.log", "a") as f:
+            f.write("b2 a longer line than the first\nb3\n")
+        plain = sorted(map(tuple, spark.read.schema("line string, ds string").text(f"file://{loc}").collect()))
+        assert rows() == plain == [("b1", "b"), ("b2 a longer line than the first", "b"), ("b3", "b"),
+                                   ("x", "a"), ("y", "a")]
     finally:
         wh.close()
 
@@ -442,7 +474,7 @@ def test_runtime_listing_by_the_frames_index_is_the_filters_answer(key_type):
     def check(values, wanted, equality):
         parts = tuple(Partition((v,), f"/t/k={v}") for v in values)
         frames = TableFrames(None)  # type: ignore[arg-type]
-        frames._frames["db.t"] = _Frame(None, "view", {}, frozenset(p.values for p in parts),  # type: ignore[arg-type]
+        frames._frames["db.t"] = _Frame(None, "view", {}, {}, frozenset(p.values for p in parts),  # type: ignore[arg-type]
                                         (3, "u"), parts, _definition(table))
         listing = FramedPartitions(None, frames)  # type: ignore[arg-type]
         filters = [In("k", tuple(wanted)), Or(In("k", tuple(wanted)), GreaterThan("k", wanted[0]))

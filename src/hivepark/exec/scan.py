@@ -184,6 +184,9 @@ class _Frame:
     df: DataFrame
     view: str
     files: Mapping[str, frozenset[str]]  # partition directory -> its files in the index
+    #: a listed partition's directory (no recorded files) -> its files with their sizes and times
+    #: as listed (a file another tool rewrote under the same name is a change too)
+    listed: Mapping[str, frozenset[tuple[str, int, int | None]]]
     values: frozenset[tuple[str | None, ...]]  # the partitions' key values in the index
     version: tuple[int, str]  # the table's (version, uid) it was built at
     parts: tuple[Partition, ...]  # every partition it was built from
@@ -342,11 +345,16 @@ class TableFrames:
                 or not _all_in_hive_layout(table, parts):
             return None
         files: dict[str, frozenset[str]] = {}
+        listed: dict[str, frozenset[tuple[str, int, int | None]]] = {}
         for p in parts:
-            listed = _files_now(p)
-            if listed is None:
+            if p.files is not None:
+                files[p.location] = frozenset(current_files(p.location, p.files))
+                continue
+            stamps = _listed_now(p)
+            if stamps is None:
                 return None  # a directory below a listed partition's: Spark's discovery reads it
-            files[p.location] = listed
+            listed[p.location] = stamps
+            files[p.location] = frozenset(path for path, _, _ in stamps)
         base = fs.to_spark_path(table.location)
 
         def read(values: Iterable[tuple[str | None, ...]]) -> DataFrame | None:
@@ -358,16 +366,17 @@ class TableFrames:
         df, patches = None, 0
         if previous is not None and previous.definition == definition and previous.version[1] == table.uid \
                 and previous.patches < PATCHES:
-            old = {p.values: previous.files[p.location] for p in previous.parts}
-            now = {p.values: files[p.location] for p in parts}
-            kept = [path for p in parts if old.get(p.values) == now[p.values] for path in now[p.values]]
+            old = {p.values: previous.listed.get(p.location, previous.files[p.location]) for p in previous.parts}
+            now = {p.values: listed.get(p.location, files[p.location]) for p in parts}
+            kept = [path for p in parts if p.location not in listed and old.get(p.values) == now[p.values]
+                    for path in files[p.location]]  # (a listed partition's files were listed just now)
             df = patched(previous.df, table.partition_keys, old, now, read) if fs.all_exist(kept) else None
             patches = previous.patches + 1
         if df is None:
             df, patches = read(p.values for p in parts), 0
             if df is None:  # every partition empty (TRUNCATE): Spark's text reader cannot read no file
                 return None
-        return _Frame(df, _register(df), files, frozenset(p.values for p in parts),
+        return _Frame(df, _register(df), files, listed, frozenset(p.values for p in parts),
                       (table.version, table.uid), tuple(parts), definition, patches)
 
     def partitions(self, table: Table) -> tuple[Partition, ...] | None:
@@ -503,21 +512,27 @@ def _holds(frame: _Frame, chosen: Sequence[Partition], fresh: bool = False) -> b
     a partition without a recorded list, as listed now (files another tool dropped in since),
     unless the frame was built from this very listing (``fresh``)."""
     own = frame.part_ids
-    return all((id(p) in own and (fresh or p.files is not None)) or
-               frame.files.get(p.location) == _files_now(p) for p in chosen)
+
+    def same(p: Partition) -> bool:
+        if p.files is None:
+            return p.location in frame.listed and frame.listed[p.location] == _listed_now(p)
+        return p.location not in frame.listed and \
+            frame.files.get(p.location) == frozenset(current_files(p.location, p.files))
+
+    return all((id(p) in own and (fresh or p.files is not None)) or same(p) for p in chosen)
 
 
-def _files_now(p: Partition) -> frozenset[str] | None:
-    """A partition's files: recorded, or, without a recorded list, its directory's files as
-    listed now, less those of statements not committed (what Spark, handed the directory,
-    would read; the listing is one call, far cheaper than Spark's file index over it); None
-    when that directory holds a directory (partition discovery's, left to Spark's reader)."""
-    if p.files is not None:
-        return frozenset(current_files(p.location, p.files))
+def _listed_now(p: Partition) -> frozenset[tuple[str, int, int | None]] | None:
+    """The files of a partition without a recorded list, with their sizes and modification
+    times: its directory's files as listed now, less those of statements not committed (what
+    Spark, handed the directory, would read; one listing call, far cheaper than Spark's file
+    index over it); None when the directory holds a directory (partition discovery's, left to
+    Spark's reader)."""
     entries = fs.list_files(p.location)
     if any(e.is_dir for e in entries):
         return None
-    return frozenset(e.path for e in listed_files(p.location, entries) if not e.path.endswith("._COPYING_"))
+    return frozenset((e.path, e.size, e.mtime_ns) for e in listed_files(p.location, entries)
+                     if not e.path.endswith("._COPYING_"))
 
 
 #: Scans by directory (list bucketing) kept per table: the file sets of its last few queries.
