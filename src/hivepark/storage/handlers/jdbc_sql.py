@@ -142,6 +142,10 @@ class SqlTranslator:
             if sqlite and col.affinity != "INTEGER":
                 return None
             if isinstance(value, int):
+                # SQLite reads an integer literal outside 64 bits as a REAL, rounded:
+                # -9223372036854775809 becomes -2**63, which equals the smallest BIGINT
+                if sqlite and not -(2**63) <= value < 2**63:
+                    return None
                 return exp.Literal.number(value)
             if isinstance(value, Decimal) and value.is_finite() and not sqlite:
                 return exp.Literal.number(format(value, "f"))
