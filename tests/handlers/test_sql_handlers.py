@@ -616,3 +616,28 @@ def test_sqlite_integer_literals_beyond_64_bits_are_not_rounded(wh, spark, tmp_p
         assert _rows(wh.sql(q.format(t="b"))) == _rows(spark.sql(q.format(t="plain_b"))), cond
     assert "pushed: (big = -9223372036854775808)" in _explain(wh, "SELECT id FROM b WHERE big = -9223372036854775808")
 
+
+def test_postgres_uuid_and_json_columns_compare_as_the_text_spark_reads(wh, spark, pg):
+    """Found by a hunt for bugs: PostgreSQL's uuid, json and jsonb columns are read as STRING,
+    but the pushed comparisons compared them as their own types: `u = 'A0EE...'` matched the
+    uuid Spark reads as 'a0ee...' (uuid input ignores case), `u = 'nope'` and `u < 'b'` failed
+    the query (no uuid; no collation for uuid), `j = '{"a":1}'` matched the jsonb Spark reads as
+    '{"a": 1}', and json has no `=` at all. Nothing but IS [NOT] NULL is pushed on them. LIKE was
+    pushed on any string column, also a citext one (whose LIKE ignores case)."""
+    from hivepark.storage.handlers.jdbc import run_sql
+
+    run_sql(pg["props"], "CREATE EXTENSION IF NOT EXISTS citext")
+    run_sql(pg["props"], "CREATE TABLE docs (id int, u uuid, j jsonb, js json, c citext)")
+    run_sql(pg["props"], "INSERT INTO docs VALUES (1, 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '{\"a\": 1}', "
+                         "'{\"a\":1}', 'abc'), (2, 'b0eebc99-9c0b-4ef8-bb6d-6bb9bd380a12', '[1, 2]', '[1,2]', "
+                         "'ABC'), (3, NULL, NULL, NULL, NULL)")
+    wh.sql(f"CREATE EXTERNAL TABLE docs STORED BY '{JDBC}' "
+           f"TBLPROPERTIES ({_tblprops(pg['props'], **{'hive.sql.table': 'docs'})})")
+    _plain(spark, pg["props"], "docs", "plain_docs", "id INT, u STRING, j STRING, js STRING, c STRING")
+    for cond in ("u = 'A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11'", "u = 'nope'", "u < 'b'", "u LIKE 'a%'",
+                 "u IN ('a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', 'x')", "j = '{\"a\":1}'", "j = '{\"a\": 1}'",
+                 "j > '['", "js = '{\"a\":1}'", "js IN ('[1,2]')", "u IS NULL", "c LIKE 'a%'"):
+        q = f"SELECT id FROM {{t}} WHERE {cond}"
+        assert _rows(wh.sql(q.replace("{t}", "docs"))) == _rows(spark.sql(q.replace("{t}", "plain_docs"))), cond
+    assert "pushed: none" in _explain(wh, "SELECT id FROM docs WHERE u = 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'")
+    assert "pushed: (u is null)" in _explain(wh, "SELECT id FROM docs WHERE u IS NULL")

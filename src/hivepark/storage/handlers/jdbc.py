@@ -663,21 +663,30 @@ def _type_text(typ: Any, dialect: Any) -> str:
         return type(typ).__name__
 
 
+# PostgreSQL types read as a Hive type whose values PostgreSQL compares otherwise than Spark:
+# an unconstrained NUMERIC (read rounded to 18 decimals, compared unrounded), ``citext``
+# (ignores case), and types read as STRING that compare as themselves, not as their text:
+# ``uuid`` (its input ignores case: 'A0EE...' equals the 'a0ee...' Spark reads; a literal that
+# is no uuid, 'x', is an error; no collation, no LIKE), ``jsonb`` (equal when the documents are:
+# '{"a":1}' equals the '{"a": 1}' Spark reads) and ``json`` (no comparison operators at all)
+_PG_INEXACT = frozenset({"numeric", "decimal", "citext", "uuid", "json", "jsonb"})
+
+
 def _compares_as(db: str, declared: str, hive: HiveType, column: str) -> bool:
     """Whether the source compares a column declared ``declared`` as Spark compares values of
     ``hive`` (the type CREATE TABLE gave it): the source type must read as the same kind (a
-    DECIMAL as the same precision and scale) and compare exactly (not PostgreSQL's ``citext``
-    or an unconstrained NUMERIC, which is read rounded to 18 decimals but compared unrounded;
-    a nondeterministic collation is the caller's, from :func:`_pg_columns`).
+    DECIMAL as the same precision and scale) and compare exactly (not PostgreSQL's
+    :data:`_PG_INEXACT` types; a nondeterministic collation is the caller's, from
+    :func:`_pg_columns`).
 
     >>> _compares_as("POSTGRES", "numeric(12,2)", HiveType.parse("decimal(12,2)"), "x")
     True
     >>> [_compares_as("POSTGRES", t, HiveType.parse(h), "x") for t, h in (("numeric", "decimal(38,18)"),
-    ...     ("citext", "string"), ("text", "int"), ("integer", "bigint"))]
-    [False, False, False, True]
+    ...     ("citext", "string"), ("text", "int"), ("integer", "bigint"), ("uuid", "string"), ("jsonb", "string"))]
+    [False, False, False, True, False, False]
     """
     raw = " ".join(declared.lower().split())
-    if db == "POSTGRES" and raw in ("numeric", "decimal", "citext"):
+    if db == "POSTGRES" and raw in _PG_INEXACT:
         return False
     try:
         source = HiveType.parse(hive_type_of(db, declared, column))

@@ -289,7 +289,8 @@ class SqlTranslator:
 
     def _like(self, node: Like) -> exp.Expression | None:
         col, ref = self.columns.get(node.term), self.column(node.term)
-        if col is None or ref is None or self.dialect != "postgres" or col.hive_type.kind != "string":
+        if col is None or ref is None or self.dialect != "postgres" or col.hive_type.kind != "string" \
+                or not col.exact:
             return None
         try:
             like_regex(node.pattern)
