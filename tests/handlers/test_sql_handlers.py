@@ -641,3 +641,31 @@ def test_postgres_uuid_and_json_columns_compare_as_the_text_spark_reads(wh, spar
         assert _rows(wh.sql(q.replace("{t}", "docs"))) == _rows(spark.sql(q.replace("{t}", "plain_docs"))), cond
     assert "pushed: none" in _explain(wh, "SELECT id FROM docs WHERE u = 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'")
     assert "pushed: (u is null)" in _explain(wh, "SELECT id FROM docs WHERE u IS NULL")
+
+
+def test_sqlite_dates_no_date_function_reads_are_null_to_is_null(wh, spark, tmp_path):
+    """Found by a hunt for bugs: a SQLite DATE or DATETIME column may hold text no date function
+    reads ('', 'n/a'); hivepark reads it as NULL, but `d IS NULL` was pushed on the stored text,
+    so `WHERE d IS NULL` lost those rows and `WHERE d IS NOT NULL` returned them with a NULL d.
+    IS [NOT] NULL is sent on the value as read. Splits over such a column are refused clearly."""
+    path = tmp_path / "odd_dates.db"
+    stored = [(1, "2024-01-05", "2024-01-05 10:11:12"), (2, "", ""), (3, "n/a", "soon"), (4, None, None)]
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE od (id INTEGER PRIMARY KEY, d DATE, ts DATETIME)")
+        conn.executemany("INSERT INTO od VALUES (?, ?, ?)", stored)
+    props = {"hive.sql.database.type": "SQLITE", "hive.sql.jdbc.url": f"jdbc:sqlite:{path}", "hive.sql.table": "od"}
+    wh.sql(f"CREATE EXTERNAL TABLE od STORED BY '{JDBC}' TBLPROPERTIES ({_tblprops(props)})")
+    read = [(1, datetime.date(2024, 1, 5), datetime.datetime(2024, 1, 5, 10, 11, 12)), (2, None, None),
+            (3, None, None), (4, None, None)]
+    assert _rows(wh.sql("SELECT * FROM od")) == read  # what the reader makes of them
+    spark.createDataFrame(read, "id bigint, d date, ts timestamp").createOrReplaceTempView("py_od")
+    for cond in ("d IS NULL", "d IS NOT NULL", "ts IS NULL", "NOT (ts IS NULL) OR id = 2", "d IS NULL AND id > 1"):
+        q = f"SELECT id FROM {{t}} WHERE {cond}"
+        assert _rows(wh.sql(q.format(t="od"))) == _rows(spark.sql(q.format(t="py_od"))), cond
+    assert "pushed: (d is null)" in _explain(wh, "SELECT id FROM od WHERE d IS NULL")
+    # splits over such a column were refused with "'' is not a valid split bound for a date column"
+    split = {"hive.sql.partitionColumn": "d", "hive.sql.numPartitions": "2"}
+    with pytest.warns(UserWarning, match="cannot read table default.od_split .* a DATE column of a SQLite"):
+        wh.sql(f"CREATE EXTERNAL TABLE od_split STORED BY '{JDBC}' TBLPROPERTIES ({_tblprops(props, **split)})")
+    with pytest.raises(UnsupportedError, match="'d' is a DATE column of a SQLite source.*splits need a numeric"):
+        wh.sql("SELECT * FROM od_split").collect()

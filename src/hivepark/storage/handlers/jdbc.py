@@ -65,6 +65,7 @@ from hivepark.storage.handlers.jdbc_sql import (
     SqlTranslator,
     ident,
     sqlite_affinity,
+    sqlite_datetime,
 )
 from hivepark.types import HiveType
 
@@ -528,6 +529,11 @@ class JdbcStorageHandler(StorageHandler):
         if kind not in ("int", "decimal", "float64", "float32", "date"):
             raise UnsupportedError(f"{PARTITION_COLUMN} '{part_col}' has type {col.hive_type.text}; splits need a "
                                    "numeric or date column")
+        if kind == "date" and self.database_type(table.properties) == "SQLITE":
+            # (its MIN/MAX compares text and numbers as they are stored, not as dates)
+            raise UnsupportedError(f"{PARTITION_COLUMN} '{part_col}' is a DATE column of a SQLite source, which "
+                                   "keeps dates as text or numbers in several forms; splits need a numeric column "
+                                   "there")
         lo, hi = _get(props, LOWER_BOUND), _get(props, UPPER_BOUND)
         low: Any
         high: Any
@@ -698,13 +704,8 @@ def _compares_as(db: str, declared: str, hive: HiveType, column: str) -> bool:
 
 
 def _sqlite_datetime(source: str) -> exp.Expression:
-    """A SQLite DATE or TIMESTAMP column for sqlite-jdbc's date reader: text in the driver's
-    form (``strftime`` reads every form SQLite's date functions take), numbers as they are
-    (the driver reads them as milliseconds or a Julian day)."""
-    col = exp.column(ident(source))
-    is_text = exp.EQ(this=exp.Anonymous(this="typeof", expressions=[col]), expression=exp.Literal.string("text"))
-    as_text = exp.Anonymous(this="strftime", expressions=[exp.Literal.string("%Y-%m-%d %H:%M:%f"), col.copy()])
-    return exp.Case(ifs=[exp.If(this=is_text, true=as_text)], default=col.copy())
+    """A SQLite DATE or TIMESTAMP column as the reader takes it (:func:`sqlite_datetime`)."""
+    return sqlite_datetime(exp.column(ident(source)))
 
 
 def _sqlite_quote(name: str) -> str:

@@ -112,6 +112,16 @@ def ident(name: str) -> exp.Identifier:
     return exp.to_identifier(name, quoted=True)
 
 
+def sqlite_datetime(col: exp.Expression) -> exp.Expression:
+    """A SQLite DATE or TIMESTAMP column for sqlite-jdbc's date reader: text in the driver's
+    form (``strftime`` reads every form SQLite's date functions take, and gives NULL for any
+    other text: ``''``, ``'n/a'``), numbers as they are (the driver reads them as milliseconds
+    or a Julian day)."""
+    is_text = exp.EQ(this=exp.Anonymous(this="typeof", expressions=[col]), expression=exp.Literal.string("text"))
+    as_text = exp.Anonymous(this="strftime", expressions=[exp.Literal.string("%Y-%m-%d %H:%M:%f"), col.copy()])
+    return exp.Case(ifs=[exp.If(this=is_text, true=as_text)], default=col.copy())
+
+
 class SqlTranslator:
     """Writes predicates on ``columns`` in ``database_type``'s dialect (None: not exactly).
 
@@ -317,6 +327,9 @@ class SqlTranslator:
             ref = self.column(expr.term)
             if ref is None:
                 return None
+            col = self.columns[expr.term]
+            if self.db == "SQLITE" and not self.outer and col.hive_type.kind in ("date", "timestamp"):
+                ref = sqlite_datetime(ref)  # text no date function reads ('', 'n/a') is read as NULL
             test = exp.Is(this=ref, expression=exp.Null())
             return test if isinstance(expr, IsNull) else exp.not_(test)
         if isinstance(expr, Comparison):
