@@ -669,3 +669,41 @@ def test_sqlite_dates_no_date_function_reads_are_null_to_is_null(wh, spark, tmp_
         wh.sql(f"CREATE EXTERNAL TABLE od_split STORED BY '{JDBC}' TBLPROPERTIES ({_tblprops(props, **split)})")
     with pytest.raises(UnsupportedError, match="'d' is a DATE column of a SQLite source.*splits need a numeric"):
         wh.sql("SELECT * FROM od_split").collect()
+
+
+@pytest.mark.parametrize("server", ["pg", "mariadb"])
+def test_backslashes_mean_the_same_under_every_quoting_mode(wh, spark, request, server):
+    """Found by a hunt for bugs: the pushed string literals were written with backslashes
+    escaped, which holds only under the databases' default quoting: with MariaDB's sql_mode
+    NO_BACKSLASH_ESCAPES or PostgreSQL's standard_conforming_strings off, `s = 'back\\\\slash'` was
+    sent as another string (no rows) and `s > 'back\\\\'` as an unterminated literal (the query
+    failed). A string with a backslash is written in a form with one meaning in every mode."""
+    from sqlalchemy import text
+
+    from hivepark.storage.handlers.jdbc import engine_for, run_sql
+
+    props = request.getfixturevalue(server)
+    props = props["props"] if server == "pg" else props
+    run_sql(props, "CREATE TABLE bs (id INT, s VARCHAR(20))")
+    run_sql(props, "INSERT INTO bs VALUES (1, 'back'), (2, 'x'), (3, NULL)")
+    with engine_for(props).begin() as conn:  # values with backslashes, written by the driver
+        conn.execute(text("INSERT INTO bs VALUES (:i, :s)"), [{"i": 4, "s": "back\\slash"}, {"i": 5, "s": "x\\_y"},
+                                                              {"i": 6, "s": "a\\"}, {"i": 7, "s": "a\\' OR 'x'='x"}])
+    wh.sql(f"CREATE EXTERNAL TABLE bs STORED BY '{JDBC}' "
+           f"TBLPROPERTIES ({_tblprops(props, **{'hive.sql.table': 'bs'})})")
+    _plain(spark, props, "bs", "plain_bs", "id INT, s STRING")
+    mode = ("ALTER DATABASE {db} SET standard_conforming_strings = {v}" if server == "pg" else
+            "SET GLOBAL sql_mode = {v}")
+    db = props["hive.sql.jdbc.url"].rsplit("/", 1)[1]
+    old = None if server == "pg" else run_sql(props, "SELECT @@GLOBAL.sql_mode")[0][0]
+    run_sql(props, mode.format(db=db, v="off" if server == "pg" else f"'{old},NO_BACKSLASH_ESCAPES'"))
+    try:
+        for cond in ("s = 'back\\\\slash'", "s IN ('x\\\\_y', 'a\\\\')", "s > 'back\\\\'", "s LIKE 'x\\\\\\\\%'",
+                     "s = 'a\\\\\\' OR \\'x\\'=\\'x'", "s <> 'a\\\\'"):
+            q = f"SELECT id FROM {{t}} WHERE {cond}"
+            want = _rows(spark.sql(q.format(t="plain_bs")))
+            assert _rows(wh.sql(q.format(t="bs"))) == want and want, cond
+    finally:
+        run_sql(props, f"ALTER DATABASE {db} RESET standard_conforming_strings" if server == "pg" else
+                mode.format(v=f"'{old}'"))
+    assert "pushed: (s = 'back\\\\slash')" in _explain(wh, "SELECT id FROM bs WHERE s = 'back\\\\slash'")

@@ -7,8 +7,9 @@ atoms is exact; what decides is each atom:
 
 * a literal is written only when its type fits the column (an integer for an integral
   column, a string for a string column, a date for a date column, ...): sqlglot writes it
-  in the dialect, with quotes and backslashes escaped, so a value never changes the
-  statement;
+  in the dialect, with quotes escaped, so a value never changes the statement; a string
+  with a backslash in a form that means the same under every quoting mode of the session
+  (:meth:`SqlTranslator._string`);
 * strings: PostgreSQL compares ``=``/``IN`` exactly under a deterministic collation, and
   ranges under ``COLLATE "C"`` (code-point order, as Spark); MariaDB's default collations
   ignore case and trailing spaces, so ``=``/``IN`` are sent as ``col = 'x' AND
@@ -180,7 +181,7 @@ class SqlTranslator:
         if kind == "string":
             if not isinstance(value, str) or (sqlite and col.affinity != "TEXT") or "\x00" in value:
                 return None
-            return exp.Literal.string(value)
+            return self._string(value)
         if kind == "date":
             if sqlite:
                 return None
@@ -196,6 +197,18 @@ class SqlTranslator:
                 return None
             return exp.cast(exp.Literal.string(day.isoformat()), "DATE")
         return None  # char, float32, timestamp, boolean on SQLite, complex types
+
+    def _string(self, value: str) -> exp.Expression:
+        """A string literal that means ``value`` whatever the session's quoting rules: a
+        backslash is an escape in MariaDB's literals unless its ``sql_mode`` has
+        NO_BACKSLASH_ESCAPES, and in PostgreSQL's when ``standard_conforming_strings`` is off,
+        so a value with one is written in a form that has one meaning: PostgreSQL's escape
+        string ``E'a\\b'``, MariaDB's ``_utf8mb4 x'615c62'`` (its UTF-8 bytes)."""
+        if "\\" not in value or self.db == "SQLITE":
+            return exp.Literal.string(value)
+        if self.dialect == "postgres":
+            return exp.ByteString(this=value)
+        return exp.Introducer(this=exp.var("_utf8mb4"), expression=exp.HexString(this=value.encode("utf-8").hex()))
 
     def column(self, term: str) -> exp.Expression | None:
         col = self.columns.get(term)
@@ -306,8 +319,8 @@ class SqlTranslator:
             like_regex(node.pattern)
         except ValueError:
             return None
-        return exp.Escape(this=exp.Like(this=ref, expression=exp.Literal.string(node.pattern)),
-                          expression=exp.Literal.string("\\"))
+        return exp.Escape(this=exp.Like(this=ref, expression=self._string(node.pattern)),
+                          expression=self._string("\\"))
 
     def translate(self, expr: Expr) -> exp.Expression | None:
         """The predicate in the source's dialect, or None when it would not be exact."""
