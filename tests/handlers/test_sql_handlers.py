@@ -707,3 +707,26 @@ def test_backslashes_mean_the_same_under_every_quoting_mode(wh, spark, request, 
         run_sql(props, f"ALTER DATABASE {db} RESET standard_conforming_strings" if server == "pg" else
                 mode.format(v=f"'{old}'"))
     assert "pushed: (s = 'back\\\\slash')" in _explain(wh, "SELECT id FROM bs WHERE s = 'back\\\\slash'")
+
+
+def test_a_literal_spark_refuses_is_not_answered_by_the_source(wh, spark, pg):
+    """Found by a hunt for bugs: Spark refuses a numeric literal of more than 38 digits
+    (DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION), but such a comparison was pushed whole, so the
+    query never reached Spark's parser and PostgreSQL answered it. It stays in Spark's filter and
+    fails as plain Spark does."""
+    from hivepark.errors import HiveParkError
+
+    _create_orders(wh, pg)
+    _plain(spark, pg["props"], "orders", "plain_orders", COLUMNS)
+    for cond in ("o_id >= 1.0000000000000000000000000000000000000001",
+                 "o_total > 0.100000000000000000000000000000000000001",
+                 "o_cust < 99999999999999999999999999999999999999999"):
+        q = f"SELECT count(*) FROM {{t}} WHERE {cond}"
+        with pytest.raises(Exception, match="DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION"):
+            spark.sql(q.format(t="plain_orders")).collect()
+        with pytest.raises(HiveParkError, match="DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION"):
+            wh.sql(q.format(t="orders")).collect()
+    # 38 digits are Spark's DECIMAL(38, 0): pushed
+    q = "SELECT count(*) FROM {t} WHERE o_cust < 99999999999999999999999999999999999999"
+    assert _rows(wh.sql(q.format(t="orders"))) == _rows(spark.sql(q.format(t="plain_orders")))
+    assert "pushed: (o_cust < 99999999999999999999999999999999999999)" in _explain(wh, q.format(t="orders"))
