@@ -730,3 +730,34 @@ def test_a_literal_spark_refuses_is_not_answered_by_the_source(wh, spark, pg):
     q = "SELECT count(*) FROM {t} WHERE o_cust < 99999999999999999999999999999999999999"
     assert _rows(wh.sql(q.format(t="orders"))) == _rows(spark.sql(q.format(t="plain_orders")))
     assert "pushed: (o_cust < 99999999999999999999999999999999999999)" in _explain(wh, q.format(t="orders"))
+
+
+def test_mariadb_zero_dates_are_compared_as_read(wh, spark, mariadb):
+    """Found by a hunt for bugs: MariaDB keeps zero dates ('0000-00-00', '2024-00-00'; its default
+    strict sql_mode takes them), which the reader makes NULL and 2023-11-30, while the pushed
+    `d IS NULL`, `d < '2000-01-01'` and `d <> '2024-01-05'` compared the stored values: the zero
+    date was not NULL and before 2000. Nothing is pushed on MariaDB's DATE and DATETIME columns;
+    splits over a DATE column still read each row once."""
+    from hivepark.storage.handlers.jdbc import engine_for
+
+    with engine_for(mariadb).begin() as conn:
+        conn.exec_driver_sql("SET SESSION sql_mode = ''")
+        conn.exec_driver_sql("CREATE TABLE zd (id INT, d DATE, ts DATETIME)")
+        conn.exec_driver_sql("INSERT INTO zd VALUES (1, '0000-00-00', '0000-00-00 00:00:00'), "
+                             "(2, '2024-01-05', '2024-01-05 10:00:00'), (3, NULL, NULL), "
+                             "(4, '2024-00-00', '2024-01-06 00:00:00')")
+    wh.sql(f"CREATE EXTERNAL TABLE zd STORED BY '{JDBC}' "
+           f"TBLPROPERTIES ({_tblprops(mariadb, **{'hive.sql.table': 'zd'})})")
+    split = {"hive.sql.table": "zd", "hive.sql.partitionColumn": "d", "hive.sql.numPartitions": "3",
+             "hive.sql.lowerBound": "2023-01-01", "hive.sql.upperBound": "2025-01-01"}
+    wh.sql(f"CREATE EXTERNAL TABLE zd_split STORED BY '{JDBC}' TBLPROPERTIES ({_tblprops(mariadb, **split)})")
+    _plain(spark, mariadb, "zd", "plain_zd", "id INT, d DATE, ts TIMESTAMP")
+    assert _rows(wh.sql("SELECT id, d FROM zd")) == _rows(spark.sql("SELECT id, d FROM plain_zd")) == [
+        (1, None), (2, datetime.date(2024, 1, 5)), (3, None), (4, datetime.date(2023, 11, 30))]
+    for cond in ("d IS NULL", "d IS NOT NULL", "d < '2000-01-01'", "d <> '2024-01-05'", "d < '2023-12-01'",
+                 "d = '2023-11-30'", "ts IS NULL", "d IN ('2024-01-05', '2023-11-30')"):
+        q = f"SELECT id FROM {{t}} WHERE {cond}"
+        want = _rows(spark.sql(q.format(t="plain_zd")))
+        assert _rows(wh.sql(q.format(t="zd"))) == want, cond
+        assert _rows(wh.sql(q.format(t="zd_split"))) == want, cond
+    assert "pushed: none" in _explain(wh, "SELECT id FROM zd WHERE d IS NULL")

@@ -22,6 +22,12 @@ atoms is exact; what decides is each atom:
   a MariaDB BOOLEAN as ``(col <> 0)``, a SQLite column (but a STRICT table's) through the
   ``CAST`` that converts a value of another storage class as sqlite-jdbc does;
 * a column whose source type is not the Hive type's (``SourceColumn.exact``) takes none;
+* MariaDB/MySQL keep "zero" dates ('0000-00-00', and '2024-00-00' or '2024-01-00' unless the
+  sql_mode has NO_ZERO_DATE / NO_ZERO_IN_DATE, which the default strict mode has not): the
+  reader makes NULL of '0000-00-00' and 2023-11-30 of '2024-00-00', while the server compares
+  the stored values ('0000-00-00' is not NULL and is before 2000-01-01; '2024-00-00' is after
+  2023-12-31), so nothing is pushed on their DATE and DATETIME columns, not even IS NULL (the
+  split ranges, on the stored values, still are: each stored value is in one range);
 * ``LIKE`` is pushed to PostgreSQL only (MariaDB's and SQLite's ignore case);
 * CHAR (padding), FLOAT (single precision), TIMESTAMP (time zones) and anything on SQLite
   but integers, doubles and TEXT-affinity strings stay in the residual; so does an
@@ -183,7 +189,7 @@ class SqlTranslator:
                 return None
             return self._string(value)
         if kind == "date":
-            if sqlite:
+            if sqlite or (self.dialect == "mysql" and not self.outer):  # MariaDB's zero dates
                 return None
             if isinstance(value, datetime.datetime):
                 return None
@@ -343,6 +349,8 @@ class SqlTranslator:
             col = self.columns[expr.term]
             if self.db == "SQLITE" and not self.outer and col.hive_type.kind in ("date", "timestamp"):
                 ref = sqlite_datetime(ref)  # text no date function reads ('', 'n/a') is read as NULL
+            if self.dialect == "mysql" and col.hive_type.kind in ("date", "timestamp") and not self.outer:
+                return None  # a zero date is read as NULL (the module's docstring)
             test = exp.Is(this=ref, expression=exp.Null())
             return test if isinstance(expr, IsNull) else exp.not_(test)
         if isinstance(expr, Comparison):
