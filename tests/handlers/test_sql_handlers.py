@@ -761,3 +761,22 @@ def test_mariadb_zero_dates_are_compared_as_read(wh, spark, mariadb):
         assert _rows(wh.sql(q.format(t="zd"))) == want, cond
         assert _rows(wh.sql(q.format(t="zd_split"))) == want, cond
     assert "pushed: none" in _explain(wh, "SELECT id FROM zd WHERE d IS NULL")
+
+
+def test_postgres_infinite_dates_compare_as_read(wh, spark, pg):
+    """Found by a hunt for bugs: PostgreSQL's 'infinity' and '-infinity' dates are read as
+    9999-12-31 and 0001-01-03, but `d = '9999-12-31'` and `d < '0001-01-02'` were pushed and
+    compared the infinities. A date literal outside the years 2 to 9999 is left to Spark."""
+    from hivepark.storage.handlers.jdbc import run_sql
+
+    run_sql(pg["props"], "CREATE TABLE inf_d (id INT, d DATE)")
+    run_sql(pg["props"], "INSERT INTO inf_d VALUES (1, 'infinity'), (2, '2024-01-05'), (3, NULL), "
+                         "(4, '-infinity'), (5, '0001-01-01')")
+    wh.sql(f"CREATE EXTERNAL TABLE inf_d STORED BY '{JDBC}' "
+           f"TBLPROPERTIES ({_tblprops(pg['props'], **{'hive.sql.table': 'inf_d'})})")
+    _plain(spark, pg["props"], "inf_d", "plain_inf_d", "id INT, d DATE")
+    for cond in ("d = '9999-12-31'", "d < '0001-01-02'", "d IN ('0001-01-03', '2024-01-05')", "d >= '9999-12-31'",
+                 "d > '2024-01-01'", "d < '2024-01-06'"):
+        q = f"SELECT id FROM {{t}} WHERE {cond}"
+        assert _rows(wh.sql(q.format(t="inf_d"))) == _rows(spark.sql(q.format(t="plain_inf_d"))), cond
+    assert "pushed: (d > '2024-01-01')" in _explain(wh, "SELECT id FROM inf_d WHERE d > '2024-01-01'")

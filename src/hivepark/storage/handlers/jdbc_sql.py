@@ -28,6 +28,8 @@ atoms is exact; what decides is each atom:
   the stored values ('0000-00-00' is not NULL and is before 2000-01-01; '2024-00-00' is after
   2023-12-31), so nothing is pushed on their DATE and DATETIME columns, not even IS NULL (the
   split ranges, on the stored values, still are: each stored value is in one range);
+* PostgreSQL's infinite dates are read as 9999-12-31 and 0001-01-03, so a date literal is pushed
+  there only between the years 2 and 9999 (:data:`PG_DATES`), where it orders with them as read;
 * ``LIKE`` is pushed to PostgreSQL only (MariaDB's and SQLite's ignore case);
 * CHAR (padding), FLOAT (single precision), TIMESTAMP (time zones) and anything on SQLite
   but integers, doubles and TEXT-affinity strings stay in the residual; so does an
@@ -71,6 +73,10 @@ from hivepark.types import INTEGRAL_BITS, HiveType
 SQLGLOT_DIALECT = {"POSTGRES": "postgres", "MYSQL": "mysql", "MARIADB": "mysql", "SQLITE": "sqlite"}
 
 MARIADB_UTF8 = frozenset({"utf8mb4"})  # character sets whose bytes are the utf8mb4 literal's
+
+# PostgreSQL's dates 'infinity' and '-infinity' are read as 9999-12-31 and 0001-01-03: a date literal
+# between these (with a margin) compares with them as PostgreSQL does; others are left to Spark
+PG_DATES = (datetime.date(2, 1, 1), datetime.date(9999, 11, 30))
 
 _OPS: dict[type[Comparison], type[exp.Expression]] = {
     EqualTo: exp.EQ, NotEqualTo: exp.NEQ, LessThan: exp.LT, LessThanOrEqual: exp.LTE,
@@ -200,6 +206,8 @@ class SqlTranslator:
             try:
                 day = datetime.date.fromisoformat(value)
             except ValueError:
+                return None
+            if self.dialect == "postgres" and not self.outer and not PG_DATES[0] <= day <= PG_DATES[1]:
                 return None
             return exp.cast(exp.Literal.string(day.isoformat()), "DATE")
         return None  # char, float32, timestamp, boolean on SQLite, complex types
