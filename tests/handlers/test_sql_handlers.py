@@ -737,7 +737,7 @@ def test_mariadb_zero_dates_are_compared_as_read(wh, spark, mariadb):
     strict sql_mode takes them), which the reader makes NULL and 2023-11-30, while the pushed
     `d IS NULL`, `d < '2000-01-01'` and `d <> '2024-01-05'` compared the stored values: the zero
     date was not NULL and before 2000. Nothing is pushed on MariaDB's DATE and DATETIME columns;
-    splits over a DATE column still read each row once."""
+    splits over a DATE column still read each row once, their bounds from the real dates."""
     from hivepark.storage.handlers.jdbc import engine_for
 
     with engine_for(mariadb).begin() as conn:
@@ -761,12 +761,17 @@ def test_mariadb_zero_dates_are_compared_as_read(wh, spark, mariadb):
         assert _rows(wh.sql(q.format(t="zd"))) == want, cond
         assert _rows(wh.sql(q.format(t="zd_split"))) == want, cond
     assert "pushed: none" in _explain(wh, "SELECT id FROM zd WHERE d IS NULL")
+    # splits with bounds from MIN/MAX failed: "'0000-00-00' is not a valid split bound for a date column"
+    minmax = {"hive.sql.table": "zd", "hive.sql.partitionColumn": "d", "hive.sql.numPartitions": "3"}
+    wh.sql(f"CREATE EXTERNAL TABLE zd_minmax STORED BY '{JDBC}' TBLPROPERTIES ({_tblprops(mariadb, **minmax)})")
+    assert _rows(wh.sql("SELECT id, d FROM zd_minmax")) == _rows(spark.sql("SELECT id, d FROM plain_zd"))
 
 
 def test_postgres_infinite_dates_compare_as_read(wh, spark, pg):
     """Found by a hunt for bugs: PostgreSQL's 'infinity' and '-infinity' dates are read as
     9999-12-31 and 0001-01-03, but `d = '9999-12-31'` and `d < '0001-01-02'` were pushed and
-    compared the infinities. A date literal outside the years 2 to 9999 is left to Spark."""
+    compared the infinities. A date literal outside the years 2 to 9999 is left to Spark. Splits
+    take their bounds from the finite dates."""
     from hivepark.storage.handlers.jdbc import run_sql
 
     run_sql(pg["props"], "CREATE TABLE inf_d (id INT, d DATE)")
@@ -780,3 +785,7 @@ def test_postgres_infinite_dates_compare_as_read(wh, spark, pg):
         q = f"SELECT id FROM {{t}} WHERE {cond}"
         assert _rows(wh.sql(q.format(t="inf_d"))) == _rows(spark.sql(q.format(t="plain_inf_d"))), cond
     assert "pushed: (d > '2024-01-01')" in _explain(wh, "SELECT id FROM inf_d WHERE d > '2024-01-01'")
+    # splits with bounds from MIN/MAX failed: "date too small (before year 1): '-infinity'"
+    minmax = {"hive.sql.table": "inf_d", "hive.sql.partitionColumn": "d", "hive.sql.numPartitions": "3"}
+    wh.sql(f"CREATE EXTERNAL TABLE inf_split STORED BY '{JDBC}' TBLPROPERTIES ({_tblprops(pg['props'], **minmax)})")
+    assert _rows(wh.sql("SELECT * FROM inf_split")) == _rows(spark.sql("SELECT * FROM plain_inf_d"))

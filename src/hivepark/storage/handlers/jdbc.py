@@ -569,6 +569,13 @@ class JdbcStorageHandler(StorageHandler):
             where = translator.translate(pushed.expr)
             if where is not None:
                 q = q.where(where)
+        if translator.dialect == "mysql" and col.hive_type.kind == "date":
+            # the bounds of the real dates: a zero date ('0000-00-00', '2024-00-00') is no bound, but
+            # still in the first range (below every real date) or one of the others
+            q = q.where(exp.and_(*[exp.NEQ(this=exp.Anonymous(this=f, expressions=[ref.copy()]),
+                                           expression=exp.Literal.number(0)) for f in ("MONTH", "DAYOFMONTH")]))
+        if translator.dialect == "postgres" and col.hive_type.kind == "date":
+            q = q.where(exp.Anonymous(this="isfinite", expressions=[ref.copy()]))  # no bound: 'infinity'
         row = run_sql(props, translator.sql(q))[0]
         low, high = row
         if low is None:
