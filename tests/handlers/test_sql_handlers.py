@@ -789,3 +789,24 @@ def test_postgres_infinite_dates_compare_as_read(wh, spark, pg):
     minmax = {"hive.sql.table": "inf_d", "hive.sql.partitionColumn": "d", "hive.sql.numPartitions": "3"}
     wh.sql(f"CREATE EXTERNAL TABLE inf_split STORED BY '{JDBC}' TBLPROPERTIES ({_tblprops(pg['props'], **minmax)})")
     assert _rows(wh.sql("SELECT * FROM inf_split")) == _rows(spark.sql("SELECT * FROM plain_inf_d"))
+
+
+def test_mariadb_enum_and_set_columns_are_strings(wh, spark, mariadb):
+    """Found by a hunt for bugs: CREATE TABLE without columns over a MariaDB table with an ENUM
+    or SET column failed ("has type ENUM('abc','ABD','b') ... which has no Hive counterpart"),
+    though both are meant to read as STRING. They are read padded to their longest member ('b' as
+    'b  ', as plain Spark reads them), so nothing but IS NULL is pushed on them."""
+    from hivepark.storage.handlers.jdbc import run_sql
+
+    run_sql(mariadb, "CREATE TABLE en (id INT, e ENUM('abc','ABD','b'), st SET('x','y'))")
+    run_sql(mariadb, "INSERT INTO en VALUES (1, 'abc', 'x,y'), (2, 'ABD', 'y'), (3, NULL, ''), (4, 'b', 'x')")
+    wh.sql(f"CREATE EXTERNAL TABLE en STORED BY '{JDBC}' "
+           f"TBLPROPERTIES ({_tblprops(mariadb, **{'hive.sql.table': 'en'})})")
+    assert [tuple(r)[:2] for r in wh.sql("DESCRIBE en").collect()] == [("id", "int"), ("e", "string"),
+                                                                        ("st", "string")]
+    _plain(spark, mariadb, "en", "plain_en", "id INT, e STRING, st STRING")
+    assert _rows(wh.sql("SELECT * FROM en")) == _rows(spark.sql("SELECT * FROM plain_en"))
+    for cond in ("e = 'ABC'", "e = 'abc'", "e < 'b'", "e IN ('abd', 'b')", "e <> 'abc'", "st = 'x,y'", "st = ''",
+                 "e = 'b  '", "e IS NULL"):
+        q = f"SELECT id FROM {{t}} WHERE {cond}"
+        assert _rows(wh.sql(q.format(t="en"))) == _rows(spark.sql(q.format(t="plain_en"))), cond

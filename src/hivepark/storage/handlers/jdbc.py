@@ -136,8 +136,12 @@ def hive_type_of(database_type: str, declared: str, column: str) -> str:
     ('string', 'boolean')
     >>> hive_type_of("POSTGRES", "timestamp(3) without time zone", "x"), hive_type_of("POSTGRES", "bpchar", "x")
     ('timestamp', 'char(1)')
+    >>> hive_type_of("MARIADB", "ENUM('a','b(c')", "x"), hive_type_of("MYSQL", "SET('x','y')", "x")
+    ('string', 'string')
     """
     raw = " ".join(declared.strip().lower().split())
+    if database_type in ("MYSQL", "MARIADB") and re.match(r"(enum|set)\s*\(", raw):
+        return "string"  # ENUM('a','b') / SET('x','y'): read as their text
     raw = re.sub(r"^(timestamp|time)\s*\(\s*\d+\s*\)", r"\1", raw)  # PostgreSQL's timestamp(3) ...
     unsigned = " unsigned" in raw
     raw = raw.replace(" unsigned", "").replace(" zerofill", "")
@@ -701,6 +705,8 @@ def _compares_as(db: str, declared: str, hive: HiveType, column: str) -> bool:
     raw = " ".join(declared.lower().split())
     if db == "POSTGRES" and raw in _PG_INEXACT:
         return False
+    if db in ("MYSQL", "MARIADB") and re.match(r"(enum|set)\s*\(", raw):
+        return False  # read padded to the longest member ('b' as 'b  '), compared unpadded
     try:
         source = HiveType.parse(hive_type_of(db, declared, column))
     except (UnsupportedError, ValueError):
