@@ -190,6 +190,8 @@ class HiveType:
     def _bind_numeric(self, value: Value) -> Value | None:
         if isinstance(value, bool):
             return None
+        if isinstance(value, (int, Decimal)) and _spark_precision(value) > MAX_DECIMAL_PRECISION:
+            return None  # no Spark literal: Spark's parser refuses it, which Spark's filter must do
         if isinstance(value, Decimal) and self.kind in ("float32", "float64"):
             number = float(value)  # Spark compares DOUBLE/FLOAT with a decimal as DOUBLE
             return number if math.isfinite(number) else None
@@ -425,6 +427,25 @@ def type_family(hive_type: str | HiveType) -> str:
 
 
 # -- helpers ---------------------------------------------------------------------------------
+
+#: Spark's largest DECIMAL precision; a numeric literal of more digits is refused by Spark's parser
+#: (DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION)
+MAX_DECIMAL_PRECISION = 38
+
+
+def _spark_precision(value: int | Decimal) -> int:
+    """The precision of the DECIMAL Spark makes of a numeric literal (``DecimalType.fromDecimal``:
+    its digits, at least its scale).
+
+    >>> _spark_precision(Decimal("0.001")), _spark_precision(Decimal("12.50")), _spark_precision(-10**40)
+    (3, 4, 41)
+    """
+    if isinstance(value, int):
+        return len(str(abs(value)))
+    _, digits, exponent = value.as_tuple()
+    scale = -exponent if isinstance(exponent, int) and exponent < 0 else 0
+    return max(len(digits), scale)
+
 
 def _bind_date(value: Value) -> str | None:
     if isinstance(value, datetime.datetime):

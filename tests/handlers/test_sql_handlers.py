@@ -595,3 +595,218 @@ def test_a_source_that_cannot_be_reached_is_a_clear_error(wh, pg):
         assert text.startswith("The POSTGRES source of default.down cannot be reached (OperationalError: "), text
         assert "Connection refused" in text and "Check hive.sql.jdbc.url and the credentials" in text
         assert "s3cret-pw" not in text
+
+
+def test_sqlite_integer_literals_beyond_64_bits_are_not_rounded(wh, spark, tmp_path):
+    """Found by a hunt for bugs: SQLite reads an integer literal outside 64 bits as a REAL,
+    rounded, so the pushed `big <= -9223372036854775809` became `<= -2**63` and returned the
+    rows holding the smallest BIGINT, which Spark (comparing exactly, as decimals) does not keep.
+    Such a literal is left to Spark."""
+    path = tmp_path / "big.db"
+    values = [-2**63, 2**63 - 1, 0, None]
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE b (id INTEGER PRIMARY KEY, big BIGINT)")
+        conn.executemany("INSERT INTO b VALUES (?, ?)", list(enumerate(values)))
+    props = {"hive.sql.database.type": "SQLITE", "hive.sql.jdbc.url": f"jdbc:sqlite:{path}", "hive.sql.table": "b"}
+    wh.sql(f"CREATE EXTERNAL TABLE b STORED BY '{JDBC}' TBLPROPERTIES ({_tblprops(props)})")
+    spark.createDataFrame(list(enumerate(values)), "id bigint, big bigint").createOrReplaceTempView("plain_b")
+    for cond in ("big <= -9223372036854775809", "big IN (-9223372036854775809, 0)",
+                 "big >= 9223372036854775808", "NOT (big > -9223372036854775809)", "big = -9223372036854775808"):
+        q = f"SELECT id FROM {{t}} WHERE {cond}"
+        assert _rows(wh.sql(q.format(t="b"))) == _rows(spark.sql(q.format(t="plain_b"))), cond
+    assert "pushed: (big = -9223372036854775808)" in _explain(wh, "SELECT id FROM b WHERE big = -9223372036854775808")
+
+
+def test_postgres_uuid_and_json_columns_compare_as_the_text_spark_reads(wh, spark, pg):
+    """Found by a hunt for bugs: PostgreSQL's uuid, json and jsonb columns are read as STRING,
+    but the pushed comparisons compared them as their own types: `u = 'A0EE...'` matched the
+    uuid Spark reads as 'a0ee...' (uuid input ignores case), `u = 'nope'` and `u < 'b'` failed
+    the query (no uuid; no collation for uuid), `j = '{"a":1}'` matched the jsonb Spark reads as
+    '{"a": 1}', and json has no `=` at all. Nothing but IS [NOT] NULL is pushed on them. LIKE was
+    pushed on any string column, also a citext one (whose LIKE ignores case)."""
+    from hivepark.storage.handlers.jdbc import run_sql
+
+    run_sql(pg["props"], "CREATE EXTENSION IF NOT EXISTS citext")
+    run_sql(pg["props"], "CREATE TABLE docs (id int, u uuid, j jsonb, js json, c citext)")
+    run_sql(pg["props"], "INSERT INTO docs VALUES (1, 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '{\"a\": 1}', "
+                         "'{\"a\":1}', 'abc'), (2, 'b0eebc99-9c0b-4ef8-bb6d-6bb9bd380a12', '[1, 2]', '[1,2]', "
+                         "'ABC'), (3, NULL, NULL, NULL, NULL)")
+    wh.sql(f"CREATE EXTERNAL TABLE docs STORED BY '{JDBC}' "
+           f"TBLPROPERTIES ({_tblprops(pg['props'], **{'hive.sql.table': 'docs'})})")
+    _plain(spark, pg["props"], "docs", "plain_docs", "id INT, u STRING, j STRING, js STRING, c STRING")
+    for cond in ("u = 'A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11'", "u = 'nope'", "u < 'b'", "u LIKE 'a%'",
+                 "u IN ('a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', 'x')", "j = '{\"a\":1}'", "j = '{\"a\": 1}'",
+                 "j > '['", "js = '{\"a\":1}'", "js IN ('[1,2]')", "u IS NULL", "c LIKE 'a%'"):
+        q = f"SELECT id FROM {{t}} WHERE {cond}"
+        assert _rows(wh.sql(q.replace("{t}", "docs"))) == _rows(spark.sql(q.replace("{t}", "plain_docs"))), cond
+    assert "pushed: none" in _explain(wh, "SELECT id FROM docs WHERE u = 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'")
+    assert "pushed: (u is null)" in _explain(wh, "SELECT id FROM docs WHERE u IS NULL")
+
+
+def test_sqlite_dates_no_date_function_reads_are_null_to_is_null(wh, spark, tmp_path):
+    """Found by a hunt for bugs: a SQLite DATE or DATETIME column may hold text no date function
+    reads ('', 'n/a'); hivepark reads it as NULL, but `d IS NULL` was pushed on the stored text,
+    so `WHERE d IS NULL` lost those rows and `WHERE d IS NOT NULL` returned them with a NULL d.
+    IS [NOT] NULL is sent on the value as read. Splits over such a column are refused clearly."""
+    path = tmp_path / "odd_dates.db"
+    stored = [(1, "2024-01-05", "2024-01-05 10:11:12"), (2, "", ""), (3, "n/a", "soon"), (4, None, None)]
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE od (id INTEGER PRIMARY KEY, d DATE, ts DATETIME)")
+        conn.executemany("INSERT INTO od VALUES (?, ?, ?)", stored)
+    props = {"hive.sql.database.type": "SQLITE", "hive.sql.jdbc.url": f"jdbc:sqlite:{path}", "hive.sql.table": "od"}
+    wh.sql(f"CREATE EXTERNAL TABLE od STORED BY '{JDBC}' TBLPROPERTIES ({_tblprops(props)})")
+    read = [(1, datetime.date(2024, 1, 5), datetime.datetime(2024, 1, 5, 10, 11, 12)), (2, None, None),
+            (3, None, None), (4, None, None)]
+    assert _rows(wh.sql("SELECT * FROM od")) == read  # what the reader makes of them
+    spark.createDataFrame(read, "id bigint, d date, ts timestamp").createOrReplaceTempView("py_od")
+    for cond in ("d IS NULL", "d IS NOT NULL", "ts IS NULL", "NOT (ts IS NULL) OR id = 2", "d IS NULL AND id > 1"):
+        q = f"SELECT id FROM {{t}} WHERE {cond}"
+        assert _rows(wh.sql(q.format(t="od"))) == _rows(spark.sql(q.format(t="py_od"))), cond
+    assert "pushed: (d is null)" in _explain(wh, "SELECT id FROM od WHERE d IS NULL")
+    # splits over such a column were refused with "'' is not a valid split bound for a date column"
+    split = {"hive.sql.partitionColumn": "d", "hive.sql.numPartitions": "2"}
+    with pytest.warns(UserWarning, match="cannot read table default.od_split .* a DATE column of a SQLite"):
+        wh.sql(f"CREATE EXTERNAL TABLE od_split STORED BY '{JDBC}' TBLPROPERTIES ({_tblprops(props, **split)})")
+    with pytest.raises(UnsupportedError, match="'d' is a DATE column of a SQLite source.*splits need a numeric"):
+        wh.sql("SELECT * FROM od_split").collect()
+
+
+@pytest.mark.parametrize("server", ["pg", "mariadb"])
+def test_backslashes_mean_the_same_under_every_quoting_mode(wh, spark, request, server):
+    """Found by a hunt for bugs: the pushed string literals were written with backslashes
+    escaped, which holds only under the databases' default quoting: with MariaDB's sql_mode
+    NO_BACKSLASH_ESCAPES or PostgreSQL's standard_conforming_strings off, `s = 'back\\\\slash'` was
+    sent as another string (no rows) and `s > 'back\\\\'` as an unterminated literal (the query
+    failed). A string with a backslash is written in a form with one meaning in every mode."""
+    from sqlalchemy import text
+
+    from hivepark.storage.handlers.jdbc import engine_for, run_sql
+
+    props = request.getfixturevalue(server)
+    props = props["props"] if server == "pg" else props
+    run_sql(props, "CREATE TABLE bs (id INT, s VARCHAR(20))")
+    run_sql(props, "INSERT INTO bs VALUES (1, 'back'), (2, 'x'), (3, NULL)")
+    with engine_for(props).begin() as conn:  # values with backslashes, written by the driver
+        conn.execute(text("INSERT INTO bs VALUES (:i, :s)"), [{"i": 4, "s": "back\\slash"}, {"i": 5, "s": "x\\_y"},
+                                                              {"i": 6, "s": "a\\"}, {"i": 7, "s": "a\\' OR 'x'='x"}])
+    wh.sql(f"CREATE EXTERNAL TABLE bs STORED BY '{JDBC}' "
+           f"TBLPROPERTIES ({_tblprops(props, **{'hive.sql.table': 'bs'})})")
+    _plain(spark, props, "bs", "plain_bs", "id INT, s STRING")
+    mode = ("ALTER DATABASE {db} SET standard_conforming_strings = {v}" if server == "pg" else
+            "SET GLOBAL sql_mode = {v}")
+    db = props["hive.sql.jdbc.url"].rsplit("/", 1)[1]
+    old = None if server == "pg" else run_sql(props, "SELECT @@GLOBAL.sql_mode")[0][0]
+    run_sql(props, mode.format(db=db, v="off" if server == "pg" else f"'{old},NO_BACKSLASH_ESCAPES'"))
+    try:
+        for cond in ("s = 'back\\\\slash'", "s IN ('x\\\\_y', 'a\\\\')", "s > 'back\\\\'", "s LIKE 'x\\\\\\\\%'",
+                     "s = 'a\\\\\\' OR \\'x\\'=\\'x'", "s <> 'a\\\\'"):
+            q = f"SELECT id FROM {{t}} WHERE {cond}"
+            want = _rows(spark.sql(q.format(t="plain_bs")))
+            assert _rows(wh.sql(q.format(t="bs"))) == want and want, cond
+    finally:
+        run_sql(props, f"ALTER DATABASE {db} RESET standard_conforming_strings" if server == "pg" else
+                mode.format(v=f"'{old}'"))
+    assert "pushed: (s = 'back\\\\slash')" in _explain(wh, "SELECT id FROM bs WHERE s = 'back\\\\slash'")
+
+
+def test_a_literal_spark_refuses_is_not_answered_by_the_source(wh, spark, pg):
+    """Found by a hunt for bugs: Spark refuses a numeric literal of more than 38 digits
+    (DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION), but such a comparison was pushed whole, so the
+    query never reached Spark's parser and PostgreSQL answered it. It stays in Spark's filter and
+    fails as plain Spark does."""
+    from hivepark.errors import HiveParkError
+
+    _create_orders(wh, pg)
+    _plain(spark, pg["props"], "orders", "plain_orders", COLUMNS)
+    for cond in ("o_id >= 1.0000000000000000000000000000000000000001",
+                 "o_total > 0.100000000000000000000000000000000000001",
+                 "o_cust < 99999999999999999999999999999999999999999"):
+        q = f"SELECT count(*) FROM {{t}} WHERE {cond}"
+        with pytest.raises(Exception, match="DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION"):
+            spark.sql(q.format(t="plain_orders")).collect()
+        with pytest.raises(HiveParkError, match="DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION"):
+            wh.sql(q.format(t="orders")).collect()
+    # 38 digits are Spark's DECIMAL(38, 0): pushed
+    q = "SELECT count(*) FROM {t} WHERE o_cust < 99999999999999999999999999999999999999"
+    assert _rows(wh.sql(q.format(t="orders"))) == _rows(spark.sql(q.format(t="plain_orders")))
+    assert "pushed: (o_cust < 99999999999999999999999999999999999999)" in _explain(wh, q.format(t="orders"))
+
+
+def test_mariadb_zero_dates_are_compared_as_read(wh, spark, mariadb):
+    """Found by a hunt for bugs: MariaDB keeps zero dates ('0000-00-00', '2024-00-00'; its default
+    strict sql_mode takes them), which the reader makes NULL and 2023-11-30, while the pushed
+    `d IS NULL`, `d < '2000-01-01'` and `d <> '2024-01-05'` compared the stored values: the zero
+    date was not NULL and before 2000. Nothing is pushed on MariaDB's DATE and DATETIME columns;
+    splits over a DATE column still read each row once, their bounds from the real dates."""
+    from hivepark.storage.handlers.jdbc import engine_for
+
+    with engine_for(mariadb).begin() as conn:
+        conn.exec_driver_sql("SET SESSION sql_mode = ''")
+        conn.exec_driver_sql("CREATE TABLE zd (id INT, d DATE, ts DATETIME)")
+        conn.exec_driver_sql("INSERT INTO zd VALUES (1, '0000-00-00', '0000-00-00 00:00:00'), "
+                             "(2, '2024-01-05', '2024-01-05 10:00:00'), (3, NULL, NULL), "
+                             "(4, '2024-00-00', '2024-01-06 00:00:00')")
+    wh.sql(f"CREATE EXTERNAL TABLE zd STORED BY '{JDBC}' "
+           f"TBLPROPERTIES ({_tblprops(mariadb, **{'hive.sql.table': 'zd'})})")
+    split = {"hive.sql.table": "zd", "hive.sql.partitionColumn": "d", "hive.sql.numPartitions": "3",
+             "hive.sql.lowerBound": "2023-01-01", "hive.sql.upperBound": "2025-01-01"}
+    wh.sql(f"CREATE EXTERNAL TABLE zd_split STORED BY '{JDBC}' TBLPROPERTIES ({_tblprops(mariadb, **split)})")
+    _plain(spark, mariadb, "zd", "plain_zd", "id INT, d DATE, ts TIMESTAMP")
+    assert _rows(wh.sql("SELECT id, d FROM zd")) == _rows(spark.sql("SELECT id, d FROM plain_zd")) == [
+        (1, None), (2, datetime.date(2024, 1, 5)), (3, None), (4, datetime.date(2023, 11, 30))]
+    for cond in ("d IS NULL", "d IS NOT NULL", "d < '2000-01-01'", "d <> '2024-01-05'", "d < '2023-12-01'",
+                 "d = '2023-11-30'", "ts IS NULL", "d IN ('2024-01-05', '2023-11-30')"):
+        q = f"SELECT id FROM {{t}} WHERE {cond}"
+        want = _rows(spark.sql(q.format(t="plain_zd")))
+        assert _rows(wh.sql(q.format(t="zd"))) == want, cond
+        assert _rows(wh.sql(q.format(t="zd_split"))) == want, cond
+    assert "pushed: none" in _explain(wh, "SELECT id FROM zd WHERE d IS NULL")
+    # splits with bounds from MIN/MAX failed: "'0000-00-00' is not a valid split bound for a date column"
+    minmax = {"hive.sql.table": "zd", "hive.sql.partitionColumn": "d", "hive.sql.numPartitions": "3"}
+    wh.sql(f"CREATE EXTERNAL TABLE zd_minmax STORED BY '{JDBC}' TBLPROPERTIES ({_tblprops(mariadb, **minmax)})")
+    assert _rows(wh.sql("SELECT id, d FROM zd_minmax")) == _rows(spark.sql("SELECT id, d FROM plain_zd"))
+
+
+def test_postgres_infinite_dates_compare_as_read(wh, spark, pg):
+    """Found by a hunt for bugs: PostgreSQL's 'infinity' and '-infinity' dates are read as
+    9999-12-31 and 0001-01-03, but `d = '9999-12-31'` and `d < '0001-01-02'` were pushed and
+    compared the infinities. A date literal outside the years 2 to 9999 is left to Spark. Splits
+    take their bounds from the finite dates."""
+    from hivepark.storage.handlers.jdbc import run_sql
+
+    run_sql(pg["props"], "CREATE TABLE inf_d (id INT, d DATE)")
+    run_sql(pg["props"], "INSERT INTO inf_d VALUES (1, 'infinity'), (2, '2024-01-05'), (3, NULL), "
+                         "(4, '-infinity'), (5, '0001-01-01')")
+    wh.sql(f"CREATE EXTERNAL TABLE inf_d STORED BY '{JDBC}' "
+           f"TBLPROPERTIES ({_tblprops(pg['props'], **{'hive.sql.table': 'inf_d'})})")
+    _plain(spark, pg["props"], "inf_d", "plain_inf_d", "id INT, d DATE")
+    for cond in ("d = '9999-12-31'", "d < '0001-01-02'", "d IN ('0001-01-03', '2024-01-05')", "d >= '9999-12-31'",
+                 "d > '2024-01-01'", "d < '2024-01-06'"):
+        q = f"SELECT id FROM {{t}} WHERE {cond}"
+        assert _rows(wh.sql(q.format(t="inf_d"))) == _rows(spark.sql(q.format(t="plain_inf_d"))), cond
+    assert "pushed: (d > '2024-01-01')" in _explain(wh, "SELECT id FROM inf_d WHERE d > '2024-01-01'")
+    # splits with bounds from MIN/MAX failed: "date too small (before year 1): '-infinity'"
+    minmax = {"hive.sql.table": "inf_d", "hive.sql.partitionColumn": "d", "hive.sql.numPartitions": "3"}
+    wh.sql(f"CREATE EXTERNAL TABLE inf_split STORED BY '{JDBC}' TBLPROPERTIES ({_tblprops(pg['props'], **minmax)})")
+    assert _rows(wh.sql("SELECT * FROM inf_split")) == _rows(spark.sql("SELECT * FROM plain_inf_d"))
+
+
+def test_mariadb_enum_and_set_columns_are_strings(wh, spark, mariadb):
+    """Found by a hunt for bugs: CREATE TABLE without columns over a MariaDB table with an ENUM
+    or SET column failed ("has type ENUM('abc','ABD','b') ... which has no Hive counterpart"),
+    though both are meant to read as STRING. They are read padded to their longest member ('b' as
+    'b  ', as plain Spark reads them), so nothing but IS NULL is pushed on them."""
+    from hivepark.storage.handlers.jdbc import run_sql
+
+    run_sql(mariadb, "CREATE TABLE en (id INT, e ENUM('abc','ABD','b'), st SET('x','y'))")
+    run_sql(mariadb, "INSERT INTO en VALUES (1, 'abc', 'x,y'), (2, 'ABD', 'y'), (3, NULL, ''), (4, 'b', 'x')")
+    wh.sql(f"CREATE EXTERNAL TABLE en STORED BY '{JDBC}' "
+           f"TBLPROPERTIES ({_tblprops(mariadb, **{'hive.sql.table': 'en'})})")
+    assert [tuple(r)[:2] for r in wh.sql("DESCRIBE en").collect()] == [("id", "int"), ("e", "string"),
+                                                                        ("st", "string")]
+    _plain(spark, mariadb, "en", "plain_en", "id INT, e STRING, st STRING")
+    assert _rows(wh.sql("SELECT * FROM en")) == _rows(spark.sql("SELECT * FROM plain_en"))
+    for cond in ("e = 'ABC'", "e = 'abc'", "e < 'b'", "e IN ('abd', 'b')", "e <> 'abc'", "st = 'x,y'", "st = ''",
+                 "e = 'b  '", "e IS NULL"):
+        q = f"SELECT id FROM {{t}} WHERE {cond}"
+        assert _rows(wh.sql(q.format(t="en"))) == _rows(spark.sql(q.format(t="plain_en"))), cond

@@ -65,6 +65,7 @@ from hivepark.storage.handlers.jdbc_sql import (
     SqlTranslator,
     ident,
     sqlite_affinity,
+    sqlite_datetime,
 )
 from hivepark.types import HiveType
 
@@ -135,8 +136,12 @@ def hive_type_of(database_type: str, declared: str, column: str) -> str:
     ('string', 'boolean')
     >>> hive_type_of("POSTGRES", "timestamp(3) without time zone", "x"), hive_type_of("POSTGRES", "bpchar", "x")
     ('timestamp', 'char(1)')
+    >>> hive_type_of("MARIADB", "ENUM('a','b(c')", "x"), hive_type_of("MYSQL", "SET('x','y')", "x")
+    ('string', 'string')
     """
     raw = " ".join(declared.strip().lower().split())
+    if database_type in ("MYSQL", "MARIADB") and re.match(r"(enum|set)\s*\(", raw):
+        return "string"  # ENUM('a','b') / SET('x','y'): read as their text
     raw = re.sub(r"^(timestamp|time)\s*\(\s*\d+\s*\)", r"\1", raw)  # PostgreSQL's timestamp(3) ...
     unsigned = " unsigned" in raw
     raw = raw.replace(" unsigned", "").replace(" zerofill", "")
@@ -528,6 +533,11 @@ class JdbcStorageHandler(StorageHandler):
         if kind not in ("int", "decimal", "float64", "float32", "date"):
             raise UnsupportedError(f"{PARTITION_COLUMN} '{part_col}' has type {col.hive_type.text}; splits need a "
                                    "numeric or date column")
+        if kind == "date" and self.database_type(table.properties) == "SQLITE":
+            # (its MIN/MAX compares text and numbers as they are stored, not as dates)
+            raise UnsupportedError(f"{PARTITION_COLUMN} '{part_col}' is a DATE column of a SQLite source, which "
+                                   "keeps dates as text or numbers in several forms; splits need a numeric column "
+                                   "there")
         lo, hi = _get(props, LOWER_BOUND), _get(props, UPPER_BOUND)
         low: Any
         high: Any
@@ -563,6 +573,13 @@ class JdbcStorageHandler(StorageHandler):
             where = translator.translate(pushed.expr)
             if where is not None:
                 q = q.where(where)
+        if translator.dialect == "mysql" and col.hive_type.kind == "date":
+            # the bounds of the real dates: a zero date ('0000-00-00', '2024-00-00') is no bound, but
+            # still in the first range (below every real date) or one of the others
+            q = q.where(exp.and_(*[exp.NEQ(this=exp.Anonymous(this=f, expressions=[ref.copy()]),
+                                           expression=exp.Literal.number(0)) for f in ("MONTH", "DAYOFMONTH")]))
+        if translator.dialect == "postgres" and col.hive_type.kind == "date":
+            q = q.where(exp.Anonymous(this="isfinite", expressions=[ref.copy()]))  # no bound: 'infinity'
         row = run_sql(props, translator.sql(q))[0]
         low, high = row
         if low is None:
@@ -663,22 +680,33 @@ def _type_text(typ: Any, dialect: Any) -> str:
         return type(typ).__name__
 
 
+# PostgreSQL types read as a Hive type whose values PostgreSQL compares otherwise than Spark:
+# an unconstrained NUMERIC (read rounded to 18 decimals, compared unrounded), ``citext``
+# (ignores case), and types read as STRING that compare as themselves, not as their text:
+# ``uuid`` (its input ignores case: 'A0EE...' equals the 'a0ee...' Spark reads; a literal that
+# is no uuid, 'x', is an error; no collation, no LIKE), ``jsonb`` (equal when the documents are:
+# '{"a":1}' equals the '{"a": 1}' Spark reads) and ``json`` (no comparison operators at all)
+_PG_INEXACT = frozenset({"numeric", "decimal", "citext", "uuid", "json", "jsonb"})
+
+
 def _compares_as(db: str, declared: str, hive: HiveType, column: str) -> bool:
     """Whether the source compares a column declared ``declared`` as Spark compares values of
     ``hive`` (the type CREATE TABLE gave it): the source type must read as the same kind (a
-    DECIMAL as the same precision and scale) and compare exactly (not PostgreSQL's ``citext``
-    or an unconstrained NUMERIC, which is read rounded to 18 decimals but compared unrounded;
-    a nondeterministic collation is the caller's, from :func:`_pg_columns`).
+    DECIMAL as the same precision and scale) and compare exactly (not PostgreSQL's
+    :data:`_PG_INEXACT` types; a nondeterministic collation is the caller's, from
+    :func:`_pg_columns`).
 
     >>> _compares_as("POSTGRES", "numeric(12,2)", HiveType.parse("decimal(12,2)"), "x")
     True
     >>> [_compares_as("POSTGRES", t, HiveType.parse(h), "x") for t, h in (("numeric", "decimal(38,18)"),
-    ...     ("citext", "string"), ("text", "int"), ("integer", "bigint"))]
-    [False, False, False, True]
+    ...     ("citext", "string"), ("text", "int"), ("integer", "bigint"), ("uuid", "string"), ("jsonb", "string"))]
+    [False, False, False, True, False, False]
     """
     raw = " ".join(declared.lower().split())
-    if db == "POSTGRES" and raw in ("numeric", "decimal", "citext"):
+    if db == "POSTGRES" and raw in _PG_INEXACT:
         return False
+    if db in ("MYSQL", "MARIADB") and re.match(r"(enum|set)\s*\(", raw):
+        return False  # read padded to the longest member ('b' as 'b  '), compared unpadded
     try:
         source = HiveType.parse(hive_type_of(db, declared, column))
     except (UnsupportedError, ValueError):
@@ -689,13 +717,8 @@ def _compares_as(db: str, declared: str, hive: HiveType, column: str) -> bool:
 
 
 def _sqlite_datetime(source: str) -> exp.Expression:
-    """A SQLite DATE or TIMESTAMP column for sqlite-jdbc's date reader: text in the driver's
-    form (``strftime`` reads every form SQLite's date functions take), numbers as they are
-    (the driver reads them as milliseconds or a Julian day)."""
-    col = exp.column(ident(source))
-    is_text = exp.EQ(this=exp.Anonymous(this="typeof", expressions=[col]), expression=exp.Literal.string("text"))
-    as_text = exp.Anonymous(this="strftime", expressions=[exp.Literal.string("%Y-%m-%d %H:%M:%f"), col.copy()])
-    return exp.Case(ifs=[exp.If(this=is_text, true=as_text)], default=col.copy())
+    """A SQLite DATE or TIMESTAMP column as the reader takes it (:func:`sqlite_datetime`)."""
+    return sqlite_datetime(exp.column(ident(source)))
 
 
 def _sqlite_quote(name: str) -> str:

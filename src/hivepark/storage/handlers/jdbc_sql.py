@@ -7,8 +7,9 @@ atoms is exact; what decides is each atom:
 
 * a literal is written only when its type fits the column (an integer for an integral
   column, a string for a string column, a date for a date column, ...): sqlglot writes it
-  in the dialect, with quotes and backslashes escaped, so a value never changes the
-  statement;
+  in the dialect, with quotes escaped, so a value never changes the statement; a string
+  with a backslash in a form that means the same under every quoting mode of the session
+  (:meth:`SqlTranslator._string`);
 * strings: PostgreSQL compares ``=``/``IN`` exactly under a deterministic collation, and
   ranges under ``COLLATE "C"`` (code-point order, as Spark); MariaDB's default collations
   ignore case and trailing spaces, so ``=``/``IN`` are sent as ``col = 'x' AND
@@ -21,6 +22,14 @@ atoms is exact; what decides is each atom:
   a MariaDB BOOLEAN as ``(col <> 0)``, a SQLite column (but a STRICT table's) through the
   ``CAST`` that converts a value of another storage class as sqlite-jdbc does;
 * a column whose source type is not the Hive type's (``SourceColumn.exact``) takes none;
+* MariaDB/MySQL keep "zero" dates ('0000-00-00', and '2024-00-00' or '2024-01-00' unless the
+  sql_mode has NO_ZERO_DATE / NO_ZERO_IN_DATE, which the default strict mode has not): the
+  reader makes NULL of '0000-00-00' and 2023-11-30 of '2024-00-00', while the server compares
+  the stored values ('0000-00-00' is not NULL and is before 2000-01-01; '2024-00-00' is after
+  2023-12-31), so nothing is pushed on their DATE and DATETIME columns, not even IS NULL (the
+  split ranges, on the stored values, still are: each stored value is in one range);
+* PostgreSQL's infinite dates are read as 9999-12-31 and 0001-01-03, so a date literal is pushed
+  there only between the years 2 and 9999 (:data:`PG_DATES`), where it orders with them as read;
 * ``LIKE`` is pushed to PostgreSQL only (MariaDB's and SQLite's ignore case);
 * CHAR (padding), FLOAT (single precision), TIMESTAMP (time zones) and anything on SQLite
   but integers, doubles and TEXT-affinity strings stay in the residual; so does an
@@ -64,6 +73,10 @@ from hivepark.types import INTEGRAL_BITS, HiveType
 SQLGLOT_DIALECT = {"POSTGRES": "postgres", "MYSQL": "mysql", "MARIADB": "mysql", "SQLITE": "sqlite"}
 
 MARIADB_UTF8 = frozenset({"utf8mb4"})  # character sets whose bytes are the utf8mb4 literal's
+
+# PostgreSQL's dates 'infinity' and '-infinity' are read as 9999-12-31 and 0001-01-03: a date literal
+# between these (with a margin) compares with them as PostgreSQL does; others are left to Spark
+PG_DATES = (datetime.date(2, 1, 1), datetime.date(9999, 11, 30))
 
 _OPS: dict[type[Comparison], type[exp.Expression]] = {
     EqualTo: exp.EQ, NotEqualTo: exp.NEQ, LessThan: exp.LT, LessThanOrEqual: exp.LTE,
@@ -112,6 +125,16 @@ def ident(name: str) -> exp.Identifier:
     return exp.to_identifier(name, quoted=True)
 
 
+def sqlite_datetime(col: exp.Expression) -> exp.Expression:
+    """A SQLite DATE or TIMESTAMP column for sqlite-jdbc's date reader: text in the driver's
+    form (``strftime`` reads every form SQLite's date functions take, and gives NULL for any
+    other text: ``''``, ``'n/a'``), numbers as they are (the driver reads them as milliseconds
+    or a Julian day)."""
+    is_text = exp.EQ(this=exp.Anonymous(this="typeof", expressions=[col]), expression=exp.Literal.string("text"))
+    as_text = exp.Anonymous(this="strftime", expressions=[exp.Literal.string("%Y-%m-%d %H:%M:%f"), col.copy()])
+    return exp.Case(ifs=[exp.If(this=is_text, true=as_text)], default=col.copy())
+
+
 class SqlTranslator:
     """Writes predicates on ``columns`` in ``database_type``'s dialect (None: not exactly).
 
@@ -142,6 +165,10 @@ class SqlTranslator:
             if sqlite and col.affinity != "INTEGER":
                 return None
             if isinstance(value, int):
+                # SQLite reads an integer literal outside 64 bits as a REAL, rounded:
+                # -9223372036854775809 becomes -2**63, which equals the smallest BIGINT
+                if sqlite and not -(2**63) <= value < 2**63:
+                    return None
                 return exp.Literal.number(value)
             if isinstance(value, Decimal) and value.is_finite() and not sqlite:
                 return exp.Literal.number(format(value, "f"))
@@ -166,9 +193,9 @@ class SqlTranslator:
         if kind == "string":
             if not isinstance(value, str) or (sqlite and col.affinity != "TEXT") or "\x00" in value:
                 return None
-            return exp.Literal.string(value)
+            return self._string(value)
         if kind == "date":
-            if sqlite:
+            if sqlite or (self.dialect == "mysql" and not self.outer):  # MariaDB's zero dates
                 return None
             if isinstance(value, datetime.datetime):
                 return None
@@ -180,8 +207,22 @@ class SqlTranslator:
                 day = datetime.date.fromisoformat(value)
             except ValueError:
                 return None
+            if self.dialect == "postgres" and not self.outer and not PG_DATES[0] <= day <= PG_DATES[1]:
+                return None
             return exp.cast(exp.Literal.string(day.isoformat()), "DATE")
         return None  # char, float32, timestamp, boolean on SQLite, complex types
+
+    def _string(self, value: str) -> exp.Expression:
+        """A string literal that means ``value`` whatever the session's quoting rules: a
+        backslash is an escape in MariaDB's literals unless its ``sql_mode`` has
+        NO_BACKSLASH_ESCAPES, and in PostgreSQL's when ``standard_conforming_strings`` is off,
+        so a value with one is written in a form that has one meaning: PostgreSQL's escape
+        string ``E'a\\b'``, MariaDB's ``_utf8mb4 x'615c62'`` (its UTF-8 bytes)."""
+        if "\\" not in value or self.db == "SQLITE":
+            return exp.Literal.string(value)
+        if self.dialect == "postgres":
+            return exp.ByteString(this=value)
+        return exp.Introducer(this=exp.var("_utf8mb4"), expression=exp.HexString(this=value.encode("utf-8").hex()))
 
     def column(self, term: str) -> exp.Expression | None:
         col = self.columns.get(term)
@@ -285,14 +326,15 @@ class SqlTranslator:
 
     def _like(self, node: Like) -> exp.Expression | None:
         col, ref = self.columns.get(node.term), self.column(node.term)
-        if col is None or ref is None or self.dialect != "postgres" or col.hive_type.kind != "string":
+        if col is None or ref is None or self.dialect != "postgres" or col.hive_type.kind != "string" \
+                or not col.exact:
             return None
         try:
             like_regex(node.pattern)
         except ValueError:
             return None
-        return exp.Escape(this=exp.Like(this=ref, expression=exp.Literal.string(node.pattern)),
-                          expression=exp.Literal.string("\\"))
+        return exp.Escape(this=exp.Like(this=ref, expression=self._string(node.pattern)),
+                          expression=self._string("\\"))
 
     def translate(self, expr: Expr) -> exp.Expression | None:
         """The predicate in the source's dialect, or None when it would not be exact."""
@@ -312,6 +354,11 @@ class SqlTranslator:
             ref = self.column(expr.term)
             if ref is None:
                 return None
+            col = self.columns[expr.term]
+            if self.db == "SQLITE" and not self.outer and col.hive_type.kind in ("date", "timestamp"):
+                ref = sqlite_datetime(ref)  # text no date function reads ('', 'n/a') is read as NULL
+            if self.dialect == "mysql" and col.hive_type.kind in ("date", "timestamp") and not self.outer:
+                return None  # a zero date is read as NULL (the module's docstring)
             test = exp.Is(this=ref, expression=exp.Null())
             return test if isinstance(expr, IsNull) else exp.not_(test)
         if isinstance(expr, Comparison):
