@@ -434,26 +434,53 @@ def _read_sources(scope: Scope) -> dict[str, exp.Table | Scope]:
     return {a: src for a, src in scope.sources.items() if a not in unread}
 
 
+def _semi_joined(scope: Scope) -> dict[str, set[int]]:
+    """The tables a LEFT SEMI or LEFT ANTI JOIN of the scope's SELECT reads, by alias, with the ids
+    of the columns in that join's ON: only there are their columns visible (a semi join's rows are
+    its left side's; Hive allows the right table only in the ON, and Spark resolves nothing else
+    against it). ``WHERE region = 'us' AND store IN (SELECT store FROM stores)``, whose IN becomes
+    such a join, still filters the outer table's ``region``."""
+    select = scope.expression
+    out: dict[str, set[int]] = {}
+    joins = select.args.get("joins") if isinstance(select, exp.Select) else None
+    for join in joins or []:
+        if (join.kind or "").upper() in ("SEMI", "ANTI") and isinstance(join.this, exp.Table):
+            on = join.args.get("on")
+            out[join.this.alias_or_name] = {id(c) for c in on.find_all(exp.Column)} if on is not None else set()
+    return out
+
+
 def _resolver(scope: Scope, alias: str, table: Table,
               tables: dict[str, Table]) -> Callable[[exp.Column], str | None]:
     own = {c.name for c in table.all_columns}
     others: set[str] = set()
-    for a, src in _read_sources(scope).items():  # sources: semi-joined tables count too
+    semi = _semi_joined(scope)
+    semi_names: dict[str, set[str]] = {}  # a semi-joined table's columns: ambiguous only in its ON
+    for a, src in _read_sources(scope).items():
         if a == alias:
             continue
         if a in tables:
-            others |= {c.name for c in tables[a].all_columns}
+            names = {c.name for c in tables[a].all_columns}
         elif isinstance(src, Scope):
-            others |= {s.lower() for s in src.expression.named_selects}
+            names = {s.lower() for s in src.expression.named_selects}
         else:
-            others.add("*")  # unknown source: unqualified names are ambiguous
+            names = {"*"}  # unknown source: unqualified names are ambiguous
+        if a in semi:
+            semi_names[a] = names
+        else:
+            others |= names
 
     def resolve(col: exp.Column) -> str | None:
         name = col.name.lower()
         if col.table:
             return name if col.table.lower() == alias.lower() and name in own else None
-        if name in own and name not in others and "*" not in others:
-            return name
-        return None
+        if alias in semi and id(col) not in semi[alias]:
+            return None  # outside its ON, a semi-joined table's column is never named
+        if name not in own:
+            return None
+        for a, names in semi_names.items():
+            if id(col) in semi[a] and (name in names or "*" in names):
+                return None
+        return name if name not in others and "*" not in others else None
 
     return resolve
