@@ -684,3 +684,19 @@ def test_a_semi_joined_tables_columns_do_not_make_the_where_ambiguous(star, spar
     theirs = sorted(r[0] for r in spark.sql(re.sub(r"\b(sales|stores)\b", r"plain_\1", hive)
                                             .replace("'1.0'", "1")).collect())
     assert ours == theirs
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT d.ds, d.note FROM days d WHERE EXISTS (SELECT 1 FROM sales s WHERE s.ds <> d.ds "
+    "AND d.ds = '2024-01-03' AND s.ds IN (SELECT ds FROM days d))",
+    "SELECT y.ds, y.note FROM days y WHERE EXISTS (SELECT 1 FROM sales s WHERE s.ds <> y.ds "
+    "AND y.note = 'a' AND s.ds IN (SELECT ds FROM days y WHERE y.note = 'b'))",
+    "SELECT d.ds, (SELECT count(*) FROM sales s WHERE s.ds <> d.ds AND d.ds = '2024-01-03' "
+    "AND s.ds IN (SELECT ds FROM days d)) FROM days d",
+])
+def test_an_in_subquery_made_a_semi_join_does_not_take_an_outer_querys_alias(star, spark, sql):
+    """Found by a hunt: the IN's table joined the correlated subquery under its own alias ``d``,
+    which the subquery's WHERE used for the outer query's table: ``d.ds = '2024-01-03'`` pruned the
+    joined table instead, and the outer row was lost (0 rows, or a count of 0, where Spark gives
+    the row and 30)."""
+    same_as_plain(star, spark, sql)

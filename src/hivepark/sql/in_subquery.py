@@ -156,7 +156,15 @@ def _semi_join(select: exp.Select, cond: exp.In, find: TableFind, n: int) -> exp
     outer_table = _table(outer[owner], find)
     if outer_table is None:
         return None
-    alias = inner_name if inner_name not in outer else f"__hivepark_in{n}"
+    # the joined table keeps its name unless that name means something else in the query: a source
+    # of this SELECT, or a qualifier outside the subquery (``WHERE EXISTS (SELECT 1 FROM s WHERE
+    # s.ds <> d.ds AND s.ds IN (SELECT ds FROM days d))``: that ``d`` is the outer query's, which
+    # the joined ``days d`` would have taken)
+    own = {id(c) for c in inner.find_all(exp.Column)}
+    named = inner_name in outer or any(
+        c.table.lower() == inner_name for c in select.root().find_all(exp.Column)
+        if c.table and id(c) not in own)
+    alias = f"__hivepark_in{n}" if named else inner_name
     # every column of the subquery's SELECT and WHERE is its table's: qualify them with the alias
     columns = [picked, *(inner.args["where"].find_all(exp.Column) if inner.args.get("where") else [])]
     for col in columns:
