@@ -234,6 +234,20 @@ class _Derived:
         return _side_type(inner, resolvers, tables, _Derived(src, self.find, self.at_version), depth + 1)
 
 
+    def projection_type(self, select: exp.Select) -> tuple[str, str | None] | None:
+        """The Hive type of the one column a subquery of this scope selects (``x IN (SELECT c
+        FROM t)``), when it is a warehouse table's column."""
+        sub = next((s for s in self.scope.subquery_scopes if s.expression is select), None)
+        proj = select.selects[0] if sub is not None and select.selects else None
+        inner = proj.this if isinstance(proj, exp.Alias) else proj
+        if sub is None or not isinstance(inner, exp.Column):
+            return None
+        tables = {a: t for a, node in sub.sources.items() if isinstance(node, exp.Table)
+                  for t in [referenced_table(node, self.find, self.at_version)] if t is not None}
+        resolvers = {a: _resolver(sub, a, t, tables) for a, t in tables.items()}
+        return _side_type(inner, resolvers, tables, _Derived(sub, self.find, self.at_version))
+
+
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ)
 
 
@@ -276,6 +290,9 @@ def hive_comparisons(select: exp.Expression, resolvers: dict[str, Callable[[exp.
     for node in list(select.find_all(*_COMPARISONS, exp.In, exp.Between)):
         if node.parent_select is not select:  # a subquery's comparisons are its own scope's
             continue
+        if isinstance(node, exp.In) and isinstance(node.args.get("query"), exp.Subquery):
+            _in_subquery_as_double(node, resolvers, tables, derived)
+            continue
         operands = _operands(node)
         types = [_side_type(o, resolvers, tables, derived) for o in operands]
         if type_safety and not isinstance(node, exp.In):  # Hive's IN makes no such check
@@ -289,6 +306,30 @@ def hive_comparisons(select: exp.Expression, resolvers: dict[str, Callable[[exp.
             continue
         for side in operands:
             side.replace(exp.TryCast(this=side.copy(), to=exp.DataType.build("double"), safe=True))
+
+
+def _in_subquery_as_double(node: exp.In, resolvers: dict[str, Callable[[exp.Column], str | None]],
+                           tables: dict[str, Table], derived: _Derived | None) -> None:
+    """``x IN (SELECT c FROM ...)`` where one of x and c is a string and the other a number, as Hive
+    runs it (a semi join on ``x = c``, compared as DOUBLE: ``int_col IN (SELECT '01' ...)`` matches
+    1), where Spark's ANSI rules would fail on a string that is not an integer. Only where the IN
+    is a conjunct of a WHERE or HAVING, so that NULL (``TRY_CAST('abc')``) and false are the same."""
+    inner = node.args["query"].this
+    if derived is None or not isinstance(inner, exp.Select) or len(inner.selects) != 1:
+        return
+    parent = node.parent
+    while isinstance(parent, (exp.And, exp.Paren)):
+        parent = parent.parent
+    if not isinstance(parent, (exp.Where, exp.Having)):
+        return
+    types = [_side_type(node.this, resolvers, tables, derived), derived.projection_type(inner)]
+    if any(t is None for t in types) or {t[0] for t in types if t} != {"string", "numeric"}:
+        return
+    double = exp.DataType.build("double")
+    node.this.replace(exp.TryCast(this=node.this.copy(), to=double, safe=True))
+    proj = inner.selects[0]
+    value = proj.this if isinstance(proj, exp.Alias) else proj
+    proj.replace(exp.alias_(exp.TryCast(this=value.copy(), to=double, safe=True), proj.alias_or_name))
 
 
 def _operands(node: exp.Expression) -> list[exp.Expression]:
