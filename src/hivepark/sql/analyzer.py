@@ -164,7 +164,9 @@ def analyze_query(query: exp.Expression, find: TableFind, type_safety: bool = Fa
     joins: list[tuple[int, JoinKey]] = []
     names = _names_used(query)
     texts = ConditionFacts()  # conditions' Spark SQL and columns, once for all the query's tables
-    for scope_id, scope in enumerate(traverse_scope(query)):
+    scopes = traverse_scope(query)
+    scope_ids = {id(s): i for i, s in enumerate(scopes)}
+    for scope_id, scope in enumerate(scopes):
         if scope.scope_type == ScopeType.UDTF:  # a LATERAL VIEW: its sources are its SELECT's own tables
             continue
         tables = {alias: src for alias, src in scope.sources.items()
@@ -196,9 +198,14 @@ def analyze_query(query: exp.Expression, find: TableFind, type_safety: bool = Fa
                                   tuple(t for t, m in zip(trees, mine) if m),
                                   _columns_read(table, names), samples[alias], alias in sampled))
         if isinstance(scope.expression, exp.Select):
-            joins += [(scope_id, replace(k, reason=JoinReason.SAMPLED, detail="")
-                       if k.big in sampled and k.eligible else k)
-                      for k in join_keys(scope.expression, resolvers, _conjuncts)]
+            for k in join_keys(scope.expression, resolvers, _conjuncts):
+                if k.big not in resolved:  # read through a subquery, a CTE or a view: said on its table
+                    inner = _Derived(scope, find, at_version).passed_through(k.big, k.big_col)
+                    if inner is not None and inner[0] in scope_ids:
+                        joins.append((scope_ids[inner[0]], replace(k, big=inner[1], big_col=inner[2])))
+                    continue
+                joins.append((scope_id, replace(k, reason=JoinReason.SAMPLED, detail="")
+                              if k.big in sampled and k.eligible else k))
         hive_comparisons(scope.expression, resolvers, resolved, type_safety, _Derived(scope, find, at_version))
     return QueryAnalysis(sites, joins, query)
 
@@ -233,6 +240,30 @@ class _Derived:
         resolvers = {a: _resolver(src, a, t, tables) for a, t in tables.items()}
         return _side_type(inner, resolvers, tables, _Derived(src, self.find, self.at_version), depth + 1)
 
+
+    def passed_through(self, alias: str, name: str, depth: int = 0) -> tuple[int, str, str] | None:
+        """(the id of its scope, the alias, the column) of the warehouse table's column that column
+        ``name`` of derived source ``alias`` passes through unchanged; None for anything else."""
+        src = next((s for a, s in self.scope.sources.items() if a.lower() == alias.lower()), None)
+        if not isinstance(src, Scope) or not isinstance(src.expression, exp.Select) or depth > 32:
+            return None
+        proj = next((p for p in src.expression.selects if p.alias_or_name.lower() == name.lower()), None)
+        inner = proj.this if isinstance(proj, exp.Alias) else proj
+        if proj is None and any(isinstance(p, exp.Star) for p in src.expression.selects):
+            inner = exp.column(name)
+        if not isinstance(inner, exp.Column):
+            return None
+        tables = {a: t for a, node in src.sources.items() if isinstance(node, exp.Table)
+                  for t in [referenced_table(node, self.find, self.at_version)] if t is not None}
+        for a, t in tables.items():
+            column = _resolver(src, a, t, tables)(inner)
+            if column is not None:
+                return id(src), a, column
+        read = _read_sources(src)
+        through = inner.table or (next(iter(read)) if len(read) == 1 else "")  # a view's expanded text
+        if through:
+            return _Derived(src, self.find, self.at_version).passed_through(through, inner.name, depth + 1)
+        return None
 
     def projection_type(self, select: exp.Select) -> tuple[str, str | None] | None:
         """The Hive type of the one column a subquery of this scope selects (``x IN (SELECT c
