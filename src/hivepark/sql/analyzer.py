@@ -240,7 +240,6 @@ class _Derived:
         resolvers = {a: _resolver(src, a, t, tables) for a, t in tables.items()}
         return _side_type(inner, resolvers, tables, _Derived(src, self.find, self.at_version), depth + 1)
 
-
     def passed_through(self, alias: str, name: str, depth: int = 0) -> tuple[int, str, str] | None:
         """(the id of its scope, the alias, the column) of the warehouse table's column that column
         ``name`` of derived source ``alias`` passes through unchanged; None for anything else."""
