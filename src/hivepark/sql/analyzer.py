@@ -14,7 +14,7 @@ from hivepark.catalog.buckets import HASHED_TYPES, BucketSample, table_buckets
 from hivepark.catalog.models import AS_OF_TIME, AS_OF_VERSION, Table
 from hivepark.errors import SemanticError
 from hivepark.expr import AlwaysTrue, Expr, and_all
-from hivepark.expr.from_sqlglot import ConditionFacts, from_sqlglot, spark_text
+from hivepark.expr.from_sqlglot import ConditionFacts, from_sqlglot, maybe_nondeterministic, spark_text
 from hivepark.plan.nodes import JoinKey, JoinReason
 from hivepark.sql.joins import join_keys, join_sources, outer_null_supplying
 from hivepark.types import HiveType
@@ -188,7 +188,9 @@ def analyze_query(query: exp.Expression, find: TableFind, type_safety: bool = Fa
         for alias, table in resolved.items():
             conj = [] if alias in sampled else applicable.get(alias, [])
             trees = [from_sqlglot(c, resolvers[alias], texts) for c in conj]
-            mine = [_only_references(c, resolvers[alias], texts) for c in conj]
+            # a table's own filters (which collect a small side's values): never a random one, which
+            # Spark draws for each joined row, above the join (``WHERE rand() < 0.5 + 0 * d.month``)
+            mine = [_only_references(c, resolvers[alias], texts) and not maybe_nondeterministic(c) for c in conj]
             pred = and_all(*trees)
             own = tuple(c for c, m in zip(conj, mine) if m)
             own_pred = and_all(*(t for t, m in zip(trees, mine) if m))

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from sqlglot import exp
 
 from hivepark.catalog.models import Table
+from hivepark.expr.from_sqlglot import maybe_nondeterministic
 
 TableFind = Callable[[str | None, str], Table | None]
 _INTEGRAL = {"tinyint", "smallint", "int", "bigint"}
@@ -106,21 +107,6 @@ def _same_comparison(a: str, b: str) -> bool:
     return a == b or (a in _INTEGRAL and b in _INTEGRAL)
 
 
-_NONDETERMINISTIC = (exp.Rand, exp.Randn, exp.Uuid, exp.Shuffle, exp.Uniform, exp.Randstr)
-
-
-def _maybe_nondeterministic(node: exp.Expression) -> bool:
-    """A random function (``rand()``, ``uuid()``, ...), or one sqlglot does not know (a UDF,
-    ``monotonically_increasing_id()``, ``input_file_name()``), which may be non-deterministic.
-
-    >>> import sqlglot
-    >>> [_maybe_nondeterministic(sqlglot.parse_one(f"SELECT {f}", read="hive"))
-    ...  for f in ("upper(x)", "rand(1) < 0.5", "uuid()", "my_udf(x)")]
-    [False, True, True, True]
-    """
-    return any(isinstance(f, _NONDETERMINISTIC + (exp.Anonymous,)) for f in node.find_all(exp.Func))
-
-
 def _semi_join(select: exp.Select, cond: exp.In, find: TableFind, n: int) -> exp.Join | None:
     outer = _sources(select)
     inner = cond.args["query"].this
@@ -153,7 +139,7 @@ def _semi_join(select: exp.Select, cond: exp.In, find: TableFind, n: int) -> exp
         inner.args.get("where") is not None and inner.args["where"].find(exp.Subquery) is not None
     ):
         return None
-    if _maybe_nondeterministic(inner):  # Spark refuses it in a join condition, and it would run per pair
+    if maybe_nondeterministic(inner):  # Spark refuses it in a join condition, and it would run per pair
         return None
     src = inner.args.get("from_") or inner.args.get("from")
     if src is None or len(inner.expressions) != 1 or not isinstance(inner.expressions[0], exp.Column):
