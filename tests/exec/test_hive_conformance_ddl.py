@@ -369,6 +369,30 @@ def test_in_and_between_compare_strings_and_numbers_as_doubles(wh, spark):
     assert "partitions=4/6" in wh.explain("SELECT i FROM nb WHERE hr BETWEEN '12' AND '13'")
 
 
+def test_an_in_subquery_compares_a_string_and_a_number_as_doubles(wh, spark):
+    """Found by a hunt of lookup queries: Hive runs ``x IN (SELECT c ...)`` as a semi join on ``x = c``,
+    a string meeting a number compared as DOUBLE, as the join itself is; Spark's ANSI cast of '12.0'
+    to INT failed the query (CAST_INVALID_INPUT)."""
+    wh.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
+    wh.sql("CREATE TABLE nb (i INT, s STRING) PARTITIONED BY (ds STRING, hr INT) STORED AS PARQUET")
+    wh.sql("INSERT INTO nb PARTITION (ds, hr) VALUES (1, '1', '1', 11), (2, '1.0', '1.0', 11), (3, 'abc', '01', 12), "
+           "(4, NULL, 'abc', 12), (5, ' 5', '5', 13), (6, '2', '2', 13)")
+    wh.sql("CREATE TABLE lk (v STRING, n INT) STORED AS PARQUET")
+    wh.sql("INSERT INTO lk VALUES ('11', 1), ('12.0', 5), ('abc', NULL), (NULL, 2)")
+    spark.read.parquet(f"{wh.location}/nb").createOrReplaceTempView("plain_nb")
+    spark.read.parquet(f"{wh.location}/lk").createOrReplaceTempView("plain_lk")
+    for mine, hive in [
+        ("SELECT i FROM nb WHERE hr IN (SELECT v FROM lk)",
+         "SELECT i FROM plain_nb WHERE hr IN (SELECT try_cast(v AS DOUBLE) FROM plain_lk)"),
+        ("SELECT i FROM nb WHERE s IN (SELECT n FROM lk) AND i > 1",
+         "SELECT i FROM plain_nb WHERE try_cast(s AS DOUBLE) IN (SELECT n FROM plain_lk) AND i > 1"),
+        ("SELECT i, ds FROM nb x WHERE x.ds IN (SELECT l.n AS k FROM lk l WHERE l.v <> 'abc')",
+         "SELECT i, ds FROM plain_nb WHERE try_cast(ds AS DOUBLE) IN (SELECT n FROM plain_lk WHERE v <> 'abc')"),
+    ]:
+        got = _rows(wh.sql(mine))
+        assert got and got == _rows(spark.sql(hive)), mine
+
+
 def test_strict_type_safety_refuses_bigint_against_string_or_double(wh, spark):
     wh.sql("CREATE TABLE ts (b BIGINT, s STRING, d DOUBLE, i INT) STORED AS PARQUET")
     wh.sql("INSERT INTO ts VALUES (1, '1', 1.0, 1), (2, '2.0', 2.5, 2), (3, 'x', 3.0, 3)")

@@ -238,6 +238,20 @@ def _atom(node: exp.Expression, resolve: Resolver) -> Expr | None:
     return None
 
 
+_NONDETERMINISTIC = (exp.Rand, exp.Randn, exp.Uuid, exp.Shuffle, exp.Uniform, exp.Randstr)
+
+
+def maybe_nondeterministic(node: exp.Expression) -> bool:
+    """A random function (``rand()``, ``uuid()``, ...), or one sqlglot does not know (a UDF,
+    ``monotonically_increasing_id()``, ``input_file_name()``), which may be non-deterministic.
+
+    >>> [maybe_nondeterministic(sqlglot.parse_one(f"SELECT {f}", read="hive"))
+    ...  for f in ("upper(x)", "rand(1) < 0.5", "uuid()", "my_udf(x)")]
+    [False, True, True, True]
+    """
+    return any(isinstance(f, _NONDETERMINISTIC + (exp.Anonymous,)) for f in node.find_all(exp.Func))
+
+
 class ConditionFacts:
     """What a query's analysis asks of its condition nodes, worked out once per node for
     all the query's tables (the same conjunct is translated for each table, with another

@@ -224,6 +224,8 @@ _JOIN_REASONS = {
     JoinReason.SAMPLED: "the big table is sampled (TABLESAMPLE) before the join",
     JoinReason.NOT_A_TABLE: ("the other side ({}) is a subquery, a CTE or a view, not a table: only a table's "
                              "values are collected"),
+    JoinReason.THROUGH_DERIVED: ("the big table is read through a subquery, a CTE or a view ({}): a join's values "
+                                 "prune only a table joined directly"),
 }
 
 

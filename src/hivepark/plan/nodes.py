@@ -254,6 +254,7 @@ class JoinReason(Enum):
     OTHER_SIDE_EXPRESSION = "other side expression"  # detail: the expression, in HiveQL
     SAMPLED = "sampled"  # the big side is sampled by Spark (TABLESAMPLE n ROWS/PERCENT) before the join
     NOT_A_TABLE = "not a table"  # detail: the other side's alias, a subquery, CTE or view, not a table
+    THROUGH_DERIVED = "through derived"  # detail: the subquery, CTE or view the big table is read through
 
 
 @dataclass(frozen=True)

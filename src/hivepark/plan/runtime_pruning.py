@@ -26,7 +26,6 @@ from hivepark.expr import In, and_all
 from hivepark.expr.bind import bind, bind_literal, binds_unchanged
 from hivepark.lru import Lru
 from hivepark.plan.nodes import (
-    JoinReason,
     KeyPair,
     QueryPlan,
     RowFilter,
@@ -98,8 +97,8 @@ def mark_runtime(plan: QueryPlan, settings: RuntimeSettings,
         b, sm = index.get((scope, key.big.lower())), index.get((scope, key.small.lower()))
         if b is None:
             continue
-        if sm is None:  # a subquery's, a CTE's or a view's column: no scan to collect values from
-            if key.reason is JoinReason.NOT_A_TABLE and settings.enabled \
+        if sm is None:  # a subquery's, a CTE's or a view's column (on either side): never prunes
+            if key.reason is not None and settings.enabled \
                     and key.big_col in out[b].table.partition_key_names():
                 keys = (KeyPair(key.small, key.small_col, out[b].alias, key.big_col),)
                 out[b] = _fact(out[b], RuntimeSkipped(keys, SkipReason.JOIN, key.reason, key.detail))

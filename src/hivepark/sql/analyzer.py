@@ -14,7 +14,7 @@ from hivepark.catalog.buckets import HASHED_TYPES, BucketSample, table_buckets
 from hivepark.catalog.models import AS_OF_TIME, AS_OF_VERSION, Table
 from hivepark.errors import SemanticError
 from hivepark.expr import AlwaysTrue, Expr, and_all
-from hivepark.expr.from_sqlglot import ConditionFacts, from_sqlglot, spark_text
+from hivepark.expr.from_sqlglot import ConditionFacts, from_sqlglot, maybe_nondeterministic, spark_text
 from hivepark.plan.nodes import JoinKey, JoinReason
 from hivepark.sql.joins import join_keys, join_sources, outer_null_supplying
 from hivepark.types import HiveType
@@ -164,7 +164,9 @@ def analyze_query(query: exp.Expression, find: TableFind, type_safety: bool = Fa
     joins: list[tuple[int, JoinKey]] = []
     names = _names_used(query)
     texts = ConditionFacts()  # conditions' Spark SQL and columns, once for all the query's tables
-    for scope_id, scope in enumerate(traverse_scope(query)):
+    scopes = traverse_scope(query)
+    scope_ids = {id(s): i for i, s in enumerate(scopes)}
+    for scope_id, scope in enumerate(scopes):
         if scope.scope_type == ScopeType.UDTF:  # a LATERAL VIEW: its sources are its SELECT's own tables
             continue
         tables = {alias: src for alias, src in scope.sources.items()
@@ -186,7 +188,9 @@ def analyze_query(query: exp.Expression, find: TableFind, type_safety: bool = Fa
         for alias, table in resolved.items():
             conj = [] if alias in sampled else applicable.get(alias, [])
             trees = [from_sqlglot(c, resolvers[alias], texts) for c in conj]
-            mine = [_only_references(c, resolvers[alias], texts) for c in conj]
+            # a table's own filters (which collect a small side's values): never a random one, which
+            # Spark draws for each joined row, above the join (``WHERE rand() < 0.5 + 0 * d.month``)
+            mine = [_only_references(c, resolvers[alias], texts) and not maybe_nondeterministic(c) for c in conj]
             pred = and_all(*trees)
             own = tuple(c for c, m in zip(conj, mine) if m)
             own_pred = and_all(*(t for t, m in zip(trees, mine) if m))
@@ -196,9 +200,14 @@ def analyze_query(query: exp.Expression, find: TableFind, type_safety: bool = Fa
                                   tuple(t for t, m in zip(trees, mine) if m),
                                   _columns_read(table, names), samples[alias], alias in sampled))
         if isinstance(scope.expression, exp.Select):
-            joins += [(scope_id, replace(k, reason=JoinReason.SAMPLED, detail="")
-                       if k.big in sampled and k.eligible else k)
-                      for k in join_keys(scope.expression, resolvers, _conjuncts)]
+            for k in join_keys(scope.expression, resolvers, _conjuncts):
+                if k.big not in resolved:  # read through a subquery, a CTE or a view: said on its table
+                    inner = _Derived(scope, find, at_version).passed_through(k.big, k.big_col)
+                    if inner is not None and inner[0] in scope_ids:
+                        joins.append((scope_ids[inner[0]], replace(k, big=inner[1], big_col=inner[2])))
+                    continue
+                joins.append((scope_id, replace(k, reason=JoinReason.SAMPLED, detail="")
+                              if k.big in sampled and k.eligible else k))
         hive_comparisons(scope.expression, resolvers, resolved, type_safety, _Derived(scope, find, at_version))
     return QueryAnalysis(sites, joins, query)
 
@@ -232,6 +241,43 @@ class _Derived:
                   for t in [referenced_table(node, self.find, self.at_version)] if t is not None}
         resolvers = {a: _resolver(src, a, t, tables) for a, t in tables.items()}
         return _side_type(inner, resolvers, tables, _Derived(src, self.find, self.at_version), depth + 1)
+
+    def passed_through(self, alias: str, name: str, depth: int = 0) -> tuple[int, str, str] | None:
+        """(the id of its scope, the alias, the column) of the warehouse table's column that column
+        ``name`` of derived source ``alias`` passes through unchanged; None for anything else."""
+        src = next((s for a, s in self.scope.sources.items() if a.lower() == alias.lower()), None)
+        if not isinstance(src, Scope) or not isinstance(src.expression, exp.Select) or depth > 32:
+            return None
+        proj = next((p for p in src.expression.selects if p.alias_or_name.lower() == name.lower()), None)
+        inner = proj.this if isinstance(proj, exp.Alias) else proj
+        if proj is None and any(isinstance(p, exp.Star) for p in src.expression.selects):
+            inner = exp.column(name)
+        if not isinstance(inner, exp.Column):
+            return None
+        tables = {a: t for a, node in src.sources.items() if isinstance(node, exp.Table)
+                  for t in [referenced_table(node, self.find, self.at_version)] if t is not None}
+        for a, t in tables.items():
+            column = _resolver(src, a, t, tables)(inner)
+            if column is not None:
+                return id(src), a, column
+        read = _read_sources(src)
+        through = inner.table or (next(iter(read)) if len(read) == 1 else "")  # a view's expanded text
+        if through:
+            return _Derived(src, self.find, self.at_version).passed_through(through, inner.name, depth + 1)
+        return None
+
+    def projection_type(self, select: exp.Select) -> tuple[str, str | None] | None:
+        """The Hive type of the one column a subquery of this scope selects (``x IN (SELECT c
+        FROM t)``), when it is a warehouse table's column."""
+        sub = next((s for s in self.scope.subquery_scopes if s.expression is select), None)
+        proj = select.selects[0] if sub is not None and select.selects else None
+        inner = proj.this if isinstance(proj, exp.Alias) else proj
+        if sub is None or not isinstance(inner, exp.Column):
+            return None
+        tables = {a: t for a, node in sub.sources.items() if isinstance(node, exp.Table)
+                  for t in [referenced_table(node, self.find, self.at_version)] if t is not None}
+        resolvers = {a: _resolver(sub, a, t, tables) for a, t in tables.items()}
+        return _side_type(inner, resolvers, tables, _Derived(sub, self.find, self.at_version))
 
 
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ)
@@ -276,6 +322,9 @@ def hive_comparisons(select: exp.Expression, resolvers: dict[str, Callable[[exp.
     for node in list(select.find_all(*_COMPARISONS, exp.In, exp.Between)):
         if node.parent_select is not select:  # a subquery's comparisons are its own scope's
             continue
+        if isinstance(node, exp.In) and isinstance(node.args.get("query"), exp.Subquery):
+            _in_subquery_as_double(node, resolvers, tables, derived)
+            continue
         operands = _operands(node)
         types = [_side_type(o, resolvers, tables, derived) for o in operands]
         if type_safety and not isinstance(node, exp.In):  # Hive's IN makes no such check
@@ -289,6 +338,30 @@ def hive_comparisons(select: exp.Expression, resolvers: dict[str, Callable[[exp.
             continue
         for side in operands:
             side.replace(exp.TryCast(this=side.copy(), to=exp.DataType.build("double"), safe=True))
+
+
+def _in_subquery_as_double(node: exp.In, resolvers: dict[str, Callable[[exp.Column], str | None]],
+                           tables: dict[str, Table], derived: _Derived | None) -> None:
+    """``x IN (SELECT c FROM ...)`` where one of x and c is a string and the other a number, as Hive
+    runs it (a semi join on ``x = c``, compared as DOUBLE: ``int_col IN (SELECT '01' ...)`` matches
+    1), where Spark's ANSI rules would fail on a string that is not an integer. Only where the IN
+    is a conjunct of a WHERE or HAVING, so that NULL (``TRY_CAST('abc')``) and false are the same."""
+    inner = node.args["query"].this
+    if derived is None or not isinstance(inner, exp.Select) or len(inner.selects) != 1:
+        return
+    parent = node.parent
+    while isinstance(parent, (exp.And, exp.Paren)):
+        parent = parent.parent
+    if not isinstance(parent, (exp.Where, exp.Having)):
+        return
+    types = [_side_type(node.this, resolvers, tables, derived), derived.projection_type(inner)]
+    if any(t is None for t in types) or {t[0] for t in types if t} != {"string", "numeric"}:
+        return
+    double = exp.DataType.build("double")
+    node.this.replace(exp.TryCast(this=node.this.copy(), to=double, safe=True))
+    proj = inner.selects[0]
+    value = proj.this if isinstance(proj, exp.Alias) else proj
+    proj.replace(exp.alias_(exp.TryCast(this=value.copy(), to=double, safe=True), proj.alias_or_name))
 
 
 def _operands(node: exp.Expression) -> list[exp.Expression]:
@@ -434,26 +507,53 @@ def _read_sources(scope: Scope) -> dict[str, exp.Table | Scope]:
     return {a: src for a, src in scope.sources.items() if a not in unread}
 
 
+def _semi_joined(scope: Scope) -> dict[str, set[int]]:
+    """The tables a LEFT SEMI or LEFT ANTI JOIN of the scope's SELECT reads, by alias, with the ids
+    of the columns in that join's ON: only there are their columns visible (a semi join's rows are
+    its left side's; Hive allows the right table only in the ON, and Spark resolves nothing else
+    against it). ``WHERE region = 'us' AND store IN (SELECT store FROM stores)``, whose IN becomes
+    such a join, still filters the outer table's ``region``."""
+    select = scope.expression
+    out: dict[str, set[int]] = {}
+    joins = select.args.get("joins") if isinstance(select, exp.Select) else None
+    for join in joins or []:
+        if (join.kind or "").upper() in ("SEMI", "ANTI") and isinstance(join.this, exp.Table):
+            on = join.args.get("on")
+            out[join.this.alias_or_name] = {id(c) for c in on.find_all(exp.Column)} if on is not None else set()
+    return out
+
+
 def _resolver(scope: Scope, alias: str, table: Table,
               tables: dict[str, Table]) -> Callable[[exp.Column], str | None]:
     own = {c.name for c in table.all_columns}
     others: set[str] = set()
-    for a, src in _read_sources(scope).items():  # sources: semi-joined tables count too
+    semi = _semi_joined(scope)
+    semi_names: dict[str, set[str]] = {}  # a semi-joined table's columns: ambiguous only in its ON
+    for a, src in _read_sources(scope).items():
         if a == alias:
             continue
         if a in tables:
-            others |= {c.name for c in tables[a].all_columns}
+            names = {c.name for c in tables[a].all_columns}
         elif isinstance(src, Scope):
-            others |= {s.lower() for s in src.expression.named_selects}
+            names = {s.lower() for s in src.expression.named_selects}
         else:
-            others.add("*")  # unknown source: unqualified names are ambiguous
+            names = {"*"}  # unknown source: unqualified names are ambiguous
+        if a in semi:
+            semi_names[a] = names
+        else:
+            others |= names
 
     def resolve(col: exp.Column) -> str | None:
         name = col.name.lower()
         if col.table:
             return name if col.table.lower() == alias.lower() and name in own else None
-        if name in own and name not in others and "*" not in others:
-            return name
-        return None
+        if alias in semi and id(col) not in semi[alias]:
+            return None  # outside its ON, a semi-joined table's column is never named
+        if name not in own:
+            return None
+        for a, names in semi_names.items():
+            if id(col) in semi[a] and (name in names or "*" in names):
+                return None
+        return name if name not in others and "*" not in others else None
 
     return resolve

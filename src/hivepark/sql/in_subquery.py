@@ -19,6 +19,7 @@ from collections.abc import Callable
 from sqlglot import exp
 
 from hivepark.catalog.models import Table
+from hivepark.expr.from_sqlglot import maybe_nondeterministic
 
 TableFind = Callable[[str | None, str], Table | None]
 _INTEGRAL = {"tinyint", "smallint", "int", "bigint"}
@@ -138,6 +139,8 @@ def _semi_join(select: exp.Select, cond: exp.In, find: TableFind, n: int) -> exp
         inner.args.get("where") is not None and inner.args["where"].find(exp.Subquery) is not None
     ):
         return None
+    if maybe_nondeterministic(inner):  # Spark refuses it in a join condition, and it would run per pair
+        return None
     src = inner.args.get("from_") or inner.args.get("from")
     if src is None or len(inner.expressions) != 1 or not isinstance(inner.expressions[0], exp.Column):
         return None
@@ -156,7 +159,15 @@ def _semi_join(select: exp.Select, cond: exp.In, find: TableFind, n: int) -> exp
     outer_table = _table(outer[owner], find)
     if outer_table is None:
         return None
-    alias = inner_name if inner_name not in outer else f"__hivepark_in{n}"
+    # the joined table keeps its name unless that name means something else in the query: a source
+    # of this SELECT, or a qualifier outside the subquery (``WHERE EXISTS (SELECT 1 FROM s WHERE
+    # s.ds <> d.ds AND s.ds IN (SELECT ds FROM days d))``: that ``d`` is the outer query's, which
+    # the joined ``days d`` would have taken)
+    own = {id(c) for c in inner.find_all(exp.Column)}
+    named = inner_name in outer or any(
+        c.table.lower() == inner_name for c in select.root().find_all(exp.Column)
+        if c.table and id(c) not in own)
+    alias = f"__hivepark_in{n}" if named else inner_name
     # every column of the subquery's SELECT and WHERE is its table's: qualify them with the alias
     columns = [picked, *(inner.args["where"].find_all(exp.Column) if inner.args.get("where") else [])]
     for col in columns:

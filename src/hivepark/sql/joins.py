@@ -27,15 +27,17 @@ def join_keys(select: exp.Select, resolvers: dict[str, Resolver],
         side, kind = (join.side or "").upper(), (join.kind or "").upper()
         for cond in conjuncts(join.args.get("on")):
             for big, bcol, small, scol, why, detail in _pairs(cond, resolvers, derived):
-                keys.append(JoinKey(big, bcol, small, scol,
-                                    why or _join_reason(big in right, side, kind), detail))
+                by_join = _join_reason(big in right, side, kind)
+                if why is JoinReason.THROUGH_DERIVED and by_join is not None:  # the join's own reason first
+                    why, detail = by_join, ""
+                keys.append(JoinKey(big, bcol, small, scol, why or by_join, detail))
         null_supplying |= outer_null_supplying(preceding, right, side, kind)
         preceding |= right
     where = select.args.get("where")
     for cond in conjuncts(where.this if where is not None else None):
         for big, bcol, small, scol, why, detail in _pairs(cond, resolvers, derived):
-            if why is None and (big in null_supplying or small in null_supplying):
-                why = JoinReason.NULL_SUPPLYING
+            if why in (None, JoinReason.THROUGH_DERIVED) and (big in null_supplying or small in null_supplying):
+                why, detail = JoinReason.NULL_SUPPLYING, ""
             keys.append(JoinKey(big, bcol, small, scol, why, detail))
     return keys
 
@@ -109,7 +111,8 @@ def _pairs(cond: exp.Expression, resolvers: dict[str, Resolver], derived: frozen
         a, b = _owner(left, resolvers), _owner(right, resolvers)
         for mine, other in ((a, right), (b, left)):
             if mine is not None and other.table and other.table.lower() in derived and _owner(other, resolvers) is None:
-                return [(mine[0], mine[1], other.table, other.name.lower(), JoinReason.NOT_A_TABLE, other.table)]
+                return [(mine[0], mine[1], other.table, other.name.lower(), JoinReason.NOT_A_TABLE, other.table),
+                        (other.table, other.name.lower(), mine[0], mine[1], JoinReason.THROUGH_DERIVED, other.table)]
         if a is None or b is None or a[0] == b[0]:
             return []
         return [(a[0], a[1], b[0], b[1], None, ""), (b[0], b[1], a[0], a[1], None, "")]
