@@ -156,9 +156,32 @@ def check_partition_column_name(col: str) -> None:
         ...
         hivepark.errors.SemanticError: Partition column name '_p' starts with '_': ...
     """
+    _check_directory_column_name(col, "Partition column", "partition directories")
+
+
+def check_skewed_column_name(col: str) -> None:
+    """A list-bucketing skewed column's name starts its skewed-value directories' names
+    (``col=value``, inside each partition): one starting with ``_`` or ``.`` makes them hidden
+    to Hive's listing (``FileUtils.HIDDEN_FILES_PATH_FILTER``), ``.`` to Spark's and Hadoop's
+    too, so readers other than hivepark would miss the rows in them.
+
+    Raises:
+        SemanticError: the name starts with ``_`` or ``.``; the message says why and how to fix it.
+
+    Example:
+        >>> check_skewed_column_name("k_1")
+        >>> check_skewed_column_name(".k")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        hivepark.errors.SemanticError: Skewed column name '.k' starts with '.': ...
+    """
+    _check_directory_column_name(col, "Skewed column", "skewed-value directories")
+
+
+def _check_directory_column_name(col: str, kind: str, directories: str) -> None:
     if col[:1] in ("_", "."):
         raise SemanticError(
-            f"Partition column name '{col}' starts with '{col[0]}': its partition directories "
+            f"{kind} name '{col}' starts with '{col[0]}': its {directories} "
             f"({escape_path_name(col.lower())}=...) would be hidden files for Hadoop, Spark and Hive, so "
             f"the rows written to them could never be found. Rename the column so that it starts with "
             f"a letter or a digit (e.g. '{_visible(col)}').")
@@ -218,6 +241,16 @@ def partition_name_problem(pattern: str | None, values: Sequence[str | None]) ->
     return None
 
 
+def name_bytes(col: str, value: str | None, default: str = DEFAULT_PARTITION_NAME) -> int:
+    """The length in UTF-8 bytes of the directory name ``col=value``, escaped.
+
+    Example:
+        >>> name_bytes("ds", "2008-04-08"), name_bytes("k", "a/b"), name_bytes("k", "é")
+        (13, 7, 4)
+    """
+    return len(_component(col, value, default).encode("utf-8"))
+
+
 def check_part_value(col: str, value: str | None, default: str = DEFAULT_PARTITION_NAME) -> None:
     """Check that the directory ``col=value`` fits a file-system name (255 UTF-8 bytes).
 
@@ -232,7 +265,7 @@ def check_part_value(col: str, value: str | None, default: str = DEFAULT_PARTITI
         ...
         hivepark.errors.UserInputError: Partition value for column 'ds' gives a directory ...
     """
-    size = len(_component(col, value, default).encode("utf-8"))
+    size = name_bytes(col, value, default)
     if size > MAX_NAME_BYTES:
         raise UserInputError(
             f"Partition value for column {col.lower()!r} gives a directory name of {size} "
