@@ -345,6 +345,38 @@ def partition_path(
     return path
 
 
+def default_partition_at(
+    table_location: str, cols: Sequence[str], location: str
+) -> tuple[list[str | None], bool] | None:
+    """Whether ``location`` is where partitions of the table are made by default: the values of
+    the partition whose default directory (:func:`partition_path`) is ``location`` or holds it, and
+    False; or the values a prefix of the keys has, and True, when ``location`` holds the default
+    directories of every partition with those values; None when no partition's default directory
+    is, holds or lies in ``location``.
+
+    Example:
+        >>> default_partition_at("/w/t", ["ds", "hr"], "/w/t/ds=a%2Fb/hr=1/x")
+        (['a/b', '1'], False)
+        >>> default_partition_at("/w/t", ["ds", "hr"], "/w/t/ds=1")
+        (['1'], True)
+        >>> default_partition_at("/w/t", ["ds"], "/w/t/other"), default_partition_at("/w/t", ["ds"], "/w/u/ds=1")
+        (None, None)
+    """
+    t_prefix, t_path = _normalise(table_location)
+    l_prefix, l_path = _normalise(location)
+    if t_prefix != l_prefix or not l_path.startswith(t_path.rstrip("/") + "/"):
+        return None
+    parts = l_path[len(t_path.rstrip("/")) + 1:].split("/")
+    values: list[str | None] = []
+    for col, part in zip(cols, parts):
+        key, eq, raw = part.partition("=")
+        if not eq or key != escape_path_name(col.lower()):
+            return None
+        value = unescape_path_name(raw)
+        values.append(None if value == DEFAULT_PARTITION_NAME else value)
+    return (values, len(values) < len(cols)) if values else None
+
+
 def _check_name(kind: str, name: str) -> str:
     lowered = name.lower()
     if lowered in ("", ".", ".."):
