@@ -241,3 +241,24 @@ def test_no_partition_takes_the_default_directory_of_another(w, spark):
     assert sorted(tuple(r) for r in spark.sql("SELECT a, ds FROM p").collect()) == [(1, "w"), (2, "x"), (3, "v")]
     assert sorted(os.listdir(loc)) == ["ds=v", "ds=w", "x_files"] and os.listdir(f"{loc}/ds=w") == ["own"]
     _intact(w)
+
+
+def test_a_write_never_puts_two_files_on_one_path(w):
+    """Two partitions on one directory (a metastore written before LOCATIONs were checked, or by
+    another tool): one INSERT writing both staged one file name for each, and the second move
+    replaced the first file, both partitions recording the survivor (a row lost, one read twice).
+    The statement is refused before anything moves, and a write to one of them alone works."""
+    w.sql("ALTER TABLE p ADD PARTITION (ds='w') LOCATION 'elsewhere'")
+    t = w.catalog.get_table("default", "p")
+    part = w.catalog.get_partition(t, ("w",))
+    w.catalog.commit(t, t.version, put=[part.evolve(location=f"{t.location}/ds=v", files=None)])
+    w.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
+    with pytest.raises(HiveParkError, match=r"^Two files of this statement would be written to one path, .*/p/ds=v/"
+                                            r".*\(partitions \['v'\] and \['w'\].*nothing was written"):
+        w.sql("INSERT INTO p PARTITION (ds) VALUES (1, 'w'), (2, 'v')")
+    assert [r[0] for r in w.sql("SHOW PARTITIONS p").collect()] == ["ds=w"]
+    assert w.sql("SELECT * FROM p").collect() == [] and not os.path.exists(f"{t.location}/ds=v")
+    assert os.listdir(os.path.join(w.location, ".hivepark", "journal")) == []
+    w.sql("INSERT INTO p PARTITION (ds) VALUES (1, 'w'), (3, 'x')")
+    assert sorted(tuple(r) for r in w.sql("SELECT a, ds FROM p").collect()) == [(1, "w"), (3, "x")]
+    _intact(w)
