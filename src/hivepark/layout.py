@@ -156,9 +156,32 @@ def check_partition_column_name(col: str) -> None:
         ...
         hivepark.errors.SemanticError: Partition column name '_p' starts with '_': ...
     """
+    _check_directory_column_name(col, "Partition column", "partition directories")
+
+
+def check_skewed_column_name(col: str) -> None:
+    """A list-bucketing skewed column's name starts its skewed-value directories' names
+    (``col=value``, inside each partition): one starting with ``_`` or ``.`` makes them hidden
+    to Hive's listing (``FileUtils.HIDDEN_FILES_PATH_FILTER``), ``.`` to Spark's and Hadoop's
+    too, so readers other than hivepark would miss the rows in them.
+
+    Raises:
+        SemanticError: the name starts with ``_`` or ``.``; the message says why and how to fix it.
+
+    Example:
+        >>> check_skewed_column_name("k_1")
+        >>> check_skewed_column_name(".k")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        hivepark.errors.SemanticError: Skewed column name '.k' starts with '.': ...
+    """
+    _check_directory_column_name(col, "Skewed column", "skewed-value directories")
+
+
+def _check_directory_column_name(col: str, kind: str, directories: str) -> None:
     if col[:1] in ("_", "."):
         raise SemanticError(
-            f"Partition column name '{col}' starts with '{col[0]}': its partition directories "
+            f"{kind} name '{col}' starts with '{col[0]}': its {directories} "
             f"({escape_path_name(col.lower())}=...) would be hidden files for Hadoop, Spark and Hive, so "
             f"the rows written to them could never be found. Rename the column so that it starts with "
             f"a letter or a digit (e.g. '{_visible(col)}').")
@@ -218,6 +241,16 @@ def partition_name_problem(pattern: str | None, values: Sequence[str | None]) ->
     return None
 
 
+def name_bytes(col: str, value: str | None, default: str = DEFAULT_PARTITION_NAME) -> int:
+    """The length in UTF-8 bytes of the directory name ``col=value``, escaped.
+
+    Example:
+        >>> name_bytes("ds", "2008-04-08"), name_bytes("k", "a/b"), name_bytes("k", "é")
+        (13, 7, 4)
+    """
+    return len(_component(col, value, default).encode("utf-8"))
+
+
 def check_part_value(col: str, value: str | None, default: str = DEFAULT_PARTITION_NAME) -> None:
     """Check that the directory ``col=value`` fits a file-system name (255 UTF-8 bytes).
 
@@ -232,7 +265,7 @@ def check_part_value(col: str, value: str | None, default: str = DEFAULT_PARTITI
         ...
         hivepark.errors.UserInputError: Partition value for column 'ds' gives a directory ...
     """
-    size = len(_component(col, value, default).encode("utf-8"))
+    size = name_bytes(col, value, default)
     if size > MAX_NAME_BYTES:
         raise UserInputError(
             f"Partition value for column {col.lower()!r} gives a directory name of {size} "
@@ -310,6 +343,38 @@ def partition_path(
     path = _join(table_location, name)
     assert is_within(table_location, path), path
     return path
+
+
+def default_partition_at(
+    table_location: str, cols: Sequence[str], location: str
+) -> tuple[list[str | None], bool] | None:
+    """Whether ``location`` is where partitions of the table are made by default: the values of
+    the partition whose default directory (:func:`partition_path`) is ``location`` or holds it, and
+    False; or the values a prefix of the keys has, and True, when ``location`` holds the default
+    directories of every partition with those values; None when no partition's default directory
+    is, holds or lies in ``location``.
+
+    Example:
+        >>> default_partition_at("/w/t", ["ds", "hr"], "/w/t/ds=a%2Fb/hr=1/x")
+        (['a/b', '1'], False)
+        >>> default_partition_at("/w/t", ["ds", "hr"], "/w/t/ds=1")
+        (['1'], True)
+        >>> default_partition_at("/w/t", ["ds"], "/w/t/other"), default_partition_at("/w/t", ["ds"], "/w/u/ds=1")
+        (None, None)
+    """
+    t_prefix, t_path = _normalise(table_location)
+    l_prefix, l_path = _normalise(location)
+    if t_prefix != l_prefix or not l_path.startswith(t_path.rstrip("/") + "/"):
+        return None
+    parts = l_path[len(t_path.rstrip("/")) + 1:].split("/")
+    values: list[str | None] = []
+    for col, part in zip(cols, parts):
+        key, eq, raw = part.partition("=")
+        if not eq or key != escape_path_name(col.lower()):
+            return None
+        value = unescape_path_name(raw)
+        values.append(None if value == DEFAULT_PARTITION_NAME else value)
+    return (values, len(values) < len(cols)) if values else None
 
 
 def _check_name(kind: str, name: str) -> str:

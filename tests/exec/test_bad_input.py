@@ -194,6 +194,28 @@ def test_too_long_dynamic_value_is_a_clear_error(bad, spark):
     assert _journal(bad) == []
 
 
+def test_partition_path_longer_than_the_file_system_takes_is_a_clear_error(bad):
+    """20 levels of 240-byte values: each name fits, the whole path (about 5,000 bytes) does not.
+    Hadoop says only "Mkdirs failed" (which read as a missing permission), pyarrow "[Errno 36]"
+    with the whole path; the user is told the path is too long and what to shorten, and nothing
+    is left behind."""
+    keys = [f"p{i}" for i in range(20)]
+    bad.sql(f"CREATE TABLE deep (a INT) PARTITIONED BY ({', '.join(k + ' STRING' for k in keys)}) STORED AS PARQUET")
+    static = ", ".join(f"{k}='{'y' * 240}'" for k in keys)
+    for stmt in (f"INSERT INTO deep PARTITION ({', '.join(keys)}) SELECT 1, "
+                 + ", ".join(f"repeat('x', 240) AS {k}" for k in keys),
+                 f"INSERT INTO deep PARTITION ({static}) SELECT 1",
+                 f"ALTER TABLE deep ADD PARTITION ({static})"):
+        with pytest.raises(UserInputError, match=r"^Cannot create a directory whose path is [\d,]+ bytes long, more "
+                                                  r"than the file system's limit of 4,096 bytes for a whole path") as e:
+            bad.sql(stmt)
+        assert "shorter partition values" in str(e.value) and "No permission" not in str(e.value)
+        assert len(str(e.value)) < 800  # not the whole path
+        assert _parts(bad, "deep") == [] and _tree(_loc(bad, "deep")) == []
+        assert _journal(bad) == []
+    bad.sql("DROP TABLE deep")
+
+
 def test_duplicate_partition_in_one_statement_adds_nothing(bad):
     with pytest.raises(AlreadyExistsError, match="IF NOT EXISTS"):
         bad.sql("ALTER TABLE ap ADD PARTITION (p='dup') PARTITION (p='dup')")

@@ -127,6 +127,14 @@ def test_alter_forms_and_create_like(env):
     ("CREATE TABLE e (key INT) SKEWED BY (key) ON (NULL)", None, "NULL"),
     ("CREATE TABLE e (key INT) SKEWED BY (key) ON (1) STORED AS DIRECTORIES "
      "CLUSTERED BY (key) INTO 4 BUCKETS", None, "cannot also be bucketed"),
+    # its skewed-value directories (.key=1) would be hidden from Spark, Hadoop and Hive: rows lost to them
+    ("CREATE TABLE e (`.key` INT) SKEWED BY (`.key`) ON (1) STORED AS DIRECTORIES", None,
+     "Skewed column name '.key' starts with '.': its skewed-value directories (.key=...) would be hidden"),
+    ("CREATE TABLE e (`_key` INT) SKEWED BY (`_key`) ON (1) STORED AS DIRECTORIES", None,
+     "Skewed column name '_key' starts with '_'"),
+    # a directory name the file system refuses: every write meeting the value would fail
+    ("CREATE TABLE e (key STRING) SKEWED BY (key) ON ('" + "/" * 90 + "') STORED AS DIRECTORIES", None,
+     "gives a directory name of 274 bytes (escaped, UTF-8), more than the file-system limit of 255"),
 ])
 def test_skew_ddl_errors(env, ddl, code, text):
     with pytest.raises(SemanticError) as e:
@@ -629,6 +637,62 @@ def test_auto_topk_with_braces_and_spaces_in_names(env, spark):
     assert rows(env.sql("SELECT * FROM tkq WHERE `x{0}, y` IN (4, 7)")) == rows(spark.sql(
         "SELECT * FROM (SELECT a, x, d FROM tkq_src UNION ALL SELECT a, IF(a < 40, 7, a), 'r' FROM tkq_src) "
         "WHERE x IN (4, 7)"))
+
+
+def test_skewed_directories_that_cannot_be_made_or_found_are_refused_by_alter(env, spark):
+    """ALTER ... SKEWED BY checks what CREATE checks: a hidden directory name and one too long for
+    the file system; without STORED AS DIRECTORIES no directory is made, so the skew is kept."""
+    env.sql("CREATE TABLE hs (a INT, `.k` INT, s STRING) STORED AS PARQUET")
+    with pytest.raises(SemanticError, match=r"Skewed column name '\.k' starts with '\.'.*Rename the column"):
+        env.sql("ALTER TABLE hs SKEWED BY (`.k`) ON (1) STORED AS DIRECTORIES")
+    with pytest.raises(SemanticError, match=r"Skewed value 'xxx.*' for column s gives a directory name of 302 bytes"):
+        env.sql(f"ALTER TABLE hs SKEWED BY (s) ON ('{'x' * 300}') STORED AS DIRECTORIES")
+    assert "Skewed Columns:" not in described(env, "hs")
+    env.sql("ALTER TABLE hs SKEWED BY (`.k`) ON (1)")
+    env.sql("INSERT INTO hs VALUES (1, 1, 'a'), (2, 2, 'b')")
+    assert data_dirs(env.catalog.get_table("default", "hs").location) == ["."]
+
+
+def test_auto_topk_leaves_a_value_too_long_for_a_directory_name_in_the_default_directory(env, spark):
+    """The heaviest value is longer than a file name can hold: auto top-K takes the next ones
+    instead, and the write, dynamic or static, lands every row (it failed making the directory)."""
+    env.sql("CREATE TABLE tkl (a INT, s STRING) PARTITIONED BY (ds STRING) SKEWED BY (s) ON ('x') "
+            "STORED AS DIRECTORIES STORED AS PARQUET TBLPROPERTIES ('hivepark.skew.auto.topk'='2')")
+    spark.sql("SELECT CAST(id AS INT) AS a, CASE WHEN id % 2 = 0 THEN repeat('b', 300) WHEN id % 3 = 0 "
+              "THEN 'c/3' ELSE CAST(id % 5 AS STRING) END AS s, IF(id < 30, 'd1', 'd2') AS ds "
+              "FROM range(60)").createOrReplaceTempView("tkl_src")
+    env.sql("INSERT OVERWRITE TABLE tkl PARTITION (ds) SELECT a, s, ds FROM tkl_src")
+    env.sql("INSERT OVERWRITE TABLE tkl PARTITION (ds='d3') SELECT a, s FROM tkl_src")
+    t = env.catalog.get_table("default", "tkl")
+    for ds in ("d1", "d2", "d3"):
+        assert [v for v, in layout_of(env, "tkl", (ds,)).values][0] == "c/3"
+        assert f"ds={ds}/{D}" in data_dirs(t.location) and f"ds={ds}/s=c%2F3" in data_dirs(t.location)
+    want = rows(spark.sql("SELECT a, s, ds FROM tkl_src UNION ALL SELECT a, s, 'd3' FROM tkl_src"))
+    assert rows(env.sql("SELECT a, s, ds FROM tkl")) == want
+    plain = spark.read.option("recursiveFileLookup", "true").parquet(t.location)
+    assert sorted((r.a, r.s) for r in plain.collect()) == sorted((a, s) for a, s, _ in want)
+
+
+def test_auto_topk_never_puts_two_values_in_one_directory(env, spark):
+    """'' and '__HIVE_DEFAULT_PARTITION__' both name the directory s=__HIVE_DEFAULT_PARTITION__ (as
+    in Hive): when both are among the heaviest, the lighter one stays in the default directory.
+    Chosen both, a dynamic write's two files of that directory took one name, one overwrote the
+    other, and the survivor was recorded twice: rows of one value lost, of the other doubled."""
+    env.sql("CREATE TABLE tke (a INT, s STRING) PARTITIONED BY (ds STRING) SKEWED BY (s) ON ('x') "
+            "STORED AS DIRECTORIES STORED AS PARQUET TBLPROPERTIES ('hivepark.skew.auto.topk'='2')")
+    spark.sql("SELECT CAST(id AS INT) AS a, IF(id < 60, element_at(array('', '__HIVE_DEFAULT_PARTITION__', 'x', 'y'), "
+              "CAST(id % 4 + 1 AS INT)), 'z') AS s, 'd' AS ds FROM range(70)").createOrReplaceTempView("tke_src")
+    env.sql("INSERT OVERWRITE TABLE tke PARTITION (ds) SELECT a, s, ds FROM tke_src")
+    env.sql("INSERT OVERWRITE TABLE tke PARTITION (ds='e') SELECT a, s FROM tke_src")
+    want = rows(spark.sql("SELECT a, s, ds FROM tke_src UNION ALL SELECT a, s, 'e' FROM tke_src"))
+    assert rows(env.sql("SELECT a, s, ds FROM tke")) == want
+    for ds in ("d", "e"):
+        assert layout_of(env, "tke", (ds,)).values == (("",),)
+    for v in ("", "__HIVE_DEFAULT_PARTITION__"):
+        assert rows(env.sql(f"SELECT a, s, ds FROM tke WHERE s = '{v}'")) == [r for r in want if r[1] == v]
+    location = env.catalog.get_table("default", "tke").location
+    plain = spark.read.option("recursiveFileLookup", "true").parquet(location)
+    assert sorted((r.a, r.s) for r in plain.collect()) == sorted((a, s) for a, s, _ in want)
 
 
 def test_analyze_compute_skew(env, fact):

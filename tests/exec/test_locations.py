@@ -209,3 +209,56 @@ def test_a_location_that_is_a_file_is_refused(w, tmp_path):
     with pytest.raises(SemanticError, match="is a file, not a directory"):
         w.sql(f"ALTER TABLE p ADD PARTITION (ds='a') LOCATION '{f}'")
     assert f.read_bytes() == b"x" and w.sql("SHOW TABLES").count() == 2
+
+
+def test_no_partition_takes_the_default_directory_of_another(w, spark):
+    """Found by a hunt for bugs: a partition given LOCATION 'ds=v' (resolved in the table's
+    directory) took the directory where partition ds='v' is made by default, and the INSERT or
+    ADD PARTITION that made ds='v' later was not checked (no LOCATION given): the two shared
+    one directory, and one INSERT writing both wrote one file over the other (a row lost, the
+    other read as both partitions'). Such a LOCATION is refused, on ADD and SET LOCATION; one
+    below the partition's own default directory, or not named like a partition, is fine."""
+    loc = os.path.join(w.location, "p")
+    for stmt, whose in (("ALTER TABLE p ADD PARTITION (ds='w') LOCATION 'ds=v'", "partition {ds=v}"),
+                        ("ALTER TABLE p ADD PARTITION (ds='w') LOCATION 'ds=v/sub'", "partition {ds=v}"),
+                        ("ALTER TABLE p ADD PARTITION (ds='w') LOCATION 'ds=__HIVE_DEFAULT_PARTITION__'",
+                         "partition {ds=__HIVE_DEFAULT_PARTITION__}"),
+                        ("ALTER TABLE p ADD PARTITION (ds='w') LOCATION 'ds=v' PARTITION (ds='v')", "partition {ds=v}"),
+                        (f"ALTER TABLE p ADD PARTITION (ds='w') LOCATION '{loc}/ds=a%2Fb'", "partition {ds=a/b}")):
+        with pytest.raises(SemanticError, match="is where " + whose.replace("{", r"\{") + " of default.p is made by "
+                                                "default: an INSERT or ADD PARTITION making it would share"):
+            w.sql(stmt)
+    assert w.sql("SHOW PARTITIONS p").collect() == [] and os.listdir(loc) == []
+    w.sql("ALTER TABLE p ADD PARTITION (ds='w') LOCATION 'ds=w/own' PARTITION (ds='x') LOCATION 'x_files'")
+    with pytest.raises(SemanticError, match=r"is where partition \{ds=v\} of default.p is made by default"):
+        w.sql("ALTER TABLE p PARTITION (ds='x') SET LOCATION '" + loc + "/ds=v'")
+    w.sql("CREATE TABLE p2 (a INT) PARTITIONED BY (ds STRING, hr INT) STORED AS PARQUET")
+    with pytest.raises(SemanticError, match=r"is where every partition \{ds=1, ...\} of default.p2 is made by default"):
+        w.sql("ALTER TABLE p2 ADD PARTITION (ds='1', hr=1) LOCATION 'ds=1'")
+    w.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
+    w.sql("INSERT INTO p PARTITION (ds) VALUES (1, 'w'), (2, 'x'), (3, 'v')")
+    assert sorted(tuple(r) for r in w.sql("SELECT a, ds FROM p").collect()) == [(1, "w"), (2, "x"), (3, "v")]
+    assert sorted(tuple(r) for r in spark.sql("SELECT a, ds FROM p").collect()) == [(1, "w"), (2, "x"), (3, "v")]
+    assert sorted(os.listdir(loc)) == ["ds=v", "ds=w", "x_files"] and os.listdir(f"{loc}/ds=w") == ["own"]
+    _intact(w)
+
+
+def test_a_write_never_puts_two_files_on_one_path(w):
+    """Two partitions on one directory (a metastore written before LOCATIONs were checked, or by
+    another tool): one INSERT writing both staged one file name for each, and the second move
+    replaced the first file, both partitions recording the survivor (a row lost, one read twice).
+    The statement is refused before anything moves, and a write to one of them alone works."""
+    w.sql("ALTER TABLE p ADD PARTITION (ds='w') LOCATION 'elsewhere'")
+    t = w.catalog.get_table("default", "p")
+    part = w.catalog.get_partition(t, ("w",))
+    w.catalog.commit(t, t.version, put=[part.evolve(location=f"{t.location}/ds=v", files=None)])
+    w.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
+    with pytest.raises(HiveParkError, match=r"^Two files of this statement would be written to one path, .*/p/ds=v/"
+                                            r".*\(partitions \['v'\] and \['w'\].*nothing was written"):
+        w.sql("INSERT INTO p PARTITION (ds) VALUES (1, 'w'), (2, 'v')")
+    assert [r[0] for r in w.sql("SHOW PARTITIONS p").collect()] == ["ds=w"]
+    assert w.sql("SELECT * FROM p").collect() == [] and not os.path.exists(f"{t.location}/ds=v")
+    assert os.listdir(os.path.join(w.location, ".hivepark", "journal")) == []
+    w.sql("INSERT INTO p PARTITION (ds) VALUES (1, 'w'), (3, 'x')")
+    assert sorted(tuple(r) for r in w.sql("SELECT a, ds FROM p").collect()) == [(1, "w"), (3, "x")]
+    _intact(w)

@@ -11,6 +11,7 @@ dynamic partition value names the column.
 
 from __future__ import annotations
 
+import errno
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -23,6 +24,7 @@ from hivepark.errors import (
     HiveParkError,
     InvalidPartitionSpec,
     SemanticError,
+    UserInputError,
 )
 from hivepark.storage import fs
 
@@ -122,6 +124,39 @@ def _nul_column(text: str) -> str | None:
     return None
 
 
+#: Linux's limit on a whole path (PATH_MAX, with its NUL): a longer one cannot be made, whatever the permissions
+PATH_MAX = 4096
+
+
+def _path_too_long(text: str) -> UserInputError | None:
+    """A directory Hadoop's local file system could not make because its path is longer than the
+    system takes (deep partitions of long values): Hadoop says only "Mkdirs failed", as for a
+    missing permission."""
+    m = re.search(r"Mkdirs failed to create (?P<p>.+?) \(exists=", text)
+    return too_long_error(m.group("p")) if m else None
+
+
+def too_long_error(path: str) -> UserInputError | None:
+    """The error for a local ``path`` the file system refuses as too long (ENAMETOOLONG): a name in
+    it over 255 bytes, or the whole over PATH_MAX; None when it is neither."""
+    local = path[len("file:"):] if path.startswith("file:") else path
+    if not local.startswith("/"):
+        return None
+    size = len(local.encode("utf-8"))
+    longest = max(len(c.encode("utf-8")) for c in local.split("/"))
+    shown = path if len(path) <= 160 else path[:160] + "..."
+    fix = ("the statement left nothing behind. Each partition column adds a level 'key=value' to the path: use "
+           "shorter partition values (for example a hash or a prefix of a long one)")
+    if longest > 255:
+        return UserInputError(f"Cannot create {shown}: a name in it is {longest} bytes long, more than the file "
+                              f"system's limit of 255; {fix}.")
+    if size >= PATH_MAX:
+        return UserInputError(f"Cannot create a directory whose path is {size:,} bytes long, more than the file "
+                              f"system's limit of {PATH_MAX:,} bytes for a whole path ({shown}): {fix}, fewer "
+                              "partition columns, or a table location with a shorter path.")
+    return None
+
+
 def spark_error(e: BaseException, table_of: Callable[[str], str | None] | None = None) -> Exception:
     """Spark's error as a hivepark error: Spark's first line (never py4j's), the root cause's
     words when they add something, the file and table it is about, and what to do; no JVM
@@ -161,6 +196,9 @@ def _file_error(text: str, root: str, table_of: Callable[[str], str | None] | No
                 f"A dynamic partition value for column {col} contains a NUL character (\\0), which no "
                 "directory name can hold: the write left nothing behind. Remove it in the SELECT, e.g. "
                 f"replace({col}, char(0), '').")
+    too_long = _path_too_long(text)
+    if too_long is not None:
+        return too_long
     reason = next((r for r, marks in (("no_space", _NO_SPACE), ("missing", _MISSING),
                                       ("permission", _PERMISSION), ("type", _TYPE_MISMATCH),
                                       ("corrupt", _CORRUPT))
@@ -243,6 +281,11 @@ def translate(e: BaseException, ctx: Any) -> BaseException:
 
 def _os_error(e: OSError, table_of: Callable[[str], str | None] | None) -> BaseException:
     text = str(e)
+    if e.errno == errno.ENAMETOOLONG:
+        m = re.search(r"'(/[^']+)'", text)
+        too_long = too_long_error(str(e.filename) if e.filename else m.group(1) if m else "")
+        if too_long is not None:
+            return too_long
     err = _file_error(text + (f"\n{e.filename}" if e.filename else ""), text, table_of)
     if err is None:
         return ExecutionError(f"File system error: {text}")

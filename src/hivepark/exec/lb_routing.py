@@ -124,9 +124,10 @@ def _from_layout(lay: SkewLayout, values: PartValues) -> LBPlan:
 def _top_values(data: DataFrame, table: Table, cols: Sequence[str], k: int) -> list[Values]:
     types = {c.name: c.type for c in table.columns}
     names = _names(cols)
-    rows = _sql(data, f"SELECT {names} FROM {{rows}} WHERE {_all_not_null(cols)} GROUP BY {names} "
+    rows = _sql(data, f"SELECT {names} FROM {{rows}} WHERE {_candidates(cols)} GROUP BY {names} "
                       f"ORDER BY count(1) DESC, {names} LIMIT {int(k)}").collect()
-    return [tuple(canonical_value(_text(r[i]), types[c]) for i, c in enumerate(cols)) for r in rows]
+    values = [tuple(canonical_value(_text(r[i]), types[c]) for i, c in enumerate(cols)) for r in rows]
+    return _directories_apart(cols, values)
 
 
 def _sql(rows: DataFrame, text: str) -> DataFrame:
@@ -142,6 +143,32 @@ def _names(cols: Sequence[str]) -> str:
 
 def _all_not_null(cols: Sequence[str]) -> str:
     return " AND ".join(f"{_names([c])} IS NOT NULL" for c in cols) or "true"
+
+
+def _candidates(cols: Sequence[str]) -> str:
+    """The tuples auto top-K may choose: no NULL, and each value's text short enough for its
+    directory name (``col=value``; escaping only lengthens it, :func:`_directories_apart` checks the
+    rest): a longer heavy value stays in the default directory rather than fail the write."""
+    room = [layout.MAX_NAME_BYTES - layout.name_bytes(c, "x") + 1 for c in cols]
+    short = " AND ".join(f"octet_length(CAST({_names([c])} AS STRING)) <= {n}" for c, n in zip(cols, room))
+    return f"{_all_not_null(cols)} AND {short}" if cols else "true"
+
+
+def _directories_apart(cols: Sequence[str], values: Sequence[Values]) -> list[Values]:
+    """``values`` (heaviest first) less those whose directory cannot be made (a name over 255
+    bytes) or is an earlier one's: ``''`` and ``'__HIVE_DEFAULT_PARTITION__'`` are both written
+    to ``s=__HIVE_DEFAULT_PARTITION__``, as in Hive, and two values in one directory would have
+    their files written over each other's."""
+    seen: set[str] = set()
+    out = []
+    for v in values:
+        if any(layout.name_bytes(c, x) > layout.MAX_NAME_BYTES for c, x in zip(cols, v)):
+            continue
+        name = layout.lb_dir_name(list(cols), list(v))
+        if name not in seen:
+            seen.add(name)
+            out.append(v)
+    return out
 
 
 def _text(v: Any) -> str:
@@ -219,13 +246,13 @@ def _dynamic_tops(table: Table, keys: list[str], grouped: DataFrame,
     k = auto_topk(table)
     by, names = _names(keys), _names(cols)
     rows = _sql(grouped, f"SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY {by} "
-                         f"ORDER BY __rows DESC, {names}) AS __rank FROM {{rows}} WHERE {_all_not_null(cols)}) "
+                         f"ORDER BY __rows DESC, {names}) AS __rank FROM {{rows}} WHERE {_candidates(cols)}) "
                          f"WHERE __rank <= {int(k)} ORDER BY {by}, __rank").collect()
     out: dict[tuple[Any, ...], list[Values]] = {}
     for r in rows:
         out.setdefault(tuple(r[c] for c in keys), []).append(
             tuple(canonical_value(_text(r[c]), types[c]) for c in cols))
-    return out
+    return {part: _directories_apart(cols, values) for part, values in out.items()}
 
 
 # ---------------------------------------------------------------- the __lb column

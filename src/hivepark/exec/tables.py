@@ -667,6 +667,15 @@ def _given_partition_location(ctx: Context, table: Table, given: str, values: Se
         raise SemanticError(f"Partition LOCATION '{given}' is or contains the directory of its own table "
                             f"({table.location}): DROP PARTITION would delete the whole table. Give the "
                             "partition a directory of its own.")
+    taken = layout.default_partition_at(table.location, table.partition_key_names(), location)
+    if taken is not None and (taken[1] or tuple(taken[0]) != tuple(values)):
+        keys = table.partition_key_names()
+        whose = (f"every partition {spec_text(keys[:len(taken[0])], taken[0])[:-1]}, ...}}" if taken[1]
+                 else f"partition {spec_text(keys, taken[0])}")
+        raise SemanticError(f"Partition LOCATION '{given}' ({location}) is where {whose} of {table.qualified_name} "
+                            "is made by default: an INSERT or ADD PARTITION making it would share this partition's "
+                            "directory, each reading and overwriting the other's files. Give a directory that is not "
+                            "named like a partition of the table (e.g. outside its directory).")
     check_location(ctx, location, f"Partition LOCATION '{given}'", own=table, own_partition=values)
     return location
 

@@ -264,6 +264,8 @@ def skew_spec(columns: tuple[Column, ...] | list[Column], clause: SkewClause,
         if not skewable(types[n]):
             raise SemanticError(f"Invalid skewed column name: {n} (a {types[n]} column cannot "
                                 "be skewed: use a column of a scalar type)", code=10203)
+        if clause.stored_as_dirs:  # its directories would be hidden: written, then not found by Hive
+            layout.check_skewed_column_name(n)
     values: list[tuple[str, ...]] = []
     for tup in tuples:
         if len(tup) != len(names):
@@ -271,6 +273,8 @@ def skew_spec(columns: tuple[Column, ...] | list[Column], clause: SkewClause,
                                 f"column values are different: {len(names)} : {len(tup)}",
                                 code=10206)
         value = tuple(skew_value(n, types[n], v) for n, v in zip(names, tup))
+        if clause.stored_as_dirs:
+            _check_skew_directory(names, value)
         if value not in values:
             values.append(value)
     dirs = lb_directories(names, values)
@@ -279,6 +283,20 @@ def skew_spec(columns: tuple[Column, ...] | list[Column], clause: SkewClause,
         raise SemanticError(f"Two skewed values map to the same directory {clash[0]}: an "
                             "empty string and __HIVE_DEFAULT_PARTITION__ cannot both be skewed")
     return SkewSpec(tuple(names), tuple(values), clause.stored_as_dirs)
+
+
+def _check_skew_directory(names: Sequence[str], value: tuple[str, ...]) -> None:
+    """Each level of a skewed value's directory (``col=value``, escaped) must fit a file name,
+    else every write that meets the value would fail when it makes the directory."""
+    for n, v in zip(names, value):
+        size = layout.name_bytes(n, v)
+        if size > layout.MAX_NAME_BYTES:
+            shown = v if len(v) <= 40 else v[:40] + "..."
+            raise SemanticError(
+                f"Skewed value '{shown}' for column {n} gives a directory name of {size} bytes (escaped, "
+                f"UTF-8), more than the file-system limit of {layout.MAX_NAME_BYTES}: rows of that value "
+                "could not be written. Remove it from SKEWED BY ... ON, or skew a shorter column (for "
+                "example a hash or a prefix of this one).")
 
 
 def skew_value(col: str, typ: str, value: SkewValue) -> str:

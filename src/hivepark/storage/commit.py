@@ -223,6 +223,22 @@ class _Plan:
     obsolete: list[str] = field(default_factory=list)
 
 
+def _check_distinct_targets(moves: Sequence[tuple[PartitionWrite, fs.FileEntry, str]]) -> None:
+    """Two staged files bound for one path (two partitions, or two list-bucketing directories,
+    resolved to one directory): the second move would replace the first file, and both writes
+    would record the survivor. Refused before anything moves."""
+    seen: dict[str, PartitionWrite] = {}
+    for w, _, dst in moves:
+        key = fs.normalize(dst)
+        if key in seen:
+            raise MetastoreError(
+                f"Two files of this statement would be written to one path, {dst} (partitions "
+                f"{list(seen[key].values)} and {list(w.values)}, or two list-bucketing directories, in one "
+                "directory): nothing was written. Give each partition a directory of its own (ALTER TABLE ... "
+                "PARTITION (...) SET LOCATION).")
+        seen[key] = w
+
+
 def fault_point(name: str) -> None:
     """Crash-testing hook: ``HIVEPARK_FAULT=<name>`` kills this process here, like kill -9;
     ``HIVEPARK_FAULT_PAUSE=<seconds>`` pauses at every point, so that a kill at a random
@@ -310,6 +326,7 @@ class Commit:
         ``reads_target`` (the statement's query read this table) it fails instead."""
         moves = [(w, f, f"{w.location.rstrip('/')}/{name}")
                  for w in writes for f, name in zip(w.files, w.target_names(self.qid))]
+        _check_distinct_targets(moves)
         self._targets = [dst for _, _, dst in moves]
         self._catalog = catalog
         self._writes = writes
