@@ -180,6 +180,12 @@ def main(argv: list[str] | None = None) -> int:
                 total_ms, total_ls = total_ms + ms, total_ls + ls
             print(f"{label}: {len(found)} partitions; metastore median {ms:.1f} ms, "
                   f"listing median {ls:.1f} ms, ratio listing/metastore {ls / ms:.1f}x")
+        # what every LOCATION, ADD PARTITION and recovery asks first: which tables and partitions
+        # are at, inside or above a directory (an index range scan since schema version 5)
+        fresh = f"{table.location.rstrip('/')}/ds=new/hr=1"
+        ms, near = median_ms(functools.partial(cat.locations_overlapping, fresh), args.repeat)
+        print(f"directory check of a new partition (Catalog.locations_overlapping): {len(near)} found; "
+              f"median {ms:.2f} ms")
         print(f"total over the 3 queries: metastore {total_ms:.1f} ms, "
               f"listing {total_ls:.1f} ms")
         print(f"ratio listing/metastore: {total_ls / total_ms:.1f}x")

@@ -170,6 +170,16 @@ def test_locations_overlapping(catalog: SqlCatalog) -> None:
     assert [r[2] for r in found("/ext")] == [("d2", "2"), ("d3", "3")]
     assert found("/ext/p") == found("/ext/p_") == found("/wh/db.db/t_") == found("/elsewhere") == []
     assert [r[1] for r in found("/wh")] == ["t", "t", "t_2"]
+    # byte-wise neighbours of "/ext/q/" ('.' and '0' sort just before and after '/'), and a location
+    # longer than the PostgreSQL index holds (schema.LOCATION_PREFIX: found by a scan)
+    deep = "/ext/q/" + "/".join(["d" * 200] * 5)
+    catalog.add_partitions(catalog.get_table("db", "t"), [
+        Partition(("d4", "4"), "/ext/q.x"), Partition(("d5", "5"), "/ext/q0"), Partition(("d6", "6"), "/ext/q/r"),
+        Partition(("d7", "7"), deep), Partition(("d8", "8"), "/ext/q\u00e9/s")])
+    assert [r[2] for r in found("/ext/q")] == [("d6", "6"), ("d7", "7")]
+    assert [r[2] for r in found("/ext/q/r/s")] == [("d6", "6")]
+    assert [r[2] for r in found(deep + "/x")] == [("d7", "7")] and [r[2] for r in found(deep)] == [("d7", "7")]
+    assert [r[2] for r in found("/ext/q\u00e9")] == [("d8", "8")]
 
 
 def test_table_errors(catalog: SqlCatalog) -> None:
@@ -607,12 +617,12 @@ def test_processes_share_a_sqlite_file(tmp_path: Path) -> None:
 
 def test_schema_version_recorded_and_reopened(catalog_url: str) -> None:
     cat = SqlCatalog(catalog_url)
-    assert cat.schema_version == schema.latest_version() == 4
+    assert cat.schema_version == schema.latest_version() == 5
     t = make_table(cat)
     cat.add_partitions(t, [part(t, "d", "1")])
     cat.close()
     again = SqlCatalog(catalog_url)
-    assert again.schema_version == 4
+    assert again.schema_version == 5
     assert again.count_partitions(t) == 1
     again.close()
 
@@ -651,6 +661,8 @@ def old_metastore(catalog_url: str, version: int, fill: Any) -> None:
     cat = SqlCatalog(catalog_url)
     fill(cat)
     with cat._engine.begin() as conn:
+        if version < 5:
+            conn.exec_driver_sql(f"DROP INDEX {schema.LOCATION_INDEX}")
         if version < 4:
             conn.exec_driver_sql("DROP TABLE hivepark_statements")
         if version < 3:
@@ -673,7 +685,7 @@ def test_version_1_metastore_gets_the_covering_key_indexes(catalog_url: str) -> 
 
     old_metastore(catalog_url, 1, fill)
     cat = SqlCatalog(catalog_url)
-    assert cat.schema_version == 4
+    assert cat.schema_version == 5
     with cat._engine.connect() as conn:
         idx = {i["name"]: i["column_names"]
                for i in inspect(conn).get_indexes("hivepark_partition_key_vals")}
@@ -696,7 +708,7 @@ def test_version_2_metastore_gives_each_table_a_uid(catalog_url: str) -> None:
 
     old_metastore(catalog_url, 2, fill)
     cat = SqlCatalog(catalog_url)
-    assert cat.schema_version == 4
+    assert cat.schema_version == 5
     a, b = cat.get_table("db", "a"), cat.get_table("db", "b")
     assert len({a.uid, b.uid}) == 2 and all(len(u) == 32 for u in (a.uid, b.uid))
     assert cat.get_table("db", "b").uid == b.uid  # kept, not drawn again on each read
@@ -715,6 +727,36 @@ def test_migrations_match_orm(catalog: SqlCatalog) -> None:
             assert cols == {c.name: c.nullable for c in table.columns}, table.name
         idx = {i["name"] for i in insp.get_indexes("hivepark_partition_key_vals")}
         assert idx == {"ix_hivepark_pkv_str_ids", "ix_hivepark_pkv_num_ids"}
+        assert schema.LOCATION_INDEX in {i["name"] for i in insp.get_indexes("hivepark_partitions")}
+
+
+def test_version_4_metastore_gets_the_location_index(catalog_url: str) -> None:
+    """Schema version 5's index on the partitions' locations: made when an older metastore is
+    opened; the directory checks find the same partitions through it, and the query plan
+    reads the index, not every partition."""
+    def fill(cat: SqlCatalog) -> None:
+        t = make_table(cat)
+        cat.add_partitions(t, [part(t, d, str(h)) for d in ("a", "b") for h in range(50)])
+
+    old_metastore(catalog_url, 4, fill)
+    cat = SqlCatalog(catalog_url)
+    assert cat.schema_version == 5
+    assert sorted(map(repr, (r[2] for r in cat.locations_overlapping("/wh/db.db/t/ds=b/hr=7/x")))) == \
+        ["('b', '7')", "None"]  # the partition and its table
+    assert sorted(r[2] for r in cat.locations_overlapping("/wh/db.db/t/ds=a") if r[2]) == \
+        sorted(("a", str(h)) for h in range(50))
+    with cat._engine.connect() as conn:
+        assert schema.LOCATION_INDEX in {i["name"] for i in inspect(conn).get_indexes("hivepark_partitions")}
+        if cat._is_pg:  # (a hundred rows: PostgreSQL would scan them; can it use the index?)
+            conn.exec_driver_sql("SET enable_seqscan = off")
+        plan = " ".join(str(r) for r in conn.exec_driver_sql(
+            ("EXPLAIN " if cat._is_pg else "EXPLAIN QUERY PLAN ") +
+            "SELECT location FROM hivepark_partitions WHERE " +
+            ('substr(location, 1, 600) COLLATE "C" >= \'/wh/db.db/t/ds=a/\' AND '
+             'substr(location, 1, 600) COLLATE "C" < \'/wh/db.db/t/ds=a0\'' if cat._is_pg else
+             "location >= '/wh/db.db/t/ds=a/' AND location < '/wh/db.db/t/ds=a0'")))
+    assert schema.LOCATION_INDEX in plan, plan
+    cat.close()
 
 
 # filters --------------------------------------------------------------------------------

@@ -24,6 +24,8 @@ Tables (all names prefixed ``hivepark_`` so the metastore can share a PostgreSQL
   the metastore, recorded in the commit's own transaction: how recovery and listings tell
   whether a statement whose journal is still there committed (``storage/commit.py``). A row
   goes once its journal is gone.
+* version 5: an index on ``hivepark_partitions.location`` (byte-wise), for the directory
+  checks of ``locations_overlapping``.
 """
 
 from __future__ import annotations
@@ -247,13 +249,34 @@ def _v4_statements(conn: Connection) -> None:
     md.create_all(conn)
 
 
+#: How much of a partition's location the location index holds on PostgreSQL (600 characters,
+#: at most 2,400 bytes: under its B-tree's 2,704 a row; a longer location is still found, by a
+#: scan), and the index's name (since version 5).
+LOCATION_PREFIX = 600
+LOCATION_INDEX = "ix_hivepark_partitions_location"
+
+
+def _v5_location_index(conn: Connection) -> None:
+    """Version 5: an index on the partitions' locations, compared byte-wise (``COLLATE "C"``
+    on PostgreSQL, over their first LOCATION_PREFIX characters), so that the check of a
+    directory against every table's and partition's (catalog/sql.py locations_overlapping: a
+    LOCATION given, an ADD PARTITION, a statement's recovery) is an index range scan rather
+    than a scan of every partition (~130 ms at a million)."""
+    if conn.dialect.name == "postgresql":
+        conn.exec_driver_sql(f'CREATE INDEX {LOCATION_INDEX} ON hivepark_partitions '
+                             f'((substr(location, 1, {LOCATION_PREFIX}) COLLATE "C"))')
+    else:
+        conn.exec_driver_sql(f"CREATE INDEX {LOCATION_INDEX} ON hivepark_partitions (location)")
+
+
 def new_uid() -> str:
     """A table's ``uid``: 128 random bits."""
     return secrets.token_hex(16)
 
 
 #: Migration n (1-based) is ``MIGRATIONS[n - 1]``. Append, never edit or reorder.
-MIGRATIONS: list[Migration] = [_v1_initial, _v2_covering_key_indexes, _v3_table_uid, _v4_statements]
+MIGRATIONS: list[Migration] = [_v1_initial, _v2_covering_key_indexes, _v3_table_uid, _v4_statements,
+                               _v5_location_index]
 
 
 def latest_version() -> int:

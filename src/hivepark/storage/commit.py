@@ -1240,8 +1240,7 @@ def _prune_unregistered(catalog: Catalog, name: Sequence[str], targets: Sequence
     else:
         return
 
-    def registered(d: str) -> bool:  # a partition's directory (one metastore query per directory: a scan of
-        # the partitions' locations, no index holds them, catalog/sql.py locations_overlapping)
+    def registered(d: str) -> bool:  # a partition's directory (one indexed metastore query per directory)
         return any(values is not None and fs.normalize(loc).rstrip("/") == d
                    for _, _, values, loc in catalog.locations_overlapping(d))
 
