@@ -214,8 +214,9 @@ class TableFrames:
     partition's files, as the metastore records them now, are exactly the files the index
     holds for that directory, so a commit (or a dropped and re-created table) is never read
     from a stale index: the index is rebuilt instead (a partition the metastore records no
-    files for, made by ADD PARTITION or MSCK REPAIR TABLE, is listed for that at each scan
-    reading it: files another tool drops in are read, as Spark reading its directory would).
+    files for, made by ADD PARTITION, is listed for that at each scan reading it, its files'
+    sizes and times compared: files another tool drops in or appends to are read, as Spark
+    reading its directory would).
     Used for tables in the Hive layout with integer, string or date keys; built when a scan reads at least
     half of the table's partitions, or at the second scan of a few partitions of the same
     table version (at most FRAME_MAX_PARTITIONS partitions): a one-off query of a few
