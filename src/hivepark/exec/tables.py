@@ -88,6 +88,7 @@ from hivepark.storage.commit import (
 from hivepark.storage.formats import (
     CUT_COLUMNS,
     ESCAPE_CRLF,
+    FILE_TYPES,
     NULL_FORMAT,
     SERDE_DELIMITERS,
     check_text_delimiter,
@@ -896,6 +897,8 @@ def change_columns(ctx: Context, table: Table, action: s.AddColumns | s.ChangeCo
     properties = dict(_rebucketed(table, action, kept))
     if table.format in ("parquet", "orc"):
         properties = _dropped_columns(has_files, table, old, new, properties)
+    if table.format == "orc":
+        properties = _file_types(has_files, table, action, retyped, new, properties)
     properties = _cut_columns(has_files, table, action, retyped, new, properties)
     properties = _columns_changed(table, old, new, retyped, properties)
     changed = table.evolve(columns=tuple(new), properties=properties)
@@ -937,6 +940,37 @@ def _dropped_columns(has_files: Callable[[], bool], table: Table, old: list[Colu
         if c.type not in types:
             types.append(c.type)
     properties[DROPPED_COLUMNS] = json.dumps(recorded, sort_keys=True)
+    return properties
+
+
+def _file_types(has_files: Callable[[], bool], table: Table, action: s.AddColumns | s.ChangeColumn,
+                retyped: Mapping[str, tuple[str, str]], new: list[Column], properties: dict[str, str]
+                ) -> dict[str, str]:
+    """An ORC table's properties with its record of the other types its files may hold for each
+    column (storage.formats.FILE_TYPES) brought up to date: a column retyped while the table holds
+    files keeps its old type there (under its new name when renamed), one REPLACE COLUMNS dropped
+    and ADD COLUMNS brought back the types it was dropped with, so that no filter on it is pushed
+    into Spark's ORC reader, which fails on a literal of another kind than the file's column."""
+    if not has_files():
+        properties.pop(FILE_TYPES, None)
+        return properties
+    held: dict[str, list[str]] = json.loads(table.properties.get(FILE_TYPES) or "{}")
+    if isinstance(action, s.ChangeColumn) and action.new_name not in (None, action.column):
+        held = {(action.new_name or k) if k == action.column else k: v for k, v in held.items()}
+    dropped: dict[str, list[str]] = json.loads(properties.get(DROPPED_COLUMNS) or "{}")
+    before = {c.name for c in table.columns}
+    for c in new:
+        types = held.setdefault(c.name, [])
+        more = [retyped[c.name][0]] if c.name in retyped else []
+        more += dropped.get(c.name, []) if c.name not in before else []
+        types.extend(t for t in more if t not in types)
+    kept = {c.name: c.type for c in new}
+    held = {k: [t for t in v if HiveType.parse(t) != HiveType.parse(kept[k])] for k, v in held.items() if k in kept}
+    held = {k: v for k, v in held.items() if v}
+    if held:
+        properties[FILE_TYPES] = json.dumps(held, sort_keys=True)
+    else:
+        properties.pop(FILE_TYPES, None)
     return properties
 
 
