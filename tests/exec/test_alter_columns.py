@@ -247,3 +247,30 @@ class _pushdown_off:
 
     def __exit__(self, *exc):
         self.spark.conf.set("spark.sql.orc.filterPushdown", "true")
+
+
+def test_restrict_and_partition_level_column_changes(wh, spark):
+    """Found by a hunt for bugs: ``ADD COLUMNS (...) RESTRICT`` (and REPLACE COLUMNS ... RESTRICT),
+    Hive's own default spelled out, failed to parse ("this statement is not supported"), though
+    CASCADE was taken; ``ALTER TABLE t PARTITION (...) ADD COLUMNS`` / ``CHANGE`` / ``SET FILEFORMAT``
+    were refused naming Hive's internal operation (ADDCOLS, ALTERCOLUMN) and no way forward. RESTRICT
+    is taken as CASCADE is (one column list for the table and its partitions); a partition's change
+    names the statement to run instead and changes nothing."""
+    wh.sql("CREATE TABLE ev (id INT) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+    wh.sql("INSERT INTO ev PARTITION (ds='a') VALUES (1)")
+    wh.sql("ALTER TABLE ev ADD COLUMNS (region STRING) RESTRICT")
+    wh.sql("ALTER TABLE ev REPLACE COLUMNS (id INT, region STRING, note STRING) RESTRICT")
+    wh.sql("INSERT INTO ev PARTITION (ds='b') VALUES (2, 'eu', 'n')")
+    assert _rows(wh.sql("SELECT * FROM ev")) == [(1, None, None, "a"), (2, "eu", "n", "b")]
+    before = _rows(wh.sql("DESCRIBE ev"))
+    for text, clause in {"ALTER TABLE ev PARTITION (ds='a') ADD COLUMNS (x INT)": "ADD COLUMNS",
+                         "ALTER TABLE ev PARTITION (ds='a') REPLACE COLUMNS (id INT)": "REPLACE COLUMNS",
+                         "ALTER TABLE ev PARTITION (ds='a') CHANGE COLUMN id id BIGINT": "CHANGE COLUMN"}.items():
+        with pytest.raises(UnsupportedError, match=rf"one column list for default.ev and all its partitions.*"
+                           rf"Nothing was changed; run it on the table.*ALTER TABLE ev {clause}"):
+            wh.sql(text)
+    with pytest.raises(UnsupportedError, match=r"read as the table's format, PARQUET.*Nothing was changed.*"
+                                               r"STORED AS ORC, then INSERT OVERWRITE"):
+        wh.sql("ALTER TABLE ev PARTITION (ds='a') SET FILEFORMAT ORC")
+    assert _rows(wh.sql("DESCRIBE ev")) == before
+    assert _rows(wh.sql("SELECT * FROM ev")) == [(1, None, None, "a"), (2, "eu", "n", "b")]

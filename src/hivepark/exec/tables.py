@@ -575,8 +575,7 @@ def alter_table(ctx: Context, stmt: s.AlterTable) -> DataFrame:
             table = rename_partition(ctx, table, spec, action.target)
             continue
         if spec is not None:
-            raise UnsupportedError(f"ALTER TABLE ... PARTITION (...) {action.keyword} is "
-                                   "not supported: this ALTER applies to the whole table")
+            raise _partition_alter_refused(table, spec, action)
         if isinstance(action, s.SetSkewed):
             table = _set_properties(ctx, table, skew_spec(table.columns, action.skew,
                                                           table.partition_keys).properties())
@@ -607,6 +606,29 @@ def alter_table(ctx: Context, stmt: s.AlterTable) -> DataFrame:
         table = ctx.catalog.get_table(table.db, table.name) if not isinstance(
             action, s.RenameTable) else table
     return ctx.empty()
+
+
+def _partition_alter_refused(table: Table, spec: s.PartitionSpec, action: s.AlterAction) -> UnsupportedError:
+    """The error for an ALTER TABLE ... PARTITION (...) action hivepark applies to whole tables only,
+    naming what to run instead. Nothing is changed."""
+    name, part = table.qualified_name, spec.text
+    if isinstance(action, (s.AddColumns, s.ChangeColumn)):
+        clause = ("REPLACE COLUMNS (...)" if isinstance(action, s.AddColumns) and action.replace
+                  else "ADD COLUMNS (...)" if isinstance(action, s.AddColumns) else "CHANGE COLUMN ...")
+        return UnsupportedError(
+            f"ALTER TABLE {table.name} {part} {clause} is not supported: hivepark keeps one column list for "
+            f"{name} and all its partitions, whose files are read with it (Parquet and ORC by column name, "
+            f"TEXTFILE by position), as after Hive's CASCADE. Nothing was changed; run it on the table, without "
+            f"{part}: ALTER TABLE {table.name} {clause} changes the columns of every partition.")
+    if isinstance(action, s.SetFileFormat):
+        return UnsupportedError(
+            f"ALTER TABLE {table.name} {part} SET FILEFORMAT is not supported: every partition of {name} is "
+            f"read as the table's format, {table.format.upper()}, so a partition of another format would fail "
+            "every read. Nothing was changed; to store the table in another format, make a new table "
+            f"(CREATE TABLE t2 ... STORED AS {action.format.upper()}, then INSERT OVERWRITE "
+            f"TABLE t2 PARTITION (...) SELECT ... FROM {table.name}).")
+    return UnsupportedError(f"ALTER TABLE ... PARTITION (...) {action.keyword} is "
+                            "not supported: this ALTER applies to the whole table; run it without PARTITION (...)")
 
 
 def set_file_format(ctx: Context, table: Table, fmt: str) -> Table:
