@@ -274,3 +274,26 @@ def test_restrict_and_partition_level_column_changes(wh, spark):
         wh.sql("ALTER TABLE ev PARTITION (ds='a') SET FILEFORMAT ORC")
     assert _rows(wh.sql("DESCRIBE ev")) == before
     assert _rows(wh.sql("SELECT * FROM ev")) == [(1, None, None, "a"), (2, "eu", "n", "b")]
+
+
+def test_a_text_table_drops_a_middle_column_only_by_a_new_table(wh, spark):
+    """Found by a hunt for bugs: REPLACE COLUMNS (id, name, extra) of a TEXTFILE table of (id, name,
+    code, extra) with files was accepted, and extra then read code's field from every file written
+    before (by position, as Hive reads it) with no word, where CHANGE ... AFTER, which would do the
+    same, is refused. A kept column that would move is refused the same way, changing nothing;
+    dropping the last columns, and renaming in place, still work."""
+    wh.sql("CREATE TABLE tx (id INT, name STRING, code STRING, extra STRING) PARTITIONED BY (ds STRING) "
+           "STORED AS TEXTFILE")
+    wh.sql("INSERT INTO tx PARTITION (ds='a') VALUES (1, 'alpha', 'x', 'e1')")
+    before = _rows(wh.sql("DESCRIBE tx"))
+    with pytest.raises(UnsupportedError, match=r"would put column extra at position 3, where it was 4, so it "
+                                               r"would read the field its files hold for code.*Nothing was changed"):
+        wh.sql("ALTER TABLE tx REPLACE COLUMNS (id INT, name STRING, extra STRING)")
+    assert _rows(wh.sql("DESCRIBE tx")) == before
+    assert _rows(wh.sql("SELECT * FROM tx WHERE extra = 'e1'")) == [(1, "alpha", "x", "e1", "a")]
+    wh.sql("ALTER TABLE tx REPLACE COLUMNS (id INT, name STRING, label STRING)")  # the last dropped, one renamed
+    plain = spark.read.schema("id INT, name STRING, label STRING").options(sep="\x01", nullValue="\\N").csv(
+        "file://" + os.path.join(wh.location, "tx"))
+    assert _rows(wh.sql("SELECT * FROM tx")) == _rows(plain) == [(1, "alpha", "x", "a")]
+    wh.sql("CREATE TABLE empty_tx (a INT, b STRING, c STRING) STORED AS TEXTFILE")
+    wh.sql("ALTER TABLE empty_tx REPLACE COLUMNS (a INT, c STRING)")  # no files: any change

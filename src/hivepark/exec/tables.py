@@ -877,6 +877,8 @@ def change_columns(ctx: Context, table: Table, action: s.AddColumns | s.ChangeCo
     if skew is not None and any(c not in kept for c in skew.columns):
         raise SemanticError(f"A skewed column of {name} cannot be dropped: ALTER TABLE {table.name} NOT SKEWED "
                             "first.", code=10207)
+    if table.format == "textfile" and isinstance(action, s.AddColumns) and action.replace:
+        _refuse_text_shift(has_files, table, old, new)
     if table.format == "textfile" and moved and has_files():
         raise UnsupportedError(f"{name} is stored as TEXTFILE, whose files give the columns by position: after "
                                "moving a column its existing files would read into the wrong columns. Make a new "
@@ -1082,6 +1084,25 @@ def _new_columns(table: Table, action: s.AddColumns | s.ChangeColumn) -> tuple[l
             new.insert(to, changed)
         moved = new.index(changed) != at
     return new, moved
+
+
+def _refuse_text_shift(has_files: Callable[[], bool], table: Table, old: list[Column], new: list[Column]) -> None:
+    """REPLACE COLUMNS of a TEXTFILE table with files that puts a column it keeps at another place
+    (dropping a column before it): its files give the fields by position, so the column would read
+    another column's field, silently (Hive reads so)."""
+    at = {c.name: i for i, c in enumerate(old)}
+    shifted = next(((i, c) for i, c in enumerate(new) if c.name in at and at[c.name] != i), None)
+    if shifted is None or not has_files():
+        return
+    i, c = shifted
+    held = old[i].name if i < len(old) else None
+    reads = f"the field its files hold for {held}" if held else "a field its files do not hold"
+    raise UnsupportedError(
+        f"{table.qualified_name} is stored as TEXTFILE, whose files give the columns by position: REPLACE COLUMNS "
+        f"would put column {c.name} at position {i + 1}, where it was {at[c.name] + 1}, so it would read {reads}. "
+        "Nothing was changed. Keep the columns before it (REPLACE COLUMNS drops the last columns in place), or make "
+        f"a new table without the column (CREATE TABLE t2 ... AS SELECT {', '.join(x.name for x in new)} "
+        f"FROM {table.name}).")
 
 
 def _refuse_duplicates(table_name: str, names: list[str]) -> None:
