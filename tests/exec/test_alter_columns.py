@@ -297,3 +297,19 @@ def test_a_text_table_drops_a_middle_column_only_by_a_new_table(wh, spark):
     assert _rows(wh.sql("SELECT * FROM tx")) == _rows(plain) == [(1, "alpha", "x", "a")]
     wh.sql("CREATE TABLE empty_tx (a INT, b STRING, c STRING) STORED AS TEXTFILE")
     wh.sql("ALTER TABLE empty_tx REPLACE COLUMNS (a INT, c STRING)")  # no files: any change
+
+
+def test_exchanged_partitions_keep_reading_as_in_their_table(wh, spark):
+    """Found by a hunt for bugs: EXCHANGE PARTITION moved the files of a table whose ORC column k
+    was INT then STRING, and whose v was narrowed to VARCHAR(2), into a table made with those types:
+    there v read 'hello' (no longer cut) and WHERE k = '1' failed the read. The records of what the
+    moved files hold come with them."""
+    wh.sql("CREATE TABLE src (k INT, v VARCHAR(10)) PARTITIONED BY (ds STRING) STORED AS ORC")
+    wh.sql("INSERT INTO src PARTITION (ds='a') VALUES (1, 'hello')")
+    wh.sql("ALTER TABLE src CHANGE COLUMN k k STRING")
+    wh.sql("ALTER TABLE src CHANGE COLUMN v v VARCHAR(2)")
+    assert _rows(wh.sql("SELECT * FROM src WHERE k = '1'")) == [("1", "he", "a")]
+    wh.sql("CREATE TABLE dst (k STRING, v VARCHAR(2)) PARTITIONED BY (ds STRING) STORED AS ORC")
+    wh.sql("ALTER TABLE dst EXCHANGE PARTITION (ds='a') WITH TABLE src")
+    assert _rows(wh.sql("SELECT * FROM dst")) == [("1", "he", "a")]
+    assert _rows(wh.sql("SELECT * FROM dst WHERE k = '1' AND v = 'he'")) == [("1", "he", "a")]
