@@ -757,3 +757,22 @@ def test_a_random_filter_on_the_small_side_does_not_choose_its_values(star, spar
         assert ours == sorted(map(tuple, star.sql(sql).collect()))
     finally:
         star.sql("SET hive.optimize.mapjoin.partition.pruning=true")
+
+
+def test_a_join_with_an_empty_table_or_a_one_word_filter(wh, spark):
+    """Found by a hunt for bugs: a join with an empty table failed with Spark's
+    ASSIGNMENT_ARITY_MISMATCH: the other side, pruned to no value, was read as ``(SELECT * FROM view
+    WHERE (false))``, which Spark's parser takes as the view aliased ``WHERE`` with a column list
+    (false). A filter on a BOOLEAN column alone reads as before."""
+    wh.sql("CREATE TABLE facts (k INT, v STRING) STORED AS ORC")
+    wh.sql("INSERT INTO facts VALUES (10, 'ten'), (2, 'two')")
+    wh.sql("CREATE TABLE nothing_yet (k INT) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+    wh.sql("CREATE TABLE flags (flag BOOLEAN) STORED AS PARQUET")
+    wh.sql("INSERT INTO flags VALUES (true), (false)")
+    for query in ("SELECT * FROM nothing_yet n JOIN facts f ON n.k = f.k",
+                  "SELECT * FROM facts f JOIN nothing_yet n ON n.k = f.k"):
+        assert wh.sql(query).collect() == [], query
+    wh.sql("SELECT * FROM flags").collect()  # warm: its frame is then filtered inline
+    assert [tuple(r) for r in wh.sql("SELECT * FROM flags WHERE flag").collect()] == [(True,)]
+    assert [tuple(r) for r in wh.sql("SELECT * FROM flags f JOIN facts ON f.flag WHERE facts.k = 2").collect()] \
+        == [(True, 2, "two")]

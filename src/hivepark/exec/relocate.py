@@ -11,6 +11,7 @@ change leaves the partition's files where neither table reads them."""
 
 from __future__ import annotations
 
+import json
 import posixpath
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -44,7 +45,7 @@ from hivepark.storage.commit import (
     unknown_outcome,
     writers_in,
 )
-from hivepark.storage.formats import text_serde
+from hivepark.storage.formats import CUT_COLUMNS, FILE_TYPES, text_serde
 from hivepark.storage.handlers import handler_name
 from hivepark.types import HiveType
 
@@ -163,8 +164,26 @@ def exchange_partitions(ctx: Context, dest: Table, action: s.ExchangePartition) 
     moves = [(p, p.values, layout.partition_path(dest.location, keys, p.values)) for p in parts]
     drop = [p.values for p in parts]
     return _move(ctx, "exchange", source, dest, moves, lambda news, qid: ctx.catalog.commit_tables(
-        [TableChange(dest, dest.version, put=news), TableChange(source, source.version, drop=drop)],
-        statement=qid)[0])
+        [TableChange(dest, dest.version, put=news, table_parameters=_file_records(dest, source)),
+         TableChange(source, source.version, drop=drop)], statement=qid)[0])
+
+
+def _file_records(dest: Table, source: Table) -> dict[str, str | None] | None:
+    """``dest``'s records of what its files may hold, with ``source``'s added, as the partitions moved
+    bring ``source``'s files: the columns read cut (a VARCHAR narrowed while files held longer
+    values) and the other types an ORC column's files hold (storage.formats.CUT_COLUMNS, FILE_TYPES),
+    so that those files read as in ``source``."""
+    out: dict[str, str | None] = {}
+    cut = sorted(set(json.loads(dest.properties.get(CUT_COLUMNS) or "[]"))
+                 | set(json.loads(source.properties.get(CUT_COLUMNS) or "[]")))
+    if cut:
+        out[CUT_COLUMNS] = json.dumps(cut)
+    held: dict[str, list[str]] = json.loads(dest.properties.get(FILE_TYPES) or "{}")
+    for name, types in json.loads(source.properties.get(FILE_TYPES) or "{}").items():
+        held.setdefault(name, []).extend(t for t in types if t not in held.get(name, []))
+    if held:
+        out[FILE_TYPES] = json.dumps(held, sort_keys=True)
+    return out or None
 
 
 def _check_same_schema(dest: Table, source: Table) -> None:

@@ -44,6 +44,7 @@ from hivepark.storage import fs
 from hivepark.storage.commit import FILES_PARAM, current_files, journals_seen, listed_files
 from hivepark.storage.formats import (
     CUT_COLUMNS,
+    FILE_TYPES,
     NULL_FORMAT,
     SERDE_DELIMITERS,
     load,
@@ -504,6 +505,7 @@ def _definition(table: Table) -> tuple[Any, ...]:
     or escape, or of the columns read cut)."""
     return (table.columns, table.partition_keys, table.format, table.field_delim,
             table.properties.get(NULL_FORMAT), table.properties.get(CUT_COLUMNS),
+            table.properties.get(FILE_TYPES),
             *(table.properties.get(k) for k in SERDE_DELIMITERS))
 
 

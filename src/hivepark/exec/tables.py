@@ -88,6 +88,7 @@ from hivepark.storage.commit import (
 from hivepark.storage.formats import (
     CUT_COLUMNS,
     ESCAPE_CRLF,
+    FILE_TYPES,
     NULL_FORMAT,
     SERDE_DELIMITERS,
     check_text_delimiter,
@@ -574,8 +575,7 @@ def alter_table(ctx: Context, stmt: s.AlterTable) -> DataFrame:
             table = rename_partition(ctx, table, spec, action.target)
             continue
         if spec is not None:
-            raise UnsupportedError(f"ALTER TABLE ... PARTITION (...) {action.keyword} is "
-                                   "not supported: this ALTER applies to the whole table")
+            raise _partition_alter_refused(table, spec, action)
         if isinstance(action, s.SetSkewed):
             table = _set_properties(ctx, table, skew_spec(table.columns, action.skew,
                                                           table.partition_keys).properties())
@@ -606,6 +606,29 @@ def alter_table(ctx: Context, stmt: s.AlterTable) -> DataFrame:
         table = ctx.catalog.get_table(table.db, table.name) if not isinstance(
             action, s.RenameTable) else table
     return ctx.empty()
+
+
+def _partition_alter_refused(table: Table, spec: s.PartitionSpec, action: s.AlterAction) -> UnsupportedError:
+    """The error for an ALTER TABLE ... PARTITION (...) action hivepark applies to whole tables only,
+    naming what to run instead. Nothing is changed."""
+    name, part = table.qualified_name, spec.text
+    if isinstance(action, (s.AddColumns, s.ChangeColumn)):
+        clause = ("REPLACE COLUMNS (...)" if isinstance(action, s.AddColumns) and action.replace
+                  else "ADD COLUMNS (...)" if isinstance(action, s.AddColumns) else "CHANGE COLUMN ...")
+        return UnsupportedError(
+            f"ALTER TABLE {table.name} {part} {clause} is not supported: hivepark keeps one column list for "
+            f"{name} and all its partitions, whose files are read with it (Parquet and ORC by column name, "
+            f"TEXTFILE by position), as after Hive's CASCADE. Nothing was changed; run it on the table, without "
+            f"{part}: ALTER TABLE {table.name} {clause} changes the columns of every partition.")
+    if isinstance(action, s.SetFileFormat):
+        return UnsupportedError(
+            f"ALTER TABLE {table.name} {part} SET FILEFORMAT is not supported: every partition of {name} is "
+            f"read as the table's format, {table.format.upper()}, so a partition of another format would fail "
+            "every read. Nothing was changed; to store the table in another format, make a new table "
+            f"(CREATE TABLE t2 ... STORED AS {action.format.upper()}, then INSERT OVERWRITE "
+            f"TABLE t2 PARTITION (...) SELECT ... FROM {table.name}).")
+    return UnsupportedError(f"ALTER TABLE ... PARTITION (...) {action.keyword} is "
+                            "not supported: this ALTER applies to the whole table; run it without PARTITION (...)")
 
 
 def set_file_format(ctx: Context, table: Table, fmt: str) -> Table:
@@ -854,6 +877,8 @@ def change_columns(ctx: Context, table: Table, action: s.AddColumns | s.ChangeCo
     if skew is not None and any(c not in kept for c in skew.columns):
         raise SemanticError(f"A skewed column of {name} cannot be dropped: ALTER TABLE {table.name} NOT SKEWED "
                             "first.", code=10207)
+    if table.format == "textfile" and isinstance(action, s.AddColumns) and action.replace:
+        _refuse_text_shift(has_files, table, old, new)
     if table.format == "textfile" and moved and has_files():
         raise UnsupportedError(f"{name} is stored as TEXTFILE, whose files give the columns by position: after "
                                "moving a column its existing files would read into the wrong columns. Make a new "
@@ -896,6 +921,8 @@ def change_columns(ctx: Context, table: Table, action: s.AddColumns | s.ChangeCo
     properties = dict(_rebucketed(table, action, kept))
     if table.format in ("parquet", "orc"):
         properties = _dropped_columns(has_files, table, old, new, properties)
+    if table.format == "orc":
+        properties = _file_types(has_files, table, action, retyped, new, properties)
     properties = _cut_columns(has_files, table, action, retyped, new, properties)
     properties = _columns_changed(table, old, new, retyped, properties)
     changed = table.evolve(columns=tuple(new), properties=properties)
@@ -937,6 +964,37 @@ def _dropped_columns(has_files: Callable[[], bool], table: Table, old: list[Colu
         if c.type not in types:
             types.append(c.type)
     properties[DROPPED_COLUMNS] = json.dumps(recorded, sort_keys=True)
+    return properties
+
+
+def _file_types(has_files: Callable[[], bool], table: Table, action: s.AddColumns | s.ChangeColumn,
+                retyped: Mapping[str, tuple[str, str]], new: list[Column], properties: dict[str, str]
+                ) -> dict[str, str]:
+    """An ORC table's properties with its record of the other types its files may hold for each
+    column (storage.formats.FILE_TYPES) brought up to date: a column retyped while the table holds
+    files keeps its old type there (under its new name when renamed), one REPLACE COLUMNS dropped
+    and ADD COLUMNS brought back the types it was dropped with, so that no filter on it is pushed
+    into Spark's ORC reader, which fails on a literal of another kind than the file's column."""
+    if not has_files():
+        properties.pop(FILE_TYPES, None)
+        return properties
+    held: dict[str, list[str]] = json.loads(table.properties.get(FILE_TYPES) or "{}")
+    if isinstance(action, s.ChangeColumn) and action.new_name not in (None, action.column):
+        held = {(action.new_name or k) if k == action.column else k: v for k, v in held.items()}
+    dropped: dict[str, list[str]] = json.loads(properties.get(DROPPED_COLUMNS) or "{}")
+    before = {c.name for c in table.columns}
+    for c in new:
+        types = held.setdefault(c.name, [])
+        more = [retyped[c.name][0]] if c.name in retyped else []
+        more += dropped.get(c.name, []) if c.name not in before else []
+        types.extend(t for t in more if t not in types)
+    kept = {c.name: c.type for c in new}
+    held = {k: [t for t in v if HiveType.parse(t) != HiveType.parse(kept[k])] for k, v in held.items() if k in kept}
+    held = {k: v for k, v in held.items() if v}
+    if held:
+        properties[FILE_TYPES] = json.dumps(held, sort_keys=True)
+    else:
+        properties.pop(FILE_TYPES, None)
     return properties
 
 
@@ -1026,6 +1084,25 @@ def _new_columns(table: Table, action: s.AddColumns | s.ChangeColumn) -> tuple[l
             new.insert(to, changed)
         moved = new.index(changed) != at
     return new, moved
+
+
+def _refuse_text_shift(has_files: Callable[[], bool], table: Table, old: list[Column], new: list[Column]) -> None:
+    """REPLACE COLUMNS of a TEXTFILE table with files that puts a column it keeps at another place
+    (dropping a column before it): its files give the fields by position, so the column would read
+    another column's field, silently (Hive reads so)."""
+    at = {c.name: i for i, c in enumerate(old)}
+    shifted = next(((i, c) for i, c in enumerate(new) if c.name in at and at[c.name] != i), None)
+    if shifted is None or not has_files():
+        return
+    i, c = shifted
+    held = old[i].name if i < len(old) else None
+    reads = f"the field its files hold for {held}" if held else "a field its files do not hold"
+    raise UnsupportedError(
+        f"{table.qualified_name} is stored as TEXTFILE, whose files give the columns by position: REPLACE COLUMNS "
+        f"would put column {c.name} at position {i + 1}, where it was {at[c.name] + 1}, so it would read {reads}. "
+        "Nothing was changed. Keep the columns before it (REPLACE COLUMNS drops the last columns in place), or make "
+        f"a new table without the column (CREATE TABLE t2 ... AS SELECT {', '.join(x.name for x in new)} "
+        f"FROM {table.name}).")
 
 
 def _refuse_duplicates(table_name: str, names: list[str]) -> None:

@@ -201,6 +201,7 @@ class HiveQL(Hive):
             "RENAME": lambda self: self._parse_hp_alter_rename(),
             "DROP": lambda self: self._parse_hp_alter_drop(),
             "CHANGE": lambda self: self._parse_hp_alter_change(),
+            "REPLACE": lambda self: self._parse_hp_restrict(self._parse_alter_table_replace_columns()),
         }
         PROPERTY_PARSERS = {
             **Hive.Parser.PROPERTY_PARSERS,
@@ -489,10 +490,17 @@ class HiveQL(Hive):
                 return self._parse_string()
             return self._parse_string() if self._curr and self._curr.token_type == TokenType.STRING else None
 
+        def _parse_hp_restrict(self, node: t.Any) -> t.Any:
+            """ADD | REPLACE COLUMNS (...) RESTRICT: Hive's default (the table's columns alone; hivepark
+            keeps no column list per partition, so CASCADE, which sqlglot takes, changes nothing more)."""
+            if node is not None:
+                self._match_text_seq("RESTRICT")
+            return node
+
         def _parse_hp_alter_add(self) -> t.Any:
             if not self._match(TokenType.PARTITION, advance=False) and not self._match_text_seq(
                 "IF", "NOT", "EXISTS", advance=False):
-                return self._parse_alter_table_add()
+                return self._parse_hp_restrict(self._parse_alter_table_add())
             exists = self._parse_exists(not_=True)
             parts = []
             while self._match(TokenType.PARTITION, advance=False):

@@ -151,7 +151,9 @@ def spark_sql(analysis: QueryAnalysis, views: Sequence[str], broadcast: Sequence
     text = analysis.query.sql(dialect="spark", copy=False)  # the analysis's own copy
     for mark, where in raw.items():
         assert text.count(mark) == 1, text
-        text = text.replace(f"`{mark}`", mark).replace(mark, f"({where})")
+        # `view WHERE (c)` with c one word (false, a BOOLEAN column) is, to Spark's parser, the
+        # view aliased WHERE with a column list (c): the leading true keeps it a WHERE clause
+        text = text.replace(f"`{mark}`", mark).replace(mark, f"true AND ({where})")
     return text
 
 

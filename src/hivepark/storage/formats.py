@@ -246,10 +246,11 @@ def load(spark: SparkSession, table: Table, paths: Sequence[str], base_path: str
     if table.format != "textfile":
         # a DDL string: one call into the JVM (a StructType costs two and a JSON round trip)
         df = _load_paths(r.schema(schema_ddl([*table.columns, *discovered])), paths)
-        cut = cut_columns(table)
-        if discovered == parts and not cut:
+        cut, unpushed = cut_columns(table), orc_unpushed(table)
+        if discovered == parts and not cut and not unpushed:
             return df.select("*", *[c.alias(n) for n, c in extra.items()]) if extra else df
-        cols = [f"{_cut_if(sql_name(c.name), c, cut)} AS {sql_name(c.name)}" for c in table.columns]
+        cols = [f"{_unpushed_if(_cut_if(sql_name(c.name), c, cut), c, unpushed)} AS {sql_name(c.name)}"
+                for c in table.columns]
     else:
         schema = StructType([StructField(TEXT_LINE, StringType())] + schema_of(discovered).fields)
         df = r.schema(schema).load(list(paths))
@@ -270,6 +271,37 @@ def load(spark: SparkSession, table: Table, paths: Sequence[str], base_path: str
 CUT_COLUMNS = "hivepark.cut.columns"
 
 
+#: Table property of an ORC table: the types its files may hold for a column besides the column's own,
+#: {name: [type, ...]} in JSON: ALTER TABLE ... CHANGE / REPLACE / ADD COLUMNS gave the column another type
+#: while the table held files. Spark's ORC reader builds the pushed filter's literals for the file's type,
+#: and fails the read (a STRING literal for an INT file column, a DOUBLE one for a DECIMAL) where that
+#: type takes another kind of value: such columns are read through a projection (:func:`orc_unpushed`).
+FILE_TYPES = "hivepark.file.types"
+
+
+def _orc_pushes_safely(old: str, new: str) -> bool:
+    """Whether Spark's ORC filter pushdown takes a literal of type ``new`` for a file column of
+    type ``old`` (OrcFilters.castLiteralValue; ORC itself skips a conversion it cannot compare):
+    an integer for an integer, a decimal for a decimal, a DOUBLE for a FLOAT, a string for a string."""
+    a, b = HiveType.parse(old), HiveType.parse(new)
+    if a.spark_ddl == b.spark_ddl or (a.family == "string" and b.family == "string"):
+        return True
+    if a.is_integral and b.is_integral:
+        return True
+    return (a.base, b.base) in (("decimal", "decimal"), ("float", "double"))
+
+
+def orc_unpushed(table: Table) -> frozenset[str]:
+    """The columns of an ORC table that :func:`load` reads through a projection, so that no filter
+    on them is pushed into Spark's ORC reader (:data:`FILE_TYPES`)."""
+    raw = table.properties.get(FILE_TYPES) if table.format == "orc" else None
+    if not raw:
+        return frozenset()
+    held: dict[str, list[str]] = json.loads(raw)
+    return frozenset(c.name for c in table.columns
+                     if any(not _orc_pushes_safely(t, c.type) for t in held.get(c.name, ())))
+
+
 def cut_columns(table: Table) -> frozenset[str]:
     """The columns :func:`load` and :func:`read_arrow` read through :func:`read_cut`."""
     raw = table.properties.get(CUT_COLUMNS)
@@ -277,6 +309,14 @@ def cut_columns(table: Table) -> frozenset[str]:
         return frozenset()
     names = {c.name for c in table.columns if read_cut("x", c.type) != "x"}
     return frozenset(n for n in json.loads(raw) if n in names)
+
+
+def _unpushed_if(sql: str, column: Column, unpushed: frozenset[str]) -> str:
+    """The column's value, as a projection Spark pushes no filter through (``greatest(c, c)`` is
+    ``c``; a cut column's projection is one already)."""
+    if column.name not in unpushed or sql != sql_name(column.name):
+        return sql
+    return f"greatest({sql}, {sql})"
 
 
 def _cut_if(sql: str, column: Column, cut: frozenset[str]) -> str:
