@@ -416,6 +416,46 @@ def test_set_skewed_location(env, spark, tmp_path):
     assert rows(env.sql("SELECT a FROM slu WHERE x = 1")) == [(1,)]
 
 
+def test_a_skewed_location_where_another_partition_lives_is_refused(env, spark, tmp_path):
+    # each file's partition is found from its directory: a skewed location of ds='a' in ds='b''s
+    # directory read ds='b''s row as ds='a' twice and never as ds='b'
+    env.sql("CREATE TABLE so (a INT, x INT) PARTITIONED BY (ds STRING) SKEWED BY (x) ON (1) "
+            "STORED AS DIRECTORIES STORED AS PARQUET")
+    env.sql("INSERT INTO so PARTITION (ds='a') VALUES (2, 2)")
+    t = env.catalog.get_table("default", "so")
+    env.sql(f"ALTER TABLE so ADD PARTITION (ds='c') LOCATION '{tmp_path}/c'")
+    for where, whose in [(f"{t.location}/ds=b/x=1", "directory where partition {ds=b} is made by default"),
+                         (f"{t.location}/ds=b", "directory where partition {ds=b} is made by default"),
+                         (t.location, "directory of the table"),
+                         (f"{tmp_path}/c/x=1", f"directory of partition {{ds=c}} ({tmp_path}/c)"),
+                         (str(tmp_path), f"directory of partition {{ds=c}} ({tmp_path}/c)")]:
+        with pytest.raises(SemanticError, match="Give a directory outside the table's other partitions") as e:
+            env.sql(f"ALTER TABLE so PARTITION (ds='a') SET SKEWED LOCATION (1='file://{where}')")
+        assert "SET SKEWED LOCATION" in str(e.value) and "partition {ds=a} of default.so" in str(e.value)
+        assert whose in str(e.value), where
+    own = tmp_path / "elsewhere" / "a_x1"
+    env.sql(f"ALTER TABLE so PARTITION (ds='a') SET SKEWED LOCATION (1='file://{own}')")  # anywhere else: Hive's
+    with pytest.raises(SemanticError, match=re.escape(f"in the skewed location of partition {{ds=a}} ({own})")):
+        env.sql(f"ALTER TABLE so PARTITION (ds='c') SET SKEWED LOCATION (1='file://{own}/sub')")
+    # nor a table or partition made there later: it would share (and DROP) the skewed directory's files
+    with pytest.raises(SemanticError, match=re.escape(f"overlaps a list-bucketing directory of partition (a) of "
+                                                      f"table default.so ({own}")):
+        env.sql(f"ALTER TABLE so ADD PARTITION (ds='d') LOCATION '{own.parent}'")
+    with pytest.raises(SemanticError, match="overlaps a list-bucketing directory of partition"):
+        env.sql(f"CREATE TABLE so_over (a INT) LOCATION '{own}/t'")
+    env.sql(f"ALTER TABLE so PARTITION (ds='a') SET SKEWED LOCATION (1='file://{env.location}/so_later')")
+    with pytest.raises(SemanticError, match="The directory of table default.so_later .* overlaps a list-bucketing"):
+        env.sql("CREATE TABLE so_later (a INT)")
+    env.sql(f"ALTER TABLE so PARTITION (ds='a') SET SKEWED LOCATION (1='file://{own}')")
+    env.sql("INSERT INTO so PARTITION (ds) VALUES (3, 1, 'a'), (4, 1, 'b'), (5, 2, 'a'), (6, 1, 'c')")
+    plain = [spark.read.option("recursiveFileLookup", "true").parquet(*paths).selectExpr("a", "x", f"'{ds}'")
+             for ds, paths in [("a", [f"{t.location}/ds=a"]), ("b", [f"{t.location}/ds=b"]),
+                               ("c", [f"{tmp_path}/c"])]]
+    want = rows(plain[0].union(plain[1]).union(plain[2]))
+    assert rows(env.sql("SELECT a, x, ds FROM so")) == want == [(2, 2, "a"), (3, 1, "a"), (4, 1, "b"),
+                                                                (5, 2, "a"), (6, 1, "c")]
+
+
 @pytest.mark.parametrize("fmt", ["PARQUET", "ORC", "TEXTFILE"])
 def test_concatenate_merges_each_directory(env, spark, fmt):
     name = f"cc_{fmt.lower()}"

@@ -33,6 +33,7 @@ from sqlalchemy import (
     Connection,
     Engine,
     Text,
+    and_,
     bindparam,
     cast,
     create_engine,
@@ -67,6 +68,7 @@ from hivepark.catalog.filters import (
 )
 from hivepark.catalog.models import EMPTY_MAP, Column, Database, Partition, Table, frozen_map
 from hivepark.catalog.schema import DatabaseRow, PartitionKeyValRow, PartitionRow, StatementRow, TableRow
+from hivepark.catalog.skew import SKEW_LOCATIONS, parse_layout
 from hivepark.errors import (
     AlreadyExistsError,
     CommitConflict,
@@ -81,7 +83,7 @@ from hivepark.errors import (
     first_line,
 )
 from hivepark.expr import EqualTo, Expr, In, IsNull, Or, and_all, conjuncts, evaluate
-from hivepark.layout import make_part_name
+from hivepark.layout import is_absolute, is_within, make_part_name
 from hivepark.types import DEFAULT_PARTITION_NAME
 
 _CHUNK = 500
@@ -651,6 +653,35 @@ class SqlCatalog(Catalog):
             out: list[tuple[str, str, tuple[str | None, ...] | None, str]] = [
                 (db, name, None, loc) for db, name, loc in s.execute(tables)]
             out += [(db, name, tuple(_decode(values)), loc) for db, name, values, loc in s.execute(parts)]
+        return out
+
+    def skewed_locations_overlapping(self, location: str
+                                     ) -> list[tuple[str, str, tuple[str | None, ...] | None, str]]:
+        """The parameters recording an absolute list-bucketing directory (``\\"/`` or ``://``
+        inside the nested JSON of ``hivepark.skew.locations``: set by SET SKEWED LOCATION only, a
+        write's own are relative) are found by a scan, then each such directory compared here."""
+        def absolute(col: Any) -> ColumnElement[bool]:
+            return and_(col.contains(SKEW_LOCATIONS, autoescape=True),
+                        or_(col.contains('\\"/', autoescape=True), col.contains("://", autoescape=True)))
+
+        tables = (select(DatabaseRow.name, TableRow.name, TableRow.properties)
+                  .join(DatabaseRow, DatabaseRow.id == TableRow.db_id).where(absolute(TableRow.properties)))
+        parts = (select(DatabaseRow.name, TableRow.name, PartitionRow.part_values, PartitionRow.parameters)
+                 .join(TableRow, TableRow.id == PartitionRow.tbl_id).join(DatabaseRow, DatabaseRow.id == TableRow.db_id)
+                 .where(absolute(PartitionRow.parameters)))
+        with self._session() as s:
+            found: list[tuple[str, str, tuple[str | None, ...] | None, str]] = [
+                (db, name, None, params) for db, name, params in s.execute(tables)]
+            found += [(db, name, tuple(_decode(values)), params) for db, name, values, params in s.execute(parts)]
+        out: list[tuple[str, str, tuple[str | None, ...] | None, str]] = []
+        for db, name, values, params in found:
+            try:
+                lay = parse_layout(_decode(params).get(SKEW_LOCATIONS))
+            except (ValueError, KeyError, TypeError, AttributeError):
+                continue
+            for _, loc in lay.locations if lay is not None else ():
+                if is_absolute(loc) and (is_within(location, loc) or is_within(loc, location)):
+                    out.append((db, name, values, loc))
         return out
 
     def create_table(self, table: Table, if_not_exists: bool = False, uid: str | None = None) -> Table:
