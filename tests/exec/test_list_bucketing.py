@@ -416,6 +416,15 @@ def test_set_skewed_location(env, spark, tmp_path):
     assert rows(env.sql("SELECT a FROM slu WHERE x = 1")) == [(1,)]
 
 
+def all_dirs(location: str) -> list[str]:
+    """Every directory below ``location`` (hidden ones left out), empty ones too."""
+    out = []
+    for d, dirs, _ in os.walk(location):
+        dirs[:] = [x for x in dirs if not x.startswith(".")]
+        out += [os.path.relpath(os.path.join(d, x), location) for x in dirs]
+    return sorted(out)
+
+
 def test_a_skewed_location_where_another_partition_lives_is_refused(env, spark, tmp_path):
     # each file's partition is found from its directory: a skewed location of ds='a' in ds='b''s
     # directory read ds='b''s row as ds='a' twice and never as ds='b'
@@ -454,6 +463,52 @@ def test_a_skewed_location_where_another_partition_lives_is_refused(env, spark, 
     want = rows(plain[0].union(plain[1]).union(plain[2]))
     assert rows(env.sql("SELECT a, x, ds FROM so")) == want == [(2, 2, "a"), (3, 1, "a"), (4, 1, "b"),
                                                                 (5, 2, "a"), (6, 1, "c")]
+
+
+def test_insert_overwrite_removes_the_skewed_directories_it_emptied(env, spark, tmp_path):
+    # after ALTER TABLE ... SKEWED BY with other values (or NOT STORED AS DIRECTORIES) an INSERT
+    # OVERWRITE deleted the old files and left their directories (x=1/) empty behind; Hive removes them
+    from hivepark.storage import commit
+
+    env.sql("CREATE TABLE ow (a INT, x INT) PARTITIONED BY (ds STRING) SKEWED BY (x, a) ON ((1, 1), (1, 2)) "
+            "STORED AS DIRECTORIES STORED AS PARQUET")
+    env.sql("INSERT INTO ow PARTITION (ds) VALUES (1, 1, 'a'), (2, 1, 'a'), (3, 2, 'a'), (1, 1, 'b'), (4, 2, 'b')")
+    t = env.catalog.get_table("default", "ow")
+    assert all_dirs(f"{t.location}/ds=a") == [D, f"{D}/{D}", "x=1", "x=1/a=1", "x=1/a=2"]
+    moved = tmp_path / "ow_moved"  # a skewed location outside the table: never touched by its overwrite
+    shutil.move(f"{t.location}/ds=b/x=1/a=1", moved)
+    os.rmdir(f"{t.location}/ds=b/x=1")
+    env.sql(f"ALTER TABLE ow PARTITION (ds='b') SET SKEWED LOCATION ((1, 1)='file://{moved}')")
+    env.sql("ALTER TABLE ow SKEWED BY (x) ON (2) STORED AS DIRECTORIES")
+    env.sql("INSERT OVERWRITE TABLE ow PARTITION (ds) SELECT a + 10, x, ds FROM ow")
+    assert all_dirs(f"{t.location}/ds=a") == [D, "x=2"] and all_dirs(f"{t.location}/ds=b") == [D, "x=2"]
+    assert os.listdir(moved)  # (not listed as the partition's, so not deleted: outside the table)
+    got = rows(env.sql("SELECT a, x, ds FROM ow"))
+    plain = rows(spark.read.option("recursiveFileLookup", "true").parquet(f"{t.location}/ds=a", f"{t.location}/ds=b")
+                 .selectExpr("a", "x", "CASE WHEN input_file_name() LIKE '%ds=a%' THEN 'a' ELSE 'b' END"))
+    assert got == plain == [(11, 1, "a"), (11, 1, "b"), (12, 1, "a"), (13, 2, "a"), (14, 2, "b")]
+    # a file the table does not own (another statement's in flight, one put by hand) keeps its directory
+    open(f"{t.location}/ds=a/x=2/.not_the_tables", "w").close()
+    env.sql("ALTER TABLE ow NOT STORED AS DIRECTORIES")
+    env.sql("SET hivepark.files.retention.seconds=60")  # the old files stay for readers, their directories too
+    try:
+        env.sql("INSERT OVERWRITE TABLE ow PARTITION (ds='a') SELECT a, x FROM ow WHERE ds = 'a'")
+    finally:
+        env.sql("SET hivepark.files.retention.seconds=0")
+    assert all_dirs(f"{t.location}/ds=a") == [D, "x=2"]
+    commit.delete_expired(env.location, now=float("inf"))
+    assert all_dirs(f"{t.location}/ds=a") == ["x=2"] and os.listdir(f"{t.location}/ds=a/x=2") == [".not_the_tables"]
+    env.sql("INSERT OVERWRITE TABLE ow PARTITION (ds='b') SELECT a, x FROM ow WHERE ds = 'b'")
+    assert all_dirs(f"{t.location}/ds=b") == []
+    assert rows(env.sql("SELECT a, x, ds FROM ow")) == got
+    env.sql("CREATE TABLE owu (a INT, x INT) SKEWED BY (x) ON (1) STORED AS DIRECTORIES STORED AS ORC")
+    env.sql("INSERT INTO owu VALUES (1, 1), (2, 2)")
+    env.sql("ALTER TABLE owu SKEWED BY (x) ON (2) STORED AS DIRECTORIES")
+    env.sql("INSERT OVERWRITE TABLE owu SELECT a, x FROM owu")  # unpartitioned: the same
+    u = env.catalog.get_table("default", "owu")
+    assert all_dirs(u.location) == [D, "x=2"]
+    assert rows(env.sql("SELECT * FROM owu")) == rows(spark.read.option("recursiveFileLookup", "true")
+                                                          .orc(u.location)) == [(1, 1), (2, 2)]
 
 
 @pytest.mark.parametrize("fmt", ["PARQUET", "ORC", "TEXTFILE"])
