@@ -182,6 +182,32 @@ def test_locations_overlapping(catalog: SqlCatalog) -> None:
     assert [r[2] for r in found("/ext/q\u00e9")] == [("d8", "8")]
 
 
+def test_skewed_locations_overlapping(catalog: SqlCatalog) -> None:
+    # SET SKEWED LOCATION's directories, kept in the partitions' parameters (or an unpartitioned
+    # table's properties): found wherever they lie, a write's own relative ones never
+    from hivepark.catalog.skew import SKEW_LOCATIONS, SkewLayout
+
+    def lay(*locs: str) -> dict[str, str]:
+        return {SKEW_LOCATIONS: SkewLayout(("x",), tuple((str(i),) for i in range(len(locs))),
+                                           tuple(((str(i),), loc) for i, loc in enumerate(locs))).to_json()}
+
+    t = make_table(catalog)
+    catalog.add_partitions(t, [part(t, "d1", "1", parameters=lay("x=0", "/ext/s_1%")),
+                               part(t, "d2", "2", parameters=lay("s3a://b/sk/x=1")),
+                               part(t, "d3", "3", parameters=lay("x=0", "/ext/x=0"))])
+    u = catalog.create_table(Table("db", "u", COLS, location="/wh/db.db/u", properties=lay("/ext/u/x=1")))
+    assert u.properties[SKEW_LOCATIONS]
+
+    def found(loc: str) -> list[tuple[str, str, Any, str]]:
+        return sorted(catalog.skewed_locations_overlapping(loc), key=repr)
+
+    assert found("/ext/s_1%") == found("/ext/s_1%/y") == [("db", "t", ("d1", "1"), "/ext/s_1%")]
+    assert found("s3a://b") == found("s3a://b/sk/x=1/z") == [("db", "t", ("d2", "2"), "s3a://b/sk/x=1")]
+    assert found("/ext/u") == [("db", "u", None, "/ext/u/x=1")]
+    assert sorted(r[3] for r in found("/ext")) == ["/ext/s_1%", "/ext/u/x=1", "/ext/x=0"]
+    assert found("/ext/s_1") == found("/ext/s_10") == found("/wh/db.db/t/ds=d1/hr=1/x=0") == found("/x=0") == []
+
+
 def test_table_errors(catalog: SqlCatalog) -> None:
     make_db(catalog)
     with pytest.raises(NoSuchTable, match=r"Table not found 'db\.nope'.*SHOW TABLES") as err:

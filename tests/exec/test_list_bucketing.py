@@ -416,6 +416,122 @@ def test_set_skewed_location(env, spark, tmp_path):
     assert rows(env.sql("SELECT a FROM slu WHERE x = 1")) == [(1,)]
 
 
+def all_dirs(location: str) -> list[str]:
+    """Every directory below ``location`` (hidden ones left out), empty ones too."""
+    out = []
+    for d, dirs, _ in os.walk(location):
+        dirs[:] = [x for x in dirs if not x.startswith(".")]
+        out += [os.path.relpath(os.path.join(d, x), location) for x in dirs]
+    return sorted(out)
+
+
+def test_a_skewed_location_where_another_partition_lives_is_refused(env, spark, tmp_path):
+    # each file's partition is found from its directory: a skewed location of ds='a' in ds='b''s
+    # directory read ds='b''s row as ds='a' twice and never as ds='b'
+    env.sql("CREATE TABLE so (a INT, x INT) PARTITIONED BY (ds STRING) SKEWED BY (x) ON (1) "
+            "STORED AS DIRECTORIES STORED AS PARQUET")
+    env.sql("INSERT INTO so PARTITION (ds='a') VALUES (2, 2)")
+    t = env.catalog.get_table("default", "so")
+    env.sql(f"ALTER TABLE so ADD PARTITION (ds='c') LOCATION '{tmp_path}/c'")
+    for where, whose in [(f"{t.location}/ds=b/x=1", "directory where partition {ds=b} is made by default"),
+                         (f"{t.location}/ds=b", "directory where partition {ds=b} is made by default"),
+                         (t.location, "directory of the table"),
+                         (f"{tmp_path}/c/x=1", f"directory of partition {{ds=c}} ({tmp_path}/c)"),
+                         (str(tmp_path), f"directory of partition {{ds=c}} ({tmp_path}/c)")]:
+        with pytest.raises(SemanticError, match="Give a directory outside the table's other partitions") as e:
+            env.sql(f"ALTER TABLE so PARTITION (ds='a') SET SKEWED LOCATION (1='file://{where}')")
+        assert "SET SKEWED LOCATION" in str(e.value) and "partition {ds=a} of default.so" in str(e.value)
+        assert whose in str(e.value), where
+    own = tmp_path / "elsewhere" / "a_x1"
+    env.sql(f"ALTER TABLE so PARTITION (ds='a') SET SKEWED LOCATION (1='file://{own}')")  # anywhere else: Hive's
+    with pytest.raises(SemanticError, match=re.escape(f"in the skewed location of partition {{ds=a}} ({own})")):
+        env.sql(f"ALTER TABLE so PARTITION (ds='c') SET SKEWED LOCATION (1='file://{own}/sub')")
+    # nor a table or partition made there later: it would share (and DROP) the skewed directory's files
+    with pytest.raises(SemanticError, match=re.escape(f"overlaps a list-bucketing directory of partition (a) of "
+                                                      f"table default.so ({own}")):
+        env.sql(f"ALTER TABLE so ADD PARTITION (ds='d') LOCATION '{own.parent}'")
+    with pytest.raises(SemanticError, match="overlaps a list-bucketing directory of partition"):
+        env.sql(f"CREATE TABLE so_over (a INT) LOCATION '{own}/t'")
+    env.sql(f"ALTER TABLE so PARTITION (ds='a') SET SKEWED LOCATION (1='file://{env.location}/so_later')")
+    with pytest.raises(SemanticError, match="The directory of table default.so_later .* overlaps a list-bucketing"):
+        env.sql("CREATE TABLE so_later (a INT)")
+    env.sql(f"ALTER TABLE so PARTITION (ds='a') SET SKEWED LOCATION (1='file://{own}')")
+    env.sql("INSERT INTO so PARTITION (ds) VALUES (3, 1, 'a'), (4, 1, 'b'), (5, 2, 'a'), (6, 1, 'c')")
+    plain = [spark.read.option("recursiveFileLookup", "true").parquet(*paths).selectExpr("a", "x", f"'{ds}'")
+             for ds, paths in [("a", [f"{t.location}/ds=a"]), ("b", [f"{t.location}/ds=b"]),
+                               ("c", [f"{tmp_path}/c"])]]
+    want = rows(plain[0].union(plain[1]).union(plain[2]))
+    assert rows(env.sql("SELECT a, x, ds FROM so")) == want == [(2, 2, "a"), (3, 1, "a"), (4, 1, "b"),
+                                                                (5, 2, "a"), (6, 1, "c")]
+
+
+def test_rename_table_moves_the_skewed_locations_inside_its_directory(env, spark):
+    # a skewed location inside the table's directory kept its old path after RENAME TO: the rows
+    # there were lost, and a new table under the old name was refused over the stale location
+    env.sql("CREATE TABLE rn (a INT, x INT) PARTITIONED BY (ds STRING) SKEWED BY (x) ON (1) "
+            "STORED AS DIRECTORIES STORED AS PARQUET")
+    env.sql("INSERT INTO rn PARTITION (ds='a') VALUES (1, 1), (2, 2)")
+    env.sql("CREATE TABLE rnu (a INT, x INT) SKEWED BY (x) ON (1) STORED AS DIRECTORIES STORED AS PARQUET")
+    env.sql("INSERT INTO rnu VALUES (1, 1), (2, 2)")
+    for name, part in (("rn", "/ds=a"), ("rnu", "")):
+        loc = env.catalog.get_table("default", name).location + part
+        shutil.move(f"{loc}/x=1", f"{loc}/own")  # (as Hive's list_bucket tests move directories by hand)
+        spec = " PARTITION (ds='a')" if part else ""
+        env.sql(f"ALTER TABLE {name}{spec} SET SKEWED LOCATION (1='file://{loc}/own')")
+        env.sql(f"ALTER TABLE {name} RENAME TO {name}_2")
+        new = env.catalog.get_table("default", f"{name}_2").location
+        plain = rows(spark.read.option("recursiveFileLookup", "true").parquet(new))
+        assert rows(env.sql(f"SELECT a, x FROM {name}_2")) == plain == [(1, 1), (2, 2)]
+        assert rows(env.sql(f"SELECT a FROM {name}_2 WHERE x = 1")) == [(1,)]
+        env.sql(f"CREATE TABLE {name} (a INT)")  # its old directory is free
+
+
+def test_insert_overwrite_removes_the_skewed_directories_it_emptied(env, spark, tmp_path):
+    # after ALTER TABLE ... SKEWED BY with other values (or NOT STORED AS DIRECTORIES) an INSERT
+    # OVERWRITE deleted the old files and left their directories (x=1/) empty behind; Hive removes them
+    from hivepark.storage import commit
+
+    env.sql("CREATE TABLE ow (a INT, x INT) PARTITIONED BY (ds STRING) SKEWED BY (x, a) ON ((1, 1), (1, 2)) "
+            "STORED AS DIRECTORIES STORED AS PARQUET")
+    env.sql("INSERT INTO ow PARTITION (ds) VALUES (1, 1, 'a'), (2, 1, 'a'), (3, 2, 'a'), (1, 1, 'b'), (4, 2, 'b')")
+    t = env.catalog.get_table("default", "ow")
+    assert all_dirs(f"{t.location}/ds=a") == [D, f"{D}/{D}", "x=1", "x=1/a=1", "x=1/a=2"]
+    moved = tmp_path / "ow_moved"  # a skewed location outside the table: never touched by its overwrite
+    shutil.move(f"{t.location}/ds=b/x=1/a=1", moved)
+    os.rmdir(f"{t.location}/ds=b/x=1")
+    env.sql(f"ALTER TABLE ow PARTITION (ds='b') SET SKEWED LOCATION ((1, 1)='file://{moved}')")
+    env.sql("ALTER TABLE ow SKEWED BY (x) ON (2) STORED AS DIRECTORIES")
+    env.sql("INSERT OVERWRITE TABLE ow PARTITION (ds) SELECT a + 10, x, ds FROM ow")
+    assert all_dirs(f"{t.location}/ds=a") == [D, "x=2"] and all_dirs(f"{t.location}/ds=b") == [D, "x=2"]
+    assert os.listdir(moved)  # (not listed as the partition's, so not deleted: outside the table)
+    got = rows(env.sql("SELECT a, x, ds FROM ow"))
+    plain = rows(spark.read.option("recursiveFileLookup", "true").parquet(f"{t.location}/ds=a", f"{t.location}/ds=b")
+                 .selectExpr("a", "x", "CASE WHEN input_file_name() LIKE '%ds=a%' THEN 'a' ELSE 'b' END"))
+    assert got == plain == [(11, 1, "a"), (11, 1, "b"), (12, 1, "a"), (13, 2, "a"), (14, 2, "b")]
+    # a file the table does not own (another statement's in flight, one put by hand) keeps its directory
+    open(f"{t.location}/ds=a/x=2/.not_the_tables", "w").close()
+    env.sql("ALTER TABLE ow NOT STORED AS DIRECTORIES")
+    env.sql("SET hivepark.files.retention.seconds=60")  # the old files stay for readers, their directories too
+    try:
+        env.sql("INSERT OVERWRITE TABLE ow PARTITION (ds='a') SELECT a, x FROM ow WHERE ds = 'a'")
+    finally:
+        env.sql("SET hivepark.files.retention.seconds=0")
+    assert all_dirs(f"{t.location}/ds=a") == [D, "x=2"]
+    commit.delete_expired(env.location, now=float("inf"))
+    assert all_dirs(f"{t.location}/ds=a") == ["x=2"] and os.listdir(f"{t.location}/ds=a/x=2") == [".not_the_tables"]
+    env.sql("INSERT OVERWRITE TABLE ow PARTITION (ds='b') SELECT a, x FROM ow WHERE ds = 'b'")
+    assert all_dirs(f"{t.location}/ds=b") == []
+    assert rows(env.sql("SELECT a, x, ds FROM ow")) == got
+    env.sql("CREATE TABLE owu (a INT, x INT) SKEWED BY (x) ON (1) STORED AS DIRECTORIES STORED AS ORC")
+    env.sql("INSERT INTO owu VALUES (1, 1), (2, 2)")
+    env.sql("ALTER TABLE owu SKEWED BY (x) ON (2) STORED AS DIRECTORIES")
+    env.sql("INSERT OVERWRITE TABLE owu SELECT a, x FROM owu")  # unpartitioned: the same
+    u = env.catalog.get_table("default", "owu")
+    assert all_dirs(u.location) == [D, "x=2"]
+    assert rows(env.sql("SELECT * FROM owu")) == rows(spark.read.option("recursiveFileLookup", "true")
+                                                          .orc(u.location)) == [(1, 1), (2, 2)]
+
+
 @pytest.mark.parametrize("fmt", ["PARQUET", "ORC", "TEXTFILE"])
 def test_concatenate_merges_each_directory(env, spark, fmt):
     name = f"cc_{fmt.lower()}"

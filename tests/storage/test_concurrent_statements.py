@@ -875,6 +875,27 @@ def test_recovery_keeps_a_killed_overwrite_that_committed_though_a_later_one_rep
     c.close()
 
 
+def test_recovery_of_a_killed_overwrite_removes_the_skewed_directories_it_emptied(two, spark, monkeypatch):
+    """An INSERT OVERWRITE under another list-bucketing layout, killed right after its commit:
+    the next connect() deletes its obsolete files and the directories (x=1/) they leave empty."""
+    a, _ = two
+    a.sql("CREATE TABLE lb (k INT, x INT) PARTITIONED BY (ds STRING) SKEWED BY (x) ON (1) STORED AS DIRECTORIES "
+          "STORED AS PARQUET")
+    a.sql("INSERT INTO lb PARTITION (ds='a') VALUES (1, 1), (2, 2)")
+    a.sql("ALTER TABLE lb SKEWED BY (x) ON (2) STORED AS DIRECTORIES")
+    _dies_at(monkeypatch, "after_commit")
+    with pytest.raises(_Killed):
+        a.sql("INSERT OVERWRITE TABLE lb PARTITION (ds='a') VALUES (3, 1), (4, 2)")
+    root = os.path.join(a.location, "lb")
+    assert "ds=a/x=1" in _dirs(root)
+    c = hivepark.connect(a.location, spark=spark)
+    assert _dirs(root) == ["ds=a", "ds=a/HIVE_DEFAULT_LIST_BUCKETING_DIR_NAME", "ds=a/x=2"]
+    got = sorted(tuple(r) for r in c.sql("SELECT k, x FROM lb").collect())
+    assert got == sorted(tuple(r) for r in spark.read.option("recursiveFileLookup", "true")
+                         .parquet(f"{root}/ds=a").collect()) == [(3, 1), (4, 2)]
+    c.close()
+
+
 def test_a_committed_statement_not_yet_cleaned_up_keeps_its_files_in_a_listing(listed, spark, monkeypatch):
     """A statement that committed but whose journal is still there (killed before its
     cleanup) wrote files of the table: a listing of ds='c' (its file list dropped by SET

@@ -57,6 +57,13 @@ class Catalog(ABC):
         their location)``."""
 
     @abstractmethod
+    def skewed_locations_overlapping(self, location: str
+                                     ) -> list[tuple[str, str, tuple[str | None, ...] | None, str]]:
+        """The list-bucketing directories given by SET SKEWED LOCATION (absolute ones, which may
+        lie anywhere) that are ``location`` (normalized), lie below it or hold it: ``(database,
+        table, partition values or None for an unpartitioned table, the skewed location)``."""
+
+    @abstractmethod
     def drop_database(self, name: str, cascade: bool = False) -> list[Table]:
         """Drops the database (and with ``cascade`` its tables and their partitions).
 

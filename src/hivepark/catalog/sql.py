@@ -68,6 +68,7 @@ from hivepark.catalog.filters import (
 )
 from hivepark.catalog.models import EMPTY_MAP, Column, Database, Partition, Table, frozen_map
 from hivepark.catalog.schema import DatabaseRow, PartitionKeyValRow, PartitionRow, StatementRow, TableRow
+from hivepark.catalog.skew import SKEW_LOCATIONS, parse_layout
 from hivepark.errors import (
     AlreadyExistsError,
     CommitConflict,
@@ -82,7 +83,7 @@ from hivepark.errors import (
     first_line,
 )
 from hivepark.expr import EqualTo, Expr, In, IsNull, Or, and_all, conjuncts, evaluate
-from hivepark.layout import make_part_name
+from hivepark.layout import is_absolute, is_within, make_part_name
 from hivepark.types import DEFAULT_PARTITION_NAME
 
 _CHUNK = 500
@@ -102,6 +103,37 @@ def _now() -> int:
 
 
 _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+
+def _records_absolute_skew(col: Any) -> ColumnElement[bool]:
+    """Parameters (JSON text) that may record an absolute list-bucketing directory (``\\"/`` or
+    ``://`` inside the nested JSON of ``hivepark.skew.locations``): set by SET SKEWED LOCATION only,
+    a write's own are relative."""
+    return and_(col.contains(SKEW_LOCATIONS, autoescape=True),
+                or_(col.contains('\\"/', autoescape=True), col.contains("://", autoescape=True)))
+
+
+def _moved_skew_locations(params: str, old: str, new: str) -> str | None:
+    """``params`` (JSON text) with the absolute list-bucketing directories below ``old`` (a table's
+    directory that RENAME moved to ``new``) moved with it; None when none is.
+
+    >>> from hivepark.catalog.skew import SkewLayout
+    >>> lay = SkewLayout(("x",), (("1",), ("2",)), ((("1",), "/w/t/ds=1/own"), (("2",), "/w/tt/x")))
+    >>> json.loads(json.loads(_moved_skew_locations(_dumps({SKEW_LOCATIONS: lay.to_json()}), "/w/t", "/w/u"))
+    ...            [SKEW_LOCATIONS])["locations"]
+    [[['1'], '/w/u/ds=1/own'], [['2'], '/w/tt/x']]
+    """
+    try:
+        d = _decode(params)
+        lay = parse_layout(d.get(SKEW_LOCATIONS))
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+    old, new = old.rstrip("/"), new.rstrip("/")
+    changes = {key: new + loc[len(old):] for key, loc in (lay.locations if lay is not None else ())
+               if is_absolute(loc) and (loc == old or loc.startswith(old + "/"))}
+    if lay is None or not changes:
+        return None
+    return _dumps({**d, SKEW_LOCATIONS: lay.with_locations(changes).to_json()})
 
 
 # engine ---------------------------------------------------------------------------------
@@ -671,6 +703,31 @@ class SqlCatalog(Catalog):
             out += [(db, name, tuple(_decode(values)), loc) for db, name, values, loc in s.execute(parts)]
         return out
 
+    def skewed_locations_overlapping(self, location: str
+                                     ) -> list[tuple[str, str, tuple[str | None, ...] | None, str]]:
+        """The parameters recording an absolute list-bucketing directory
+        (:func:`_records_absolute_skew`) are found by a scan, then each such directory compared here."""
+        absolute = _records_absolute_skew
+        tables = (select(DatabaseRow.name, TableRow.name, TableRow.properties)
+                  .join(DatabaseRow, DatabaseRow.id == TableRow.db_id).where(absolute(TableRow.properties)))
+        parts = (select(DatabaseRow.name, TableRow.name, PartitionRow.part_values, PartitionRow.parameters)
+                 .join(TableRow, TableRow.id == PartitionRow.tbl_id).join(DatabaseRow, DatabaseRow.id == TableRow.db_id)
+                 .where(absolute(PartitionRow.parameters)))
+        with self._session() as s:
+            found: list[tuple[str, str, tuple[str | None, ...] | None, str]] = [
+                (db, name, None, params) for db, name, params in s.execute(tables)]
+            found += [(db, name, tuple(_decode(values)), params) for db, name, values, params in s.execute(parts)]
+        out: list[tuple[str, str, tuple[str | None, ...] | None, str]] = []
+        for db, name, values, params in found:
+            try:
+                lay = parse_layout(_decode(params).get(SKEW_LOCATIONS))
+            except (ValueError, KeyError, TypeError, AttributeError):
+                continue
+            for _, loc in lay.locations if lay is not None else ():
+                if is_absolute(loc) and (is_within(location, loc) or is_within(loc, location)):
+                    out.append((db, name, values, loc))
+        return out
+
     def create_table(self, table: Table, if_not_exists: bool = False, uid: str | None = None) -> Table:
         db, name = table.db.lower(), table.name.lower()
         with self._session(write=True) as s:
@@ -833,6 +890,14 @@ class SqlCatalog(Catalog):
                                          code=10073) from e
             if new_location is not None and old_location:
                 self._relocate_partitions(s, row.id, old_location, new_location)
+                moved = _moved_skew_locations(row.properties, old_location, new_location)
+                if moved is not None:
+                    row.properties = moved
+                for part_row in s.scalars(select(PartitionRow).where(
+                        PartitionRow.tbl_id == row.id, _records_absolute_skew(PartitionRow.parameters))):
+                    moved = _moved_skew_locations(part_row.parameters, old_location, new_location)
+                    if moved is not None:
+                        part_row.parameters = moved
             return _table_of(row, new_db)
 
     @staticmethod

@@ -54,8 +54,9 @@ def check_location(ctx: Context, location: str, what: str, own: Table | None = N
     file-system root, is or contains the warehouse root, the metastore or ``.hivepark``, or
     overlaps the directory of a table other than ``own`` or of a partition of another table
     (with ``own_partition``, a partition of ``own`` other than that one: two partitions never
-    share a directory), or, for a database, of another database than ``own_db``, or, with
-    ``directory``, is an existing file."""
+    share a directory), or a list-bucketing directory given by SET SKEWED LOCATION (of any table
+    but ``own``; with ``own_partition``, of any partition but that one), or, for a database, of
+    another database than ``own_db``, or, with ``directory``, is an existing file."""
     loc = fs.normalize(location)
     warehouse = fs.normalize(ctx.warehouse)
     scheme, sep, rest = loc.partition("://")
@@ -85,6 +86,16 @@ def check_location(ctx: Context, location: str, what: str, own: Table | None = N
             f"partition ({', '.join(map(str, values))}) of table {db_name}.{name}"
         raise SemanticError(f"{what} '{location}' overlaps the directory of {whose} ({where}): a write or DROP of "
                             "one would delete the other's files. Give a directory of its own.")
+    for db_name, name, values, where in ctx.catalog.skewed_locations_overlapping(loc):
+        if own is not None and (own.db, own.name) == (db_name, name) and (
+                own_partition is None or values is None or tuple(values) == tuple(own_partition)):
+            continue  # the table's (or this partition's) own list-bucketing directory
+        whose = f"table {db_name}.{name}" if values is None else \
+            f"partition ({', '.join(map(str, values))}) of table {db_name}.{name}"
+        raise SemanticError(f"{what} '{location}' overlaps a list-bucketing directory of {whose} ({where}, given by "
+                            "ALTER TABLE ... SET SKEWED LOCATION): that table reads the files there as its own "
+                            "rows, and a write or DROP of one would delete the other's files. Give a directory of "
+                            "its own, or point the skewed location elsewhere first.")
     if directory and fs.is_file(loc):
         raise SemanticError(f"{what} '{location}' is a file, not a directory: give a directory (new or "
                             "existing) for the table's files.")

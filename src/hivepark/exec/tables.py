@@ -1320,7 +1320,11 @@ def set_skewed_location(ctx: Context, table: Table, action: s.SetSkewedLocation,
         current = SkewLayout(cols, skew.values,  # type: ignore[union-attr]
                              ((None, layout.lb_default_dir_name(len(cols))),))
     base = current
-    changes = {k: fs.normalize(v) for k, v in location_changes(table, base, action).items()}
+    given = location_changes(table, base, action)
+    if part is not None:
+        for key, loc in given.items():
+            _check_skewed_location(ctx, table, part, key, loc)
+    changes = {k: fs.normalize(v) for k, v in given.items()}
     new = base.with_locations(changes).to_json()
     # The map is now the truth, as in Hive: the data is found by listing its directories.
     if part is not None:
@@ -1328,6 +1332,42 @@ def set_skewed_location(ctx: Context, table: Table, action: s.SetSkewedLocation,
         return ctx.catalog.commit(table, table.version, put=[put])
     return ctx.catalog.commit(table, table.version,
                               table_parameters={SKEW_LOCATIONS: new, FILES_PARAM: None})
+
+
+def _check_skewed_location(ctx: Context, table: Table, part: Partition, key: tuple[str, ...] | None,
+                           given: str) -> None:
+    """A partition's skewed location may lie anywhere, as in Hive (its tests point one into
+    another table's directory), but not where another partition of its own table has (or would
+    get, by default) its files, nor where another partition's skewed location is: each file's
+    partition is found from its directory, so a file there would be read as both partitions' rows
+    and never once as its own (and an INSERT writing both would write one file over the other)."""
+    location = fs.normalize(given)
+    keys = table.partition_key_names()
+    value = "the default directory" if key is None else f"skewed value ({', '.join(key)})"
+    what = (f"SET SKEWED LOCATION '{given}' for {value} of partition {spec_text(keys, part.values)} of "
+            f"{table.qualified_name}")
+    fix = (f"Give a directory outside the table's other partitions (e.g. below this partition's own, "
+           f"{part.location.rstrip('/')}/...).")
+    if layout.is_within(location, table.location):
+        raise SemanticError(f"{what} is or contains the directory of the table ({table.location}), which holds every "
+                            f"partition's: its files would be read as rows of this partition and of theirs. {fix}")
+    taken = layout.default_partition_at(table.location, keys, location)
+    if taken is not None and (taken[1] or tuple(taken[0]) != tuple(part.values)):
+        whose = (f"every partition {spec_text(keys[:len(taken[0])], taken[0])[:-1]}, ...}}" if taken[1]
+                 else f"partition {spec_text(keys, taken[0])}")
+        raise SemanticError(f"{what} is, holds or lies in the directory where {whose} is made by default: its "
+                            "files would be read as rows of both partitions (and an INSERT writing both would write "
+                            f"one file over the other). {fix}")
+    others = [(values, where, "directory") for db, name, values, where in ctx.catalog.locations_overlapping(location)
+              if (db, name) == (table.db, table.name) and values is not None and tuple(values) != part.values]
+    others += [(values, where, "skewed location") for db, name, values, where
+               in ctx.catalog.skewed_locations_overlapping(location)
+               if (db, name) == (table.db, table.name) and values is not None and tuple(values) != part.values]
+    if others:
+        values, where, kind = others[0]
+        raise SemanticError(f"{what} is, holds or lies in the {kind} of partition {spec_text(keys, values)} "
+                            f"({where}): its files would be read as rows of both partitions (and an INSERT writing "
+                            f"both would write one file over the other). {fix}")
 
 
 # ---------------------------------------------------------------- MSCK REPAIR TABLE

@@ -221,6 +221,9 @@ class _Plan:
     put: list[Partition] = field(default_factory=list)
     table_params: dict[str, str | None] | None = None
     obsolete: list[str] = field(default_factory=list)
+    #: the directories below a partition's (or an unpartitioned table's) that held obsolete
+    #: files (list bucketing's ``x=1``), pruned once those are deleted if nothing else is there
+    emptied: list[str] = field(default_factory=list)
 
 
 def _check_distinct_targets(moves: Sequence[tuple[PartitionWrite, fs.FileEntry, str]]) -> None:
@@ -298,14 +301,15 @@ class Commit:
         if exc_type is not None and not self._committed:
             self.abort()
 
-    def _journal_content(self, state: str, obsolete: Sequence[str] = ()) -> dict:
-        # "marked": the metastore commit records this statement's id (committed_statements)
+    def _journal_content(self, state: str, obsolete: Sequence[str] = (), emptied: Sequence[str] = ()) -> dict:
+        # "marked": the metastore commit records this statement's id (committed_statements);
+        # "emptied": directories pruned after the obsolete files (recover() does it after a kill)
         return {"state": state, "table": [self.table.db, self.table.name], "staging": self.staging,
-                "targets": self._targets, "obsolete": list(obsolete), "retention": self.retention,
-                "restore": self._restore, "marked": True}
+                "targets": self._targets, "obsolete": list(obsolete), "emptied": list(emptied),
+                "retention": self.retention, "restore": self._restore, "marked": True}
 
-    def _write_journal(self, state: str, obsolete: Sequence[str] = ()) -> None:
-        self._journal.update(**self._journal_content(state, obsolete))
+    def _write_journal(self, state: str, obsolete: Sequence[str] = (), emptied: Sequence[str] = ()) -> None:
+        self._journal.update(**self._journal_content(state, obsolete, emptied))
 
     def take_files(self, moves: Sequence[tuple[str, str]]) -> None:
         """Moves the user's files (LOAD DATA INPATH: ``(source, staged)`` pairs, ``staged`` in
@@ -358,7 +362,7 @@ class Commit:
             new_table = catalog.get_table(self.table.db, self.table.name)
         self._committed = True
         fault_point("after_commit")
-        self._cleanup_after(self._last_plan.obsolete)
+        self._cleanup_after(self._last_plan.obsolete, self._last_plan.emptied)
         catalog.statement_ended(self.qid)  # its journal is gone: the record of its commit may go
         return new_table
 
@@ -372,7 +376,7 @@ class Commit:
         for attempt in range(MAX_RETRIES):
             plan = _plan(catalog, table, writes, self.qid)
             self._last_plan = plan
-            self._write_journal(state="committing", obsolete=plan.obsolete)
+            self._write_journal(state="committing", obsolete=plan.obsolete, emptied=plan.emptied)
             fault_point("before_commit")
             self._sent = True
             try:
@@ -399,8 +403,8 @@ class Commit:
                               for w in writes]
         raise AssertionError("unreachable")
 
-    def _cleanup_after(self, obsolete: Sequence[str]) -> None:
-        schedule_deletion(self.warehouse, self.qid, obsolete, self.retention)
+    def _cleanup_after(self, obsolete: Sequence[str], emptied: Sequence[str] = ()) -> None:
+        schedule_deletion(self.warehouse, self.qid, obsolete, self.retention, emptied)
         fault_point("obsolete_deleted")
         fs.delete_dir(self.staging)
         self._journal.close()
@@ -1010,6 +1014,7 @@ def _plan(catalog: Catalog, table: Table, writes: Sequence[PartitionWrite], qid:
                                       table.properties)
             old_params = dict(table.properties)
         base = w.location.rstrip("/")
+        gone_from = len(plan.obsolete)
         new_paths = {f"{base}/{n}" for n in new_names}
         old_files = [p for p in old_files if p not in new_paths]
         if w.rewrites is not None:  # the same rows in new files: exactly the rewritten ones go
@@ -1034,6 +1039,7 @@ def _plan(catalog: Catalog, table: Table, writes: Sequence[PartitionWrite], qid:
             old_rows = int(old_params.get("numRows", "0" if not old_files else "-1"))
             rows = old_rows + w.num_rows if old_rows >= 0 and w.num_rows >= 0 else -1
             size = int(old_params.get("totalSize", "0")) + new_size
+        plan.emptied += _subdirs_holding(base, plan.obsolete[gone_from:])
         names = sorted(kept + new_names)
         params: dict[str, str | None] = {
             "numFiles": str(len(names)), "numRows": str(rows), "totalSize": str(size),
@@ -1051,6 +1057,26 @@ def _plan(catalog: Catalog, table: Table, writes: Sequence[PartitionWrite], qid:
         else:
             plan.table_params = {**params, FILES_PARAM: json.dumps(names)}
     return plan
+
+
+def _subdirs_holding(base: str, files: Sequence[str]) -> list[str]:
+    """The directories directly below ``base`` (a partition's or an unpartitioned table's
+    directory, never ``base`` itself nor anything outside it) holding some of ``files``: list
+    bucketing's ``x=1`` (``a=1`` of ``a=1/b=2``), which an INSERT OVERWRITE under another
+    layout (ALTER TABLE ... SKEWED BY, NOT STORED AS DIRECTORIES) leaves empty, as Hive does not.
+
+    >>> _subdirs_holding("/w/t/ds=1", ["/w/t/ds=1/f", "/w/t/ds=1/x=1/f", "/w/t/ds=1/a=1/b=2/f", "/w/u/x=1/f"])
+    ['/w/t/ds=1/a=1', '/w/t/ds=1/x=1']
+    """
+    root = fs.normalize(base).rstrip("/")
+    out = set()
+    for f in files:
+        path = fs.normalize(f)
+        if path.startswith(root + "/"):
+            head, sep, _ = path[len(root) + 1:].partition("/")
+            if sep and head not in ("", ".", ".."):
+                out.add(f"{root}/{head}")
+    return sorted(out)
 
 
 def _check_location(table: Table, w: PartitionWrite, old: Partition | None) -> None:
