@@ -47,6 +47,12 @@ def _metastore_file(ctx: Context) -> str | None:
     return None
 
 
+def _whose(db_name: str, name: str, values: Sequence[str | None] | None) -> str:
+    """A table, or one of its partitions, as an error names it."""
+    return f"table {db_name}.{name}" if values is None else \
+        f"partition ({', '.join(map(str, values))}) of table {db_name}.{name}"
+
+
 def check_location(ctx: Context, location: str, what: str, own: Table | None = None,
                    own_db: str | None = None, directory: bool = True,
                    own_partition: Sequence[str | None] | None = None) -> None:
@@ -82,17 +88,15 @@ def check_location(ctx: Context, location: str, what: str, own: Table | None = N
         if own is not None and (own.db, own.name) == (db_name, name) and (
                 values is None or own_partition is None or tuple(values) == tuple(own_partition)):
             continue  # the table itself; for a table's LOCATION also its partitions
-        whose = f"table {db_name}.{name}" if values is None else \
-            f"partition ({', '.join(map(str, values))}) of table {db_name}.{name}"
-        raise SemanticError(f"{what} '{location}' overlaps the directory of {whose} ({where}): a write or DROP of "
+        raise SemanticError(f"{what} '{location}' overlaps the directory of {_whose(db_name, name, values)} "
+                            f"({where}): a write or DROP of "
                             "one would delete the other's files. Give a directory of its own.")
     for db_name, name, values, where in ctx.catalog.skewed_locations_overlapping(loc):
         if own is not None and (own.db, own.name) == (db_name, name) and (
                 own_partition is None or values is None or tuple(values) == tuple(own_partition)):
             continue  # the table's (or this partition's) own list-bucketing directory
-        whose = f"table {db_name}.{name}" if values is None else \
-            f"partition ({', '.join(map(str, values))}) of table {db_name}.{name}"
-        raise SemanticError(f"{what} '{location}' overlaps a list-bucketing directory of {whose} ({where}, given by "
+        raise SemanticError(f"{what} '{location}' overlaps a list-bucketing directory of "
+                            f"{_whose(db_name, name, values)} ({where}, given by "
                             "ALTER TABLE ... SET SKEWED LOCATION): that table reads the files there as its own "
                             "rows, and a write or DROP of one would delete the other's files. Give a directory of "
                             "its own, or point the skewed location elsewhere first.")
