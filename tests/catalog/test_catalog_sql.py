@@ -643,12 +643,12 @@ def test_processes_share_a_sqlite_file(tmp_path: Path) -> None:
 
 def test_schema_version_recorded_and_reopened(catalog_url: str) -> None:
     cat = SqlCatalog(catalog_url)
-    assert cat.schema_version == schema.latest_version() == 5
+    assert cat.schema_version == schema.latest_version() == 6
     t = make_table(cat)
     cat.add_partitions(t, [part(t, "d", "1")])
     cat.close()
     again = SqlCatalog(catalog_url)
-    assert again.schema_version == 5
+    assert again.schema_version == 6
     assert again.count_partitions(t) == 1
     again.close()
 
@@ -687,6 +687,8 @@ def old_metastore(catalog_url: str, version: int, fill: Any) -> None:
     cat = SqlCatalog(catalog_url)
     fill(cat)
     with cat._engine.begin() as conn:
+        if version < 6:
+            conn.exec_driver_sql(f"DROP INDEX {schema.ABSOLUTE_SKEW_INDEX}")
         if version < 5:
             conn.exec_driver_sql(f"DROP INDEX {schema.LOCATION_INDEX}")
         if version < 4:
@@ -711,7 +713,7 @@ def test_version_1_metastore_gets_the_covering_key_indexes(catalog_url: str) -> 
 
     old_metastore(catalog_url, 1, fill)
     cat = SqlCatalog(catalog_url)
-    assert cat.schema_version == 5
+    assert cat.schema_version == 6
     with cat._engine.connect() as conn:
         idx = {i["name"]: i["column_names"]
                for i in inspect(conn).get_indexes("hivepark_partition_key_vals")}
@@ -734,7 +736,7 @@ def test_version_2_metastore_gives_each_table_a_uid(catalog_url: str) -> None:
 
     old_metastore(catalog_url, 2, fill)
     cat = SqlCatalog(catalog_url)
-    assert cat.schema_version == 5
+    assert cat.schema_version == 6
     a, b = cat.get_table("db", "a"), cat.get_table("db", "b")
     assert len({a.uid, b.uid}) == 2 and all(len(u) == 32 for u in (a.uid, b.uid))
     assert cat.get_table("db", "b").uid == b.uid  # kept, not drawn again on each read
@@ -753,7 +755,8 @@ def test_migrations_match_orm(catalog: SqlCatalog) -> None:
             assert cols == {c.name: c.nullable for c in table.columns}, table.name
         idx = {i["name"] for i in insp.get_indexes("hivepark_partition_key_vals")}
         assert idx == {"ix_hivepark_pkv_str_ids", "ix_hivepark_pkv_num_ids"}
-        assert schema.LOCATION_INDEX in {i["name"] for i in insp.get_indexes("hivepark_partitions")}
+        assert {schema.LOCATION_INDEX, schema.ABSOLUTE_SKEW_INDEX} <= {
+            i["name"] for i in insp.get_indexes("hivepark_partitions")}
 
 
 def test_version_4_metastore_gets_the_location_index(catalog_url: str) -> None:
@@ -766,7 +769,7 @@ def test_version_4_metastore_gets_the_location_index(catalog_url: str) -> None:
 
     old_metastore(catalog_url, 4, fill)
     cat = SqlCatalog(catalog_url)
-    assert cat.schema_version == 5
+    assert cat.schema_version == 6
     assert sorted(map(repr, (r[2] for r in cat.locations_overlapping("/wh/db.db/t/ds=b/hr=7/x")))) == \
         ["('b', '7')", "None"]  # the partition and its table
     assert sorted(r[2] for r in cat.locations_overlapping("/wh/db.db/t/ds=a") if r[2]) == \
@@ -784,6 +787,39 @@ def test_version_4_metastore_gets_the_location_index(catalog_url: str) -> None:
     assert schema.LOCATION_INDEX in plan, plan
     cat.close()
 
+
+
+def test_version_5_metastore_gets_the_absolute_skew_index(catalog_url: str) -> None:
+    """Schema version 6's partial index of the partitions recording SET SKEWED LOCATION's
+    absolute directories: made when an older metastore is opened; the check of a directory
+    finds the same partitions through it, and its query plan reads the index, not every
+    partition's parameters."""
+    from hivepark.catalog.skew import SKEW_LOCATIONS, SkewLayout
+
+    def lay(*locs: str) -> dict[str, str]:
+        return {SKEW_LOCATIONS: SkewLayout(("x",), tuple((str(i),) for i in range(len(locs))),
+                                           tuple(((str(i),), loc) for i, loc in enumerate(locs))).to_json()}
+
+    def fill(cat: SqlCatalog) -> None:
+        t = make_table(cat)
+        cat.add_partitions(t, [part(t, "d", str(h), parameters=lay("x=0") if h % 2 else {}) for h in range(60)])
+        cat.add_partitions(t, [part(t, "e", "1", parameters=lay("x=0", "/ext/e")),
+                               part(t, "e", "2", parameters=lay("s3a://b/e2"))])
+
+    old_metastore(catalog_url, 5, fill)
+    cat = SqlCatalog(catalog_url)
+    assert cat.schema_version == 6
+    assert [r[2:] for r in cat.skewed_locations_overlapping("/ext")] == [(("e", "1"), "/ext/e")]
+    assert [r[2:] for r in cat.skewed_locations_overlapping("s3a://b/e2/z")] == [(("e", "2"), "s3a://b/e2")]
+    with cat._engine.connect() as conn:
+        if cat._is_pg:  # (a few rows: PostgreSQL would scan them; can it use the index?)
+            conn.exec_driver_sql("SET enable_seqscan = off")
+        cond = cat._absolute_skew("hivepark_partitions.parameters")
+        plan = " ".join(str(r) for r in conn.exec_driver_sql(
+            ("EXPLAIN " if cat._is_pg else "EXPLAIN QUERY PLAN ") +
+            f"SELECT part_values FROM hivepark_partitions WHERE {cond.text}"))
+    assert schema.ABSOLUTE_SKEW_INDEX in plan, plan
+    cat.close()
 
 # filters --------------------------------------------------------------------------------
 

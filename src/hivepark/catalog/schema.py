@@ -269,6 +269,37 @@ def _v5_location_index(conn: Connection) -> None:
         conn.exec_driver_sql(f"CREATE INDEX {LOCATION_INDEX} ON hivepark_partitions (location)")
 
 
+#: The partial index (since version 6) of the partitions whose parameters may record an absolute
+#: list-bucketing directory (SET SKEWED LOCATION's; a write's own are relative), and its condition.
+ABSOLUTE_SKEW_INDEX = "ix_hivepark_partitions_abs_skew"
+
+
+def absolute_skew_condition(dialect: str, column: str) -> str:
+    """The condition, as SQL text, of JSON text in ``column`` that may record an absolute
+    list-bucketing directory: ``hivepark.skew.locations`` with ``\\"/`` or ``://`` in it. The
+    partial index's own, so a query repeats it word for word (with literals, no parameters: SQLite
+    and PostgreSQL use a partial index only when the query's WHERE holds its condition).
+
+    >>> print(absolute_skew_condition("sqlite", "p"))
+    instr(p, 'hivepark.skew.locations') > 0 AND (instr(p, '\\"/') > 0 OR instr(p, '://') > 0)
+    """
+    if dialect == "postgresql":  # (an E'' string: the same under standard_conforming_strings off)
+        find, quote_slash = "strpos", "E'\\\\\"/'"
+    else:
+        find, quote_slash = "instr", "'\\\"/'"
+    return (f"{find}({column}, 'hivepark.skew.locations') > 0 AND "
+            f"({find}({column}, {quote_slash}) > 0 OR {find}({column}, '://') > 0)")
+
+
+def _v6_absolute_skew_index(conn: Connection) -> None:
+    """Version 6: a partial index of the partitions whose parameters may record an absolute
+    list-bucketing directory, so that the check of a directory against SET SKEWED LOCATION's
+    (catalog/sql.py skewed_locations_overlapping, beside version 5's location check) reads those
+    few rather than every partition's parameters (16.6 ms at 300,000 on SQLite)."""
+    cond = absolute_skew_condition(conn.dialect.name, "parameters")
+    conn.exec_driver_sql(f"CREATE INDEX {ABSOLUTE_SKEW_INDEX} ON hivepark_partitions (tbl_id) WHERE {cond}")
+
+
 def new_uid() -> str:
     """A table's ``uid``: 128 random bits."""
     return secrets.token_hex(16)
@@ -276,7 +307,7 @@ def new_uid() -> str:
 
 #: Migration n (1-based) is ``MIGRATIONS[n - 1]``. Append, never edit or reorder.
 MIGRATIONS: list[Migration] = [_v1_initial, _v2_covering_key_indexes, _v3_table_uid, _v4_statements,
-                               _v5_location_index]
+                               _v5_location_index, _v6_absolute_skew_index]
 
 
 def latest_version() -> int:

@@ -33,6 +33,7 @@ from sqlalchemy import (
     Connection,
     Engine,
     Text,
+    TextClause,
     and_,
     bindparam,
     cast,
@@ -45,6 +46,7 @@ from sqlalchemy import (
     literal_column,
     or_,
     select,
+    text,
     true,
     tuple_,
     update,
@@ -103,14 +105,6 @@ def _now() -> int:
 
 
 _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
-
-
-def _records_absolute_skew(col: Any) -> ColumnElement[bool]:
-    """Parameters (JSON text) that may record an absolute list-bucketing directory (``\\"/`` or
-    ``://`` inside the nested JSON of ``hivepark.skew.locations``): set by SET SKEWED LOCATION only,
-    a write's own are relative."""
-    return and_(col.contains(SKEW_LOCATIONS, autoescape=True),
-                or_(col.contains('\\"/', autoescape=True), col.contains("://", autoescape=True)))
 
 
 def _moved_skew_locations(params: str, old: str, new: str) -> str | None:
@@ -703,16 +697,22 @@ class SqlCatalog(Catalog):
             out += [(db, name, tuple(_decode(values)), loc) for db, name, values, loc in s.execute(parts)]
         return out
 
+    def _absolute_skew(self, column: str) -> TextClause:
+        """JSON text in ``column`` that may record an absolute list-bucketing directory (SET SKEWED
+        LOCATION's; a write's own are relative): the partial index's condition, word for word."""
+        return text(schema.absolute_skew_condition("postgresql" if self._is_pg else "sqlite", column))
+
     def skewed_locations_overlapping(self, location: str
                                      ) -> list[tuple[str, str, tuple[str | None, ...] | None, str]]:
-        """The parameters recording an absolute list-bucketing directory
-        (:func:`_records_absolute_skew`) are found by a scan, then each such directory compared here."""
-        absolute = _records_absolute_skew
+        """The parameters that may record an absolute list-bucketing directory are found (the
+        partitions' through the partial index of schema version 6, the tables' by a scan of the
+        tables), then each such directory compared here."""
         tables = (select(DatabaseRow.name, TableRow.name, TableRow.properties)
-                  .join(DatabaseRow, DatabaseRow.id == TableRow.db_id).where(absolute(TableRow.properties)))
+                  .join(DatabaseRow, DatabaseRow.id == TableRow.db_id)
+                  .where(self._absolute_skew("hivepark_tables.properties")))
         parts = (select(DatabaseRow.name, TableRow.name, PartitionRow.part_values, PartitionRow.parameters)
                  .join(TableRow, TableRow.id == PartitionRow.tbl_id).join(DatabaseRow, DatabaseRow.id == TableRow.db_id)
-                 .where(absolute(PartitionRow.parameters)))
+                 .where(self._absolute_skew("hivepark_partitions.parameters")))
         with self._session() as s:
             found: list[tuple[str, str, tuple[str | None, ...] | None, str]] = [
                 (db, name, None, params) for db, name, params in s.execute(tables)]
@@ -894,7 +894,7 @@ class SqlCatalog(Catalog):
                 if moved is not None:
                     row.properties = moved
                 for part_row in s.scalars(select(PartitionRow).where(
-                        PartitionRow.tbl_id == row.id, _records_absolute_skew(PartitionRow.parameters))):
+                        PartitionRow.tbl_id == row.id, self._absolute_skew("hivepark_partitions.parameters"))):
                     moved = _moved_skew_locations(part_row.parameters, old_location, new_location)
                     if moved is not None:
                         part_row.parameters = moved
