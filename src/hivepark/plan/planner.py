@@ -148,7 +148,8 @@ def _without_handler_joins(plan: QueryPlan, env: Planning,
         return rule(plan)
     fixed = _handler_aliases(plan, env, narrowable=True)
     joins = tuple((scope, k) for scope, k in plan.joins
-                  if (scope, k.big.lower()) not in fixed and (scope, k.small.lower()) not in handled)
+                  if (scope, k.big.lower()) not in fixed
+                  and (scope if k.small_scope is None else k.small_scope, k.small.lower()) not in handled)
     return rule(plan.evolve(joins=joins)).evolve(joins=plan.joins)
 
 
