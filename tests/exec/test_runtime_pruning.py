@@ -751,6 +751,11 @@ def test_an_in_subquery_with_a_random_filter_stays_an_in(star, spark, where):
      "JOIN dates d ON x.ds = d.ds WHERE d.holiday", HOLIDAY),
     ("SELECT x.ds, x.store FROM (SELECT DISTINCT ds, store FROM sales) x JOIN dates d ON x.ds = d.ds "
      "WHERE d.holiday", HOLIDAY),
+    ("SELECT x.day, x.n FROM (SELECT ds AS day, count(*) n FROM sales GROUP BY day) x JOIN dates d "
+     "ON x.day = d.ds WHERE d.holiday", HOLIDAY),
+    # an IN subquery on a subquery's column is a semi join too
+    ("SELECT x.id FROM (SELECT id, ds AS day FROM sales) x WHERE x.day IN (SELECT ds FROM dates WHERE holiday)",
+     HOLIDAY),
     ("SELECT x.id FROM (SELECT s.id, s.ds FROM stores st FULL JOIN sales s ON s.store = st.store) x "
      "JOIN dates d ON x.ds = d.ds WHERE d.holiday", HOLIDAY),
     # the subquery on the null-supplying side of an outer join
@@ -775,7 +780,8 @@ def test_a_big_table_read_through_a_subquery_or_cte_is_pruned(star, spark, query
     exactly the rows it drops."""
     out = same_as_plain(star, spark, query)
     assert sales_partitions(out) == qualifying(spark, where)
-    assert re.search(r"runtime pruning \((d\.ds|st\.region) -> (sales|s)\.(ds|region)\): \d+ distinct values", out)
+    assert re.search(r"runtime pruning \((d\.ds|st\.region|dates\.ds) -> (sales|s)\.(ds|region)\): \d+ distinct values",
+                     out)
 
 
 @pytest.mark.parametrize("query, said", [
@@ -814,7 +820,8 @@ def test_a_big_table_read_through_a_view_is_pruned(star, spark):
     star.sql("CREATE VIEW IF NOT EXISTS eu_sales AS SELECT * FROM sales WHERE region = 'eu'")
     star.sql("CREATE VIEW IF NOT EXISTS holidays AS SELECT ds, month FROM dates WHERE holiday")
     for sql in ("SELECT e.id FROM eu_sales e JOIN dates d ON e.ds = d.ds WHERE d.holiday",
-                "SELECT e.id FROM eu_sales e JOIN holidays h ON e.ds = h.ds"):
+                "SELECT e.id FROM eu_sales e JOIN holidays h ON e.ds = h.ds",
+                "SELECT e.id FROM eu_sales e WHERE e.ds IN (SELECT ds FROM dates WHERE holiday)"):
         ours = sorted(r[0] for r in star.sql(sql).collect())
         assert ours == sorted(r[0] for r in spark.sql(
             "SELECT s.id FROM plain_sales s JOIN plain_dates d ON s.ds = d.ds "

@@ -362,7 +362,11 @@ class _Derived:
             return [_Traced(id(src), a, c, JoinReason.DERIVED_EXPRESSION, f"{alias}.{label}")]
         if not isinstance(inner, exp.Column):
             return []
-        why = _mixes_keys(node, inner) if big else None
+        names = {c.name.lower() for t in tables.values() for c in t.all_columns}
+        if len(tables) != sum(1 for n in src.sources.values() if isinstance(n, exp.Table)) or any(
+                isinstance(n, Scope) for a, n in _read_sources(src).items()):
+            names.add("*")  # a source whose columns are not known here
+        why = _mixes_keys(node, inner, names) if big else None
         for a, t in tables.items():
             column = _resolver(src, a, t, tables)(inner)
             if column is not None:
@@ -429,10 +433,12 @@ def _same_column(a: exp.Expression, b: exp.Column) -> bool:
         not a.table or not b.table or a.table.lower() == b.table.lower())
 
 
-def _mixes_keys(select: exp.Select, key: exp.Column) -> JoinReason | None:
+def _mixes_keys(select: exp.Select, key: exp.Column, columns: set[str] | None = None) -> JoinReason | None:
     """Why dropping the rows of ``select``'s sources whose ``key`` is not among some values could
     change its other rows (None when it drops exactly its rows whose ``key`` is not among them):
-    a LIMIT, an aggregate over rows of several keys, a window across keys, random values."""
+    a LIMIT, an aggregate over rows of several keys, a window across keys, random values.
+    ``columns`` are its sources' column names (``*`` for a source whose are not known), which tell
+    ``GROUP BY day`` naming ``SELECT ds AS day``'s alias from a column ``day``."""
     if select.args.get("limit") is not None or select.args.get("offset") is not None:
         return JoinReason.DERIVED_LIMIT
     if maybe_nondeterministic(select):
@@ -442,10 +448,14 @@ def _mixes_keys(select: exp.Select, key: exp.Column) -> JoinReason | None:
         if any(group.args.get(k) for k in ("rollup", "cube", "grouping_sets", "totals")):
             return JoinReason.DERIVED_GROUPED
         items = []
+        aliases = {p.alias.lower(): p.this for p in select.selects if isinstance(p, exp.Alias)}
         for g in group.expressions:
             if isinstance(g, exp.Literal) and g.is_int and 0 < int(g.name) <= len(select.selects):
                 p = select.selects[int(g.name) - 1]  # GROUP BY 1
                 g = p.this if isinstance(p, exp.Alias) else p
+            elif isinstance(g, exp.Column) and not g.table and g.name.lower() in aliases \
+                    and columns is not None and not {g.name.lower(), "*"} & columns:  # SELECT ds AS day
+                g = aliases[g.name.lower()]
             items.append(g)
         if not any(_same_column(g, key) for g in items):
             return JoinReason.DERIVED_GROUPED
