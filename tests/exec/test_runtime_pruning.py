@@ -686,6 +686,25 @@ def test_strict_mode_takes_a_semi_join_on_a_partition_key_as_an_inner_join(star,
         star.sql("SET hive.mapred.mode=nonstrict")
 
 
+def test_strict_mode_takes_a_join_through_a_subquery_on_a_partition_key_as_a_direct_one(star, spark):
+    """``hive.mapred.mode=strict`` accepted a fact table joined on its partition key directly (Hive adds
+    ``ds IS NOT NULL`` to the key) and refused the same join through a subquery or a view, whose scan
+    runtime pruning narrows just the same (Hive pushes that filter down through the subquery)."""
+    star.sql("CREATE VIEW IF NOT EXISTS eu_sales AS SELECT * FROM sales WHERE region = 'eu'")
+    star.sql("SET hive.mapred.mode=strict")
+    try:
+        for sql in ("SELECT s.id FROM (SELECT * FROM sales WHERE amount > 0) s JOIN dates d ON s.ds = d.ds "
+                    "WHERE d.holiday",
+                    "WITH s AS (SELECT id, ds FROM sales) SELECT s.id FROM s, dates d WHERE s.ds = d.ds AND d.holiday"):
+            assert sales_partitions(same_as_plain(star, spark, sql)) == "12/46"
+        star.sql("SELECT e.id FROM eu_sales e JOIN dates d ON e.ds = d.ds").collect()
+        # the preserved side of an outer join: its partitions are all read, and strict mode refuses it
+        with pytest.raises(Exception, match="No partition predicate for Alias \"sales\" Table \"sales\""):
+            star.sql("SELECT s.id FROM (SELECT * FROM sales) s LEFT JOIN dates d ON s.ds = d.ds").collect()
+    finally:
+        star.sql("SET hive.mapred.mode=nonstrict")
+
+
 @pytest.mark.parametrize("sql", [
     "SELECT id FROM sales WHERE region = 'us' AND store IN (SELECT store FROM stores WHERE big)",
     "SELECT id FROM sales LEFT SEMI JOIN stores ON sales.store = stores.store AND big WHERE region = 'us'",
