@@ -848,6 +848,12 @@ def test_a_big_table_read_through_a_view_is_pruned(star, spark):
         out = "\n".join(r[0] for r in star.sql("EXPLAIN ANALYZE " + sql).collect())
         assert sales_partitions(out) == qualifying(spark, HOLIDAY + " AND s.region = 'eu'") == "3/46"
         assert "(static pruning: 12/46, then runtime pruning)" in out
+    # a view with a LIMIT is named by its reference in the reason (not by its query's own alias)
+    star.sql("CREATE VIEW IF NOT EXISTS some_sales AS SELECT * FROM sales LIMIT 20")
+    out = "\n".join(r[0] for r in star.sql("EXPLAIN ANALYZE SELECT l.id FROM some_sales l JOIN dates d "
+                                           "ON l.ds = d.ds WHERE d.holiday").collect())
+    assert sales_partitions(out) == "46/46"
+    assert "read through a subquery, a CTE or a view (l) with a LIMIT" in out
 
 
 @pytest.mark.parametrize("where", ["rand(7) < 0.5 + 0 * d.month", "d.month + rand(11) > 1.5"])

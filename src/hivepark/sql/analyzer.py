@@ -242,6 +242,7 @@ class _Traced:
 
 
 _PLACEHOLDERS = (JoinReason.THROUGH_DERIVED, JoinReason.NOT_A_TABLE)
+_VIEW_QUERY = "__hivepark_view"  # sql/views.py: the alias of a view's query inside its expanded text
 
 
 def _through_derived(k: JoinKey, scope_id: int, resolved: dict[str, Table], derived: _Derived,
@@ -291,20 +292,22 @@ class _Derived:
                  refs: dict[int, int] | None = None) -> None:
         self.scope, self.find, self.at_version, self.refs = scope, find, at_version, refs or {}
 
-    def via(self, alias: str, name: str, big: bool, depth: int = 0) -> list[_Traced]:
+    def via(self, alias: str, name: str, big: bool, depth: int = 0, label: str = "") -> list[_Traced]:
         """The warehouse tables' columns that column ``name`` of derived source ``alias`` passes
         through (one per branch of a UNION), each with why its values may not prune that table
-        (``big``) or be collected from it (not ``big``); [] when it is no table's column."""
+        (``big``) or be collected from it (not ``big``); [] when it is no table's column. A reason
+        names the source by ``label`` when given (a view's reference, for its query's own alias)."""
         src = next((s for a, s in self.scope.sources.items() if a.lower() == alias.lower()), None)
         if not isinstance(src, Scope) or depth > 32:
             return []
+        shown = label or alias
         why: tuple[JoinReason, str] | None = None
         ref = next((n for a, n in self.scope.references if a.lower() == alias.lower()), None)
         if ref is not None and ref.args.get("sample") is not None:
-            why = (JoinReason.DERIVED_SAMPLED, alias)
+            why = (JoinReason.DERIVED_SAMPLED, shown)
         elif self.refs.get(id(src), 1) > 1:
-            why = (JoinReason.DERIVED_SHARED, alias)
-        out = self._through(src, alias, name, None, big, depth)
+            why = (JoinReason.DERIVED_SHARED, shown)
+        out = self._through(src, shown, name, None, big, depth)
         if why is not None and big:
             out = [replace(t, reason=why[0], detail=why[1]) if t.reason is None else t for t in out]
         return out
@@ -376,7 +379,8 @@ class _Derived:
         through = inner.table or (next(iter(read)) if len(read) == 1 else "")  # a view's expanded text
         if not through:
             return []
-        out = _Derived(src, self.find, self.at_version, self.refs).via(through, inner.name, big, depth + 1)
+        out = _Derived(src, self.find, self.at_version, self.refs).via(
+            through, inner.name, big, depth + 1, alias if through.lower().startswith(_VIEW_QUERY) else "")
         if why is not None:
             out = [replace(t, reason=why, detail=alias) if t.reason is None else t for t in out]
         return out
