@@ -217,3 +217,28 @@ def test_the_rules_run_in_one_named_order():
     assert [name for name, _ in RULES] == [
         "partition filter", "runtime candidates", "static partition pruning", "list bucketing", "bucket pruning",
         "storage pushdown", "runtime marks", "runtime listing"]
+
+
+def test_a_small_side_in_another_scope_is_found_by_its_own_scope():
+    """A big table read through a subquery (scope 1) joined with a dimension of the outer query
+    (scope 0) with the same alias as a table inside the subquery: the key names the small side's
+    scope, so the dimension is the small side, broadcast; a small table read through a subquery
+    of its own is not broadcast (the subquery's rows are not its table's)."""
+    plan = QueryPlan((TableScan(FACT, "d", scope=1), TableScan(DIM, "d", scope=0)),
+                     ((1, JoinKey("d", "ds", "d", "ds", small_scope=0)),))
+    out = mark_runtime(plan, RuntimeSettings(), lambda s: 100 if s.table is DIM else 10_000)
+    assert [(src.small, src.small_col) for src in out.scans[0].runtime] == [(1, "ds")]
+    assert out.scans[1].broadcast
+    inner = plan.evolve(joins=((1, JoinKey("d", "ds", "d", "ds", small_scope=0, small_direct=False)),))
+    out = mark_runtime(inner, RuntimeSettings(), lambda s: 100 if s.table is DIM else 10_000)
+    assert out.scans[0].runtime and not out.scans[1].broadcast
+
+
+def test_a_join_through_a_subquery_says_why_it_does_not_prune():
+    plan = QueryPlan((TableScan(FACT, "s", scope=1), TableScan(DIM, "d", scope=0)),
+                     ((1, JoinKey("s", "ds", "d", "ds", JoinReason.DERIVED_LIMIT, "x", small_scope=0)),))
+    out = mark_runtime(plan, RuntimeSettings(), lambda s: 100)
+    assert not out.scans[0].runtime
+    assert render_scan(out.scans[0], analyzed=True)[-1].strip() == (
+        "runtime pruning not applied (d.ds -> s.ds): the big table is read through a subquery, a CTE or a view (x) "
+        "with a LIMIT, which keeps rows whatever their key")

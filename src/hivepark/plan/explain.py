@@ -222,10 +222,27 @@ _JOIN_REASONS = {
     JoinReason.KEY_IN_FUNCTION: "the join key {} is inside a function",
     JoinReason.OTHER_SIDE_EXPRESSION: "the other side of the join ({}) is an expression, not a column",
     JoinReason.SAMPLED: "the big table is sampled (TABLESAMPLE) before the join",
-    JoinReason.NOT_A_TABLE: ("the other side ({}) is a subquery, a CTE or a view, not a table: only a table's "
-                             "values are collected"),
+    JoinReason.NOT_A_TABLE: ("the other side's key ({}) is not a table's column passed through a subquery, a CTE "
+                             "or a view (an expression, an aggregate or a UNION): only a table's values are "
+                             "collected"),
     JoinReason.THROUGH_DERIVED: ("the big table is read through a subquery, a CTE or a view ({}): a join's values "
                                  "prune only a table joined directly"),
+    JoinReason.DERIVED_LIMIT: ("the big table is read through a subquery, a CTE or a view ({}) with a LIMIT, which "
+                               "keeps rows whatever their key"),
+    JoinReason.DERIVED_GROUPED: ("the big table is read through a subquery, a CTE or a view ({}) that aggregates "
+                                 "rows of several key values (its GROUP BY does not name the key, or has ROLLUP, "
+                                 "CUBE or GROUPING SETS)"),
+    JoinReason.DERIVED_WINDOW: ("the big table is read through a subquery, a CTE or a view ({}) with a window not "
+                                "partitioned by the key"),
+    JoinReason.DERIVED_RANDOM: ("the big table is read through a subquery, a CTE or a view ({}) with random values "
+                                "(rand(), a UDF), which pruning would draw differently"),
+    JoinReason.DERIVED_SHARED: ("the big table is read through a CTE ({}) read more than once: its rows are read "
+                                "elsewhere too"),
+    JoinReason.DERIVED_SAMPLED: "the big table is read through a subquery, a CTE or a view ({}) sampled (TABLESAMPLE)",
+    JoinReason.DERIVED_UNION: ("the big table is read through a UNION, EXCEPT or INTERSECT ({}) whose branches do "
+                               "not all pass the key through as one type"),
+    JoinReason.DERIVED_EXPRESSION: ("the key ({}) is an expression of the big table's column in a subquery, a CTE "
+                                    "or a view, not the column itself"),
 }
 
 

@@ -253,8 +253,17 @@ class JoinReason(Enum):
     KEY_IN_FUNCTION = "key in function"  # detail: the key (alias.column) inside a function
     OTHER_SIDE_EXPRESSION = "other side expression"  # detail: the expression, in HiveQL
     SAMPLED = "sampled"  # the big side is sampled by Spark (TABLESAMPLE n ROWS/PERCENT) before the join
-    NOT_A_TABLE = "not a table"  # detail: the other side's alias, a subquery, CTE or view, not a table
+    NOT_A_TABLE = "not a table"  # detail: the other side's key (alias.column), not a table's column passed through
     THROUGH_DERIVED = "through derived"  # detail: the subquery, CTE or view the big table is read through
+    # the big table read through a subquery, a CTE or a view (detail: its alias) that mixes its rows' keys:
+    DERIVED_LIMIT = "derived limit"  # a LIMIT
+    DERIVED_GROUPED = "derived grouped"  # grouped by other columns, or ROLLUP, CUBE, GROUPING SETS
+    DERIVED_WINDOW = "derived window"  # a window not partitioned by the key
+    DERIVED_RANDOM = "derived random"  # random values (rand(), a UDF)
+    DERIVED_SHARED = "derived shared"  # a CTE read more than once
+    DERIVED_SAMPLED = "derived sampled"  # a TABLESAMPLE of the subquery, CTE or view itself
+    DERIVED_UNION = "derived union"  # a UNION (EXCEPT, INTERSECT) whose branches do not all pass the key through
+    DERIVED_EXPRESSION = "derived expression"  # detail: alias.column, an expression of the big table's key
 
 
 @dataclass(frozen=True)
@@ -268,6 +277,8 @@ class JoinKey:
     small_col: str
     reason: JoinReason | None = None
     detail: str = ""
+    small_scope: int | None = None  # the small side's scope when it is not the big side's (a subquery, ...)
+    small_direct: bool = True  # False: the small table is read through a subquery, a CTE or a view
 
     @property
     def eligible(self) -> bool:

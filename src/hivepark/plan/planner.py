@@ -77,7 +77,8 @@ def partition_filter_rule(plan: QueryPlan, env: Planning) -> QueryPlan:
     if strict_check(env.conf, "hive.strict.checks.no.partition.filter"):
         for scan in plan.scans:
             keys = set(scan.table.partition_key_names())
-            if keys and env.handler_for(scan.table) is None and not _names_partitions(scan, keys):
+            if keys and env.handler_for(scan.table) is None and not _names_partitions(scan, keys) \
+                    and not _joined_on_partition(plan, scan, keys):
                 raise SemanticError(
                     "Queries against partitioned tables without a partition filter are disabled for safety "
                     "reasons. If you know what you are doing, please set hive.strict.checks.no.partition.filter "
@@ -115,6 +116,15 @@ def _names_partitions(scan: TableScan, keys: set[str]) -> bool:
     return any(c.columns() and c.columns() <= keys for c in conjuncts(scan.predicate))
 
 
+def _joined_on_partition(plan: QueryPlan, scan: TableScan, keys: set[str]) -> bool:
+    """Whether ``scan`` is read through a subquery, a CTE or a view joined on one of its partition
+    keys where that join's values may prune it: Hive's plan adds ``ds IS NOT NULL`` to such a join's
+    key and pushes it down to the table, as for a table joined directly (whose join condition is in
+    its predicate, :func:`_names_partitions`)."""
+    return any(scope == scan.scope and k.eligible and k.small_scope is not None and k.big_col in keys
+               and k.big.lower() == scan.alias.lower() for scope, k in plan.joins)
+
+
 def strict_check(conf: Any, key: str) -> bool:
     """Hive's StrictChecks: a check is on when ``hive.mapred.mode`` is strict or its own
     ``hive.strict.checks.*`` setting is true."""
@@ -148,7 +158,8 @@ def _without_handler_joins(plan: QueryPlan, env: Planning,
         return rule(plan)
     fixed = _handler_aliases(plan, env, narrowable=True)
     joins = tuple((scope, k) for scope, k in plan.joins
-                  if (scope, k.big.lower()) not in fixed and (scope, k.small.lower()) not in handled)
+                  if (scope, k.big.lower()) not in fixed
+                  and (scope if k.small_scope is None else k.small_scope, k.small.lower()) not in handled)
     return rule(plan.evolve(joins=joins)).evolve(joins=plan.joins)
 
 

@@ -94,10 +94,11 @@ def mark_runtime(plan: QueryPlan, settings: RuntimeSettings,
     sizes = [size(scan) if scan.alias.lower() in small_aliases else None for scan in out]
     index = {(s.scope, s.alias.lower()): i for i, s in enumerate(out)}
     for scope, key in plan.joins:
-        b, sm = index.get((scope, key.big.lower())), index.get((scope, key.small.lower()))
+        small_scope = scope if key.small_scope is None else key.small_scope
+        b, sm = index.get((scope, key.big.lower())), index.get((small_scope, key.small.lower()))
         if b is None:
             continue
-        if sm is None:  # a subquery's, a CTE's or a view's column (on either side): never prunes
+        if sm is None:  # a subquery's, a CTE's or a view's column that is no table's: never prunes
             if key.reason is not None and settings.enabled \
                     and key.big_col in out[b].table.partition_key_names():
                 keys = (KeyPair(key.small, key.small_col, out[b].alias, key.big_col),)
@@ -125,7 +126,7 @@ def mark_runtime(plan: QueryPlan, settings: RuntimeSettings,
                             key.big_col, is_part, _from_metastore(small, key.small_col))
         if src not in big.runtime:  # ON f.ds = d.ds AND f.ds = d.ds: one source
             out[b] = big.evolve(runtime=big.runtime + (src,))
-        if not small.hinted:
+        if not small.hinted and key.small_direct:  # a subquery's table: its rows are not the join's side
             out[sm] = out[sm].evolve(broadcast=True)
     return plan.evolve(scans=tuple(out))
 

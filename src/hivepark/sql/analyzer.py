@@ -166,6 +166,7 @@ def analyze_query(query: exp.Expression, find: TableFind, type_safety: bool = Fa
     texts = ConditionFacts()  # conditions' Spark SQL and columns, once for all the query's tables
     scopes = traverse_scope(query)
     scope_ids = {id(s): i for i, s in enumerate(scopes)}
+    refs = _reference_counts(scopes)
     for scope_id, scope in enumerate(scopes):
         if scope.scope_type == ScopeType.UDTF:  # a LATERAL VIEW: its sources are its SELECT's own tables
             continue
@@ -175,6 +176,10 @@ def analyze_query(query: exp.Expression, find: TableFind, type_safety: bool = Fa
         resolved = {a: t for a, t in found.items() if t is not None}
         if not resolved:
             if any(isinstance(src, Scope) for src in scope.sources.values()):  # a view's or a subquery's columns
+                if isinstance(scope.expression, exp.Select):  # subqueries joined: their tables' keys
+                    derived = _Derived(scope, find, at_version, refs)
+                    for k in join_keys(scope.expression, {}, _conjuncts):
+                        joins += _through_derived(k, scope_id, resolved, derived, scope_ids, sites)
                 hive_comparisons(scope.expression, {}, {}, type_safety, _Derived(scope, find, at_version))
             continue
         applicable = _applicable_conjuncts(scope, set(resolved))
@@ -200,24 +205,185 @@ def analyze_query(query: exp.Expression, find: TableFind, type_safety: bool = Fa
                                   tuple(t for t, m in zip(trees, mine) if m),
                                   _columns_read(table, names), samples[alias], alias in sampled))
         if isinstance(scope.expression, exp.Select):
+            derived = _Derived(scope, find, at_version, refs)
             for k in join_keys(scope.expression, resolvers, _conjuncts):
-                if k.big not in resolved:  # read through a subquery, a CTE or a view: said on its table
-                    inner = _Derived(scope, find, at_version).passed_through(k.big, k.big_col)
-                    if inner is not None and inner[0] in scope_ids:
-                        joins.append((scope_ids[inner[0]], replace(k, big=inner[1], big_col=inner[2])))
+                if k.big in resolved and k.small in resolved:
+                    joins.append((scope_id, replace(k, reason=JoinReason.SAMPLED, detail="")
+                                  if k.big in sampled and k.eligible else k))
                     continue
-                joins.append((scope_id, replace(k, reason=JoinReason.SAMPLED, detail="")
-                              if k.big in sampled and k.eligible else k))
+                joins += _through_derived(k, scope_id, resolved, derived, scope_ids, sites)
         hive_comparisons(scope.expression, resolvers, resolved, type_safety, _Derived(scope, find, at_version))
     return QueryAnalysis(sites, joins, query)
+
+
+def _reference_counts(scopes: list[Scope]) -> dict[int, int]:
+    """How many FROMs and JOINs of the query read each subquery's, CTE's or view's scope (by id):
+    a CTE read twice is one scope, whose tables' rows both readers get."""
+    counts: dict[int, int] = {}
+    for sc in scopes:
+        for name, _ in sc.references:
+            src = sc.sources.get(name)
+            if isinstance(src, Scope):
+                counts[id(src)] = counts.get(id(src), 0) + 1
+    return counts
+
+
+@dataclass(frozen=True)
+class _Traced:
+    """A warehouse table's column that a derived table's column passes through: the table's scope
+    (its id), alias and column, and why its values may not prune it (None: they may)."""
+
+    scope: int
+    alias: str
+    column: str
+    reason: JoinReason | None = None
+    detail: str = ""
+    type: str | None = None
+
+
+_PLACEHOLDERS = (JoinReason.THROUGH_DERIVED, JoinReason.NOT_A_TABLE)
+_VIEW_QUERY = "__hivepark_view"  # sql/views.py: the alias of a view's query inside its expanded text
+
+
+def _through_derived(k: JoinKey, scope_id: int, resolved: dict[str, Table], derived: _Derived,
+                     scope_ids: dict[int, int], sites: list[ScanSite]) -> list[tuple[int, JoinKey]]:
+    """A join key with a subquery's, a CTE's or a view's column on one side or both, as keys between
+    the tables those columns pass through: the big table's scan is pruned by the small table's
+    values when every step keeps its rows' keys apart (a filter, a projection, a join, DISTINCT,
+    a GROUP BY or a window on the key) and the small side's values are a table's column passed
+    through (its own filters give a superset of the subquery's keys); else the reason, said on
+    the big table's scan."""
+    join_reason = None if k.reason in _PLACEHOLDERS else k.reason
+    here = id(derived.scope)
+    if k.big in resolved:
+        bigs = [_Traced(here, k.big, k.big_col)]
+    else:
+        bigs = derived.via(k.big, k.big_col, big=True)
+    if k.small in resolved:
+        small: _Traced | None = _Traced(here, k.small, k.small_col)
+    else:
+        smalls = derived.via(k.small, k.small_col, big=False)
+        small = smalls[0] if len(smalls) == 1 and smalls[0].reason is None else None
+    out = []
+    for b in bigs:
+        if b.scope not in scope_ids:
+            continue
+        reason, detail = join_reason, k.detail if join_reason is not None else ""
+        if reason is None and b.reason is not None:
+            reason, detail = b.reason, b.detail
+        if reason is None and small is None:
+            reason, detail = JoinReason.NOT_A_TABLE, f"{k.small}.{k.small_col}"
+        b_scope = scope_ids[b.scope]
+        if reason is None and any(s.scope == b_scope and s.alias.lower() == b.alias.lower() and s.sampled
+                                  for s in sites):
+            reason, detail = JoinReason.SAMPLED, ""
+        s_scope = scope_ids.get(small.scope, scope_id) if small is not None else scope_id
+        out.append((b_scope, JoinKey(b.alias, b.column, small.alias if small is not None else k.small,
+                                     small.column if small is not None else k.small_col, reason, detail,
+                                     small_scope=s_scope, small_direct=k.small in resolved)))
+    return out
 
 
 class _Derived:
     """The Hive type of a column a scope reads from a derived table (a view's query, a
     subquery in FROM, a CTE) whose SELECT passes a warehouse table's column through."""
 
-    def __init__(self, scope: Scope, find: TableFind, at_version: AtVersion | None = None) -> None:
-        self.scope, self.find, self.at_version = scope, find, at_version
+    def __init__(self, scope: Scope, find: TableFind, at_version: AtVersion | None = None,
+                 refs: dict[int, int] | None = None) -> None:
+        self.scope, self.find, self.at_version, self.refs = scope, find, at_version, refs or {}
+
+    def via(self, alias: str, name: str, big: bool, depth: int = 0, label: str = "") -> list[_Traced]:
+        """The warehouse tables' columns that column ``name`` of derived source ``alias`` passes
+        through (one per branch of a UNION), each with why its values may not prune that table
+        (``big``) or be collected from it (not ``big``); [] when it is no table's column. A reason
+        names the source by ``label`` when given (a view's reference, for its query's own alias)."""
+        src = next((s for a, s in self.scope.sources.items() if a.lower() == alias.lower()), None)
+        if not isinstance(src, Scope) or depth > 32:
+            return []
+        shown = label or alias
+        why: tuple[JoinReason, str] | None = None
+        ref = next((n for a, n in self.scope.references if a.lower() == alias.lower()), None)
+        if ref is not None and ref.args.get("sample") is not None:
+            why = (JoinReason.DERIVED_SAMPLED, shown)
+        elif self.refs.get(id(src), 1) > 1:
+            why = (JoinReason.DERIVED_SHARED, shown)
+        out = self._through(src, shown, name, None, big, depth)
+        if why is not None and big:
+            out = [replace(t, reason=why[0], detail=why[1]) if t.reason is None else t for t in out]
+        return out
+
+    def _through(self, src: Scope, alias: str, name: str | None, pos: int | None, big: bool,
+                 depth: int) -> list[_Traced]:
+        node = src.expression
+        if isinstance(node, exp.SetOperation):
+            first = node
+            while isinstance(first, exp.SetOperation):
+                first = first.this
+            first = first.unnest() if isinstance(first, exp.Subquery) else first
+            if pos is None:
+                if not isinstance(first, exp.Select) or any(isinstance(p, exp.Star) for p in first.selects):
+                    return []
+                pos = next((i for i, p in enumerate(first.selects) if p.alias_or_name.lower() == name.lower()),
+                           None) if name is not None else None
+                if pos is None:
+                    return []
+            out: list[_Traced] = []
+            for branch in src.set_operation_scopes:
+                out += self._through(branch, alias, None, pos, big, depth + 1)
+            # each branch's rows are its own (UNION ALL), or kept or dropped by a comparison of whole
+            # rows, key included (UNION, INTERSECT, EXCEPT): a branch may be pruned alone, when every
+            # branch passes a table's key through in one type (the union's, so compared as it is)
+            uniform = len(out) == _branches(node) and len({t.type for t in out}) == 1
+            if big and not uniform:
+                out = [replace(t, reason=JoinReason.DERIVED_UNION, detail=alias) if t.reason is None else t
+                       for t in out]
+            return out if big else []  # a UNION's values are every branch's: not one table's
+        if not isinstance(node, exp.Select):
+            return []
+        if name is not None:
+            proj = next((p for p in node.selects if p.alias_or_name.lower() == name.lower()), None)
+        else:
+            proj = node.selects[pos] if pos is not None and pos < len(node.selects) else None
+        inner = proj.this if isinstance(proj, exp.Alias) else proj
+        if proj is None and name is not None:
+            if any(isinstance(p, exp.Star) for p in node.selects):
+                inner = exp.column(name)  # SELECT *: the column of that name of its sources
+            else:  # SELECT t.*: that table's column
+                star = [p for p in node.selects if isinstance(p, exp.Column) and isinstance(p.this, exp.Star)]
+                inner = exp.column(name, table=star[0].table) if len(star) == 1 else None
+        tables = {a: t for a, n in src.sources.items() if isinstance(n, exp.Table)
+                  for t in [referenced_table(n, self.find, self.at_version)] if t is not None}
+        if inner is not None and not isinstance(inner, exp.Column):
+            if not big:
+                return []
+            owners = {(a, c) for col in inner.find_all(exp.Column) for a, t in tables.items()
+                      if (c := _resolver(src, a, t, tables)(col)) is not None}
+            if len(owners) != 1:
+                return []
+            (a, c), = owners
+            label = proj.alias_or_name if proj is not None else name
+            return [_Traced(id(src), a, c, JoinReason.DERIVED_EXPRESSION, f"{alias}.{label}")]
+        if not isinstance(inner, exp.Column):
+            return []
+        names = {c.name.lower() for t in tables.values() for c in t.all_columns}
+        if len(tables) != sum(1 for n in src.sources.values() if isinstance(n, exp.Table)) or any(
+                isinstance(n, Scope) for a, n in _read_sources(src).items()):
+            names.add("*")  # a source whose columns are not known here
+        why = _mixes_keys(node, inner, names) if big else None
+        for a, t in tables.items():
+            column = _resolver(src, a, t, tables)(inner)
+            if column is not None:
+                typ = next(c.type for c in t.all_columns if c.name == column)
+                return [_Traced(id(src), a, column, why, alias if why is not None else "", typ)]
+        read = _read_sources(src)
+        through = inner.table or (next(iter(read)) if len(read) == 1 else "")  # a view's expanded text
+        if not through:
+            return []
+        out = _Derived(src, self.find, self.at_version, self.refs).via(
+            through, inner.name, big, depth + 1, alias if through.lower().startswith(_VIEW_QUERY) else "")
+        if why is not None:
+            out = [replace(t, reason=why, detail=alias) if t.reason is None else t for t in out]
+        return out
 
     def type_of(self, col: exp.Column, depth: int = 0) -> tuple[str, str | None] | None:
         name = col.name.lower()
@@ -242,30 +408,6 @@ class _Derived:
         resolvers = {a: _resolver(src, a, t, tables) for a, t in tables.items()}
         return _side_type(inner, resolvers, tables, _Derived(src, self.find, self.at_version), depth + 1)
 
-    def passed_through(self, alias: str, name: str, depth: int = 0) -> tuple[int, str, str] | None:
-        """(the id of its scope, the alias, the column) of the warehouse table's column that column
-        ``name`` of derived source ``alias`` passes through unchanged; None for anything else."""
-        src = next((s for a, s in self.scope.sources.items() if a.lower() == alias.lower()), None)
-        if not isinstance(src, Scope) or not isinstance(src.expression, exp.Select) or depth > 32:
-            return None
-        proj = next((p for p in src.expression.selects if p.alias_or_name.lower() == name.lower()), None)
-        inner = proj.this if isinstance(proj, exp.Alias) else proj
-        if proj is None and any(isinstance(p, exp.Star) for p in src.expression.selects):
-            inner = exp.column(name)
-        if not isinstance(inner, exp.Column):
-            return None
-        tables = {a: t for a, node in src.sources.items() if isinstance(node, exp.Table)
-                  for t in [referenced_table(node, self.find, self.at_version)] if t is not None}
-        for a, t in tables.items():
-            column = _resolver(src, a, t, tables)(inner)
-            if column is not None:
-                return id(src), a, column
-        read = _read_sources(src)
-        through = inner.table or (next(iter(read)) if len(read) == 1 else "")  # a view's expanded text
-        if through:
-            return _Derived(src, self.find, self.at_version).passed_through(through, inner.name, depth + 1)
-        return None
-
     def projection_type(self, select: exp.Select) -> tuple[str, str | None] | None:
         """The Hive type of the one column a subquery of this scope selects (``x IN (SELECT c
         FROM t)``), when it is a warehouse table's column."""
@@ -278,6 +420,56 @@ class _Derived:
                   for t in [referenced_table(node, self.find, self.at_version)] if t is not None}
         resolvers = {a: _resolver(sub, a, t, tables) for a, t in tables.items()}
         return _side_type(inner, resolvers, tables, _Derived(sub, self.find, self.at_version))
+
+
+def _branches(node: exp.Expression) -> int:
+    """How many SELECTs a UNION, EXCEPT or INTERSECT combines."""
+    if isinstance(node, exp.Subquery):
+        return _branches(node.this)
+    if isinstance(node, exp.SetOperation):
+        return _branches(node.this) + _branches(node.expression)
+    return 1
+
+
+def _same_column(a: exp.Expression, b: exp.Column) -> bool:
+    a = a.unnest() if isinstance(a, exp.Paren) else a
+    return isinstance(a, exp.Column) and a.name.lower() == b.name.lower() and (
+        not a.table or not b.table or a.table.lower() == b.table.lower())
+
+
+def _mixes_keys(select: exp.Select, key: exp.Column, columns: set[str] | None = None) -> JoinReason | None:
+    """Why dropping the rows of ``select``'s sources whose ``key`` is not among some values could
+    change its other rows (None when it drops exactly its rows whose ``key`` is not among them):
+    a LIMIT, an aggregate over rows of several keys, a window across keys, random values.
+    ``columns`` are its sources' column names (``*`` for a source whose are not known), which tell
+    ``GROUP BY day`` naming ``SELECT ds AS day``'s alias from a column ``day``."""
+    if select.args.get("limit") is not None or select.args.get("offset") is not None:
+        return JoinReason.DERIVED_LIMIT
+    if maybe_nondeterministic(select):
+        return JoinReason.DERIVED_RANDOM
+    group = select.args.get("group")
+    if group is not None:
+        if any(group.args.get(k) for k in ("rollup", "cube", "grouping_sets", "totals")):
+            return JoinReason.DERIVED_GROUPED
+        items = []
+        aliases = {p.alias.lower(): p.this for p in select.selects if isinstance(p, exp.Alias)}
+        for g in group.expressions:
+            if isinstance(g, exp.Literal) and g.is_int and 0 < int(g.name) <= len(select.selects):
+                p = select.selects[int(g.name) - 1]  # GROUP BY 1
+                g = p.this if isinstance(p, exp.Alias) else p
+            elif isinstance(g, exp.Column) and not g.table and g.name.lower() in aliases \
+                    and columns is not None and not {g.name.lower(), "*"} & columns:  # SELECT ds AS day
+                g = aliases[g.name.lower()]
+            items.append(g)
+        if not any(_same_column(g, key) for g in items):
+            return JoinReason.DERIVED_GROUPED
+    elif select.args.get("having") is not None or any(
+            not agg.find_ancestor(exp.Window) and agg.parent_select is select for agg in select.find_all(exp.AggFunc)):
+        return JoinReason.DERIVED_GROUPED  # one group of every row
+    for w in select.find_all(exp.Window):
+        if w.parent_select is select and not any(_same_column(p, key) for p in w.args.get("partition_by") or []):
+            return JoinReason.DERIVED_WINDOW
+    return None
 
 
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ)

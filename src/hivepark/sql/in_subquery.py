@@ -7,7 +7,8 @@ Only where the two are the same query: the IN is a top-level conjunct of a SELEC
 (under no OR or NOT, where NULL and false differ), its subquery reads one warehouse table and
 selects one of its columns, with no GROUP BY, HAVING, LIMIT, window or nested subquery, and
 every column of its WHERE is that table's (it is not correlated); the outer column is a
-warehouse table's column of the same type (so that the equality compares as the IN did).
+warehouse table's column, or a subquery's or a view's passing one through, of the same type (so that
+the equality compares as the IN did).
 Then ``x IN (SELECT t.c FROM t WHERE p)`` keeps exactly the rows ``LEFT SEMI JOIN t ON x = t.c
 AND p`` keeps: each outer row once when some row of t has ``c = x`` and ``p`` (NULL matches
 nothing in either)."""
@@ -99,6 +100,29 @@ def _table(node: exp.Expression, find: TableFind) -> Table | None:
         return None
 
 
+def _key_type(node: exp.Expression, column: str, find: TableFind, depth: int = 0) -> str | None:
+    """The type of column ``column`` of source ``node``: a warehouse table's, or a subquery's (a view
+    is read as one) that passes a warehouse table's column through unchanged, at any depth; None for
+    anything else."""
+    if not isinstance(node, exp.Subquery):
+        t = _table(node, find)
+        return _type_of(t, column) if t is not None else None
+    select = node.this
+    if not isinstance(select, exp.Select) or depth > 32:
+        return None
+    proj = next((p for p in select.selects if p.alias_or_name.lower() == column.lower()), None)
+    inner = proj.this if isinstance(proj, exp.Alias) else proj
+    if proj is None and any(isinstance(p, exp.Star) for p in select.selects):
+        inner = exp.column(column)
+    sources = _sources(select)
+    if not isinstance(inner, exp.Column) or not isinstance(inner.this, exp.Identifier) or sources is None:
+        return None
+    owner = inner.table.lower() if inner.table else (next(iter(sources)) if len(sources) == 1 else None)
+    if owner is None or owner not in sources:
+        return None
+    return _key_type(sources[owner], inner.name, find, depth + 1)
+
+
 def _type_of(table: Table, column: str) -> str | None:
     return next((c.type.lower() for c in table.all_columns if c.name.lower() == column.lower()), None)
 
@@ -156,8 +180,8 @@ def _semi_join(select: exp.Select, cond: exp.In, find: TableFind, n: int) -> exp
     owner = key.table.lower() if key.table else (next(iter(outer)) if len(outer) == 1 else None)
     if owner is None or owner not in outer:
         return None
-    outer_table = _table(outer[owner], find)
-    if outer_table is None:
+    outer_type = _key_type(outer[owner], key.name, find)
+    if outer_type is None:
         return None
     # the joined table keeps its name unless that name means something else in the query: a source
     # of this SELECT, or a qualifier outside the subquery (``WHERE EXISTS (SELECT 1 FROM s WHERE
@@ -178,7 +202,7 @@ def _semi_join(select: exp.Select, cond: exp.In, find: TableFind, n: int) -> exp
             or _type_of(t, col.name) is None
         ):
             return None
-    key_type, value_type = _type_of(outer_table, key.name), _type_of(t, picked.name)
+    key_type, value_type = outer_type, _type_of(t, picked.name)
     if key_type is None or value_type is None or not _same_comparison(key_type, value_type):
         return None
     for col in columns:

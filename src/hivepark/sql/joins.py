@@ -28,7 +28,7 @@ def join_keys(select: exp.Select, resolvers: dict[str, Resolver],
         for cond in conjuncts(join.args.get("on")):
             for big, bcol, small, scol, why, detail in _pairs(cond, resolvers, derived):
                 by_join = _join_reason(big in right, side, kind)
-                if why is JoinReason.THROUGH_DERIVED and by_join is not None:  # the join's own reason first
+                if why in _DERIVED and by_join is not None:  # the join's own reason first
                     why, detail = by_join, ""
                 keys.append(JoinKey(big, bcol, small, scol, why or by_join, detail))
         null_supplying |= outer_null_supplying(preceding, right, side, kind)
@@ -36,10 +36,15 @@ def join_keys(select: exp.Select, resolvers: dict[str, Resolver],
     where = select.args.get("where")
     for cond in conjuncts(where.this if where is not None else None):
         for big, bcol, small, scol, why, detail in _pairs(cond, resolvers, derived):
-            if why in (None, JoinReason.THROUGH_DERIVED) and (big in null_supplying or small in null_supplying):
+            if (why is None or why in _DERIVED) and (big in null_supplying or small in null_supplying):
                 why, detail = JoinReason.NULL_SUPPLYING, ""
             keys.append(JoinKey(big, bcol, small, scol, why, detail))
     return keys
+
+
+_DERIVED = (JoinReason.THROUGH_DERIVED, JoinReason.NOT_A_TABLE)
+"""What :func:`_pairs` says of a key with a subquery's, a CTE's or a view's column on one side (or
+both): ``sql/analyzer.py`` follows it to the table column it passes through, if any."""
 
 
 def join_sources(node: exp.Expression) -> tuple[set[str], set[str]]:
@@ -113,6 +118,11 @@ def _pairs(cond: exp.Expression, resolvers: dict[str, Resolver], derived: frozen
             if mine is not None and other.table and other.table.lower() in derived and _owner(other, resolvers) is None:
                 return [(mine[0], mine[1], other.table, other.name.lower(), JoinReason.NOT_A_TABLE, other.table),
                         (other.table, other.name.lower(), mine[0], mine[1], JoinReason.THROUGH_DERIVED, other.table)]
+        if a is None and b is None and left.table and right.table and left.table.lower() != right.table.lower() \
+                and {left.table.lower(), right.table.lower()} <= set(derived):  # two subqueries' columns
+            lk, rk = left.name.lower(), right.name.lower()
+            return [(left.table, lk, right.table, rk, JoinReason.THROUGH_DERIVED, left.table),
+                    (right.table, rk, left.table, lk, JoinReason.THROUGH_DERIVED, right.table)]
         if a is None or b is None or a[0] == b[0]:
             return []
         return [(a[0], a[1], b[0], b[1], None, ""), (b[0], b[1], a[0], a[1], None, "")]
