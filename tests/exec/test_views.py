@@ -195,6 +195,29 @@ def test_filters_go_into_subqueries_and_ctes_as_into_views(views, spark):
         views.sql("SET hive.mapred.mode=nonstrict")
 
 
+def test_a_boolean_column_alone_as_the_filter_goes_into_a_subquery_cte_or_view(views, spark):
+    """Found testing runtime pruning through subqueries: `WHERE z.hot` (a BOOLEAN column, the
+    whole condition) was pushed into the subquery as `z.hot`, which its query cannot see, so
+    every such query failed with UNRESOLVED_COLUMN; `WHERE NOT z.hot` or `WHERE hot` worked."""
+    views.sql("CREATE TABLE flagged (id INT) PARTITIONED BY (hot BOOLEAN) STORED AS PARQUET")
+    views.sql("INSERT INTO flagged PARTITION (hot) VALUES (1, true), (2, false), (3, true)")
+    loc = os.path.join(views.location, "flagged")
+    spark.read.schema("id int, hot boolean").option("basePath", "file://" + loc).parquet("file://" + loc) \
+        .createOrReplaceTempView("plain_flagged")
+    _same_view(views, spark, "hot_ids", "SELECT id, hot FROM flagged")
+    spark.sql("CREATE OR REPLACE TEMPORARY VIEW plain_hot_ids AS SELECT id, hot FROM plain_flagged")
+    for query in ("SELECT z.id FROM (SELECT id, hot FROM flagged) z WHERE z.hot",
+                  "SELECT z.id, s.region FROM (SELECT id, hot FROM flagged) z JOIN stores s ON z.id = s.store "
+                  "WHERE z.hot",
+                  "WITH c AS (SELECT id, hot FROM flagged) SELECT c.id FROM c WHERE c.hot",
+                  "SELECT v.id FROM hot_ids v WHERE v.hot"):
+        ours = views.sql(query)
+        theirs = spark.sql(query.replace("FROM flagged", "FROM plain_flagged")
+                           .replace("JOIN stores", "JOIN plain_stores").replace("FROM hot_ids", "FROM plain_hot_ids"))
+        assert _rows(ours) == _rows(theirs) and _rows(ours), query
+        assert _partitions_read(views, query) == "partitions=1/2", query
+
+
 def test_an_outer_filter_goes_through_a_view_into_its_subqueries_and_ctes(views, spark):
     """Found by a hunt for bugs: a filter on a view whose query reads a subquery or a CTE
     reached the view's own query but went no further, so every partition was read (the rows

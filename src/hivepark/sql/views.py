@@ -377,9 +377,9 @@ def _push_filters(node: exp.Expression, targets: list[tuple[exp.Select, dict[str
             continue
         for inner, columns in targets:  # a UNION's branches each take what they can
             if all(c.name.lower() in columns for c in cols):
-                pushed = cond.copy()
-                for c in list(pushed.find_all(exp.Column)):
-                    c.replace(columns[c.name.lower()].copy())
+                # (transform, not replace: a condition that is a column alone, `WHERE x.flag`, is the root)
+                pushed = cond.transform(
+                    lambda n, cols=columns: cols[n.name.lower()].copy() if isinstance(n, exp.Column) else n)
                 inner.where(pushed, copy=False)
 
 
