@@ -20,6 +20,7 @@ from hivepark import layout
 from hivepark.catalog.base import TableChange
 from hivepark.catalog.buckets import table_buckets
 from hivepark.catalog.models import Partition, Table
+from hivepark.catalog.skew import SKEW_LOCATIONS, partition_layout
 from hivepark.errors import AlreadyExistsError, CommitConflict, NoSuchPartition, SemanticError, UnsupportedError
 from hivepark.exec.context import Context
 from hivepark.sql import statements as s
@@ -229,6 +230,17 @@ def _shown(cols: Sequence) -> str:
     return ", ".join(f"{c.name} {c.type}" for c in cols)
 
 
+def _moved_layout(old: Partition, src_base: str, dst_base: str) -> dict[str, str]:
+    """The partition's list-bucketing layout with its skewed locations inside its directory (an
+    absolute one SET SKEWED LOCATION gave, whose files move with the partition's) moved to
+    ``dst_base``; empty when none is. One outside the directory stays where it is, as in Hive."""
+    lay = partition_layout(old.parameters)
+    changes = {key: dst_base + loc[len(src_base):] for key, loc in (lay.locations if lay is not None else ())
+               if layout.is_absolute(loc) and fs.normalize(loc).startswith(src_base + "/")
+               for loc in [fs.normalize(loc)]}
+    return {SKEW_LOCATIONS: lay.with_locations(changes).to_json()} if lay is not None and changes else {}
+
+
 def _move(ctx: Context, verb: str, source: Table, target: Table, moves: Sequence[_Move],
           commit: Callable[[list[Partition], str], Table]) -> Table:
     """Copies each partition's files into its new directory in ``target``, commits the new
@@ -267,8 +279,8 @@ def _move(ctx: Context, verb: str, source: Table, target: Table, moves: Sequence
         rel = copy_names(qid, [fs.normalize(f)[len(src_base) + 1:] for f in files])
         copies += [(f, f"{dst_base}/{r}") for f, r in zip(files, rel)]
         olds.append((old, files))
-        new_parts.append(Partition(values, dst_base, {**old.parameters, "transient_lastDdlTime": str(now)},
-                                   tuple(rel), now))
+        new_parts.append(Partition(values, dst_base, {**old.parameters, **_moved_layout(old, src_base, dst_base),
+                                                      "transient_lastDdlTime": str(now)}, tuple(rel), now))
     keep = ctx.retention()
     content = {"state": "moving", "table": [target.db, target.name],
                "staging": f"{target.location.rstrip('/')}/{STAGING_PREFIX}{qid}",

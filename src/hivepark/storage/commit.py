@@ -882,12 +882,24 @@ def live_files(listed: Sequence[str], relist: Callable[[], Sequence[str]]) -> li
 
 
 def _listing(location: str, parameters: Mapping[str, str] | None) -> list[str]:
+    """The files of ``location`` and of the list-bucketing directories inside it that
+    ``parameters`` record: relative ones, and absolute ones (SET SKEWED LOCATION) that lie
+    below it, which a scan reads as the partition's (exec/scan.lb_paths) and so a write replaces,
+    a RENAME TO PARTITION moves; a skewed location outside it is never listed as its own."""
     out = [e.path for e in fs.list_files(location) if not e.is_dir]
     lay = partition_layout(parameters or {})
+    top = location.rstrip("/")
+    base = fs.normalize(location).rstrip("/") + "/"
+    seen: set[str] = set()
     for _, loc in lay.locations if lay is not None else ():
-        if not is_absolute(loc):
-            out += [e.path for e in fs.list_files(f"{location.rstrip('/')}/{loc}")
-                    if not e.is_dir]
+        if is_absolute(loc):
+            full = fs.normalize(loc)
+            if not full.startswith(base):
+                continue
+            loc = full[len(base):]
+        if loc not in seen:
+            seen.add(loc)
+            out += [e.path for e in fs.list_files(f"{top}/{loc}") if not e.is_dir]
     return out
 
 
