@@ -46,7 +46,7 @@ from hivepark.storage.commit import (
     unknown_outcome,
     writers_in,
 )
-from hivepark.storage.formats import CUT_COLUMNS, FILE_TYPES, text_serde
+from hivepark.storage.formats import CUT_COLUMNS, DROPPED_COLUMNS, FILE_TYPES, text_serde
 from hivepark.storage.handlers import handler_name
 from hivepark.types import HiveType
 
@@ -172,18 +172,21 @@ def exchange_partitions(ctx: Context, dest: Table, action: s.ExchangePartition) 
 def _file_records(dest: Table, source: Table) -> dict[str, str | None] | None:
     """``dest``'s records of what its files may hold, with ``source``'s added, as the partitions moved
     bring ``source``'s files: the columns read cut (a VARCHAR narrowed while files held longer
-    values) and the other types an ORC column's files hold (storage.formats.CUT_COLUMNS, FILE_TYPES),
-    so that those files read as in ``source``."""
+    values), the other types an ORC column's files hold and the types of the columns REPLACE COLUMNS
+    dropped (storage.formats.CUT_COLUMNS, FILE_TYPES, DROPPED_COLUMNS), so that those files read as in
+    ``source`` and a column added back to ``dest`` under a dropped one's name is refused as it is in
+    ``source`` when it would not read them."""
     out: dict[str, str | None] = {}
     cut = sorted(set(json.loads(dest.properties.get(CUT_COLUMNS) or "[]"))
                  | set(json.loads(source.properties.get(CUT_COLUMNS) or "[]")))
     if cut:
         out[CUT_COLUMNS] = json.dumps(cut)
-    held: dict[str, list[str]] = json.loads(dest.properties.get(FILE_TYPES) or "{}")
-    for name, types in json.loads(source.properties.get(FILE_TYPES) or "{}").items():
-        held.setdefault(name, []).extend(t for t in types if t not in held.get(name, []))
-    if held:
-        out[FILE_TYPES] = json.dumps(held, sort_keys=True)
+    for key in (FILE_TYPES, DROPPED_COLUMNS):
+        held: dict[str, list[str]] = json.loads(dest.properties.get(key) or "{}")
+        for name, types in json.loads(source.properties.get(key) or "{}").items():
+            held.setdefault(name, []).extend(t for t in types if t not in held.get(name, []))
+        if held:
+            out[key] = json.dumps(held, sort_keys=True)
     return out or None
 
 

@@ -87,6 +87,7 @@ from hivepark.storage.commit import (
 )
 from hivepark.storage.formats import (
     CUT_COLUMNS,
+    DROPPED_COLUMNS,
     ESCAPE_CRLF,
     FILE_TYPES,
     NULL_FORMAT,
@@ -928,11 +929,6 @@ def change_columns(ctx: Context, table: Table, action: s.AddColumns | s.ChangeCo
     changed = table.evolve(columns=tuple(new), properties=properties)
     check_text_delimiter(changed)
     return ctx.catalog.alter_table(changed, table.version)
-
-
-#: Table property: the types a Parquet or ORC table's files may hold for the columns REPLACE COLUMNS
-#: (or a rename) took out of the metastore, {name: [type, ...]} in JSON
-DROPPED_COLUMNS = "hivepark.dropped.columns"
 
 
 def _dropped_columns(has_files: Callable[[], bool], table: Table, old: list[Column], new: list[Column],
