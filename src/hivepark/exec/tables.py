@@ -4,6 +4,7 @@ TABLE, ALTER TABLE (partitions, rename, skew and list bucketing, CONCATENATE), M
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import functools
 import json
 import os
@@ -202,6 +203,8 @@ def use(ctx: Context, stmt: s.Use) -> DataFrame:
 
 
 def create_table_statement(ctx: Context, stmt: s.CreateTable) -> DataFrame:
+    if stmt.like is not None and stmt.storage_handler is None:
+        stmt = _like_handler_table(ctx, stmt)
     if stmt.storage_handler is not None:
         table = handler_table(ctx, stmt)
         if stmt.as_select is not None:
@@ -213,6 +216,25 @@ def create_table_statement(ctx: Context, stmt: s.CreateTable) -> DataFrame:
         store_table(ctx, table, stmt.if_not_exists)
         return ctx.empty()
     return ctas(ctx, table, stmt.as_select, stmt.if_not_exists)
+
+
+def _like_handler_table(ctx: Context, stmt: s.CreateTable) -> s.CreateTable:
+    """CREATE TABLE t LIKE src of a storage handler's table is, as in Hive, a table of the same
+    handler with src's columns and properties (the handler says which, StorageHandler.like_properties:
+    an Iceberg table's spec, not its identifier): CREATE TABLE t (...) STORED BY ... TBLPROPERTIES
+    (...). A table of files LIKE src stays as it was."""
+    assert stmt.like is not None
+    src = ctx.table(stmt.like, for_view="CREATE TABLE ... LIKE copies a table's definition; for a view's "
+                    "columns use CREATE TABLE t AS SELECT * FROM the view LIMIT 0")
+    handler = handler_for(src)
+    if handler is None:
+        return stmt
+    props = handler.like_properties(src)
+    spec = json.loads(props.pop(PARTITION_SPEC_KEY, None) or "[]")
+    transforms = tuple(s.PartitionTransform(t, c, p) for t, c, p in spec)
+    return dataclasses.replace(
+        stmt, like=None, columns=src.columns, partition_columns=src.partition_keys, storage_handler=handler.name,
+        partition_transforms=transforms, properties=tuple({**props, **dict(stmt.properties)}.items()))
 
 
 def new_table(ctx: Context, stmt: s.CreateTable) -> Table:
