@@ -230,7 +230,7 @@ def _like_handler_table(ctx: Context, stmt: s.CreateTable) -> s.CreateTable:
     if handler is None:
         return stmt
     props = handler.like_properties(src)
-    spec = json.loads(props.pop(PARTITION_SPEC_KEY, None) or "[]")
+    spec = json.loads(props.pop(PARTITION_SPEC_KEY, "") or "[]")
     transforms = tuple(s.PartitionTransform(t, c, p) for t, c, p in spec)
     return dataclasses.replace(
         stmt, like=None, columns=src.columns, partition_columns=src.partition_keys, storage_handler=handler.name,
