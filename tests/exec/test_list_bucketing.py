@@ -502,9 +502,16 @@ def test_rename_partition_moves_the_skewed_locations_inside_its_directory(env, s
     assert rows(env.sql("SELECT a, x, ds FROM rp")) == plain == [(1, 1, "b"), (2, 2, "b")]
     assert rows(env.sql("SELECT a FROM rp WHERE x = 1")) == [(1,)]
     env.sql("INSERT INTO rp PARTITION (ds='a') VALUES (3, 1)")  # a new ds='a' shares nothing with ds='b'
-    env.sql("ALTER TABLE rp DROP PARTITION (ds='b')")
-    assert data_dirs(t.location) == ["ds=a/x=1"]
+    env.sql("CREATE TABLE rpx (a INT, x INT) PARTITIONED BY (ds STRING) SKEWED BY (x) ON (1) "
+            "STORED AS DIRECTORIES STORED AS PARQUET")
+    env.sql("ALTER TABLE rpx EXCHANGE PARTITION (ds='b') WITH TABLE rp")  # (the same move)
+    x = env.catalog.get_table("default", "rpx")
+    assert data_dirs(t.location) == ["ds=a/x=1"] and data_dirs(x.location) == [f"ds=b/{D}", "ds=b/own"]
+    assert f"[1]={x.location}/ds=b/own" in described(env, "rpx PARTITION (ds='b')")["Skewed Value to Path:"]
     assert rows(env.sql("SELECT a, x, ds FROM rp")) == [(3, 1, "a")]
+    assert rows(env.sql("SELECT a FROM rpx WHERE x = 1")) == [(1,)]
+    env.sql("ALTER TABLE rpx DROP PARTITION (ds='b')")
+    assert data_dirs(x.location) == []
 
 
 def test_insert_overwrite_replaces_the_rows_of_a_skewed_location_set_back(env, spark, tmp_path):
