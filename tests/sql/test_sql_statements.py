@@ -198,15 +198,24 @@ def test_invalid_statements_fail_when_run_not_when_parsed():
     ("ALTER TABLE t SET TBLPROPERTIES ('a'='b') CASCADE", "'CASCADE'",
      "CASCADE follows only ADD COLUMNS, REPLACE COLUMNS and CHANGE COLUMN"),
     ("ALTER TABLE t DROP PARTITION (ds='1') PURGE PURGE", "'PURGE'", "DROP PARTITION takes PURGE once"),
+    ("DROP TABLE a, b", "1:13 cannot recognize input near ',' 'b' '<EOF>'",
+     "DROP TABLE takes one name: DROP TABLE [IF EXISTS] t [PURGE]; drop each in a statement of its own"),
+    ("DROP VIEW IF EXISTS a, b", "','", "DROP VIEW takes one name"),
+    ("DROP TEMPORARY TABLE t", "'TEMPORARY' 'TABLE' 't'",
+     "DROP TEMPORARY TABLE is not HiveQL, and hivepark has no temporary tables: DROP TABLE [IF EXISTS] t"),
+    ("DROP MATERIALIZED VIEW v", "'MATERIALIZED'", "DROP MATERIALIZED VIEW drops a materialized view, and hivepark "
+     "has none: DROP VIEW [IF EXISTS] v"),
 ])
 def test_contradictory_or_repeated_drop_and_alter_clauses_are_parse_errors(text, near, says):
     """Found by a hunt for bugs: DROP TABLE t CASCADE, DROP DATABASE x PURGE, DROP VIEW v PURGE,
     ADD COLUMNS (...) RESTRICT CASCADE and SET TBLPROPERTIES (...) CASCADE were taken (the clause
-    ignored), and CASCADE RESTRICT after a column change failed as an unsupported statement: Hive's
-    grammar refuses each; the error names the clause and the statement's form."""
+    ignored), and CASCADE RESTRICT after a column change failed as an unsupported statement; DROP
+    TABLE a, b dropped a alone, DROP TEMPORARY TABLE t the table t: Hive's grammar refuses each; the
+    error names the clause and the statement's form."""
     with pytest.raises(ParseError) as e:
         parse_one(text)
     assert near in str(e.value) and says in str(e.value), str(e.value)
+    assert error("TRUNCATE TABLE t CASCADE").startswith("TRUNCATE takes one table, and no CASCADE or RESTRICT")
 
 
 def test_the_drop_and_alter_clauses_hive_takes_still_parse():

@@ -420,8 +420,10 @@ def _drop(node: exp.Drop) -> s.Statement:
 
 def _truncate(node: exp.TruncateTable) -> s.TruncateTable:
     targets = node.expressions
-    if node.args.get("is_database") or len(targets) != 1 or not isinstance(targets[0], exp.Table):
-        raise UnsupportedError("TRUNCATE takes one table: TRUNCATE TABLE t [PARTITION (...)]")
+    if node.args.get("is_database") or len(targets) != 1 or not isinstance(targets[0], exp.Table) \
+            or node.args.get("option") or node.args.get("identity"):
+        raise UnsupportedError("TRUNCATE takes one table, and no CASCADE or RESTRICT: TRUNCATE TABLE t "
+                               "[PARTITION (...)]")
     part = node.args.get("partition")
     return s.TruncateTable(table_ref(targets[0]), partition_spec(part) if part is not None else None)
 

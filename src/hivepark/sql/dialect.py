@@ -282,6 +282,16 @@ class HiveQL(Hive):
             if kind not in forms:
                 return
             form, allowed = forms[kind]
+            for flag, word, why in (("temporary", "TEMPORARY", "is not HiveQL, and hivepark has no temporary tables"),
+                                    ("materialized", "MATERIALIZED", "drops a materialized view, and hivepark has "
+                                     "none")):
+                if node.args.get(flag):  # (DROP TEMPORARY TABLE t dropped the table t)
+                    self.raise_error(f"{HINT}DROP {word} {kind} {why}: {form}", next(
+                        tok for tok in self._tokens[start:self._index] if tok.text.upper() == word))
+            if len(node.args.get("tables") or []) > 1:  # (DROP TABLE a, b dropped a alone)
+                comma = next(tok for tok in self._tokens[start:self._index] if tok.token_type == TokenType.COMMA)
+                self.raise_error(f"{HINT}DROP {kind} takes one name: {form}; drop each in a statement of its own",
+                                 comma)
             words = ("CASCADE", "RESTRICT", "PURGE", "CONSTRAINTS", "SYNC", "FORCE")
             taken = [tok for tok in self._tokens[start:self._index] if tok.text.upper() in words
                      and node.args.get(tok.text.lower())]
