@@ -558,14 +558,15 @@ def test_a_rename_table_killed_before_its_directory_moved_is_finished_by_connect
     assert b.sql("SELECT * FROM t").collect() == []
 
 
-@pytest.mark.parametrize("partitioned", [False, True])
+@pytest.mark.parametrize("partitioned, reuse", [(False, "CREATE"), (True, "CREATE"), (False, "RENAME")])
 def test_a_table_made_at_a_killed_rename_s_old_directory_takes_none_of_its_files(two, spark, monkeypatch,
-                                                                                partitioned):
+                                                                                partitioned, reuse):
     """ALTER TABLE t RENAME TO t2 killed before its directory moved, then, before any connect()
     recovered it, CREATE TABLE t on a connection opened earlier: the new t (at the old directory)
     read t2's rows as its own and recorded them at its first INSERT; recovery then found a table
-    there and left them (t2 failed with "File ... does not exist" for good). The killed move is
-    finished before a table or partition takes the directory."""
+    there and left them (t2 failed with "File ... does not exist" for good). ALTER TABLE x RENAME
+    TO t was refused, telling to remove the directory (t2's rows). The killed move is finished
+    before a table or partition takes the directory."""
     from hivepark.storage import fs
 
     a, b = two
@@ -587,7 +588,11 @@ def test_a_table_made_at_a_killed_rename_s_old_directory_takes_none_of_its_files
     monkeypatch.undo()
     spec, values = (" PARTITIONED BY (ds STRING)", "PARTITION (ds='n') VALUES (10)") if partitioned else \
         ("", "VALUES (10)")
-    b.sql(f"CREATE TABLE t (k INT){spec} STORED AS PARQUET")
+    if reuse == "CREATE":
+        b.sql(f"CREATE TABLE t (k INT){spec} STORED AS PARQUET")
+    else:
+        b.sql(f"CREATE TABLE x (k INT){spec} STORED AS PARQUET")
+        b.sql("ALTER TABLE x RENAME TO t")
     assert b.sql("SELECT * FROM t").collect() == []
     b.sql(f"INSERT INTO t {values}")
     hivepark.connect(a.location, spark=spark).close()  # recovery: nothing left to do

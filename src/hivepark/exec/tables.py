@@ -83,6 +83,7 @@ from hivepark.storage.commit import (
     delete_owned,
     fault_point,
     listed_files,
+    moving_from,
     table_files,
     writers_in,
 )
@@ -229,6 +230,14 @@ def _like_handler_table(ctx: Context, stmt: s.CreateTable) -> s.CreateTable:
     handler = handler_for(src)
     if handler is None:
         return stmt
+    for clause, given in (("STORED AS", stmt.format is not None), ("ROW FORMAT", stmt.field_delim is not None)):
+        if given:
+            raise UnsupportedError(
+                f"CREATE TABLE {stmt.table.name} LIKE {src.qualified_name} copies its storage handler "
+                f"({handler.name}), as Hive does, whose rows live in its source: it cannot have {clause}. Remove "
+                "the clause, or make a "
+                f"table of files with its columns: CREATE TABLE {stmt.table.name} {clause} ... AS SELECT * FROM "
+                f"{src.qualified_name} LIMIT 0.")
     props = handler.like_properties(src)
     spec = json.loads(props.pop(PARTITION_SPEC_KEY, "") or "[]")
     transforms = tuple(s.PartitionTransform(t, c, p) for t, c, p in spec)
@@ -832,6 +841,11 @@ def rename_table(ctx: Context, table: Table, target: s.TableRef) -> None:
     if not table.is_external and fs.normalize(table.location) == fs.normalize(
             new_table_location(ctx, table.db, table.name)):
         new_location = new_table_location(ctx, new_db, new_name)
+        moving = moving_from(ctx.warehouse, new_location, ctx.catalog)  # (a killed RENAME's move finished first)
+        if moving is not None:
+            raise CommitConflict(f"Cannot rename {table.qualified_name} now: its new directory {new_location} "
+                                 f"overlaps {moving}, which another ALTER TABLE ... RENAME TO is moving right now. "
+                                 "Nothing was changed; run the statement again once it finished.")
         if fs.exists(new_location):
             raise AlreadyExistsError(f"Cannot rename {table.qualified_name}: the directory "
                                      f"{new_location} already exists. Remove it first.")
