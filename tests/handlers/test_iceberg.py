@@ -838,5 +838,6 @@ def test_create_table_like_an_iceberg_table_is_an_empty_iceberg_table_partitione
     assert _rows(wh.sql("SELECT id FROM src_ev")) == [(1,)] and _rows(wh.sql("SELECT id FROM like_ev")) == [(2,)]
     wh.sql("DROP TABLE like_ev")
     assert _rows(wh.sql("SELECT id FROM src_ev")) == [(1,)]
-    with pytest.raises(HiveParkError, match="cannot have STORED AS"):
+    with pytest.raises(HiveParkError, match=r"LIKE default.src_ev copies its storage handler \(iceberg\), as Hive "
+                       r"does, whose rows live in its source: it cannot have STORED AS. Remove the clause"):
         wh.sql("CREATE TABLE like_orc LIKE src_ev STORED AS ORC")
