@@ -313,3 +313,23 @@ def test_exchanged_partitions_keep_reading_as_in_their_table(wh, spark):
     wh.sql("ALTER TABLE dst EXCHANGE PARTITION (ds='a') WITH TABLE src")
     assert _rows(wh.sql("SELECT * FROM dst")) == [("1", "he", "a")]
     assert _rows(wh.sql("SELECT * FROM dst WHERE k = '1' AND v = 'he'")) == [("1", "he", "a")]
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "orc"])
+def test_exchanged_partitions_bring_the_record_of_their_dropped_columns(wh, spark, fmt):
+    """Found by a hunt for bugs: EXCHANGE PARTITION moved files holding b STRING, which REPLACE COLUMNS
+    had dropped from src, into dst without src's record of it: ALTER TABLE dst ADD COLUMNS (b INT) was
+    accepted (refused on src), and every read of dst then failed in Spark's reader. The record of the
+    dropped columns comes with the files, as the other records of what they hold."""
+    wh.sql(f"CREATE TABLE xs (a INT, b STRING) PARTITIONED BY (ds STRING) STORED AS {fmt}")
+    wh.sql("INSERT INTO xs PARTITION (ds='a') VALUES (1, 'hello')")
+    wh.sql("ALTER TABLE xs REPLACE COLUMNS (a INT)")
+    wh.sql(f"CREATE TABLE xd (a INT) PARTITIONED BY (ds STRING) STORED AS {fmt}")
+    wh.sql("ALTER TABLE xd EXCHANGE PARTITION (ds='a') WITH TABLE xs")
+    with pytest.raises(UnsupportedError, match="its files hold column b as string \\(dropped by REPLACE COLUMNS\\)"):
+        wh.sql("ALTER TABLE xd ADD COLUMNS (b INT)")
+    assert _rows(wh.sql("SELECT * FROM xd")) == _rows(_plain(spark, wh, "xd", "a INT, ds STRING", fmt)) \
+        == [(1, "a")]
+    wh.sql("ALTER TABLE xd ADD COLUMNS (b STRING)")  # the type its files hold: read again
+    assert _rows(wh.sql("SELECT a, b, ds FROM xd")) == _rows(_plain(spark, wh, "xd", "a INT, b STRING, ds STRING",
+                                                                    fmt)) == [(1, "hello", "a")]

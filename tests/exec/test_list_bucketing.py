@@ -486,6 +486,52 @@ def test_rename_table_moves_the_skewed_locations_inside_its_directory(env, spark
         env.sql(f"CREATE TABLE {name} (a INT)")  # its old directory is free
 
 
+def test_rename_partition_moves_the_skewed_locations_inside_its_directory(env, spark):
+    # a skewed location inside the partition's directory stayed behind at RENAME TO PARTITION: its files
+    # were left in ds=a/own, read as ds=b's, and a DROP of the renamed partition left them in the table
+    env.sql("CREATE TABLE rp (a INT, x INT) PARTITIONED BY (ds STRING) SKEWED BY (x) ON (1) "
+            "STORED AS DIRECTORIES STORED AS PARQUET")
+    env.sql("INSERT INTO rp PARTITION (ds='a') VALUES (1, 1), (2, 2)")
+    t = env.catalog.get_table("default", "rp")
+    shutil.move(f"{t.location}/ds=a/x=1", f"{t.location}/ds=a/own")
+    env.sql(f"ALTER TABLE rp PARTITION (ds='a') SET SKEWED LOCATION (1='file://{t.location}/ds=a/own')")
+    env.sql("ALTER TABLE rp PARTITION (ds='a') RENAME TO PARTITION (ds='b')")
+    assert data_dirs(t.location) == [f"ds=b/{D}", "ds=b/own"]
+    assert f"[1]={t.location}/ds=b/own" in described(env, "rp PARTITION (ds='b')")["Skewed Value to Path:"]
+    plain = rows(spark.read.option("recursiveFileLookup", "true").parquet(t.location).selectExpr("a", "x", "'b'"))
+    assert rows(env.sql("SELECT a, x, ds FROM rp")) == plain == [(1, 1, "b"), (2, 2, "b")]
+    assert rows(env.sql("SELECT a FROM rp WHERE x = 1")) == [(1,)]
+    env.sql("INSERT INTO rp PARTITION (ds='a') VALUES (3, 1)")  # a new ds='a' shares nothing with ds='b'
+    env.sql("CREATE TABLE rpx (a INT, x INT) PARTITIONED BY (ds STRING) SKEWED BY (x) ON (1) "
+            "STORED AS DIRECTORIES STORED AS PARQUET")
+    env.sql("ALTER TABLE rpx EXCHANGE PARTITION (ds='b') WITH TABLE rp")  # (the same move)
+    x = env.catalog.get_table("default", "rpx")
+    assert data_dirs(t.location) == ["ds=a/x=1"] and data_dirs(x.location) == [f"ds=b/{D}", "ds=b/own"]
+    assert f"[1]={x.location}/ds=b/own" in described(env, "rpx PARTITION (ds='b')")["Skewed Value to Path:"]
+    assert rows(env.sql("SELECT a, x, ds FROM rp")) == [(3, 1, "a")]
+    assert rows(env.sql("SELECT a FROM rpx WHERE x = 1")) == [(1,)]
+    env.sql("ALTER TABLE rpx DROP PARTITION (ds='b')")
+    assert data_dirs(x.location) == []
+
+
+def test_insert_overwrite_replaces_the_rows_of_a_skewed_location_set_back(env, spark, tmp_path):
+    # SET SKEWED LOCATION elsewhere and back to the partition's own x=1 (an absolute path inside it):
+    # INSERT OVERWRITE left x=1's old files, still read by plain Spark, and by hivepark again once the
+    # partition's files were listed (another SET SKEWED LOCATION)
+    env.sql("CREATE TABLE sb (a INT, x INT) PARTITIONED BY (ds STRING) SKEWED BY (x) ON (1) "
+            "STORED AS DIRECTORIES STORED AS PARQUET")
+    env.sql("INSERT INTO sb PARTITION (ds='a') VALUES (1, 1), (2, 2)")
+    part = env.catalog.get_table("default", "sb").location + "/ds=a"
+    env.sql(f"ALTER TABLE sb PARTITION (ds='a') SET SKEWED LOCATION (1='file://{tmp_path}/elsewhere')")
+    env.sql(f"ALTER TABLE sb PARTITION (ds='a') SET SKEWED LOCATION (1='file://{part}/x=1')")
+    assert rows(env.sql("SELECT a, x FROM sb")) == [(1, 1), (2, 2)]
+    env.sql("INSERT OVERWRITE TABLE sb PARTITION (ds='a') VALUES (10, 1), (20, 2)")
+    plain = rows(spark.read.option("recursiveFileLookup", "true").parquet(part))
+    assert rows(env.sql("SELECT a, x FROM sb")) == plain == [(10, 1), (20, 2)]
+    env.sql(f"ALTER TABLE sb PARTITION (ds='a') SET SKEWED LOCATION (1='file://{part}/x=1')")
+    assert rows(env.sql("SELECT a, x FROM sb")) == [(10, 1), (20, 2)]
+
+
 def test_insert_overwrite_removes_the_skewed_directories_it_emptied(env, spark, tmp_path):
     # after ALTER TABLE ... SKEWED BY with other values (or NOT STORED AS DIRECTORIES) an INSERT
     # OVERWRITE deleted the old files and left their directories (x=1/) empty behind; Hive removes them

@@ -816,3 +816,28 @@ def test_show_create_table_re_creates_the_partition_spec(wh):
         wh.sql(text)
         described = {r[0]: r[1] for r in wh.sql(f"DESCRIBE FORMATTED {name}").collect()}
         assert described["Partition Spec:"] == spec, text
+
+
+def test_create_table_like_an_iceberg_table_is_an_empty_iceberg_table_partitioned_alike(wh, spark):
+    """Found by a hunt for bugs: CREATE TABLE t LIKE an Iceberg table made a table of Parquet files with
+    its columns (no handler, no partition spec, SHOW CREATE TABLE said STORED AS PARQUET). As Hive 4:
+    a new, empty Iceberg table in the same catalog, with the same columns and partition spec; the
+    source keeps its rows."""
+    wh.sql("CREATE TABLE src_ev (id BIGINT, s STRING, d DATE) PARTITIONED BY SPEC (bucket(4, id), month(d)) "
+           "STORED BY ICEBERG TBLPROPERTIES ('owner'='ops')")
+    wh.sql("INSERT INTO src_ev VALUES (1, 'a', DATE '2026-01-01')")
+    wh.sql("CREATE TABLE like_ev LIKE src_ev")
+    shown = "\n".join(r[0] for r in wh.sql("SHOW CREATE TABLE like_ev").collect())
+    assert "STORED BY 'org.apache.iceberg.mr.hive.HiveIcebergStorageHandler'" in shown, shown
+    assert "PARTITIONED BY SPEC (bucket(4, `id`), month(`d`))" in shown and "'owner'='ops'" in shown, shown
+    assert _rows(wh.sql("SELECT * FROM like_ev")) == []
+    wh.sql("INSERT INTO like_ev VALUES (2, 'b', DATE '2026-02-01')")
+    itbl = _iceberg(wh, "like_ev")
+    assert str(itbl.spec()) == str(_iceberg(wh, "src_ev").spec())
+    assert [r["id"] for r in itbl.scan().to_arrow().to_pylist()] == [2]
+    assert _rows(wh.sql("SELECT id FROM src_ev")) == [(1,)] and _rows(wh.sql("SELECT id FROM like_ev")) == [(2,)]
+    wh.sql("DROP TABLE like_ev")
+    assert _rows(wh.sql("SELECT id FROM src_ev")) == [(1,)]
+    with pytest.raises(HiveParkError, match=r"LIKE default.src_ev copies its storage handler \(iceberg\), as Hive "
+                       r"does, whose rows live in its source: it cannot have STORED AS. Remove the clause"):
+        wh.sql("CREATE TABLE like_orc LIKE src_ev STORED AS ORC")

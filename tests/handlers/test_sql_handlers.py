@@ -810,3 +810,18 @@ def test_mariadb_enum_and_set_columns_are_strings(wh, spark, mariadb):
                  "e = 'b  '", "e IS NULL"):
         q = f"SELECT id FROM {{t}} WHERE {cond}"
         assert _rows(wh.sql(q.format(t="en"))) == _rows(spark.sql(q.format(t="plain_en"))), cond
+
+
+def test_create_table_like_a_jdbc_table_copies_its_handler_and_source(wh, spark, sqlite_db):
+    """Found by a hunt for bugs: CREATE TABLE t LIKE a JDBC table made an empty table of files with its
+    columns (the handler and its properties dropped, with no word). As in Hive, which copies the table's
+    parameters: a table of the same handler over the same source table."""
+    wh.sql(f"CREATE EXTERNAL TABLE lite_src STORED BY '{JDBC}' TBLPROPERTIES ({_tblprops(sqlite_db)})")
+    wh.sql("CREATE EXTERNAL TABLE lite_like LIKE lite_src")
+    shown = "\n".join(r[0] for r in wh.sql("SHOW CREATE TABLE lite_like").collect())
+    assert f"STORED BY '{JDBC}'" in shown and "'hive.sql.table'='orders'" in shown, shown
+    _plain(spark, sqlite_db, "orders", "plain_lite_like")
+    assert _rows(wh.sql("SELECT * FROM lite_like")) == _rows(spark.sql("SELECT * FROM plain_lite_like")) \
+        == _rows(wh.sql("SELECT * FROM lite_src"))
+    wh.sql("DROP TABLE lite_like")
+    assert _rows(wh.sql("SELECT * FROM lite_src")) == _rows(spark.sql("SELECT * FROM plain_lite_like"))

@@ -180,6 +180,63 @@ def test_invalid_statements_fail_when_run_not_when_parsed():
         parse_one("SELEC 1")
 
 
+@pytest.mark.parametrize("text, near, says", [
+    ("DROP DATABASE x RESTRICT CASCADE", "1:32 cannot recognize input near 'CASCADE'",
+     "DROP DATABASE takes CASCADE or RESTRICT once: DROP DATABASE [IF EXISTS] db [RESTRICT | CASCADE]"),
+    ("DROP SCHEMA x CASCADE CASCADE", "'CASCADE' '<EOF>' '<EOF>'", "DROP SCHEMA takes CASCADE or RESTRICT once"),
+    ("DROP DATABASE x PURGE", "'PURGE' '<EOF>' '<EOF>'", "DROP DATABASE takes no PURGE"),
+    ("DROP TABLE t CASCADE", "1:20 cannot recognize input near 'CASCADE'",
+     "DROP TABLE takes no CASCADE: DROP TABLE [IF EXISTS] t [PURGE] (CASCADE drops a database with its tables"),
+    ("DROP TABLE IF EXISTS t RESTRICT", "'RESTRICT'", "DROP TABLE takes no RESTRICT"),
+    ("DROP TABLE t PURGE PURGE", "1:24 cannot recognize input near 'PURGE'", "DROP TABLE takes PURGE once"),
+    ("DROP VIEW v PURGE", "'PURGE'", "DROP VIEW takes no PURGE: DROP VIEW [IF EXISTS] v"),
+    ("ALTER TABLE t ADD COLUMNS (a INT) RESTRICT CASCADE", "1:50 cannot recognize input near 'CASCADE'",
+     "ADD COLUMNS takes CASCADE or RESTRICT once, not RESTRICT CASCADE"),
+    ("ALTER TABLE t REPLACE COLUMNS (a INT) CASCADE RESTRICT", "'RESTRICT'",
+     "REPLACE COLUMNS takes CASCADE or RESTRICT once"),
+    ("ALTER TABLE t CHANGE a b INT CASCADE CASCADE", "'CASCADE'", "CHANGE COLUMN takes CASCADE or RESTRICT once"),
+    ("ALTER TABLE t SET TBLPROPERTIES ('a'='b') CASCADE", "'CASCADE'",
+     "CASCADE follows only ADD COLUMNS, REPLACE COLUMNS and CHANGE COLUMN"),
+    ("ALTER TABLE t DROP PARTITION (ds='1') PURGE PURGE", "'PURGE'", "DROP PARTITION takes PURGE once"),
+    ("DROP TABLE a, b", "1:13 cannot recognize input near ',' 'b' '<EOF>'",
+     "DROP TABLE takes one name: DROP TABLE [IF EXISTS] t [PURGE]; drop each in a statement of its own"),
+    ("DROP VIEW IF EXISTS a, b", "','", "DROP VIEW takes one name"),
+    ("DROP TEMPORARY TABLE t", "'TEMPORARY' 'TABLE' 't'",
+     "DROP TEMPORARY TABLE is not HiveQL, and hivepark has no temporary tables: DROP TABLE [IF EXISTS] t"),
+    ("DROP MATERIALIZED VIEW v", "'MATERIALIZED'", "DROP MATERIALIZED VIEW drops a materialized view, and hivepark "
+     "has none: DROP VIEW [IF EXISTS] v"),
+])
+def test_contradictory_or_repeated_drop_and_alter_clauses_are_parse_errors(text, near, says):
+    """Found by a hunt for bugs: DROP TABLE t CASCADE, DROP DATABASE x PURGE, DROP VIEW v PURGE,
+    ADD COLUMNS (...) RESTRICT CASCADE and SET TBLPROPERTIES (...) CASCADE were taken (the clause
+    ignored), and CASCADE RESTRICT after a column change failed as an unsupported statement; DROP
+    TABLE a, b dropped a alone, DROP TEMPORARY TABLE t the table t: Hive's grammar refuses each; the
+    error names the clause and the statement's form."""
+    with pytest.raises(ParseError) as e:
+        parse_one(text)
+    assert near in str(e.value) and says in str(e.value), str(e.value)
+    assert error("TRUNCATE TABLE t CASCADE").startswith("TRUNCATE takes one table, and no CASCADE or RESTRICT")
+
+
+def test_the_drop_and_alter_clauses_hive_takes_still_parse():
+    assert stmt("DROP DATABASE x RESTRICT") == s.DropDatabase("x", False, False)
+    assert stmt("DROP DATABASE IF EXISTS x CASCADE") == s.DropDatabase("x", True, True)
+    assert stmt("DROP TABLE IF EXISTS purge PURGE") == s.DropTable(s.TableRef(None, "purge"), True)
+    assert stmt("DROP VIEW force") == s.DropTable(s.TableRef(None, "force"), False, view=True)
+    for text in ("ALTER TABLE t ADD COLUMNS (a INT) RESTRICT", "ALTER TABLE t REPLACE COLUMNS (a INT) CASCADE",
+                 "ALTER TABLE t CHANGE a b INT AFTER c RESTRICT", "ALTER TABLE t DROP PARTITION (ds='1') PURGE"):
+        assert isinstance(stmt(text), s.AlterTable), text
+
+
+def test_create_and_drop_schema_name_the_database():
+    """Found by a hunt for bugs: CREATE SCHEMA sales failed ("InvalidObjectException(message: is not a
+    valid object name)") and DROP SCHEMA sales said "Database does not exist: ." (sqlglot reads a
+    SCHEMA's name as a table's database); SCHEMA is DATABASE's other word in Hive."""
+    assert stmt("CREATE SCHEMA IF NOT EXISTS Sales LOCATION '/w/s'") == s.CreateDatabase("sales", True, "/w/s")
+    assert stmt("DROP SCHEMA IF EXISTS Sales CASCADE") == s.DropDatabase("sales", True, True)
+    assert stmt("DROP SCHEMA sales RESTRICT") == stmt("DROP DATABASE sales") == s.DropDatabase("sales", False, False)
+
+
 # ---------------------------------------------------------------- validation
 
 

@@ -558,6 +558,76 @@ def test_a_rename_table_killed_before_its_directory_moved_is_finished_by_connect
     assert b.sql("SELECT * FROM t").collect() == []
 
 
+@pytest.mark.parametrize("partitioned, reuse", [(False, "CREATE"), (True, "CREATE"), (False, "RENAME")])
+def test_a_table_made_at_a_killed_rename_s_old_directory_takes_none_of_its_files(two, spark, monkeypatch,
+                                                                                partitioned, reuse):
+    """ALTER TABLE t RENAME TO t2 killed before its directory moved, then, before any connect()
+    recovered it, CREATE TABLE t on a connection opened earlier: the new t (at the old directory)
+    read t2's rows as its own and recorded them at its first INSERT; recovery then found a table
+    there and left them (t2 failed with "File ... does not exist" for good). ALTER TABLE x RENAME
+    TO t was refused, telling to remove the directory (t2's rows). The killed move is finished
+    before a table or partition takes the directory."""
+    from hivepark.storage import fs
+
+    a, b = two
+    if not partitioned:
+        a.sql("DROP TABLE t")
+        a.sql("CREATE TABLE t (k INT) STORED AS PARQUET")
+        a.sql("INSERT INTO t VALUES (1), (2)")
+    old, new = os.path.join(a.location, "t"), os.path.join(a.location, "t2")
+    real_move = fs.move
+
+    def killed_moving(src, dst):
+        if os.path.normpath(src) == old:
+            raise _Killed()
+        real_move(src, dst)
+
+    monkeypatch.setattr(fs, "move", killed_moving)
+    with pytest.raises(_Killed):
+        a.sql("ALTER TABLE t RENAME TO t2")
+    monkeypatch.undo()
+    spec, values = (" PARTITIONED BY (ds STRING)", "PARTITION (ds='n') VALUES (10)") if partitioned else \
+        ("", "VALUES (10)")
+    if reuse == "CREATE":
+        b.sql(f"CREATE TABLE t (k INT){spec} STORED AS PARQUET")
+    else:
+        b.sql(f"CREATE TABLE x (k INT){spec} STORED AS PARQUET")
+        b.sql("ALTER TABLE x RENAME TO t")
+    assert b.sql("SELECT * FROM t").collect() == []
+    b.sql(f"INSERT INTO t {values}")
+    hivepark.connect(a.location, spark=spark).close()  # recovery: nothing left to do
+    assert os.listdir(commit.journal_dir(a.location)) == []
+    moved = [(1, "a"), (2, "a"), (3, "b")] if partitioned else [(1,), (2,)]
+    for name, path, want in (("t2", new, moved), ("t", old, [(10, "n")] if partitioned else [(10,)])):
+        got = sorted(tuple(r) for r in b.sql(f"SELECT * FROM {name}").collect())
+        assert got == want == sorted(tuple(r) for r in spark.read.parquet(path).collect()), name
+
+
+def test_a_table_made_at_a_directory_a_rename_is_moving_is_refused(two, spark, monkeypatch):
+    """While ALTER TABLE t RENAME TO t2 moves t's directory (between the metastore's rename and the
+    move), a CREATE TABLE t on another connection is refused: it would take the directory's files."""
+    from hivepark.exec import tables
+
+    a, b = two
+    seen = []
+    real_fault = tables.fault_point
+
+    def meanwhile(name):
+        if name == "table_renamed":
+            with pytest.raises(CommitConflict, match="RENAME TO is moving right now. Nothing was changed"):
+                b.sql("CREATE TABLE t (k INT) STORED AS PARQUET")
+            seen.append(name)
+        real_fault(name)
+
+    monkeypatch.setattr(tables, "fault_point", meanwhile)
+    a.sql("ALTER TABLE t RENAME TO t2")
+    monkeypatch.undo()
+    assert seen == ["table_renamed"]
+    b.sql("CREATE TABLE t (k INT) STORED AS PARQUET")  # the move is done: the directory is free
+    assert b.sql("SELECT * FROM t").collect() == []
+    assert sorted(tuple(r) for r in b.sql("SELECT * FROM t2").collect()) == [(1, "a"), (2, "a"), (3, "b")]
+
+
 def test_copies_a_relocation_made_are_no_statement_s_files_before_it_commits(two, spark, monkeypatch):
     """EXCHANGE PARTITION copies the partition's files into dest's directory, then commits. B
     registers that partition in dest meanwhile (ADD PARTITION: its files are listed) and appends

@@ -12,9 +12,10 @@ from collections.abc import Sequence
 
 from hivepark import layout
 from hivepark.catalog.models import Table
-from hivepark.errors import SemanticError
+from hivepark.errors import CommitConflict, SemanticError
 from hivepark.exec.context import Context
 from hivepark.storage import fs
+from hivepark.storage.commit import moving_from
 
 
 def is_relative(location: str) -> bool:
@@ -78,6 +79,11 @@ def check_location(ctx: Context, location: str, what: str, own: Table | None = N
         if layout.is_within(r, loc) or layout.is_within(loc, r):
             raise SemanticError(f"{what} '{location}' overlaps hivepark's own file {r}: give a directory of its "
                                 "own.")
+    moving = moving_from(ctx.warehouse, loc, ctx.catalog)  # (a killed RENAME's move finished first)
+    if moving is not None:
+        raise CommitConflict(f"{what} '{location}' overlaps {moving}, the directory of a table that ALTER TABLE ... "
+                             "RENAME TO is moving right now. Nothing was changed; run the statement again once it "
+                             "finished.")
     for db_name in ctx.catalog.list_databases():
         db = ctx.catalog.get_database(db_name)
         if db_name != own_db and db_name != "default" and \

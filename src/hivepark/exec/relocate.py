@@ -20,6 +20,7 @@ from hivepark import layout
 from hivepark.catalog.base import TableChange
 from hivepark.catalog.buckets import table_buckets
 from hivepark.catalog.models import Partition, Table
+from hivepark.catalog.skew import SKEW_LOCATIONS, partition_layout
 from hivepark.errors import AlreadyExistsError, CommitConflict, NoSuchPartition, SemanticError, UnsupportedError
 from hivepark.exec.context import Context
 from hivepark.sql import statements as s
@@ -45,7 +46,7 @@ from hivepark.storage.commit import (
     unknown_outcome,
     writers_in,
 )
-from hivepark.storage.formats import CUT_COLUMNS, FILE_TYPES, text_serde
+from hivepark.storage.formats import CUT_COLUMNS, DROPPED_COLUMNS, FILE_TYPES, text_serde
 from hivepark.storage.handlers import handler_name
 from hivepark.types import HiveType
 
@@ -171,18 +172,21 @@ def exchange_partitions(ctx: Context, dest: Table, action: s.ExchangePartition) 
 def _file_records(dest: Table, source: Table) -> dict[str, str | None] | None:
     """``dest``'s records of what its files may hold, with ``source``'s added, as the partitions moved
     bring ``source``'s files: the columns read cut (a VARCHAR narrowed while files held longer
-    values) and the other types an ORC column's files hold (storage.formats.CUT_COLUMNS, FILE_TYPES),
-    so that those files read as in ``source``."""
+    values), the other types an ORC column's files hold and the types of the columns REPLACE COLUMNS
+    dropped (storage.formats.CUT_COLUMNS, FILE_TYPES, DROPPED_COLUMNS), so that those files read as in
+    ``source`` and a column added back to ``dest`` under a dropped one's name is refused as it is in
+    ``source`` when it would not read them."""
     out: dict[str, str | None] = {}
     cut = sorted(set(json.loads(dest.properties.get(CUT_COLUMNS) or "[]"))
                  | set(json.loads(source.properties.get(CUT_COLUMNS) or "[]")))
     if cut:
         out[CUT_COLUMNS] = json.dumps(cut)
-    held: dict[str, list[str]] = json.loads(dest.properties.get(FILE_TYPES) or "{}")
-    for name, types in json.loads(source.properties.get(FILE_TYPES) or "{}").items():
-        held.setdefault(name, []).extend(t for t in types if t not in held.get(name, []))
-    if held:
-        out[FILE_TYPES] = json.dumps(held, sort_keys=True)
+    for key in (FILE_TYPES, DROPPED_COLUMNS):
+        held: dict[str, list[str]] = json.loads(dest.properties.get(key) or "{}")
+        for name, types in json.loads(source.properties.get(key) or "{}").items():
+            held.setdefault(name, []).extend(t for t in types if t not in held.get(name, []))
+        if held:
+            out[key] = json.dumps(held, sort_keys=True)
     return out or None
 
 
@@ -229,6 +233,17 @@ def _shown(cols: Sequence) -> str:
     return ", ".join(f"{c.name} {c.type}" for c in cols)
 
 
+def _moved_layout(old: Partition, src_base: str, dst_base: str) -> dict[str, str]:
+    """The partition's list-bucketing layout with its skewed locations inside its directory (an
+    absolute one SET SKEWED LOCATION gave, whose files move with the partition's) moved to
+    ``dst_base``; empty when none is. One outside the directory stays where it is, as in Hive."""
+    lay = partition_layout(old.parameters)
+    changes = {key: dst_base + loc[len(src_base):] for key, loc in (lay.locations if lay is not None else ())
+               if layout.is_absolute(loc) and fs.normalize(loc).startswith(src_base + "/")
+               for loc in [fs.normalize(loc)]}
+    return {SKEW_LOCATIONS: lay.with_locations(changes).to_json()} if lay is not None and changes else {}
+
+
 def _move(ctx: Context, verb: str, source: Table, target: Table, moves: Sequence[_Move],
           commit: Callable[[list[Partition], str], Table]) -> Table:
     """Copies each partition's files into its new directory in ``target``, commits the new
@@ -267,8 +282,8 @@ def _move(ctx: Context, verb: str, source: Table, target: Table, moves: Sequence
         rel = copy_names(qid, [fs.normalize(f)[len(src_base) + 1:] for f in files])
         copies += [(f, f"{dst_base}/{r}") for f, r in zip(files, rel)]
         olds.append((old, files))
-        new_parts.append(Partition(values, dst_base, {**old.parameters, "transient_lastDdlTime": str(now)},
-                                   tuple(rel), now))
+        new_parts.append(Partition(values, dst_base, {**old.parameters, **_moved_layout(old, src_base, dst_base),
+                                                      "transient_lastDdlTime": str(now)}, tuple(rel), now))
     keep = ctx.retention()
     content = {"state": "moving", "table": [target.db, target.name],
                "staging": f"{target.location.rstrip('/')}/{STAGING_PREFIX}{qid}",

@@ -4,6 +4,7 @@ TABLE, ALTER TABLE (partitions, rename, skew and list bucketing, CONCATENATE), M
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import functools
 import json
 import os
@@ -82,11 +83,13 @@ from hivepark.storage.commit import (
     delete_owned,
     fault_point,
     listed_files,
+    moving_from,
     table_files,
     writers_in,
 )
 from hivepark.storage.formats import (
     CUT_COLUMNS,
+    DROPPED_COLUMNS,
     ESCAPE_CRLF,
     FILE_TYPES,
     NULL_FORMAT,
@@ -201,6 +204,8 @@ def use(ctx: Context, stmt: s.Use) -> DataFrame:
 
 
 def create_table_statement(ctx: Context, stmt: s.CreateTable) -> DataFrame:
+    if stmt.like is not None and stmt.storage_handler is None:
+        stmt = _like_handler_table(ctx, stmt)
     if stmt.storage_handler is not None:
         table = handler_table(ctx, stmt)
         if stmt.as_select is not None:
@@ -212,6 +217,33 @@ def create_table_statement(ctx: Context, stmt: s.CreateTable) -> DataFrame:
         store_table(ctx, table, stmt.if_not_exists)
         return ctx.empty()
     return ctas(ctx, table, stmt.as_select, stmt.if_not_exists)
+
+
+def _like_handler_table(ctx: Context, stmt: s.CreateTable) -> s.CreateTable:
+    """CREATE TABLE t LIKE src of a storage handler's table is, as in Hive, a table of the same
+    handler with src's columns and properties (the handler says which, StorageHandler.like_properties:
+    an Iceberg table's spec, not its identifier): CREATE TABLE t (...) STORED BY ... TBLPROPERTIES
+    (...). A table of files LIKE src stays as it was."""
+    assert stmt.like is not None
+    src = ctx.table(stmt.like, for_view="CREATE TABLE ... LIKE copies a table's definition; for a view's "
+                    "columns use CREATE TABLE t AS SELECT * FROM the view LIMIT 0")
+    handler = handler_for(src)
+    if handler is None:
+        return stmt
+    for clause, given in (("STORED AS", stmt.format is not None), ("ROW FORMAT", stmt.field_delim is not None)):
+        if given:
+            raise UnsupportedError(
+                f"CREATE TABLE {stmt.table.name} LIKE {src.qualified_name} copies its storage handler "
+                f"({handler.name}), as Hive does, whose rows live in its source: it cannot have {clause}. Remove "
+                "the clause, or make a "
+                f"table of files with its columns: CREATE TABLE {stmt.table.name} {clause} ... AS SELECT * FROM "
+                f"{src.qualified_name} LIMIT 0.")
+    props = handler.like_properties(src)
+    spec = json.loads(props.pop(PARTITION_SPEC_KEY, "") or "[]")
+    transforms = tuple(s.PartitionTransform(t, c, p) for t, c, p in spec)
+    return dataclasses.replace(
+        stmt, like=None, columns=src.columns, partition_columns=src.partition_keys, storage_handler=handler.name,
+        partition_transforms=transforms, properties=tuple({**props, **dict(stmt.properties)}.items()))
 
 
 def new_table(ctx: Context, stmt: s.CreateTable) -> Table:
@@ -809,6 +841,11 @@ def rename_table(ctx: Context, table: Table, target: s.TableRef) -> None:
     if not table.is_external and fs.normalize(table.location) == fs.normalize(
             new_table_location(ctx, table.db, table.name)):
         new_location = new_table_location(ctx, new_db, new_name)
+        moving = moving_from(ctx.warehouse, new_location, ctx.catalog)  # (a killed RENAME's move finished first)
+        if moving is not None:
+            raise CommitConflict(f"Cannot rename {table.qualified_name} now: its new directory {new_location} "
+                                 f"overlaps {moving}, which another ALTER TABLE ... RENAME TO is moving right now. "
+                                 "Nothing was changed; run the statement again once it finished.")
         if fs.exists(new_location):
             raise AlreadyExistsError(f"Cannot rename {table.qualified_name}: the directory "
                                      f"{new_location} already exists. Remove it first.")
@@ -928,11 +965,6 @@ def change_columns(ctx: Context, table: Table, action: s.AddColumns | s.ChangeCo
     changed = table.evolve(columns=tuple(new), properties=properties)
     check_text_delimiter(changed)
     return ctx.catalog.alter_table(changed, table.version)
-
-
-#: Table property: the types a Parquet or ORC table's files may hold for the columns REPLACE COLUMNS
-#: (or a rename) took out of the metastore, {name: [type, ...]} in JSON
-DROPPED_COLUMNS = "hivepark.dropped.columns"
 
 
 def _dropped_columns(has_files: Callable[[], bool], table: Table, old: list[Column], new: list[Column],

@@ -149,6 +149,13 @@ def _drop_target(node: exp.Drop) -> exp.Expression:
     return tables[0] if tables else node.this
 
 
+def _database_name(target: exp.Expression) -> str:
+    """The database a CREATE / DROP DATABASE or SCHEMA names: sqlglot reads SCHEMA's name as a table's
+    database (``Table(db=x)``), DATABASE's as a table's name."""
+    db = target.args.get("db") if isinstance(target, exp.Table) else None
+    return (db.name if not target.name and db is not None else target.name).lower()
+
+
 # ---------------------------------------------------------------- statements
 
 
@@ -209,7 +216,7 @@ def _create_database(node: exp.Create) -> s.CreateDatabase:
             comment = p.this.name
         elif isinstance(p, d.DbProperties):
             properties = _db_properties(p.expressions)
-    return s.CreateDatabase(node.this.name.lower(), bool(node.args.get("exists")), location,
+    return s.CreateDatabase(_database_name(node.this), bool(node.args.get("exists")), location,
                             comment, properties)
 
 
@@ -402,7 +409,7 @@ def _drop(node: exp.Drop) -> s.Statement:
     kind = (node.args.get("kind") or "").upper()
     target = _drop_target(node)
     if kind in ("DATABASE", "SCHEMA"):
-        return s.DropDatabase(target.name.lower(), bool(node.args.get("exists")),
+        return s.DropDatabase(_database_name(target), bool(node.args.get("exists")),
                               bool(node.args.get("cascade")))
     if kind == "TABLE":
         return s.DropTable(table_ref(target), bool(node.args.get("exists")))
@@ -413,8 +420,10 @@ def _drop(node: exp.Drop) -> s.Statement:
 
 def _truncate(node: exp.TruncateTable) -> s.TruncateTable:
     targets = node.expressions
-    if node.args.get("is_database") or len(targets) != 1 or not isinstance(targets[0], exp.Table):
-        raise UnsupportedError("TRUNCATE takes one table: TRUNCATE TABLE t [PARTITION (...)]")
+    if node.args.get("is_database") or len(targets) != 1 or not isinstance(targets[0], exp.Table) \
+            or node.args.get("option") or node.args.get("identity"):
+        raise UnsupportedError("TRUNCATE takes one table, and no CASCADE or RESTRICT: TRUNCATE TABLE t "
+                               "[PARTITION (...)]")
     part = node.args.get("partition")
     return s.TruncateTable(table_ref(targets[0]), partition_spec(part) if part is not None else None)
 

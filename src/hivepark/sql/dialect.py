@@ -159,6 +159,10 @@ def _skewed_sql(gen: t.Any, e: SkewedByProperty) -> str:
 
 
 # SHOW statements of Hive's features hivepark does not have, and why
+#: The start of a parse error's description that explains it: parser.parse_one adds the rest to Hive's
+#: ``cannot recognize input near ...``
+HINT = "hivepark hint: "
+
 _NO_AUTHORIZATION = ("it has no authorization of its own (the file system's and the metastore database's "
                      "permissions hold)")
 _SHOW_NOT_OFFERED = [
@@ -201,7 +205,8 @@ class HiveQL(Hive):
             "RENAME": lambda self: self._parse_hp_alter_rename(),
             "DROP": lambda self: self._parse_hp_alter_drop(),
             "CHANGE": lambda self: self._parse_hp_alter_change(),
-            "REPLACE": lambda self: self._parse_hp_restrict(self._parse_alter_table_replace_columns()),
+            "REPLACE": lambda self: self._parse_hp_restrict(self._parse_alter_table_replace_columns(),
+                                                            "REPLACE COLUMNS"),
         }
         PROPERTY_PARSERS = {
             **Hive.Parser.PROPERTY_PARSERS,
@@ -260,7 +265,45 @@ class HiveQL(Hive):
                 exists = self._parse_exists()
                 return self.expression(DropMacro(this=self._parse_id_var(any_token=False), exists=exists))
             self._retreat(index)
-            return self._parse_drop()
+            start = self._index
+            node = self._parse_drop()
+            if isinstance(node, exp.Drop):
+                self._check_drop_clauses(node, start)
+            return node
+
+        def _check_drop_clauses(self, node: exp.Drop, start: int) -> None:
+            """Hive's grammar: DROP DATABASE|SCHEMA [IF EXISTS] db [RESTRICT | CASCADE], DROP TABLE [IF
+            EXISTS] t [PURGE], DROP VIEW [IF EXISTS] v; sqlglot takes any of them (and more) after any."""
+            kind = (node.args.get("kind") or "").upper()
+            forms = {"DATABASE": ("DROP DATABASE [IF EXISTS] db [RESTRICT | CASCADE]", ("CASCADE", "RESTRICT")),
+                     "SCHEMA": ("DROP SCHEMA [IF EXISTS] db [RESTRICT | CASCADE]", ("CASCADE", "RESTRICT")),
+                     "TABLE": ("DROP TABLE [IF EXISTS] t [PURGE]", ("PURGE",)),
+                     "VIEW": ("DROP VIEW [IF EXISTS] v", ())}
+            if kind not in forms:
+                return
+            form, allowed = forms[kind]
+            for flag, word, why in (("temporary", "TEMPORARY", "is not HiveQL, and hivepark has no temporary tables"),
+                                    ("materialized", "MATERIALIZED", "drops a materialized view, and hivepark has "
+                                     "none")):
+                if node.args.get(flag):  # (DROP TEMPORARY TABLE t dropped the table t)
+                    self.raise_error(f"{HINT}DROP {word} {kind} {why}: {form}", next(
+                        tok for tok in self._tokens[start:self._index] if tok.text.upper() == word))
+            if len(node.args.get("tables") or []) > 1:  # (DROP TABLE a, b dropped a alone)
+                comma = next(tok for tok in self._tokens[start:self._index] if tok.token_type == TokenType.COMMA)
+                self.raise_error(f"{HINT}DROP {kind} takes one name: {form}; drop each in a statement of its own",
+                                 comma)
+            words = ("CASCADE", "RESTRICT", "PURGE", "CONSTRAINTS", "SYNC", "FORCE")
+            taken = [tok for tok in self._tokens[start:self._index] if tok.text.upper() in words
+                     and node.args.get(tok.text.lower())]
+            bad = next((tok for tok in taken if tok.text.upper() not in allowed), None)
+            if bad is None and self._curr is not None and self._curr.text.upper() in words:
+                bad = self._curr  # a second one (RESTRICT CASCADE, PURGE PURGE)
+            if bad is not None:
+                word = bad.text.upper()
+                what = f"{' or '.join(allowed)} once" if word in allowed else f"no {word}"
+                self.raise_error(f"{HINT}DROP {kind} takes {what}: {form}"
+                                 + (" (CASCADE drops a database with its tables: DROP DATABASE db CASCADE)"
+                                    if kind in ("TABLE", "VIEW") and word == "CASCADE" else ""), bad)
 
         def _parse_hp_skewed(self) -> SkewedByProperty:
             if not self._match_text_seq("BY"):
@@ -334,7 +377,22 @@ class HiveQL(Hive):
             elif node is not None and self._match_text_seq("AFTER"):
                 after = self._parse_id_var()
                 node.meta["position"] = ("AFTER", after.name.lower() if after is not None else None)
-            self._match_texts(("CASCADE", "RESTRICT"))
+            self._hp_cascade_or_restrict("CHANGE COLUMN")
+            return node
+
+        def _hp_cascade_or_restrict(self, clause: str) -> None:
+            """Hive's one optional [CASCADE | RESTRICT] after ADD / REPLACE COLUMNS and CHANGE COLUMN
+            (hivepark keeps no column list per partition: both change the table's alone)."""
+            if self._match_texts(("CASCADE", "RESTRICT")) and self._curr is not None \
+                    and self._curr.text.upper() in ("CASCADE", "RESTRICT"):
+                self.raise_error(f"{HINT}{clause} takes CASCADE or RESTRICT once, not "
+                                 f"{self._prev.text.upper()} {self._curr.text.upper()}", self._curr)
+
+        def _parse_alter(self) -> t.Any:
+            node = super()._parse_alter()
+            if isinstance(node, exp.Alter) and node.args.get("cascade"):  # (the column clauses took theirs)
+                self.raise_error(f"{HINT}CASCADE follows only ADD COLUMNS, REPLACE COLUMNS and CHANGE COLUMN "
+                                 "(Hive's ALTER TABLE t ADD COLUMNS (...) [CASCADE | RESTRICT])", self._prev)
             return node
 
         def _parse_hp_alter_drop(self) -> t.Any:
@@ -342,7 +400,9 @@ class HiveQL(Hive):
             # trash, so PURGE (skip the trash) changes nothing
             actions = self._parse_alter_table_drop()
             if any(isinstance(a, exp.DropPartition) for a in actions):
-                self._match_text_seq("PURGE")
+                if self._match_text_seq("PURGE") and self._curr is not None and self._curr.text.upper() == "PURGE":
+                    self.raise_error(f"{HINT}DROP PARTITION takes PURGE once: ALTER TABLE t DROP [IF EXISTS] "
+                                     "PARTITION (...)[, PARTITION (...)] [PURGE]", self._curr)
             return actions
 
         def _parse_hp_alter_exchange(self) -> exp.Expression:
@@ -490,11 +550,11 @@ class HiveQL(Hive):
                 return self._parse_string()
             return self._parse_string() if self._curr and self._curr.token_type == TokenType.STRING else None
 
-        def _parse_hp_restrict(self, node: t.Any) -> t.Any:
+        def _parse_hp_restrict(self, node: t.Any, clause: str = "ADD COLUMNS") -> t.Any:
             """ADD | REPLACE COLUMNS (...) RESTRICT: Hive's default (the table's columns alone; hivepark
             keeps no column list per partition, so CASCADE, which sqlglot takes, changes nothing more)."""
             if node is not None:
-                self._match_text_seq("RESTRICT")
+                self._hp_cascade_or_restrict(clause)
             return node
 
         def _parse_hp_alter_add(self) -> t.Any:

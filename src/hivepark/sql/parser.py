@@ -18,7 +18,7 @@ from sqlglot.tokens import Token, TokenType
 from hivepark.errors import HiveParkError, ParseError, UnsupportedError, UserInputError
 from hivepark.sql import statements as s
 from hivepark.sql.build import build
-from hivepark.sql.dialect import HiveQL
+from hivepark.sql.dialect import HINT, HiveQL
 
 _SET_RE = re.compile(r"^\s*SET(?:\s+(?P<key>[^=\s]+)\s*(?:=(?P<value>.*))?)?\s*$",
                      re.IGNORECASE | re.DOTALL)
@@ -192,10 +192,11 @@ _STARTERS = frozenset({"SELECT", "WITH", "FROM", "INSERT", "CREATE", "DROP", "AL
                        "DESC", "USE", "SET", "EXPLAIN", "LOAD", "MSCK", "ANALYZE", "TRUNCATE", "(", "VALUES"})
 
 
-def _hive_parse_error(text: str, first_line: int, err_line: int, err_col: int) -> ParseError:
+def _hive_parse_error(text: str, first_line: int, err_line: int, err_col: int, hint: str = "") -> ParseError:
     """A syntax error as Hive words it, ``cannot recognize input near 'a' 'b' 'c'``: the
     three tokens from the one the parser stopped at (``'<EOF>'`` past the end), or from the
-    first one when the statement does not start with a statement's word (``SELEC * FROM``)."""
+    first one when the statement does not start with a statement's word (``SELEC * FROM``);
+    then ``hint``, what is wrong and the form to use, when the parser said."""
     try:
         tokens = HiveQL().tokenize(text)
     except TokenError:
@@ -212,7 +213,8 @@ def _hive_parse_error(text: str, first_line: int, err_line: int, err_col: int) -
         idx = next((i for i, t in enumerate(tokens) if t.end >= offset), len(tokens))
     near = [text[t.start:t.end + 1] for t in tokens[idx:idx + 3]]
     near += ["<EOF>"] * (3 - len(near))
-    return ParseError("cannot recognize input near " + " ".join(f"'{w}'" for w in near), line, column)
+    return ParseError("cannot recognize input near " + " ".join(f"'{w}'" for w in near) + (f": {hint}" if hint else ""),
+                      line, column)
 
 
 def _strip_comments(s: str) -> str:
@@ -270,7 +272,9 @@ def parse_one(text: str, line: int = 1) -> ParsedStatement:
         trees = dialect.parser().parse(tokens, text)
     except SqlglotParseError as e:
         err = e.errors[0] if e.errors else {}
-        raise _hive_parse_error(text, line, err.get("line") or 1, err.get("col") or 1) from None
+        hint = err.get("description") or ""  # the parser's own word on what is wrong, if it has one
+        raise _hive_parse_error(text, line, err.get("line") or 1, err.get("col") or 1,
+                                hint[len(HINT):] if hint.startswith(HINT) else "") from None
     trees = [t for t in trees if t is not None]
     if len(trees) != 1:
         raise ParseError("expected exactly one statement", line, 1)

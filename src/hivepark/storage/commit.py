@@ -50,7 +50,7 @@ from hivepark.catalog.buckets import bucket_of_file, table_buckets
 from hivepark.catalog.models import Partition, Table
 from hivepark.catalog.skew import SKEW_LOCATIONS, partition_layout
 from hivepark.errors import CommitConflict, MetastoreError, NotFoundError
-from hivepark.layout import is_absolute, make_part_name, partition_path
+from hivepark.layout import is_absolute, is_within, make_part_name, partition_path
 from hivepark.storage import fs
 from hivepark.storage.formats import text_serde
 
@@ -597,6 +597,33 @@ def finish_table_move(j: Mapping[str, object], catalog: Catalog) -> None:
     fs.prune_empty_dirs(src)
 
 
+def moving_from(warehouse: str, location: str, catalog: Catalog) -> str | None:
+    """The old directory of a RENAME still moving a table's directory at, above or inside
+    ``location`` (None when none is). A killed one's move (a :class:`MovedTable` journal no
+    ``connect()`` recovered yet) is finished here first, as ``connect()`` would: a table or
+    partition made at the old directory before it would take the renamed table's files for its
+    own, and the move, finding it there, could no longer tell them apart and left them to it."""
+    directory = journal_dir(warehouse)
+    if not fs.exists(directory):
+        return None
+    loc = fs.normalize(location)
+    for entry in fs.list_files(directory):
+        if not entry.path.endswith(".json"):
+            continue
+        try:
+            j = json.loads(fs.read_text(entry.path))
+        except (OSError, ValueError):
+            continue
+        src = fs.normalize(str(j.get("from") or "")) if j.get("kind") == "table_move" and j.get("from") else ""
+        if not src or not (is_within(src, loc) or is_within(loc, src)):
+            continue
+        if not abandoned(j, entry.path):
+            return src
+        finish_table_move(j, catalog)
+        fs.delete_file(entry.path)
+    return None
+
+
 class DirectoryWrite:
     """INSERT OVERWRITE DIRECTORY's write, used as a context manager::
 
@@ -882,12 +909,24 @@ def live_files(listed: Sequence[str], relist: Callable[[], Sequence[str]]) -> li
 
 
 def _listing(location: str, parameters: Mapping[str, str] | None) -> list[str]:
+    """The files of ``location`` and of the list-bucketing directories inside it that
+    ``parameters`` record: relative ones, and absolute ones (SET SKEWED LOCATION) that lie
+    below it, which a scan reads as the partition's (exec/scan.lb_paths) and so a write replaces,
+    a RENAME TO PARTITION moves; a skewed location outside it is never listed as its own."""
     out = [e.path for e in fs.list_files(location) if not e.is_dir]
     lay = partition_layout(parameters or {})
+    top = location.rstrip("/")
+    base = fs.normalize(location).rstrip("/") + "/"
+    seen: set[str] = set()
     for _, loc in lay.locations if lay is not None else ():
-        if not is_absolute(loc):
-            out += [e.path for e in fs.list_files(f"{location.rstrip('/')}/{loc}")
-                    if not e.is_dir]
+        if is_absolute(loc):
+            full = fs.normalize(loc)
+            if not full.startswith(base):
+                continue
+            loc = full[len(base):]
+        if loc not in seen:
+            seen.add(loc)
+            out += [e.path for e in fs.list_files(f"{top}/{loc}") if not e.is_dir]
     return out
 
 

@@ -279,6 +279,12 @@ CUT_COLUMNS = "hivepark.cut.columns"
 FILE_TYPES = "hivepark.file.types"
 
 
+#: Table property of a Parquet or ORC table: the types its files may hold for the columns REPLACE COLUMNS
+#: (or a rename) took out of the metastore, {name: [type, ...]} in JSON (exec/tables._dropped_columns):
+#: a column added back under such a name must read those files.
+DROPPED_COLUMNS = "hivepark.dropped.columns"
+
+
 def _orc_pushes_safely(old: str, new: str) -> bool:
     """Whether Spark's ORC filter pushdown takes a literal of type ``new`` for a file column of
     type ``old`` (OrcFilters.castLiteralValue; ORC itself skips a conversion it cannot compare):

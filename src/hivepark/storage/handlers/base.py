@@ -158,6 +158,13 @@ class StorageHandler(ABC):
         props = {k: v for k, v in table.properties.items() if k.lower() != STORAGE_HANDLER_KEY}
         return table.evolve(columns=tuple(Column(n.lower(), t) for n, t in self.schema(props)))
 
+    def like_properties(self, table: Table) -> dict[str, str]:
+        """The properties CREATE TABLE ... LIKE ``table`` gives the new table of this handler, as
+        Hive copies a table's parameters (its source's with them): by default all of them; a
+        handler leaves out those that name ``table``'s own data, and gives ``PARTITION_SPEC_KEY``
+        for a partitioning its source keeps (an Iceberg table's spec)."""
+        return {k: v for k, v in table.properties.items() if k.lower() != STORAGE_HANDLER_KEY}
+
     def rollback_create_table(self, table: Table) -> None:  # noqa: B027 - optional hook
         """Undo :meth:`create_table` when the metastore could not record the table."""
 

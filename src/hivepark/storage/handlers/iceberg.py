@@ -407,6 +407,29 @@ class IcebergStorageHandler(StorageHandler):
         return table.evolve(columns=tuple(stored), partition_keys=(),
                             properties=_with_field_ids(table, [(c.name, f.field_id) for c, f in zip(stored, fields)]))
 
+    def like_properties(self, table: Table) -> dict[str, str]:
+        """Hive 4's CREATE TABLE ... LIKE of an Iceberg table: a new, empty Iceberg table in the same
+        catalog with the same columns and partition spec (``table``'s identifier, field ids and
+        snapshot are its own)."""
+        props = {k: v for k, v in table.properties.items()
+                 if k.lower() not in (STORAGE_HANDLER_KEY, IDENTIFIER) and k not in (
+                     FIELD_IDS, METADATA_TABLE, WRITE_ID, SNAPSHOT_ID, AS_OF_TIME)}
+        itbl = load(table)
+        spec = []
+        for f in itbl.spec().fields:
+            name = itbl.schema().find_field(f.source_id).name.lower()
+            t = f.transform
+            if isinstance(t, IdentityTransform):
+                spec.append(["identity", name, None])
+            elif isinstance(t, (BucketTransform, TruncateTransform)):
+                spec.append(["bucket" if isinstance(t, BucketTransform) else "truncate", name,
+                             t.num_buckets if isinstance(t, BucketTransform) else t.width])
+            elif str(t) in ("year", "month", "day", "hour"):
+                spec.append([str(t), name, None])  # (a void field, a dropped one, partitions nothing)
+        if spec:
+            props[PARTITION_SPEC_KEY] = json.dumps(spec)
+        return props
+
     def add_columns(self, table: Table, columns: Sequence[Column]) -> Table:
         """Hive 4's ALTER TABLE ... ADD COLUMNS of an Iceberg table: one schema update (new
         field ids: files written before read NULL for them). A column the Iceberg table already
