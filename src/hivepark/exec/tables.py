@@ -13,6 +13,16 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from pyspark.sql import DataFrame
+from pyspark.sql.types import (
+    ArrayType,
+    CharType,
+    DataType,
+    DecimalType,
+    MapType,
+    StructType,
+    TimestampNTZType,
+    VarcharType,
+)
 
 from hivepark import layout
 from hivepark.catalog.buckets import KEYS as BUCKET_KEYS
@@ -61,6 +71,7 @@ from hivepark.sql.validate import (
     check_column_change,
     check_create_skew,
     check_not_default_partition,
+    check_partition_key_types,
     check_skewed_location,
     full_spec,
     location_changes,
@@ -250,6 +261,7 @@ def new_table(ctx: Context, stmt: s.CreateTable) -> Table:
         tblprops = {**copy_for_like(src), **(serde if stmt.field_delim is None else {}), **tblprops}
     for key in part_keys:  # its directories would be hidden: written, then never found
         layout.check_partition_column_name(key.name)
+    check_partition_key_types(part_keys)
     dup = {c.name for c in columns} & {c.name for c in part_keys}
     if dup:
         raise SemanticError(f"Column repeated in partitioning columns: {sorted(dup)[0]}. A "
@@ -365,7 +377,41 @@ def ctas_columns(df: DataFrame, tree: Any) -> list[Column]:
             raise SemanticError(f"CREATE-TABLE-AS-SELECT creates a VOID type, please use CAST to specify the "
                                 f"type, near field: {name}. CAST it, e.g. CAST(NULL AS STRING) AS {name}.",
                                 code=10305)
-        out.append(Column(name, f.dataType.simpleString()))
+        out.append(Column(name, hive_column_type(f.dataType, name)))
+    return out
+
+
+_HIVE_ATOMS = frozenset({"tinyint", "smallint", "int", "bigint", "float", "double", "boolean", "string",
+                         "binary", "date", "timestamp"})
+
+
+def hive_column_type(dt: DataType, name: str) -> str:
+    """The Hive type a query's column of Spark type ``dt`` is kept as (CTAS): Spark's text for
+    the types Hive has, ``timestamp`` for Spark's TIMESTAMP_NTZ (``localtimestamp()``,
+    ``to_timestamp_ntz``: a wall-clock time, as Hive's TIMESTAMP is), nested ones too. A type
+    Hive has not (an INTERVAL, VARIANT, TIME) is refused naming the column: the metastore would
+    hold a type Hive cannot read."""
+    def text(t: DataType) -> str | None:
+        if isinstance(t, ArrayType):
+            inner = text(t.elementType)
+            return None if inner is None else f"array<{inner}>"
+        if isinstance(t, MapType):
+            k, v = text(t.keyType), text(t.valueType)
+            return None if k is None or v is None else f"map<{k},{v}>"
+        if isinstance(t, StructType):
+            fields = [(f.name, text(f.dataType)) for f in t.fields]
+            if any(ft is None for _, ft in fields):
+                return None
+            return "struct<" + ",".join(f"{n}:{ft}" for n, ft in fields) + ">"
+        if isinstance(t, TimestampNTZType):
+            return "timestamp"
+        simple = t.simpleString()
+        return simple if simple in _HIVE_ATOMS or isinstance(t, (DecimalType, CharType, VarcharType)) else None
+
+    out = text(dt)
+    if out is None:
+        raise SemanticError(f"CREATE TABLE ... AS SELECT: column {name} is of Spark type {dt.simpleString()}, which no "
+                            f"Hive column type holds. Convert it in the SELECT, e.g. CAST({name} AS STRING).")
     return out
 
 
