@@ -273,6 +273,33 @@ def test_uncastable_values_is_a_hivepark_error(bad):
     _assert_untouched(bad, "t2", tree, parts)
 
 
+@pytest.mark.parametrize("stmt,words", [
+    ("INSERT INTO cx PARTITION (d='2024-01-01') SELECT NULL, named_struct('x', 1)",
+     "column 2 of the query is struct<x:int>, which cannot be converted to s struct<x:bigint,y:date>"),
+    ("INSERT INTO cx PARTITION (d) SELECT NULL, NULL, 20240105",
+     "column 3 of the query is int, which cannot be converted to d date"),
+    ("INSERT OVERWRITE TABLE cx PARTITION (d) SELECT 'x', NULL, '2024-01-01'",
+     "column 1 of the query is string, which cannot be converted to a array<bigint>"),
+])
+def test_a_query_column_spark_cannot_cast_names_the_target_column(bad, spark, stmt, words):
+    """Hive's 10044 naming the query's column, its type and the column it goes to, nothing
+    written: the error named hivepark's own alias (``Cannot resolve "_hp_col1"``) and said to
+    check the column and table names."""
+    bad.sql("CREATE TABLE IF NOT EXISTS cx (a ARRAY<BIGINT>, s STRUCT<x:BIGINT, y:DATE>) PARTITIONED BY (d DATE) "
+            "STORED AS PARQUET")
+    try:
+        tree, parts = _tree(_loc(bad, "cx")), _parts(bad, "cx")
+        with pytest.raises(SemanticError) as e:
+            bad.sql(stmt)
+        assert e.value.code == 10044 and words in str(e.value) and "_hp_col" not in str(e.value), str(e.value)
+        with pytest.raises(SemanticError, match="column 3 of the query is boolean, which cannot be converted to d "):
+            bad.insert(spark.createDataFrame([([1], None, True)], "a array<bigint>, s struct<x:bigint,y:date>, "
+                                             "d boolean"), "cx", partition={"d": None})
+        _assert_untouched(bad, "cx", tree, parts)
+    finally:
+        bad.sql("DROP TABLE cx")  # the module's other tests list its tables
+
+
 @pytest.mark.parametrize("values,given", [("(1, 2)", 2), ("(1, 2, 3)", 3)])
 def test_values_of_wrong_arity(bad, values, given):
     tree, parts = _tree(_loc(bad, "t2")), _parts(bad, "t2")

@@ -7,6 +7,7 @@ directory, then one metastore transaction makes the result visible.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -341,7 +342,7 @@ def _write_handler(ctx: Context, handler: StorageHandler, table: Table, df: Data
             f"Cannot insert into target table because column number/types are different "
             f"'{table.name}': Table insclause-0 has {len(table.columns)} columns, but query has "
             f"{len(df.columns)} columns.", code=10044)
-    out = df.selectExpr(*_data_columns(table, df))
+    out = _cast_rows(table, df, _data_columns(table, df), [])
     try:
         handler.write(ctx.spark, table, out, overwrite)
     except PySparkException as e:
@@ -390,6 +391,29 @@ def _castable(src: str, dst: str) -> bool:
     return True
 
 
+def _cast_rows(table: Table, df: DataFrame, exprs: list[str], dynamic: list[tuple[str, str]]) -> DataFrame:
+    """``df`` (columns ``_hp_col<i>``) as ``exprs``, each casting a query column to its target
+    column's type. A column Spark cannot cast (a STRUCT of other fields, an INT into a DATE, a
+    STRING into an ARRAY) is Hive's 10044 naming the query's column, its type and the target
+    column (the data columns, then the ``dynamic`` partition columns), where Spark's analysis
+    error named hivepark's own alias ``_hp_col<i>``."""
+    try:
+        return df.selectExpr(*exprs)
+    except PySparkException as e:
+        m = re.search(r"\b_hp_col(\d+)\b", str(e))
+        targets = [(c.name, c.type) for c in table.columns] + dynamic
+        if m is None or "DATATYPE_MISMATCH" not in str(e) or int(m.group(1)) >= len(targets):
+            raise
+        i = int(m.group(1))
+        name, typ = targets[i]
+        source = df.schema.fields[i].dataType.simpleString()
+        how = " (a STRUCT: named_struct(...) with the column's fields, in order)" if typ.startswith("struct<") else ""
+        raise SemanticError(
+            f"Cannot insert into target table because column number/types are different '{table.name}': column "
+            f"{i + 1} of the query is {source}, which cannot be converted to {name} {typ}. Convert it in the "
+            f"SELECT{how}.", code=10044) from None
+
+
 def _write_static(ctx: Context, table: Table, df: DataFrame, values: tuple, overwrite: bool,
                   if_absent: bool = False, reads_target: ReadsTarget = False) -> Table:
     """A write into one partition (or an unpartitioned table); ``if_absent``: IF NOT EXISTS,
@@ -400,7 +424,7 @@ def _write_static(ctx: Context, table: Table, df: DataFrame, values: tuple, over
             table.location, table.partition_key_names(), values)
     else:
         location = table.location
-    data = df.selectExpr(*_data_columns(table, df))
+    data = _cast_rows(table, df, _data_columns(table, df), [])
     buckets = table_buckets(table)
     lb = lb_routing.static_plan(ctx, table, data, existing, overwrite) if buckets is None else None
     with ctx.begin_commit(table, keeps_buckets=True) as commit:
@@ -473,7 +497,7 @@ def _partitioned_rows(table: Table, df: DataFrame, static: dict, dyn: list[str])
             # and the limits count one partition
             text = partition_text_sql(value, HiveType.parse(types[k]))
             part_cols.append(f"{text} AS {sql_name(k)}")
-    return df.selectExpr(*_data_columns(table, df), *part_cols)
+    return _cast_rows(table, df, [*_data_columns(table, df), *part_cols], [(k, types[k]) for k in dyn])
 
 
 def _write_dynamic(ctx: Context, table: Table, df: DataFrame, static: dict, dyn: list[str],
