@@ -63,7 +63,7 @@ from hivepark.exec.relocate import (
     rename_partition,
     spec_text,
 )
-from hivepark.exec.write import count_rows, write_rows
+from hivepark.exec.write import count_rows, cut_foreign_files, sized_string_columns, write_rows
 from hivepark.expr import or_all
 from hivepark.sql import statements as s
 from hivepark.sql.rewrite import hive_output_names
@@ -276,6 +276,9 @@ def new_table(ctx: Context, stmt: s.CreateTable) -> Table:
                          .properties().items() if v is not None})
     if stmt.bucketing is not None:
         tblprops.update(_bucketing(columns, part_keys, stmt))
+    if stmt.location is not None and sized_string_columns(Table(db, name, tuple(columns))):
+        # its files are another tool's: read as Hive reads them (exec.write.cut_foreign_files)
+        tblprops[CUT_COLUMNS] = json.dumps(sorted(sized_string_columns(Table(db, name, tuple(columns)))))
     table = Table(db, name, tuple(columns), tuple(part_keys), properties=tblprops,
                   create_time=int(time.time()), **kw)
     if default_location:  # no other table's or partition's (one given that LOCATION) directory
@@ -802,6 +805,8 @@ def add_partitions(ctx: Context, table: Table, action: s.AddPartitions) -> None:
                     else layout.partition_path(table.location, table.partition_key_names(), values))
         parts.append(Partition(values, location, {"transient_lastDdlTime": str(int(time.time()))},
                                None, int(time.time())))
+    if any(loc is not None for _, loc in action.partitions):  # another tool's files, maybe
+        table = cut_foreign_files(ctx, table)
     # the directories first: a path the file system refuses (a file in the way, too long a
     # name) fails the statement before the metastore records anything
     made = [p.location for p in parts if not fs.exists(p.location)]
@@ -1444,6 +1449,8 @@ def msck_repair(ctx: Context, stmt: s.MsckRepair) -> DataFrame:
     table = ctx.table(stmt.table)
     if not table.is_partitioned:
         return ctx.rows(["result"], [])
+    if stmt.repair:  # the files it records are another tool's
+        table = cut_foreign_files(ctx, table)
     keys = table.partition_key_names()
     types = [k.hive_type for k in table.partition_keys]
     partitions = ctx.catalog.list_partitions(table)

@@ -6,6 +6,7 @@ directory, then one metastore transaction makes the result visible.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Sequence
@@ -47,7 +48,7 @@ from hivepark.sql.validate import (
 from hivepark.storage import fs
 from hivepark.storage.bucket_files import BUCKET_COL, name_staged, row_buckets
 from hivepark.storage.commit import DirectoryWrite, PartitionWrite, ReadsTarget
-from hivepark.storage.formats import check_text_delimiter, normalize_format, sql_name, writer
+from hivepark.storage.formats import CUT_COLUMNS, check_text_delimiter, normalize_format, read_cut, sql_name, writer
 from hivepark.storage.handlers import StorageHandler, handler_for
 from hivepark.types import DEFAULT_PARTITION_NAME, HiveType, PartitionValueError
 
@@ -933,6 +934,26 @@ def _check_load_format(table: Table, files: Sequence[fs.FileEntry]) -> int:
     return total
 
 
+def sized_string_columns(table: Table) -> list[str]:
+    """The table's CHAR(n) and VARCHAR(n) columns (read cut when :data:`CUT_COLUMNS` names them)."""
+    return [c.name for c in table.columns if read_cut("x", c.type) != "x"]
+
+
+def cut_foreign_files(ctx: Context, table: Table) -> Table:
+    """``table`` with its CHAR(n) and VARCHAR(n) columns recorded as read cut
+    (:data:`hivepark.storage.formats.CUT_COLUMNS`), before files hivepark did not write become its
+    files (LOAD DATA, MSCK REPAIR, ADD PARTITION ... LOCATION): such a file may hold longer values,
+    or a CHAR's padding (Hive's ORC writer pads CHAR values), which Hive reads cut to the column's
+    length, so ``c = 'abc'`` finds a CHAR(3) file value 'abcdef' as in Hive. A filter on those
+    columns is then applied by Spark after the read, not pushed into the Parquet or ORC reader."""
+    sized = set(sized_string_columns(table))
+    cut = set(json.loads(table.properties.get(CUT_COLUMNS) or "[]"))
+    if sized <= cut:
+        return table
+    properties = {**table.properties, CUT_COLUMNS: json.dumps(sorted(cut | sized))}
+    return ctx.catalog.alter_table(table.evolve(properties=properties), table.version)
+
+
 def load_data(ctx: Context, stmt: LoadData) -> DataFrame:
     """LOAD DATA [LOCAL] INPATH: the files moved (copied, for LOCAL) into the table. The move
     is undone when the statement fails, or, killed, by the next ``connect()``: the source files
@@ -966,6 +987,7 @@ def load_data(ctx: Context, stmt: LoadData) -> DataFrame:
         raise UserInputError(f"No files to load in '{src}'")
     rows = _check_load_format(table, [x for x in entries if not x.is_dir]) if table.format in ("parquet", "orc") \
         else None
+    table = cut_foreign_files(ctx, table)
     with ctx.begin_commit(table) as commit:
         fs.makedirs(commit.staging + "/data")
         staged = [(e.path, f"{commit.staging}/data/{i:05d}_{os.path.basename(e.path)}")

@@ -266,8 +266,9 @@ def load(spark: SparkSession, table: Table, paths: Sequence[str], base_path: str
 
 #: Table property: the VARCHAR(n) and CHAR(n) columns whose files may hold longer values (or a CHAR's
 #: trailing spaces), as a JSON list: ALTER TABLE ... CHANGE / REPLACE COLUMNS gave them that type
-#: while the table held files. Only these are cut when read: a projection on a column keeps Spark
-#: from pushing its filters into the Parquet/ORC reader, and what hivepark writes is cut already.
+#: while the table held files, or files hivepark did not write came in (exec.write.cut_foreign_files).
+#: Only these are cut when read: a projection on a column keeps Spark from pushing its filters into
+#: the Parquet/ORC reader, and what hivepark writes is cut already.
 CUT_COLUMNS = "hivepark.cut.columns"
 
 
