@@ -254,6 +254,19 @@ def test_ctas_keeps_a_timestamp_ntz_column_as_hive_timestamp(wh, spark):
                                    "array(TIMESTAMP '2024-01-05 11:00:00'), TIMESTAMP '2024-01-05 12:30:00'"))
 
 
+def test_localtimestamp_runs_and_a_ctas_keeps_it_as_a_timestamp(wh, spark):
+    """Found by a hunt for bugs: Spark's localtimestamp() failed every query (UNRESOLVED_COLUMN
+    `LOCALTIMESTAMP`: the query was handed to Spark without its parentheses)."""
+    wh.sql("DROP TABLE IF EXISTS lts")
+    wh.sql("CREATE TABLE lts STORED AS PARQUET AS SELECT 1 AS k, localtimestamp() AS loaded_at")
+    assert [(c.name, c.type) for c in wh.catalog.get_table("default", "lts").columns] == \
+        [("k", "int"), ("loaded_at", "timestamp")]
+    (k, loaded), = wh.sql("SELECT k, loaded_at FROM lts").collect()
+    (now,), = spark.sql("SELECT localtimestamp()").collect()
+    assert k == 1 and abs((now - loaded).total_seconds()) < 3600
+    assert _col(wh.sql("SELECT count(*) FROM lts WHERE loaded_at <= localtimestamp()")) == [1]
+
+
 # ---------------------------------------------------------------------------------------
 # MSCK REPAIR: directories whose value does not fit the type
 
