@@ -539,6 +539,8 @@ def _parse_text(text: str, typ: DataType | str, level: int, serde: TextSerDe | N
     simple = typ if isinstance(typ, str) else _type_sql(typ)
     if simple == "binary":  # LazyBinary.decodeIfNeeded: Base64 text decoded, any other as its bytes
         return f"coalesce(try_to_binary({value}, 'base64'), CAST({value} AS BINARY))"
+    if simple == "boolean":  # LazyBoolean: true or false in any case, nothing else (Spark's cast takes 't', 'yes', '1')
+        return f"CASE lower({value}) WHEN 'true' THEN true WHEN 'false' THEN false END"
     return serde.unescape(value) if simple == "string" else f"try_cast({value} AS {simple})"
 
 
