@@ -417,6 +417,47 @@ def hive_allows_type_change(old: str | HiveType, new: str | HiveType) -> bool:
     return b in _STRING_BASES and (a in _NUMERIC_ORDER or a in _DATETIME_BASES)
 
 
+#: Hive's limits of a declared type's parameters (HiveDecimal, HiveChar, HiveVarchar)
+_SIZED_TYPE = re.compile(r"\b(decimal|char|varchar)\((\d+)(?:,(\d+))?\)")
+_MAX_CHAR_LENGTH = 255
+_MAX_VARCHAR_LENGTH = 65535
+
+
+def type_parameter_problem(hive_type: str | HiveType) -> str | None:
+    """Why Hive refuses a declared type's parameters (its own words, then what to write
+    instead), or None: a DECIMAL's precision from 1 to 38 and its scale at most the precision, a
+    CHAR's length from 1 to 255, a VARCHAR's from 1 to 65535, nested types' too. A column of such
+    a type is refused at CREATE TABLE by Hive; Spark fails every read and write of it.
+
+    >>> type_parameter_problem("decimal(39,0)")  # doctest: +ELLIPSIS
+    'Decimal precision out of allowed range [1,38] in decimal(39,0): ...'
+    >>> type_parameter_problem("array<char(0)>")  # doctest: +ELLIPSIS
+    'Char length 0 out of allowed range [1, 255] in char(0): ...'
+    >>> [type_parameter_problem(t) for t in ("decimal(38,38)", "struct<a:varchar(65535)>", "char(255)")]
+    [None, None, None]
+    """
+    for m in _SIZED_TYPE.finditer(HiveType.parse(hive_type).text):
+        base, first, second = m.group(1), int(m.group(2)), m.group(3)
+        if base == "decimal":
+            scale = int(second) if second is not None else 0
+            if not 1 <= first <= MAX_DECIMAL_PRECISION:
+                why = f"Decimal precision out of allowed range [1,{MAX_DECIMAL_PRECISION}]"
+            elif scale > first:
+                why = "Decimal scale must be less than or equal to precision"
+            else:
+                continue
+            fix = (f"give decimal(p,s) with p from 1 to {MAX_DECIMAL_PRECISION} and s at most p "
+                   "(DOUBLE or STRING hold wider numbers)")
+        else:
+            top = _MAX_CHAR_LENGTH if base == "char" else _MAX_VARCHAR_LENGTH
+            if 1 <= first <= top:
+                continue
+            why = f"{base.capitalize()} length {first} out of allowed range [1, {top}]"
+            fix = f"give {base}(1) to {base}({top}), or STRING for longer text"
+        return f"{why} in {m.group(0)}: {fix}"
+    return None
+
+
 def type_family(hive_type: str | HiveType) -> str:
     """The comparison family of a type: numeric, string, date, timestamp, boolean, other.
 

@@ -176,6 +176,37 @@ def test_a_string_narrowed_to_varchar_or_char_reads_cut_as_hive(wh, spark, fmt):
 
 
 @pytest.mark.parametrize("fmt", ["parquet", "orc"])
+def test_char_and_varchar_values_of_files_hivepark_did_not_write_read_cut_as_hive(wh, spark, tmp_path, fmt):
+    """Found by a hunt for bugs: a file another tool wrote (LOAD DATA, an EXTERNAL table's
+    LOCATION, ADD PARTITION ... LOCATION, MSCK REPAIR) holding 'abcdef' in a CHAR(3) column, or
+    a CHAR's padding ('ab   ', as Hive's ORC writer pads), read back as written, so WHERE c =
+    'abc' found nothing where Hive's HiveChar and HiveVarchar read the values cut. Each such
+    value is read as plain Spark reads the same file through substring/rtrim."""
+    wh.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
+    rows = [(1, "abcdef", "xyzuvw"), (2, "ab   ", "ab   "), (3, "ab", None)]
+    src = str(tmp_path / "src")
+    spark.createDataFrame(rows, "k int, c string, v string").coalesce(1).write.format(fmt).save(src)
+    cols = "k INT, c CHAR(3), v VARCHAR(4)"
+    plain = _rows(spark.read.format(fmt).schema("k int, c string, v string").load(src)
+                  .selectExpr("k", "rtrim(substring(c, 1, 3)) AS c", "substring(v, 1, 4) AS v"))
+    assert plain == [(1, "abc", "xyzu"), (2, "ab", "ab  "), (3, "ab", None)]
+    wh.sql(f"CREATE TABLE ld ({cols}) STORED AS {fmt}")
+    name = next(f for f in os.listdir(src) if f.startswith("part-"))
+    wh.sql(f"LOAD DATA LOCAL INPATH '{src}/{name}' INTO TABLE ld")
+    wh.sql(f"CREATE EXTERNAL TABLE ext ({cols}) STORED AS {fmt} LOCATION 'file://{src}'")
+    wh.sql(f"CREATE TABLE pl ({cols}) PARTITIONED BY (d STRING) STORED AS {fmt}")
+    spark.read.format(fmt).load(src).write.format(fmt).save(f"{tmp_path}/pl_x")
+    wh.sql(f"ALTER TABLE pl ADD PARTITION (d='x') LOCATION 'file://{tmp_path}/pl_x'")
+    wh.sql(f"CREATE TABLE ms ({cols}) PARTITIONED BY (d STRING) STORED AS {fmt}")
+    spark.read.format(fmt).load(src).write.format(fmt).save(os.path.join(wh.location, "ms", "d=y"))
+    wh.sql("MSCK REPAIR TABLE ms")
+    for table in ("ld", "ext", "pl", "ms"):
+        assert _rows(wh.sql(f"SELECT k, c, v FROM {table}")) == plain, table
+        assert _rows(wh.sql(f"SELECT k FROM {table} WHERE c = 'abc' OR v = 'ab  '")) == [(1,), (2,)], table
+        assert _rows(spark.sql(f"SELECT k, c, v FROM {table}")) == plain, table
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "orc"])
 def test_a_dropped_column_comes_back_only_with_a_type_its_files_read_as(wh, spark, fmt):
     """Found by a hunt for bugs: REPLACE COLUMNS (a INT) then ADD COLUMNS (b INT) over files holding
     b as STRING was accepted (CHANGE b b INT is refused), and every later SELECT failed with Spark's

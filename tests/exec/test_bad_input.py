@@ -5,6 +5,7 @@ Hostile partition values end up in a correctly escaped directory inside the tabl
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 
@@ -272,6 +273,33 @@ def test_uncastable_values_is_a_hivepark_error(bad):
     _assert_untouched(bad, "t2", tree, parts)
 
 
+@pytest.mark.parametrize("stmt,words", [
+    ("INSERT INTO cx PARTITION (d='2024-01-01') SELECT NULL, named_struct('x', 1)",
+     "column 2 of the query is struct<x:int>, which cannot be converted to s struct<x:bigint,y:date>"),
+    ("INSERT INTO cx PARTITION (d) SELECT NULL, NULL, 20240105",
+     "column 3 of the query is int, which cannot be converted to d date"),
+    ("INSERT OVERWRITE TABLE cx PARTITION (d) SELECT 'x', NULL, '2024-01-01'",
+     "column 1 of the query is string, which cannot be converted to a array<bigint>"),
+])
+def test_a_query_column_spark_cannot_cast_names_the_target_column(bad, spark, stmt, words):
+    """Hive's 10044 naming the query's column, its type and the column it goes to, nothing
+    written: the error named hivepark's own alias (``Cannot resolve "_hp_col1"``) and said to
+    check the column and table names."""
+    bad.sql("CREATE TABLE IF NOT EXISTS cx (a ARRAY<BIGINT>, s STRUCT<x:BIGINT, y:DATE>) PARTITIONED BY (d DATE) "
+            "STORED AS PARQUET")
+    try:
+        tree, parts = _tree(_loc(bad, "cx")), _parts(bad, "cx")
+        with pytest.raises(SemanticError) as e:
+            bad.sql(stmt)
+        assert e.value.code == 10044 and words in str(e.value) and "_hp_col" not in str(e.value), str(e.value)
+        with pytest.raises(SemanticError, match="column 3 of the query is boolean, which cannot be converted to d "):
+            bad.insert(spark.createDataFrame([([1], None, True)], "a array<bigint>, s struct<x:bigint,y:date>, "
+                                             "d boolean"), "cx", partition={"d": None})
+        _assert_untouched(bad, "cx", tree, parts)
+    finally:
+        bad.sql("DROP TABLE cx")  # the module's other tests list its tables
+
+
 @pytest.mark.parametrize("values,given", [("(1, 2)", 2), ("(1, 2, 3)", 3)])
 def test_values_of_wrong_arity(bad, values, given):
     tree, parts = _tree(_loc(bad, "t2")), _parts(bad, "t2")
@@ -483,6 +511,23 @@ def test_sql_runs_exactly_one_statement(bad):
     ("CREATE TABLE h1 (a INT, A STRING)", SemanticError, "Duplicate column name: a"),
     ("CREATE TABLE h1 (a INT) PARTITIONED BY (a STRING)", SemanticError, "repeated"),
     ("CREATE EXTERNAL TABLE h1 AS SELECT 1 AS a", SemanticError, "EXTERNAL"),
+    # types Hive refuses at CREATE (Spark then failed every read and write of the table)
+    ("CREATE TABLE h1 (a DECIMAL(39,0))", SemanticError, "Decimal precision out of allowed range [1,38]"),
+    ("CREATE TABLE h1 (a INT, b ARRAY<DECIMAL(5,6)>)", SemanticError,
+     "Decimal scale must be less than or equal to precision"),
+    ("CREATE TABLE h1 (a CHAR(0))", SemanticError, "Char length 0 out of allowed range [1, 255]"),
+    ("CREATE TABLE h1 (a VARCHAR(65536))", SemanticError, "Varchar length 65536 out of allowed range [1, 65535]"),
+    ("CREATE TABLE h1 (a INT) PARTITIONED BY (p DECIMAL(40,0))", SemanticError, "Column p of type decimal(40,0)"),
+    ("CREATE TABLE h1 (a INT) PARTITIONED BY (p ARRAY<INT>)", SemanticError,
+     "Partition column must be of primitive type. Found p of type: array<int>"),
+    ("CREATE TABLE h1 (a INT) PARTITIONED BY (p BINARY)", SemanticError, "p of type binary is not supported"),
+    ("CREATE TABLE h1 PARTITIONED BY (p) AS SELECT 1 AS a, map('k', 1) AS p", SemanticError,
+     "Partition column must be of primitive type. Found p of type: map<string,int>"),
+    ("CREATE TABLE h1 PARTITIONED BY (p) AS SELECT 1 AS a, unhex('01') AS p", SemanticError,
+     "p of type binary is not supported"),
+    ("CREATE TABLE h1 STORED AS PARQUET AS SELECT 1 AS a, INTERVAL 1 DAY AS i", SemanticError,
+     "column i is of Spark type interval day, which no Hive column type holds"),
+    ("CREATE TABLE h1 AS SELECT 1 AS a, array(INTERVAL 1 DAY) AS i", SemanticError, "CAST(i AS STRING)"),
 ])
 def test_failed_create_leaves_no_table(bad, stmt, error, words):
     with pytest.raises(error) as e:
@@ -491,6 +536,17 @@ def test_failed_create_leaves_no_table(bad, stmt, error, words):
     assert "h1" not in bad.catalog.list_tables("default")
     assert not os.path.exists(_loc(bad, "h1"))
     assert _journal(bad) == []
+
+
+@pytest.mark.parametrize("stmt,words", [
+    ("ALTER TABLE flat ADD COLUMNS (b DECIMAL(50,1))", "Decimal precision out of allowed range [1,38]"),
+    ("ALTER TABLE flat CHANGE a a DECIMAL(3,4)", "Decimal scale must be less than or equal to precision"),
+    ("ALTER TABLE flat REPLACE COLUMNS (a VARCHAR(0))", "Varchar length 0 out of allowed range"),
+])
+def test_alter_to_a_type_hive_refuses_changes_nothing(bad, stmt, words):
+    with pytest.raises(SemanticError, match=re.escape(words)):
+        bad.sql(stmt)
+    assert [(c.name, c.type) for c in bad.catalog.get_table("default", "flat").columns] == [("a", "int")]
 
 
 def test_create_existing_table_keeps_the_original(bad):

@@ -236,6 +236,37 @@ def test_decimal_text_table_reads_the_same_number(wh, spark):
     assert ours == _rows(_plain(spark, wh, "dtx", "k int", "n", "decimal(10,2)", fmt="text"))
 
 
+def test_ctas_keeps_a_timestamp_ntz_column_as_hive_timestamp(wh, spark):
+    """Spark's TIMESTAMP_NTZ (to_timestamp_ntz, make_timestamp_ntz: a wall-clock time, as Hive's
+    TIMESTAMP) is a TIMESTAMP column of the table, a partition column too: the metastore held
+    ``timestamp_ntz``, a type Hive cannot read, and a partition column of it failed the CTAS."""
+    wh.sql("DROP TABLE IF EXISTS ntz")
+    wh.sql("CREATE TABLE ntz PARTITIONED BY (p) STORED AS PARQUET AS SELECT 1 AS k, "
+           "TIMESTAMP_NTZ '2024-01-05 10:00:00.5' AS t, array(TIMESTAMP_NTZ '2024-01-05 11:00:00') AS ta, "
+           "TIMESTAMP_NTZ '2024-01-05 12:30:00' AS p")
+    table = wh.catalog.get_table("default", "ntz")
+    assert [(c.name, c.type) for c in (*table.columns, *table.partition_keys)] == \
+        [("k", "int"), ("t", "timestamp"), ("ta", "array<timestamp>"), ("p", "timestamp")]
+    assert _col(wh.sql("SHOW PARTITIONS ntz")) == ["p=2024-01-05 12%3A30%3A00"]
+    ours = _rows(wh.sql("SELECT k, t, ta, p FROM ntz WHERE p = '2024-01-05 12:30:00'"))
+    assert ours == _rows(_plain(spark, wh, "ntz", "k int, t timestamp, ta array<timestamp>", "p", "timestamp"))
+    assert ours == _rows(spark.sql("SELECT 1, TIMESTAMP '2024-01-05 10:00:00.5', "
+                                   "array(TIMESTAMP '2024-01-05 11:00:00'), TIMESTAMP '2024-01-05 12:30:00'"))
+
+
+def test_localtimestamp_runs_and_a_ctas_keeps_it_as_a_timestamp(wh, spark):
+    """Found by a hunt for bugs: Spark's localtimestamp() failed every query (UNRESOLVED_COLUMN
+    `LOCALTIMESTAMP`: the query was handed to Spark without its parentheses)."""
+    wh.sql("DROP TABLE IF EXISTS lts")
+    wh.sql("CREATE TABLE lts STORED AS PARQUET AS SELECT 1 AS k, localtimestamp() AS loaded_at")
+    assert [(c.name, c.type) for c in wh.catalog.get_table("default", "lts").columns] == \
+        [("k", "int"), ("loaded_at", "timestamp")]
+    (k, loaded), = wh.sql("SELECT k, loaded_at FROM lts").collect()
+    (now,), = spark.sql("SELECT localtimestamp()").collect()
+    assert k == 1 and abs((now - loaded).total_seconds()) < 3600
+    assert _col(wh.sql("SELECT count(*) FROM lts WHERE loaded_at <= localtimestamp()")) == [1]
+
+
 # ---------------------------------------------------------------------------------------
 # MSCK REPAIR: directories whose value does not fit the type
 

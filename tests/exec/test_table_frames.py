@@ -261,6 +261,32 @@ def test_partitions_whose_files_are_listed_share_the_frame_and_see_files_dropped
         wh.close()
 
 
+def test_a_partition_located_outside_the_table_sees_files_dropped_in_after_a_read(tmp_path, spark):
+    """Found by a hunt for bugs: a partition added with a LOCATION outside the table's directory
+    (read by its directory: no file list recorded) was read once, then another tool wrote files
+    there; every later query, MSCK REPAIR TABLE too, kept reading the DataFrame built over the
+    directory's files of the first read, so the rows never appeared (a new connection read
+    them). The DataFrame kept for such a directory is now keyed by what it holds."""
+    import hivepark
+
+    wh = hivepark.connect(str(tmp_path / "wh"), spark=spark)
+    outside = str(tmp_path / "landing")
+    try:
+        wh.sql("CREATE TABLE o (k INT, c STRING) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+        wh.sql("INSERT INTO o PARTITION (ds='a') VALUES (1, 'x')")
+        wh.sql(f"ALTER TABLE o ADD PARTITION (ds='b') LOCATION 'file://{outside}'")
+        assert sorted(map(tuple, wh.sql("SELECT k, c, ds FROM o").collect())) == [(1, "x", "a")]
+        for n, mode in ((2, "append"), (3, "overwrite")):
+            spark.createDataFrame([(n, "y")], "k int, c string").write.mode(mode).parquet(f"file://{outside}")
+            plain = spark.read.schema("k int, c string").parquet(f"file://{outside}").selectExpr("k", "c", "'b'")
+            want = sorted([(1, "x", "a"), *map(tuple, plain.collect())])
+            assert sorted(map(tuple, wh.sql("SELECT k, c, ds FROM o").collect())) == want, mode
+            assert sorted(map(tuple, wh.sql("SELECT k FROM o WHERE ds = 'b'").collect())) == \
+                sorted((r[0],) for r in plain.collect()), mode
+    finally:
+        wh.close()
+
+
 def test_a_listed_text_file_appended_to_in_place_is_read_whole(tmp_path, spark):
     """A log-like TEXTFILE partition another tool appends to under the same file name: the
     whole-table frame's index knew the file's old length, and Spark's text reader reads a file

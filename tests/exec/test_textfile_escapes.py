@@ -159,6 +159,21 @@ def test_files_written_by_hive_read_as_hive_reads_them(wh, spark, tmp_path):
     assert ("exs\\", 7, ["a", "b|c"], {"k:1": "v:2", "kk": None}, ("\r\nq", 8)) in expected
 
 
+def test_booleans_of_a_text_file_read_as_hives_lazyboolean(wh, spark, tmp_path):
+    """Found by a hunt for bugs: a BOOLEAN field read as Spark's cast reads it ('t', 'yes', '1',
+    ' true' were true, 'n' and '0' false), where Hive's LazyBoolean reads true and false, in any
+    case, and nothing else (NULL), nested values too."""
+    src = tmp_path / "flags.txt"
+    texts = ["true", "TRUE", "False", "t", "yes", "1", "0", "n", " true", "", "\\N"]
+    src.write_text("".join(f"{i}\x01{t}\x01{t}\x02false\n" for i, t in enumerate(texts)))
+    wh.sql("CREATE TABLE flags (i INT, b BOOLEAN, a ARRAY<BOOLEAN>) STORED AS TEXTFILE")
+    wh.sql(f"LOAD DATA LOCAL INPATH '{src}' INTO TABLE flags")
+    hive = {"true": True, "false": False}
+    assert _collect(wh.sql("SELECT i, b, a FROM flags")) == \
+        _sorted((i, hive.get(t.lower()), [hive.get(t.lower()), False]) for i, t in enumerate(texts))
+    assert _collect(wh.sql("SELECT i FROM flags WHERE b")) == [(0,), (1,)]
+
+
 def test_escape_crlf_writes_line_ends_escaped(wh, spark):
     """LazySimpleSerDe's serialization.escape.crlf: with it, a string's \\r and \\n are written as
     the escape then r / n (one line per row); without it, as they are (as Hive writes them)."""

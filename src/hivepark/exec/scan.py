@@ -164,7 +164,12 @@ def _files_relation(spark: SparkSession, scan: TableScan, warm: TableFrames | No
         else:
             dirs.setdefault(_spark_dir(p.location), p.values)
     if warm is not None:
-        return warm.mapped(spark, table, list(dirs.items()), paths)
+        # a directory read whole (a partition without a recorded file list: ADD PARTITION ...
+        # LOCATION) is kept by what it holds now, so files another tool drops in are read
+        held = tuple((p.location, tuple(sorted((e.path, e.size, e.mtime_ns)
+                                               for e in fs.list_files(p.location, recursive=True))))
+                     for p, _, nested in per_part if p.files is None and not nested)
+        return warm.mapped(spark, table, list(dirs.items()), paths, held)
     return Relation(_mapped_scan(spark, table, list(dirs.items()), paths))
 
 
@@ -306,11 +311,14 @@ class TableFrames:
                           lambda: load(spark, table, [fs.to_spark_path(p) for p in paths]))
 
     def mapped(self, spark: SparkSession, table: Table,
-               dirs: list[tuple[str, tuple[str | None, ...]]], paths: list[str]) -> Relation:
+               dirs: list[tuple[str, tuple[str | None, ...]]], paths: list[str],
+               listed: tuple[Any, ...] = ()) -> Relation:
         """Partitions read by their files' directories (list-bucketing subdirectories, or
         directories outside the Hive layout), the last MAPPED_PER_TABLE file sets per table:
-        building one costs Spark a file index and a directory map (50-100 ms for 120 files)."""
-        return self._keep(spark, table, (tuple(paths), tuple(dirs)), MAPPED_PER_TABLE,
+        building one costs Spark a file index and a directory map (50-100 ms for 120 files).
+        ``listed``: the files (sizes and times) of the directories among ``paths`` read whole,
+        as listed now: Spark's index of such a directory holds the files of its moment."""
+        return self._keep(spark, table, (tuple(paths), tuple(dirs), listed), MAPPED_PER_TABLE,
                           lambda: _mapped_scan(spark, table, dirs, paths))
 
     def forget_kept(self, spark: SparkSession, table: Table) -> None:

@@ -14,6 +14,16 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from pyspark.sql import DataFrame
+from pyspark.sql.types import (
+    ArrayType,
+    CharType,
+    DataType,
+    DecimalType,
+    MapType,
+    StructType,
+    TimestampNTZType,
+    VarcharType,
+)
 
 from hivepark import layout
 from hivepark.catalog.buckets import KEYS as BUCKET_KEYS
@@ -54,7 +64,7 @@ from hivepark.exec.relocate import (
     rename_partition,
     spec_text,
 )
-from hivepark.exec.write import count_rows, write_rows
+from hivepark.exec.write import count_rows, cut_foreign_files, sized_string_columns, write_rows
 from hivepark.expr import or_all
 from hivepark.sql import statements as s
 from hivepark.sql.rewrite import hive_output_names
@@ -62,6 +72,7 @@ from hivepark.sql.validate import (
     check_column_change,
     check_create_skew,
     check_not_default_partition,
+    check_partition_key_types,
     check_skewed_location,
     full_spec,
     location_changes,
@@ -282,6 +293,7 @@ def new_table(ctx: Context, stmt: s.CreateTable) -> Table:
         tblprops = {**copy_for_like(src), **(serde if stmt.field_delim is None else {}), **tblprops}
     for key in part_keys:  # its directories would be hidden: written, then never found
         layout.check_partition_column_name(key.name)
+    check_partition_key_types(part_keys)
     dup = {c.name for c in columns} & {c.name for c in part_keys}
     if dup:
         raise SemanticError(f"Column repeated in partitioning columns: {sorted(dup)[0]}. A "
@@ -296,6 +308,9 @@ def new_table(ctx: Context, stmt: s.CreateTable) -> Table:
                          .properties().items() if v is not None})
     if stmt.bucketing is not None:
         tblprops.update(_bucketing(columns, part_keys, stmt))
+    if stmt.location is not None and sized_string_columns(Table(db, name, tuple(columns))):
+        # its files are another tool's: read as Hive reads them (exec.write.cut_foreign_files)
+        tblprops[CUT_COLUMNS] = json.dumps(sorted(sized_string_columns(Table(db, name, tuple(columns)))))
     table = Table(db, name, tuple(columns), tuple(part_keys), properties=tblprops,
                   create_time=int(time.time()), **kw)
     if default_location:  # no other table's or partition's (one given that LOCATION) directory
@@ -397,7 +412,41 @@ def ctas_columns(df: DataFrame, tree: Any) -> list[Column]:
             raise SemanticError(f"CREATE-TABLE-AS-SELECT creates a VOID type, please use CAST to specify the "
                                 f"type, near field: {name}. CAST it, e.g. CAST(NULL AS STRING) AS {name}.",
                                 code=10305)
-        out.append(Column(name, f.dataType.simpleString()))
+        out.append(Column(name, hive_column_type(f.dataType, name)))
+    return out
+
+
+_HIVE_ATOMS = frozenset({"tinyint", "smallint", "int", "bigint", "float", "double", "boolean", "string",
+                         "binary", "date", "timestamp"})
+
+
+def hive_column_type(dt: DataType, name: str) -> str:
+    """The Hive type a query's column of Spark type ``dt`` is kept as (CTAS): Spark's text for
+    the types Hive has, ``timestamp`` for Spark's TIMESTAMP_NTZ (``localtimestamp()``,
+    ``to_timestamp_ntz``: a wall-clock time, as Hive's TIMESTAMP is), nested ones too. A type
+    Hive has not (an INTERVAL, VARIANT, TIME) is refused naming the column: the metastore would
+    hold a type Hive cannot read."""
+    def text(t: DataType) -> str | None:
+        if isinstance(t, ArrayType):
+            inner = text(t.elementType)
+            return None if inner is None else f"array<{inner}>"
+        if isinstance(t, MapType):
+            k, v = text(t.keyType), text(t.valueType)
+            return None if k is None or v is None else f"map<{k},{v}>"
+        if isinstance(t, StructType):
+            fields = [(f.name, text(f.dataType)) for f in t.fields]
+            if any(ft is None for _, ft in fields):
+                return None
+            return "struct<" + ",".join(f"{n}:{ft}" for n, ft in fields) + ">"
+        if isinstance(t, TimestampNTZType):
+            return "timestamp"
+        simple = t.simpleString()
+        return simple if simple in _HIVE_ATOMS or isinstance(t, (DecimalType, CharType, VarcharType)) else None
+
+    out = text(dt)
+    if out is None:
+        raise SemanticError(f"CREATE TABLE ... AS SELECT: column {name} is of Spark type {dt.simpleString()}, which no "
+                            f"Hive column type holds. Convert it in the SELECT, e.g. CAST({name} AS STRING).")
     return out
 
 
@@ -788,6 +837,8 @@ def add_partitions(ctx: Context, table: Table, action: s.AddPartitions) -> None:
                     else layout.partition_path(table.location, table.partition_key_names(), values))
         parts.append(Partition(values, location, {"transient_lastDdlTime": str(int(time.time()))},
                                None, int(time.time())))
+    if any(loc is not None for _, loc in action.partitions):  # another tool's files, maybe
+        table = cut_foreign_files(ctx, table)
     # the directories first: a path the file system refuses (a file in the way, too long a
     # name) fails the statement before the metastore records anything
     made = [p.location for p in parts if not fs.exists(p.location)]
@@ -1430,6 +1481,8 @@ def msck_repair(ctx: Context, stmt: s.MsckRepair) -> DataFrame:
     table = ctx.table(stmt.table)
     if not table.is_partitioned:
         return ctx.rows(["result"], [])
+    if stmt.repair:  # the files it records are another tool's
+        table = cut_foreign_files(ctx, table)
     keys = table.partition_key_names()
     types = [k.hive_type for k in table.partition_keys]
     partitions = ctx.catalog.list_partitions(table)

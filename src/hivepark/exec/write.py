@@ -6,7 +6,9 @@ directory, then one metastore transaction makes the result visible.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -46,7 +48,7 @@ from hivepark.sql.validate import (
 from hivepark.storage import fs
 from hivepark.storage.bucket_files import BUCKET_COL, name_staged, row_buckets
 from hivepark.storage.commit import DirectoryWrite, PartitionWrite, ReadsTarget
-from hivepark.storage.formats import check_text_delimiter, normalize_format, sql_name, writer
+from hivepark.storage.formats import CUT_COLUMNS, check_text_delimiter, normalize_format, read_cut, sql_name, writer
 from hivepark.storage.handlers import StorageHandler, handler_for
 from hivepark.types import DEFAULT_PARTITION_NAME, HiveType, PartitionValueError
 
@@ -341,7 +343,7 @@ def _write_handler(ctx: Context, handler: StorageHandler, table: Table, df: Data
             f"Cannot insert into target table because column number/types are different "
             f"'{table.name}': Table insclause-0 has {len(table.columns)} columns, but query has "
             f"{len(df.columns)} columns.", code=10044)
-    out = df.selectExpr(*_data_columns(table, df))
+    out = _cast_rows(table, df, _data_columns(table, df), [])
     try:
         handler.write(ctx.spark, table, out, overwrite)
     except PySparkException as e:
@@ -390,6 +392,29 @@ def _castable(src: str, dst: str) -> bool:
     return True
 
 
+def _cast_rows(table: Table, df: DataFrame, exprs: list[str], dynamic: list[tuple[str, str]]) -> DataFrame:
+    """``df`` (columns ``_hp_col<i>``) as ``exprs``, each casting a query column to its target
+    column's type. A column Spark cannot cast (a STRUCT of other fields, an INT into a DATE, a
+    STRING into an ARRAY) is Hive's 10044 naming the query's column, its type and the target
+    column (the data columns, then the ``dynamic`` partition columns), where Spark's analysis
+    error named hivepark's own alias ``_hp_col<i>``."""
+    try:
+        return df.selectExpr(*exprs)
+    except PySparkException as e:
+        m = re.search(r"\b_hp_col(\d+)\b", str(e))
+        targets = [(c.name, c.type) for c in table.columns] + dynamic
+        if m is None or "DATATYPE_MISMATCH" not in str(e) or int(m.group(1)) >= len(targets):
+            raise
+        i = int(m.group(1))
+        name, typ = targets[i]
+        source = df.schema.fields[i].dataType.simpleString()
+        how = " (a STRUCT: named_struct(...) with the column's fields, in order)" if typ.startswith("struct<") else ""
+        raise SemanticError(
+            f"Cannot insert into target table because column number/types are different '{table.name}': column "
+            f"{i + 1} of the query is {source}, which cannot be converted to {name} {typ}. Convert it in the "
+            f"SELECT{how}.", code=10044) from None
+
+
 def _write_static(ctx: Context, table: Table, df: DataFrame, values: tuple, overwrite: bool,
                   if_absent: bool = False, reads_target: ReadsTarget = False) -> Table:
     """A write into one partition (or an unpartitioned table); ``if_absent``: IF NOT EXISTS,
@@ -400,7 +425,7 @@ def _write_static(ctx: Context, table: Table, df: DataFrame, values: tuple, over
             table.location, table.partition_key_names(), values)
     else:
         location = table.location
-    data = df.selectExpr(*_data_columns(table, df))
+    data = _cast_rows(table, df, _data_columns(table, df), [])
     buckets = table_buckets(table)
     lb = lb_routing.static_plan(ctx, table, data, existing, overwrite) if buckets is None else None
     with ctx.begin_commit(table, keeps_buckets=True) as commit:
@@ -473,7 +498,7 @@ def _partitioned_rows(table: Table, df: DataFrame, static: dict, dyn: list[str])
             # and the limits count one partition
             text = partition_text_sql(value, HiveType.parse(types[k]))
             part_cols.append(f"{text} AS {sql_name(k)}")
-    return df.selectExpr(*_data_columns(table, df), *part_cols)
+    return _cast_rows(table, df, [*_data_columns(table, df), *part_cols], [(k, types[k]) for k in dyn])
 
 
 def _write_dynamic(ctx: Context, table: Table, df: DataFrame, static: dict, dyn: list[str],
@@ -909,6 +934,26 @@ def _check_load_format(table: Table, files: Sequence[fs.FileEntry]) -> int:
     return total
 
 
+def sized_string_columns(table: Table) -> list[str]:
+    """The table's CHAR(n) and VARCHAR(n) columns (read cut when :data:`CUT_COLUMNS` names them)."""
+    return [c.name for c in table.columns if read_cut("x", c.type) != "x"]
+
+
+def cut_foreign_files(ctx: Context, table: Table) -> Table:
+    """``table`` with its CHAR(n) and VARCHAR(n) columns recorded as read cut
+    (:data:`hivepark.storage.formats.CUT_COLUMNS`), before files hivepark did not write become its
+    files (LOAD DATA, MSCK REPAIR, ADD PARTITION ... LOCATION): such a file may hold longer values,
+    or a CHAR's padding (Hive's ORC writer pads CHAR values), which Hive reads cut to the column's
+    length, so ``c = 'abc'`` finds a CHAR(3) file value 'abcdef' as in Hive. A filter on those
+    columns is then applied by Spark after the read, not pushed into the Parquet or ORC reader."""
+    sized = set(sized_string_columns(table))
+    cut = set(json.loads(table.properties.get(CUT_COLUMNS) or "[]"))
+    if sized <= cut:
+        return table
+    properties = {**table.properties, CUT_COLUMNS: json.dumps(sorted(cut | sized))}
+    return ctx.catalog.alter_table(table.evolve(properties=properties), table.version)
+
+
 def load_data(ctx: Context, stmt: LoadData) -> DataFrame:
     """LOAD DATA [LOCAL] INPATH: the files moved (copied, for LOCAL) into the table. The move
     is undone when the statement fails, or, killed, by the next ``connect()``: the source files
@@ -942,6 +987,7 @@ def load_data(ctx: Context, stmt: LoadData) -> DataFrame:
         raise UserInputError(f"No files to load in '{src}'")
     rows = _check_load_format(table, [x for x in entries if not x.is_dir]) if table.format in ("parquet", "orc") \
         else None
+    table = cut_foreign_files(ctx, table)
     with ctx.begin_commit(table) as commit:
         fs.makedirs(commit.staging + "/data")
         staged = [(e.path, f"{commit.staging}/data/{i:05d}_{os.path.basename(e.path)}")

@@ -16,7 +16,7 @@ from hivepark.errors import InvalidPartitionSpec, ParseError, SemanticError, Uns
 from hivepark.expr.from_sqlglot import from_sqlglot
 from hivepark.sql import dialect as d
 from hivepark.sql import statements as s
-from hivepark.types import HiveType
+from hivepark.types import HiveType, type_parameter_problem
 
 
 def build(tree: exp.Expression) -> s.Statement:
@@ -39,10 +39,15 @@ def table_ref(node: exp.Table) -> s.TableRef:
     return s.TableRef(db.name.lower() if db is not None else None, node.name.lower())
 
 
-def hive_type(dt: exp.DataType) -> str:
-    """A column type as Hive writes it, lower-case (``decimal(10,2)``, ``array<int>``)."""
+def hive_type(dt: exp.DataType, column: str | None = None) -> str:
+    """A column type as Hive writes it, lower-case (``decimal(10,2)``, ``array<int>``); the
+    declared type of ``column``, whose parameters Hive checks (``decimal(39,0)`` is refused)."""
     text = dt.sql(dialect="hive").lower()
-    return HiveType.parse({"integer": "int", "text": "string"}.get(text, text)).text
+    typ = HiveType.parse({"integer": "int", "text": "string"}.get(text, text)).text
+    problem = type_parameter_problem(typ) if column is not None else None
+    if problem is not None:
+        raise SemanticError(f"Column {column} of type {typ}: {problem}.")
+    return typ
 
 
 _TRANSFORMS = {"year": "year", "years": "year", "month": "month", "months": "month", "day": "day", "days": "day",
@@ -77,7 +82,7 @@ def column_defs(schema: exp.Schema | None) -> list[Column]:
         kind = cd.args.get("kind")
         if kind is None:
             raise SemanticError(f"Column {cd.name} has no type: give it one, e.g. {cd.name} STRING")
-        cols.append(Column(cd.name.lower(), hive_type(kind), comment))
+        cols.append(Column(cd.name.lower(), hive_type(kind, cd.name.lower()), comment))
     names = [c.name for c in cols]
     dups = sorted({n for n in names if names.count(n) > 1})
     if dups:
@@ -514,7 +519,7 @@ def _alter_action(action: exp.Expression, if_exists: bool) -> s.AlterAction:
         where, after = action.meta.get("position", (None, None))
         return s.ChangeColumn(action.this.name.lower(),
                               new_name.name.lower() if new_name is not None else None,
-                              hive_type(dtype) if dtype is not None else None,
+                              hive_type(dtype, action.this.name.lower()) if dtype is not None else None,
                               comment.name if isinstance(comment, exp.Expression) else None, where == "FIRST", after)
     return s.UnsupportedAlter(action.sql(dialect="hive")[:80] or action.key.upper())
 

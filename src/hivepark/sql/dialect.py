@@ -184,6 +184,9 @@ class HiveQL(Hive):
         KEYWORDS = {**Hive.Tokenizer.KEYWORDS, "MSCK": TokenType.COMMAND}
 
     class Parser(Hive.Parser):
+        # Spark's localtimestamp(): sqlglot's node for it renders as LOCALTIMESTAMP without
+        # parentheses, which Spark reads as a column name; kept a plain function call
+        FUNCTIONS = {k: v for k, v in Hive.Parser.FUNCTIONS.items() if k != "LOCALTIMESTAMP"}
         STATEMENT_PARSERS = {
             **Hive.Parser.STATEMENT_PARSERS,
             TokenType.ALTER: lambda self: self._parse_hp_alter_statement(),

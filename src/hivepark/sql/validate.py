@@ -313,6 +313,23 @@ def skew_value(col: str, typ: str, value: SkewValue) -> str:
                             f"{typ}: give a {typ} value") from None
 
 
+def check_partition_key_types(keys: Sequence[Column]) -> None:
+    """Hive's 10126 for a partition column of a complex type, and a BINARY one refused too: a
+    partition's value is the text of its directory's name, which neither has (every write
+    into such a table failed). Checked at CREATE TABLE, CTAS (typed from the query) included."""
+    for key in keys:
+        typ = HiveType.parse(key.type)
+        if typ.is_scalar:
+            continue
+        if typ.base in ("array", "map", "struct", "uniontype"):
+            raise SemanticError(f"Partition column must be of primitive type. Found {key.name} of type: {typ.text}. "
+                                "Partition by a primitive column (a number, string, date, ...), or keep "
+                                f"{key.name} as a data column.", code=10126)
+        raise SemanticError(f"Partition column {key.name} of type {typ.text} is not supported: a partition's value "
+                            "is the text of its directory's name. Use a STRING partition column (for bytes, "
+                            f"hex({key.name})), or keep {key.name} as a data column.")
+
+
 def check_create_skew(table: Table, bucketed: bool) -> None:
     """LB combinations hivepark cannot keep correct: bucketing (CLUSTERED BY)."""
     if table_skew(table) and bucketed:

@@ -266,8 +266,9 @@ def load(spark: SparkSession, table: Table, paths: Sequence[str], base_path: str
 
 #: Table property: the VARCHAR(n) and CHAR(n) columns whose files may hold longer values (or a CHAR's
 #: trailing spaces), as a JSON list: ALTER TABLE ... CHANGE / REPLACE COLUMNS gave them that type
-#: while the table held files. Only these are cut when read: a projection on a column keeps Spark
-#: from pushing its filters into the Parquet/ORC reader, and what hivepark writes is cut already.
+#: while the table held files, or files hivepark did not write came in (exec.write.cut_foreign_files).
+#: Only these are cut when read: a projection on a column keeps Spark from pushing its filters into
+#: the Parquet/ORC reader, and what hivepark writes is cut already.
 CUT_COLUMNS = "hivepark.cut.columns"
 
 
@@ -544,6 +545,8 @@ def _parse_text(text: str, typ: DataType | str, level: int, serde: TextSerDe | N
     simple = typ if isinstance(typ, str) else _type_sql(typ)
     if simple == "binary":  # LazyBinary.decodeIfNeeded: Base64 text decoded, any other as its bytes
         return f"coalesce(try_to_binary({value}, 'base64'), CAST({value} AS BINARY))"
+    if simple == "boolean":  # LazyBoolean: true or false in any case, nothing else (Spark's cast takes 't', 'yes', '1')
+        return f"CASE lower({value}) WHEN 'true' THEN true WHEN 'false' THEN false END"
     return serde.unescape(value) if simple == "string" else f"try_cast({value} AS {simple})"
 
 
