@@ -17,7 +17,11 @@ Spark's coercion rules this relies on (``TypeCoercion`` / ``AnsiTypeCoercion``):
 * string vs DATE: the string is cast to DATE; ``YYYY-MM-DD`` casts to the same day, and
   ISO strings order like dates;
 * numeric literal vs string column: Spark casts the column, so ``'01' = 1`` is true:
-  never bound.
+  never bound;
+* any other string vs a numeric column (``hr = '5.0'``, ``hr IN ('1.5', 2)``): hivepark runs
+  Hive's comparison, ``TRY_CAST(x AS DOUBLE)`` on every side (``sql.analyzer.hive_comparisons``),
+  so the literals bind to those doubles (:meth:`hivepark.types.HiveType.bind_as_double`);
+* a NULL member of an IN stays: the IN is NULL where the value is none of the others.
 
 Example:
     >>> from hivepark.expr.nodes import And, EqualTo, GreaterThan
@@ -83,18 +87,31 @@ def _opaque(atom: Expr) -> Opaque:
 def _bind_atom(atom: Expr, hive_type: str) -> Expr:
     if isinstance(atom, Comparison):
         value = bind_literal(atom.value, hive_type)
+        if value is None and isinstance(atom.value, str):  # Hive's comparison: both sides as DOUBLE
+            value = HiveType.parse(hive_type).bind_as_double(atom.value)
         return _opaque(atom) if value is None else type(atom)(atom.term, value)
     if isinstance(atom, In):
         if binds_unchanged(atom.values, hive_type):  # thousands of runtime keys: no per-value work
             return atom
-        values = tuple(bind_literal(v, hive_type) for v in atom.values)
-        if any(v is None for v in values):
-            return _opaque(atom)
-        return In(atom.term, values)  # type: ignore[arg-type]
+        return _bind_in(atom, HiveType.parse(hive_type))
     if isinstance(atom, Like):
         string_column = HiveType.parse(hive_type).kind == "string"
         return atom if string_column and isinstance(atom.pattern, str) else _opaque(atom)
     return atom
+
+
+def _bind_in(atom: In, t: HiveType) -> Expr:
+    """``x IN (...)`` bound: a NULL member stays (the IN is then NULL, not FALSE, where ``x``
+    is none of the others: ``x NOT IN (1, NULL)`` is never TRUE); a string that does not bind
+    exactly to a numeric column makes Hive's comparison of every member as DOUBLE."""
+    members = [v for v in atom.values if v is not None]
+    bound = [t.bind_literal(v) for v in members]
+    if any(b is None and isinstance(v, str) for v, b in zip(members, bound)):
+        bound = [t.bind_as_double(v) for v in members]
+    if any(b is None for b in bound):
+        return _opaque(atom)
+    nulls = (None,) if len(members) < len(atom.values) else ()
+    return In(atom.term, (*bound, *nulls))  # type: ignore[arg-type]
 
 
 def bind(expr: Expr, types: Mapping[str, str]) -> Expr:
@@ -117,6 +134,8 @@ def bind(expr: Expr, types: Mapping[str, str]) -> Expr:
         In(term='hr', values=(1, 2))
         >>> bind(EqualTo("s", 1), {"s": "string"})
         Opaque(sql='(s = 1)', refs=frozenset({'s'}))
+        >>> bind(EqualTo("hr", "5.0"), {"hr": "int"}), bind(In("hr", ("1.5", 2, None)), {"hr": "int"})
+        (EqualTo(term='hr', value=5.0), In(term='hr', values=(1.5, 2.0, None)))
     """
     lowered = {name.lower(): hive_type for name, hive_type in types.items()}
     return _bind(expr, lowered)

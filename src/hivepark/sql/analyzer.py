@@ -385,6 +385,8 @@ def _side_type(node: exp.Expression, resolvers: dict[str, Callable[[exp.Column],
         return _side_type(node.this, resolvers, tables, derived, depth)
     if isinstance(node, exp.Literal):
         return ("string", None) if node.is_string else ("numeric", None)
+    if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and not node.this.is_string:
+        return "numeric", None  # -1: a number too (hr IN ('1.5', -1) is Hive's comparison as DOUBLE)
     if isinstance(node, exp.Column):
         for alias, resolve in resolvers.items():
             name = resolve(node)
