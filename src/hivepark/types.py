@@ -171,6 +171,34 @@ class HiveType:
             return value if isinstance(value, bool) else None
         return None
 
+    def bind_as_double(self, value: Value) -> float | None:
+        """The double a literal is compared as where hivepark runs Hive's comparison of a
+        numeric column with a string that does not bind exactly (``hr = '5.0'``, ``hr IN
+        ('1.5', 2)``): ``sql.analyzer.hive_comparisons`` makes Spark compare
+        ``TRY_CAST(x AS DOUBLE)`` on every side. A plain decimal number text (as Java's
+        ``parseDouble`` and Python's ``float`` read it alike, correctly rounded) or a number
+        is its double; None for any other value, a non-numeric column and a value beyond the
+        double range (left to Spark).
+
+        >>> t = HiveType.parse("int")
+        >>> t.bind_as_double("5.0"), t.bind_as_double("-1e2"), t.bind_as_double(2), t.bind_as_double(" 5")
+        (5.0, -100.0, 2.0, None)
+        >>> HiveType.parse("string").bind_as_double("5.0"), t.bind_as_double("1e999")
+        (None, None)
+        """
+        if self.family != "numeric" or isinstance(value, bool):
+            return None
+        if isinstance(value, str):
+            if not _REAL.fullmatch(value):
+                return None
+        elif not isinstance(value, (int, float, Decimal)):
+            return None
+        try:
+            number = float(value)
+        except OverflowError:
+            return None
+        return number if math.isfinite(number) else None
+
     def binds_unchanged(self, values: Any) -> bool:
         """True when :meth:`bind_literal` returns every value as it is (integers in an
         integral type's range, strings for STRING/VARCHAR), so a large set needs no

@@ -872,6 +872,21 @@ def test_filter_default_partition_is_null(catalog: SqlCatalog, hours: Table) -> 
     assert (D8, None) in pruned(catalog, hours, Not(NotNull("hr")))
 
 
+def test_filter_in_with_a_null_member(catalog: SqlCatalog, hours: Table) -> None:
+    """``x IN (v, NULL)`` is TRUE where x is v and NULL elsewhere (never FALSE): it keeps v's
+    partitions, and its negation none; a NULL member was not expressible, so every partition
+    whose key is not NULL was kept either way."""
+    assert pruned(catalog, hours, In("hr", (8, None))) == [(D8, "8"), (D9, "8")]
+    assert pruned(catalog, hours, In("ds", (None, D9))) == [(D9, h) for h in ("10", "11", "8", "9")]
+    assert pruned(catalog, hours, Not(In("hr", (8, None)))) == []
+    assert pruned(catalog, hours, Not(In("ds", (D8, None)))) == []
+    assert pruned(catalog, hours, Or(Not(In("hr", (None,))), EqualTo("hr", 9))) == \
+        [(D8, "9"), (D9, "9"), (None, "9")]
+    assert [p.values for p in catalog.drop_partitions(hours, Not(In("hr", (8, None))))] == []
+    assert sorted(p.values for p in catalog.drop_partitions(hours, In("hr", (11, None)))) == \
+        [(D8, "11"), (D9, "11")]
+
+
 def test_filter_in_large_lists(catalog: SqlCatalog, hours: Table) -> None:
     hrs = tuple(range(1000, 2500)) + (9,)
     assert pruned(catalog, hours, In("hr", hrs)) == [(D8, "9"), (D9, "9"), (None, "9")]
@@ -1189,7 +1204,7 @@ comparisons = st.sampled_from([EqualTo, NotEqualTo, LessThan, LessThanOrEqual, G
                                GreaterThanOrEqual])
 atoms = st.one_of(
     st.builds(lambda op, c, v: op(c, v), comparisons, columns, literals),
-    st.builds(lambda c, vs: In(c, tuple(vs)), columns, st.lists(literals, max_size=4)),
+    st.builds(lambda c, vs: In(c, tuple(vs)), columns, st.lists(st.one_of(literals, st.none()), max_size=4)),
     st.builds(IsNull, columns), st.builds(NotNull, columns),
     st.builds(Like, st.sampled_from(["a", "b"]), st.text(ALPHABET, max_size=4)),
     st.just(Opaque("f(a)")), st.just(AlwaysTrue()), st.just(AlwaysFalse()),
@@ -1249,11 +1264,12 @@ def possible(e: Expr, row: dict[str, Any]) -> frozenset[bool | None]:
         if e.term != "b" or rx is None:
             return TRUTHS
         return frozenset({rx.fullmatch(x) is not None})
-    if isinstance(e, In):
+    if isinstance(e, In):  # with a NULL member, NULL (not FALSE) where x is none of the others
         if any(_fits(e.term, v) and x == v for v in e.values):
             return frozenset({True})
-        return TRUTHS - {None} if any(not _fits(e.term, v) for v in e.values) \
-            else frozenset({False})
+        miss = None if None in e.values else False
+        return frozenset({True, miss}) if any(v is not None and not _fits(e.term, v) for v in e.values) \
+            else frozenset({miss})
     if not _fits(e.term, e.value):  # type: ignore[attr-defined]
         return TRUTHS
     return frozenset({_cmp(type(e), x, e.value)})  # type: ignore[attr-defined]

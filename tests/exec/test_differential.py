@@ -185,9 +185,49 @@ def test_a_cte_the_select_does_not_read_changes_nothing(dataset, query):
         dataset.sql("SET hive.mapred.mode=nonstrict")
 
 
+@pytest.mark.parametrize("where, plain_where, expected", [
+    # a NULL member: the IN is NULL, not FALSE, where hr is none of the others
+    ("hr IN (3, NULL)", None, "3/15"),
+    ("hr NOT IN (3, NULL)", None, "0/15"),
+    ("NOT (hr IN (3, NULL)) OR ds = '2024-01-02'", None, "5/15"),
+    ("hr IN (3, NULL) AND ds <> '2024-01-01'", None, "2/15"),
+    # a string that is no integer: Hive's comparison of both sides as DOUBLE, as hivepark runs it
+    ("hr = '3.0'", "try_cast(hr AS DOUBLE) = 3.0E0", "3/15"),
+    ("hr > '9.5'", "try_cast(hr AS DOUBLE) > 9.5E0", "6/15"),
+    ("hr IN ('3.0', 11)", "try_cast(hr AS DOUBLE) IN (3.0E0, 11.0E0)", "6/15"),
+    ("hr NOT IN ('3.5', 11, -1)", "try_cast(hr AS DOUBLE) NOT IN (3.5E0, 11.0E0, -1.0E0)", "9/15"),
+    ("hr BETWEEN '9.5' AND 10", "try_cast(hr AS DOUBLE) BETWEEN 9.5E0 AND 10.0E0", "3/15"),
+    ("hr BETWEEN -1 AND '9.5'", "try_cast(hr AS DOUBLE) BETWEEN -1.0E0 AND 9.5E0", "6/15"),
+    ("hr IN ('3', 9)", None, "6/15"),
+    ("hr BETWEEN '3' AND 9", None, "6/15"),
+    # null-safe equality: never NULL
+    ("hr <=> NULL", None, "3/15"),
+    ("NULL <=> hr AND ds = '2024-01-03'", None, "1/15"),
+    ("hr <=> 9", None, "3/15"),
+    ("NOT (hr <=> 9)", None, "12/15"),
+    ("NOT (hr <=> NULL)", None, "12/15"),
+    ("hr IS DISTINCT FROM 9", None, "12/15"),
+])
+def test_partition_filters_hivepark_prunes_as_spark_evaluates(dataset, spark, where, plain_where, expected):
+    """Found by a hunt: `hr IN (3, NULL)` (a NULL member), `hr = '3.0'` (a string compared with an
+    INT key, which hivepark runs as Hive does: both sides as DOUBLE), `hr <=> NULL` and `NOT (hr
+    <=> 9)` were left to Spark, so the metastore listed every partition (EXPLAIN ANALYZE: 15/15), and
+    `hr IN ('1.5', -1)` failed with Spark's cast error (the negative number was not taken as a
+    number, so Hive's comparison was not applied). Each now reads the partitions plain Spark's rows
+    come from, and the rows are plain Spark's (of the same comparison as DOUBLE, where it is one)."""
+    plan = "\n".join(r[0] for r in dataset.sql(f"EXPLAIN ANALYZE SELECT * FROM sales WHERE {where}").collect())
+    assert f"partitions={expected}" in plan, plan
+    assert "left to Spark on the partition columns" not in plan, plan
+    ours = dataset.sql(f"SELECT * FROM sales WHERE {where}")
+    plain = spark.sql(f"SELECT * FROM plain_sales WHERE {plain_where or where}")
+    assert _rows(ours) == _rows(plain)
+    held = spark.sql(f"SELECT count(DISTINCT ds, coalesce(hr, -99)) FROM plain_sales WHERE {plain_where or where}")
+    assert held.first()[0] == int(expected.split("/")[0])  # exactly the partitions holding its rows
+
+
 @pytest.mark.parametrize("where, spark_filter", [
     ("upper(ds) = '2024-01-02'", "(UPPER(ds) = '2024-01-02')"),
-    ("hr <=> 3 AND ds = '2024-01-02'", "(hr IS NOT DISTINCT FROM 3)"),
+    ("hr <=> '3' AND ds = '2024-01-02'", "(hr IS NOT DISTINCT FROM '3')"),
     ("coalesce(hr, 0) = 0", "(COALESCE(hr, 0) = 0)"),
 ])
 def test_explain_names_the_partition_filters_left_to_spark(dataset, spark, where, spark_filter):

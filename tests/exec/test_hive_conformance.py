@@ -160,6 +160,37 @@ def test_strict_mode_asks_for_a_filter_that_prunes_as_hive(parts, spark):
     parts.sql("SET hive.mapred.mode=nonstrict")
 
 
+def test_strict_mode_takes_a_subquerys_columns_as_its_own(parts, spark):
+    """Found by a hunt: a column of a subquery's own table was taken for the outer table's of the
+    same name, so strict mode refused `c = (SELECT max(c) FROM dim WHERE a = 5)` (dim's `a`
+    counted as p's, which is no partition key) and `c IN (SELECT abs(c) FROM dim WHERE a = 5)`
+    (a subquery column made by a function, not run as a semi join), though `c = (SELECT max(c)
+    FROM dim)` passed: Hive runs each as a join on the partition key c and adds `c IS NOT NULL`
+    to p's scan, its partition predicate. A filter that reads p's data columns, or none of p's
+    columns, is still refused."""
+    from hivepark.errors import HiveParkError
+
+    parts.sql("CREATE TABLE dim (c INT, a INT) STORED AS PARQUET")
+    parts.sql("INSERT INTO dim VALUES (5, 5), (-3, 5), (4, 1)")
+    spark.read.parquet(f"{parts.location}/p").createOrReplaceTempView("plain_p")
+    spark.read.parquet(f"{parts.location}/dim").createOrReplaceTempView("plain_dim")
+    parts.sql("SET hive.mapred.mode=strict")
+    try:
+        for query in ("SELECT a FROM {p} WHERE c = (SELECT max(c) FROM {dim} WHERE a = 5)",
+                      "SELECT a FROM {p} WHERE c = (SELECT max({dim}.c) FROM {dim} WHERE {dim}.a = 5)",
+                      "SELECT a FROM {p} WHERE c IN (SELECT abs(c) FROM {dim} WHERE a = 5)",
+                      "SELECT a FROM {p} x WHERE x.c = (SELECT max(c) FROM (SELECT c, a FROM {dim}) q "
+                      "WHERE a = (SELECT min(a) FROM {dim}))"):
+            got = _rows(parts.sql(query.format(p="p", dim="dim")))
+            assert got == _rows(spark.sql(query.format(p="plain_p", dim="plain_dim"))) != [], query
+        for where in ("a > (SELECT max(c) FROM dim WHERE a = 5)", "(SELECT max(c) FROM dim) = 5",
+                      "c = (SELECT max(c) FROM dim) OR a = 1"):
+            with pytest.raises(HiveParkError, match=r"No partition predicate for Alias \"p\" Table \"p\"$"):
+                parts.sql(f"SELECT a FROM p WHERE {where}")
+    finally:
+        parts.sql("SET hive.mapred.mode=nonstrict")
+
+
 def test_dynamic_partition_error_texts(parts):
     from hivepark.errors import HiveParkError
 

@@ -337,6 +337,30 @@ def test_a_date_key_compared_with_any_text_spark_casts(wh, spark, tmp_path):
         assert f"partitions={len(expected)}/3" in plan, (where, plan)
 
 
+def test_a_date_key_compared_with_a_timestamp_prunes_as_spark_compares(wh, spark, tmp_path):
+    """Found by a hunt: a DATE key compared with a TIMESTAMP literal was left to Spark, so every
+    partition was listed (EXPLAIN: partitions=3/3). Spark compares the date's midnight with it:
+    a midnight literal is its date, another lies between two dates."""
+    wh.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
+    wh.sql("CREATE TABLE tk (a INT) PARTITIONED BY (dt DATE) STORED AS PARQUET")
+    wh.sql("INSERT INTO tk PARTITION (dt) VALUES (1, DATE'2024-01-05'), (2, DATE'2024-01-07'), (3, DATE'2024-02-01'), "
+           "(4, NULL)")
+    root = str(tmp_path / "warehouse" / "tk")
+    spark.read.schema("a INT, dt DATE").option("basePath", root).parquet(root).createOrReplaceTempView("plain_tk")
+    for where in ("dt = TIMESTAMP'2024-01-07 00:00:00'", "dt = TIMESTAMP'2024-01-07 10:00:00'",
+                  "dt <> TIMESTAMP'2024-01-07 10:00:00'", "dt < TIMESTAMP'2024-01-07 10:00:00'",
+                  "dt <= TIMESTAMP'2024-01-07 00:00:00'", "dt > TIMESTAMP'2024-01-07 00:00:01'",
+                  "dt >= TIMESTAMP'2024-01-05 23:59:59'", "NOT dt >= TIMESTAMP'2024-01-05 00:00:00'",
+                  "dt IN (TIMESTAMP'2024-02-01 00:00:00', TIMESTAMP'2024-01-05 12:00:00')",
+                  "dt NOT IN (TIMESTAMP'2024-01-05 12:00:00')", "dt IN (TIMESTAMP'2024-01-05 12:00:00', NULL)",
+                  "NOT dt IN (TIMESTAMP'2024-01-05 12:00:00', TIMESTAMP'2024-01-07 00:00:00')"):
+        expected = spark.sql(f"SELECT count(DISTINCT coalesce(dt, DATE'1000-01-01')) FROM plain_tk WHERE {where}")
+        assert _rows(wh.sql(f"SELECT * FROM tk WHERE {where}")) == \
+            _rows(spark.sql(f"SELECT * FROM plain_tk WHERE {where}")), where
+        plan = "\n".join(r[0] for r in wh.sql(f"EXPLAIN SELECT * FROM tk WHERE {where}").collect())
+        assert f"partitions={expected.first()[0]}/4" in plan, (where, plan)
+
+
 def test_in_and_between_compare_strings_and_numbers_as_doubles(wh, spark):
     wh.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
     wh.sql("CREATE TABLE nb (i INT, s STRING) PARTITIONED BY (ds STRING, hr INT) STORED AS PARQUET")

@@ -92,6 +92,14 @@ def translate(sql: str, dialect: str = "hive") -> Expr:
         ("ds = true", EqualTo("ds", True)),
         ("ds", EqualTo("ds", True)),  # a bare condition column; bind keeps it for BOOLEAN only
         ("not hr", Not(EqualTo("hr", True))),
+        # null-safe equality is never NULL
+        ("hr <=> null", IsNull("hr")),
+        ("null <=> t.hr", IsNull("hr")),
+        ("hr <=> 1", And(NotNull("hr"), EqualTo("hr", 1))),
+        ("-1.5 <=> hr", And(NotNull("hr"), EqualTo("hr", Decimal("-1.5")))),
+        ("hr is distinct from 1", Not(And(NotNull("hr"), EqualTo("hr", 1)))),
+        ("hr is not distinct from null", IsNull("hr")),
+        ("hr in (1, null)", In("hr", (1, None))),
     ],
 )
 def test_translates_atoms(sql: str, expected: Expr) -> None:
@@ -105,7 +113,8 @@ def test_translates_atoms(sql: str, expected: Expr) -> None:
         ("CAST(hr AS STRING) = '1'", {"hr"}),
         ("hr = key", {"hr", "key"}),
         ("hr = NULL", {"hr"}),
-        ("hr <=> 1", {"hr"}),
+        ("hr <=> '1'", {"hr"}),  # a string may be NULL once compared (hr <=> 'x' on an INT hr)
+        ("hr <=> key", {"hr", "key"}),
         ("ds ilike 'a%'", {"ds"}),
         ("ds rlike 'a'", {"ds"}),
         ("ds like 'a!%' escape '!'", {"ds"}),

@@ -767,6 +767,45 @@ def test_mariadb_zero_dates_are_compared_as_read(wh, spark, mariadb):
     assert _rows(wh.sql("SELECT id, d FROM zd_minmax")) == _rows(spark.sql("SELECT id, d FROM plain_zd"))
 
 
+def test_mariadb_date_filters_push_a_wider_range_the_index_serves(wh, spark, mariadb):
+    """Found by a hunt: nothing was pushed on a MariaDB DATE column (its zero and invalid dates are
+    read as other days than they are stored as), so `d = '2024-05-01'` read the whole table and
+    no index on `d` served it. A comparison, IN or BETWEEN with dates (1700 to 9999) is now also
+    pushed as a range of the stored values three days wider below and 32 above (a zero month or
+    day is read as the day before: '2024-00-00' as 2023-11-30; an invalid day as the days after
+    the month's end: '2024-02-31' as 2024-03-02), which MariaDB answers by the index; Spark
+    applies the filter itself to what is read. Rows are plain Spark's over the same table."""
+    from hivepark.storage.handlers.jdbc import engine_for, run_sql
+
+    with engine_for(mariadb).begin() as conn:
+        conn.exec_driver_sql("SET SESSION sql_mode = 'ALLOW_INVALID_DATES'")
+        conn.exec_driver_sql("CREATE TABLE wd (id INT PRIMARY KEY, d DATE, KEY by_d (d))")
+        odd = ["0000-00-00", "2024-00-00", "2024-01-00", "2024-00-15", "2024-02-30", "2024-02-31", "2024-03-00",
+               "2024-12-00", "1582-10-10", "0000-01-01", "9999-12-31", "2023-12-31", None]
+        conn.exec_driver_sql("INSERT INTO wd VALUES " + ", ".join(
+            f"({i}, {'NULL' if d is None else repr(d)})" for i, d in enumerate(odd)))
+        conn.exec_driver_sql("INSERT INTO wd SELECT 100 + seq, '2023-06-01' + INTERVAL seq DAY FROM seq_0_to_499")
+    wh.sql(f"CREATE EXTERNAL TABLE wd STORED BY '{JDBC}' "
+           f"TBLPROPERTIES ({_tblprops(mariadb, **{'hive.sql.table': 'wd'})})")
+    _plain(spark, mariadb, "wd", "plain_wd", "id INT, d STRING")  # a year-0 date is no Python date
+    for cond in ("d = '2023-11-30'", "d = '2024-03-02'", "d >= '2024-03-01'", "d > '2024-02-29'",
+                 "d <= '2023-12-31'", "d < '2024-01-01'", "d IN ('2023-12-15', '2024-02-29', NULL)",
+                 "d BETWEEN '2023-11-30' AND '2023-12-31'",
+                 "d > '2024-02-28' OR id = 3", "d < '1600-01-01'", "d <> '2024-01-05'", "d NOT IN ('2024-03-01')",
+                 "d >= '2024-11-29' AND d < '2024-12-01'", "d = '1582-10-20'"):
+        q = f"SELECT id, CAST(d AS STRING) FROM {{t}} WHERE {cond}"
+        want = _rows(spark.sql(q.format(t="plain_wd")))
+        assert _rows(wh.sql(q.format(t="wd"))) == want and want, cond
+    plan = _explain(wh, "SELECT id FROM wd WHERE d = '2024-05-01'")
+    assert "pushed: ((d >= '2024-04-28') and (d <= '2024-06-02'))" in plan, plan
+    assert "residual: (d = '2024-05-01')" in plan, plan
+    sent = next(line for line in plan.splitlines() if "SELECT" in line).split("handler: ", 1)[1]
+    assert "`d` >= CAST('2024-04-28' AS DATE) AND `d` <= CAST('2024-06-02' AS DATE)" in sent, sent
+    used = run_sql(mariadb, "EXPLAIN " + sent)[0]
+    assert "by_d" in used and "range" in used, used  # MariaDB reads it by the index on d
+    assert "pushed: none" in _explain(wh, "SELECT id FROM wd WHERE d <> '2024-05-01'")
+
+
 def test_postgres_infinite_dates_compare_as_read(wh, spark, pg):
     """Found by a hunt for bugs: PostgreSQL's 'infinity' and '-infinity' dates are read as
     9999-12-31 and 0001-01-03, but `d = '9999-12-31'` and `d < '0001-01-02'` were pushed and

@@ -452,7 +452,9 @@ class _SqlFilter(BooleanExpressionVisitor[Polar]):
 
     @staticmethod
     def num_in(e: In, a: Any, neg: bool) -> ColumnElement[bool] | bool | None:
-        lits = [num_literal(v) for v in e.values]
+        if neg and None in e.values:
+            return False  # x NOT IN (..., NULL) is never TRUE: the IN is TRUE or NULL
+        lits = [num_literal(v) for v in e.values if v is not None]  # NULL: never TRUE
         if not neg:
             if any(lit is None for lit in lits):
                 return None
@@ -469,7 +471,9 @@ class _SqlFilter(BooleanExpressionVisitor[Polar]):
 
     @staticmethod
     def text_in(e: In, c: KeyCodec, a: Any, neg: bool) -> ColumnElement[bool] | bool | None:
-        lits = [c.text_literal(v) for v in e.values]
+        if neg and None in e.values:
+            return False  # x NOT IN (..., NULL) is never TRUE: the IN is TRUE or NULL
+        lits = [c.text_literal(v) for v in e.values if v is not None]  # NULL: never TRUE
         if not neg:
             if any(lit is None for lit in lits):
                 return None
@@ -555,11 +559,14 @@ def _bind_atom(e: Expr, codecs: Mapping[str, KeyCodec]) -> Expr:
         name, value = _bind_value(e, c, e.value)
         return type(e)(name, value)
     if isinstance(e, In):
-        by_name: dict[str, list[Any]] = {}
+        by_name: dict[str, list[Any]] = {c.name: []}
         for v in e.values:
+            if v is None:  # stays NULL: the IN is NULL where the value is none of the others
+                by_name[c.name].append(None)
+                continue
             name, value = _bind_value(e, c, v)
             by_name.setdefault(name, []).append(value)
-        return or_all(*(In(name, tuple(values)) for name, values in by_name.items()))
+        return or_all(*(In(name, tuple(values)) for name, values in by_name.items() if values))
     if isinstance(e, Like):
         if c.kind != "string" or not _valid_like(e.pattern):
             raise Undecidable(e, f"cannot evaluate LIKE {e.pattern!r} on {c.name}")

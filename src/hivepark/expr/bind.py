@@ -17,7 +17,13 @@ Spark's coercion rules this relies on (``TypeCoercion`` / ``AnsiTypeCoercion``):
 * string vs DATE: the string is cast to DATE; ``YYYY-MM-DD`` casts to the same day, and
   ISO strings order like dates;
 * numeric literal vs string column: Spark casts the column, so ``'01' = 1`` is true:
-  never bound.
+  never bound;
+* any other string vs a numeric column (``hr = '5.0'``, ``hr IN ('1.5', 2)``): hivepark runs
+  Hive's comparison, ``TRY_CAST(x AS DOUBLE)`` on every side (``sql.analyzer.hive_comparisons``),
+  so the literals bind to those doubles (:meth:`hivepark.types.HiveType.bind_as_double`);
+* a NULL member of an IN stays: the IN is NULL where the value is none of the others;
+* TIMESTAMP literal vs DATE column: Spark compares the date's midnight, so a midnight literal is
+  its date and another lies between two dates (:func:`_date_vs_timestamp`).
 
 Example:
     >>> from hivepark.expr.nodes import And, EqualTo, GreaterThan
@@ -28,6 +34,7 @@ Example:
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Iterable, Mapping
 
 from hivepark.expr.nodes import (
@@ -35,10 +42,15 @@ from hivepark.expr.nodes import (
     AlwaysTrue,
     And,
     Comparison,
+    EqualTo,
     Expr,
+    GreaterThan,
     In,
+    LessThan,
+    LessThanOrEqual,
     Like,
     Not,
+    NotEqualTo,
     Opaque,
     Or,
     Unary,
@@ -80,21 +92,75 @@ def _opaque(atom: Expr) -> Opaque:
     return Opaque(sql=to_filter_string(atom), refs=atom.columns())
 
 
+def _date_vs_timestamp(atom: Comparison) -> Expr:
+    """A DATE column compared with a TIMESTAMP literal ``v``: Spark compares the date's midnight
+    with ``v``, both in the session's time zone, which keeps their order as wall-clock times,
+    so a midnight ``v`` is its date, and any other lies between two dates (``d < v`` is ``d <=
+    v's date``, ``d = v`` holds for no date).
+
+    >>> _date_vs_timestamp(LessThan("d", datetime.datetime(2024, 1, 5, 10)))
+    LessThanOrEqual(term='d', value='2024-01-05')
+    >>> from hivepark.expr.nodes import GreaterThanOrEqual
+    >>> _date_vs_timestamp(GreaterThanOrEqual("d", datetime.datetime(2024, 1, 5)))
+    GreaterThanOrEqual(term='d', value='2024-01-05')
+    """
+    v = atom.value
+    assert isinstance(v, datetime.datetime)
+    day = v.date().isoformat()
+    if v == datetime.datetime(v.year, v.month, v.day):
+        return type(atom)(atom.term, day)
+    if isinstance(atom, (EqualTo, NotEqualTo)):  # after day and before the next: FALSE, NULL for NULL
+        try:
+            after = (v.date() + datetime.timedelta(days=1)).isoformat()
+        except OverflowError:
+            after = day
+        never = And(GreaterThan(atom.term, day), LessThan(atom.term, after))
+        return never if isinstance(atom, EqualTo) else Not(never)
+    if isinstance(atom, (LessThan, LessThanOrEqual)):
+        return LessThanOrEqual(atom.term, day)
+    return GreaterThan(atom.term, day)
+
+
 def _bind_atom(atom: Expr, hive_type: str) -> Expr:
+    if isinstance(atom, Comparison) and HiveType.parse(hive_type).kind == "date" \
+            and isinstance(atom.value, datetime.datetime) and atom.value.tzinfo is None:
+        return _date_vs_timestamp(atom)
     if isinstance(atom, Comparison):
         value = bind_literal(atom.value, hive_type)
+        if value is None and isinstance(atom.value, str):  # Hive's comparison: both sides as DOUBLE
+            value = HiveType.parse(hive_type).bind_as_double(atom.value)
         return _opaque(atom) if value is None else type(atom)(atom.term, value)
     if isinstance(atom, In):
         if binds_unchanged(atom.values, hive_type):  # thousands of runtime keys: no per-value work
             return atom
-        values = tuple(bind_literal(v, hive_type) for v in atom.values)
-        if any(v is None for v in values):
-            return _opaque(atom)
-        return In(atom.term, values)  # type: ignore[arg-type]
+        return _bind_in(atom, HiveType.parse(hive_type))
     if isinstance(atom, Like):
         string_column = HiveType.parse(hive_type).kind == "string"
         return atom if string_column and isinstance(atom.pattern, str) else _opaque(atom)
     return atom
+
+
+def _bind_in(atom: In, t: HiveType) -> Expr:
+    """``x IN (...)`` bound: a NULL member stays (the IN is then NULL, not FALSE, where ``x``
+    is none of the others: ``x NOT IN (1, NULL)`` is never TRUE); a string that does not bind
+    exactly to a numeric column makes Hive's comparison of every member as DOUBLE."""
+    members = [v for v in atom.values if v is not None]
+    if t.kind == "date":  # a TIMESTAMP member equals a date's midnight, or no date (_date_vs_timestamp)
+        members = [v.date() if isinstance(v, datetime.datetime) and v.tzinfo is None
+                   and v == datetime.datetime(v.year, v.month, v.day) else v for v in members]
+        nulls = (None,) if len(members) < len(atom.values) else ()
+        never = [v for v in members if isinstance(v, datetime.datetime) and v.tzinfo is None]
+        members = [v for v in members if not (isinstance(v, datetime.datetime) and v.tzinfo is None)]
+        if never and not members and not nulls:  # equal to no date (an empty IN would be FALSE for NULL too)
+            return _date_vs_timestamp(EqualTo(atom.term, never[0]))
+        atom = In(atom.term, (*members, *nulls))
+    bound = [t.bind_literal(v) for v in members]
+    if any(b is None and isinstance(v, str) for v, b in zip(members, bound)):
+        bound = [t.bind_as_double(v) for v in members]
+    if any(b is None for b in bound):
+        return _opaque(atom)
+    nulls = (None,) if len(members) < len(atom.values) else ()
+    return In(atom.term, (*bound, *nulls))  # type: ignore[arg-type]
 
 
 def bind(expr: Expr, types: Mapping[str, str]) -> Expr:
@@ -117,6 +183,8 @@ def bind(expr: Expr, types: Mapping[str, str]) -> Expr:
         In(term='hr', values=(1, 2))
         >>> bind(EqualTo("s", 1), {"s": "string"})
         Opaque(sql='(s = 1)', refs=frozenset({'s'}))
+        >>> bind(EqualTo("hr", "5.0"), {"hr": "int"}), bind(In("hr", ("1.5", 2, None)), {"hr": "int"})
+        (EqualTo(term='hr', value=5.0), In(term='hr', values=(1.5, 2.0, None)))
     """
     lowered = {name.lower(): hive_type for name, hive_type in types.items()}
     return _bind(expr, lowered)

@@ -221,9 +221,31 @@ def _is_null(node: exp.Is, resolve: Resolver) -> Expr | None:
     return NotNull(column) if node.args.get("negate") else IsNull(column)
 
 
+def _null_safe(node: exp.NullSafeEQ | exp.NullSafeNEQ, resolve: Resolver) -> Expr | None:
+    """``x <=> v`` (``x IS NOT DISTINCT FROM v``), never NULL: ``x IS NULL`` for a NULL ``v``,
+    else ``x IS NOT NULL AND x = v``; ``IS DISTINCT FROM`` is its negation. Only for a ``v`` that
+    is surely not NULL once compared: a string may compare as NULL (``hr <=> 'abc'`` is Hive's
+    ``TRY_CAST('abc' AS DOUBLE)``, so TRUE where ``hr`` is NULL), so that is left to Spark."""
+    column, other = _column(node.this, resolve), node.expression
+    if column is None:
+        column, other = _column(node.expression, resolve), node.this
+    if column is None:
+        return None
+    if isinstance(_unparen(other), exp.Null):
+        same: Expr = IsNull(column)
+    else:
+        value = _literal(other)
+        if isinstance(value, (_NoLiteral, str)):
+            return None
+        same = And(NotNull(column), EqualTo(column, value))
+    return same if isinstance(node, exp.NullSafeEQ) else Not(same)
+
+
 def _atom(node: exp.Expression, resolve: Resolver) -> Expr | None:
     if type(node) in _COMPARISONS:
         return _comparison(node, resolve)
+    if isinstance(node, (exp.NullSafeEQ, exp.NullSafeNEQ)):
+        return _null_safe(node, resolve)
     if isinstance(node, exp.In):
         return _in(node, resolve)
     if isinstance(node, exp.Between):
@@ -307,7 +329,7 @@ def from_sqlglot(node: exp.Expression, resolve: Resolver, texts: ConditionFacts 
             unchanged.
 
     Returns:
-        The tree: comparisons, IN, BETWEEN (as ``>= and <=``), LIKE, IS [NOT] NULL,
+        The tree: comparisons, IN, BETWEEN (as ``>= and <=``), LIKE, IS [NOT] NULL, ``<=>``,
         AND/OR/NOT and TRUE/FALSE between one resolved column and literals; every other
         sub-expression is :class:`Opaque` (Spark SQL text plus resolved columns read).
 

@@ -183,7 +183,8 @@ def analyze_query(query: exp.Expression, find: TableFind, type_safety: bool = Fa
                 hive_comparisons(scope.expression, {}, {}, type_safety, _Derived(scope, find, at_version))
             continue
         applicable = _applicable_conjuncts(scope, set(resolved))
-        resolvers = {a: _resolver(scope, a, t, resolved) for a, t in resolved.items()}
+        inside = _bound_inside(scope, find, at_version)
+        resolvers = {a: _resolver(scope, a, t, resolved, inside) for a, t in resolved.items()}
         hinted = _hinted_aliases(scope.expression)
         samples = {a: bucket_sample(tables[a], t) for a, t in resolved.items()}
         # Spark's own TABLESAMPLE (ROWS, PERCENT, a random BUCKET) samples the table's rows before
@@ -577,6 +578,8 @@ def _side_type(node: exp.Expression, resolvers: dict[str, Callable[[exp.Column],
         return _side_type(node.this, resolvers, tables, derived, depth)
     if isinstance(node, exp.Literal):
         return ("string", None) if node.is_string else ("numeric", None)
+    if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and not node.this.is_string:
+        return "numeric", None  # -1: a number too (hr IN ('1.5', -1) is Hive's comparison as DOUBLE)
     if isinstance(node, exp.Column):
         for alias, resolve in resolvers.items():
             name = resolve(node)
@@ -715,8 +718,49 @@ def _semi_joined(scope: Scope) -> dict[str, set[int]]:
     return out
 
 
-def _resolver(scope: Scope, alias: str, table: Table,
-              tables: dict[str, Table]) -> Callable[[exp.Column], str | None]:
+def _bound_inside(scope: Scope, find: TableFind, at_version: AtVersion | None) -> frozenset[int]:
+    """The ids of the columns in the scope's subqueries (``ds = (SELECT max(d) FROM dates WHERE
+    month = 1)``, at any depth) that name a column of a source of the subquery or of one between
+    it and the scope: Spark resolves them there, so they are never a column of the scope's
+    tables (``month`` is dates', not the outer table's ``month``, which made strict mode refuse
+    the query as filtered on a column that is not a partition key). A column no source of them
+    is known to hold (a correlated ``s.month``, or ``month`` read from a source that is not a
+    warehouse table) may be the scope's: it is left to the scope's resolver."""
+    innermost: dict[int, tuple[exp.Column, Scope]] = {}
+    for sub in scope.subquery_scopes:
+        for child in sub.traverse():  # innermost scopes first
+            for col in child.columns:
+                innermost.setdefault(id(col), (col, child))
+    bound = set()
+    for key, (col, child) in innermost.items():
+        s: Scope | None = child
+        while s is not None and s is not scope:
+            if _names_column(s, col, find, at_version):
+                bound.add(key)
+                break
+            s = s.parent
+    return frozenset(bound)
+
+
+def _names_column(scope: Scope, col: exp.Column, find: TableFind, at_version: AtVersion | None) -> bool:
+    """Whether a source of ``scope`` surely holds ``col`` (by its alias when qualified, else by a
+    warehouse table's or a derived table's column of its name)."""
+    name, sources = col.name.lower(), _read_sources(scope)
+    if col.table:
+        return any(a.lower() == col.table.lower() for a in sources)
+    for src in sources.values():
+        if isinstance(src, Scope):
+            if name in {n.lower() for n in src.expression.named_selects}:
+                return True
+        elif isinstance(src, exp.Table):
+            table = referenced_table(src, find, at_version)
+            if table is not None and any(c.name == name for c in table.all_columns):
+                return True
+    return False
+
+
+def _resolver(scope: Scope, alias: str, table: Table, tables: dict[str, Table],
+              inside: frozenset[int] = frozenset()) -> Callable[[exp.Column], str | None]:
     own = {c.name for c in table.all_columns}
     others: set[str] = set()
     semi = _semi_joined(scope)
@@ -736,6 +780,8 @@ def _resolver(scope: Scope, alias: str, table: Table,
             others |= names
 
     def resolve(col: exp.Column) -> str | None:
+        if id(col) in inside:
+            return None  # a column of a subquery's own source
         name = col.name.lower()
         if col.table:
             return name if col.table.lower() == alias.lower() and name in own else None

@@ -26,8 +26,10 @@ atoms is exact; what decides is each atom:
   sql_mode has NO_ZERO_DATE / NO_ZERO_IN_DATE, which the default strict mode has not): the
   reader makes NULL of '0000-00-00' and 2023-11-30 of '2024-00-00', while the server compares
   the stored values ('0000-00-00' is not NULL and is before 2000-01-01; '2024-00-00' is after
-  2023-12-31), so nothing is pushed on their DATE and DATETIME columns, not even IS NULL (the
-  split ranges, on the stored values, still are: each stored value is in one range);
+  2023-12-31), so nothing is pushed exactly on their DATE and DATETIME columns, not even IS NULL
+  (the split ranges, on the stored values, still are: each stored value is in one range); a
+  DATE comparison is pushed as a wider range of the stored values that holds every row it may
+  hold (:meth:`SqlTranslator.widened`), and stays in the residual;
 * PostgreSQL's infinite dates are read as 9999-12-31 and 0001-01-03, so a date literal is pushed
   there only between the years 2 and 9999 (:data:`PG_DATES`), where it orders with them as read;
 * ``LIKE`` is pushed to PostgreSQL only (MariaDB's and SQLite's ignore case);
@@ -135,17 +137,32 @@ def sqlite_datetime(col: exp.Expression) -> exp.Expression:
     return exp.Case(ifs=[exp.If(this=is_text, true=as_text)], default=col.copy())
 
 
+#: MariaDB's stored DATE values and the dates the reader makes of them differ by at most these days:
+#: a zero month or day is read as the day before it ('2024-00-00' as 2023-11-30, '2024-01-00' as
+#: 2023-12-31, '2024-00-15' as 2023-12-15), so the stored value follows the read one by up to a month
+#: and a day; an invalid day (sql_mode ALLOW_INVALID_DATES: '2024-02-31') is read as the days after the
+#: month's end (2024-03-02), so it precedes the read one by up to three
+MARIADB_DATE_MARGIN = (datetime.timedelta(days=3), datetime.timedelta(days=32))
+#: the read dates a widened MariaDB range is written for (none near the calendar change of 1582,
+#: and the margin stays within the years 1 to 9999)
+MARIADB_WIDENED_DATES = (datetime.date(1700, 1, 1), datetime.date(9999, 11, 30))
+
+
 class SqlTranslator:
     """Writes predicates on ``columns`` in ``database_type``'s dialect (None: not exactly).
 
     ``outer=True`` names columns by their Hive names (the aliases of hivepark's own
-    SELECT, for the split ranges Spark appends)."""
+    SELECT, for the split ranges Spark appends). ``stored_dates=True`` writes date comparisons
+    on MariaDB too, on the stored values: for the split ranges, and for the ranges
+    :meth:`widened` makes (never exact on what is read, so Spark applies the filter again)."""
 
-    def __init__(self, database_type: str, columns: Mapping[str, SourceColumn], outer: bool = False) -> None:
+    def __init__(self, database_type: str, columns: Mapping[str, SourceColumn], outer: bool = False,
+                 stored_dates: bool = False) -> None:
         self.db = database_type
         self.dialect = SQLGLOT_DIALECT[database_type]
         self.columns = columns
         self.outer = outer
+        self.stored_dates = stored_dates or outer
 
     # -- literals ------------------------------------------------------------------------
     def _literal(self, value: Any, col: SourceColumn) -> exp.Expression | None:
@@ -195,7 +212,7 @@ class SqlTranslator:
                 return None
             return self._string(value)
         if kind == "date":
-            if sqlite or (self.dialect == "mysql" and not self.outer):  # MariaDB's zero dates
+            if sqlite or (self.dialect == "mysql" and not self.stored_dates):  # MariaDB's zero dates
                 return None
             if isinstance(value, datetime.datetime):
                 return None
@@ -373,3 +390,66 @@ class SqlTranslator:
 
     def sql(self, e: exp.Expression) -> str:
         return e.sql(dialect=self.dialect)
+
+    # -- wider ranges ----------------------------------------------------------------------
+    def widened(self, expr: Expr) -> Expr | None:
+        """A predicate that holds on every row ``expr`` holds on (as read) and that the source
+        can apply, where ``expr`` itself cannot be written exactly; None when there is none.
+        MariaDB's DATE columns: a comparison, IN or BETWEEN with dates becomes a range of the
+        stored values wider by :data:`MARIADB_DATE_MARGIN` (``d = '2024-01-05'``: ``d >=
+        '2024-01-02' AND d <= '2024-02-06'``), which an index on the column serves; Spark still
+        applies ``expr`` to what it reads. An AND keeps the conjuncts that have one, an OR needs
+        both sides; anything exact is itself. Written with ``stored_dates=True``.
+
+        >>> t = SqlTranslator("MARIADB", {"d": SourceColumn("d", "d", HiveType.parse("date"))})
+        >>> t.widened(EqualTo("d", "2024-01-05"))  # doctest: +NORMALIZE_WHITESPACE
+        And(left=GreaterThanOrEqual(term='d', value='2024-01-02'),
+            right=LessThanOrEqual(term='d', value='2024-02-06'))
+        >>> t.widened(NotEqualTo("d", "2024-01-05")) is None, t.widened(GreaterThan("d", "1500-01-01")) is None
+        (True, True)
+        """
+        if self.translate(expr) is not None:
+            return expr
+        if self.dialect != "mysql":
+            return None
+        if isinstance(expr, (And, Or)):
+            left, right = self.widened(expr.left), self.widened(expr.right)
+            if isinstance(expr, Or):
+                return None if left is None or right is None else Or(left, right)
+            return right if left is None else left if right is None else And(left, right)
+        term = getattr(expr, "term", None) or ""
+        col = self.columns.get(term)
+        if col is None or col.hive_type.kind != "date" or not col.exact:
+            return None
+        if isinstance(expr, Comparison):
+            values = [expr.value]
+        elif isinstance(expr, In):
+            values = [v for v in expr.values if v is not None]  # a NULL member is never TRUE
+        else:
+            return None
+        days = [d for d in map(_iso_date, values) if d is not None]
+        if not days or len(days) < len(values) \
+                or any(not MARIADB_WIDENED_DATES[0] <= d <= MARIADB_WIDENED_DATES[1] for d in days):
+            return None
+        low = (min(days) - MARIADB_DATE_MARGIN[0]).isoformat()
+        high = (max(days) + MARIADB_DATE_MARGIN[1]).isoformat()
+        op = type(expr)
+        if op in (GreaterThan, GreaterThanOrEqual):
+            return GreaterThanOrEqual(term, low)
+        if op in (LessThan, LessThanOrEqual):
+            return LessThanOrEqual(term, high)
+        if op in (EqualTo, In):
+            return And(GreaterThanOrEqual(term, low), LessThanOrEqual(term, high))
+        return None  # <>: true of nearly every row
+
+
+def _iso_date(value: Any) -> datetime.date | None:
+    """A bound date literal (ISO text or a date) as a date; None for anything else."""
+    if isinstance(value, datetime.datetime):
+        return None
+    if isinstance(value, datetime.date):
+        return value
+    try:
+        return datetime.date.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
