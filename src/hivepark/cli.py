@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import os
 import signal
 import sys
@@ -32,6 +33,8 @@ def _format(value: object, single: bool = False) -> str:
     >>> from decimal import Decimal
     >>> _format(Decimal("0E-18")), _format([Decimal("1.00E-7")]), _format(Decimal("-12.50"))
     ('0.000000000000000000', '[0.000000100]', '-12.50')
+    >>> _format(datetime.datetime(2024, 1, 5, 10, 0, 0, 500000)), _format([datetime.datetime(2024, 1, 5)])
+    ('2024-01-05 10:00:00.5', '["2024-01-05 00:00:00"]')
     """
     if value is None:
         return "NULL"
@@ -45,6 +48,9 @@ def _format(value: object, single: bool = False) -> str:
         return "true" if value else "false"
     if type(value).__name__ == "Decimal":  # Spark's value has the column's scale: print every digit of it
         return format(value, "f")
+    if isinstance(value, datetime.datetime):  # Hive's text: the fraction without trailing zeros
+        text = value.isoformat(sep=" ")
+        return text.rstrip("0") if value.microsecond else text
     return str(value)
 
 
@@ -102,7 +108,60 @@ def _java_float(x: float, single: bool = False) -> str:
     return f"{minus}{ds[0]}.{ds[1:] or '0'}E{point - 1}"
 
 
+def _shown_type(t):
+    """``t`` with each TIMESTAMP in it made TIMESTAMP_NTZ and each interval STRING, or None
+    when it holds neither (see :func:`_displayed`)."""
+    from pyspark.sql import types as T
+
+    if isinstance(t, T.TimestampType):
+        return T.TimestampNTZType()
+    if isinstance(t, (T.DayTimeIntervalType, T.YearMonthIntervalType)):
+        return T.StringType()
+    if isinstance(t, T.ArrayType):
+        e = _shown_type(t.elementType)
+        return None if e is None else T.ArrayType(e, t.containsNull)
+    if isinstance(t, T.MapType):
+        k, v = _shown_type(t.keyType), _shown_type(t.valueType)
+        return None if k is None and v is None else T.MapType(k or t.keyType, v or t.valueType, t.valueContainsNull)
+    if isinstance(t, T.StructType):
+        fields = [_shown_type(f.dataType) for f in t.fields]
+        if all(f is None for f in fields):
+            return None
+        return T.StructType([T.StructField(f.name, n or f.dataType, f.nullable) for f, n in zip(t.fields, fields)])
+    return None
+
+
+def _displayed(df):
+    """``df`` with the values PySpark would turn into wrong text converted by Spark first:
+    a TIMESTAMP (at any depth) becomes the session time zone's wall-clock time (PySpark gives
+    a TIMESTAMP in the Python process's local time zone, ``TZ``, not Spark's session time zone,
+    so on a machine outside UTC every timestamp printed shifted), and an interval Spark's text
+    of it (``INTERVAL '60' DAY``; PySpark cannot collect a YEAR TO MONTH interval at all)."""
+    shown = [_shown_type(f.dataType) for f in df.schema.fields]
+    if all(t is None for t in shown):
+        return df
+    from pyspark.sql.functions import col
+
+    names = [f"_hp_c{i}" for i in range(len(shown))]  # by position: a result may repeat a name
+    cols = [col(n) if t is None else col(n).cast(t) for n, t in zip(names, shown)]
+    return df.toDF(*names).select(*cols).toDF(*df.columns)
+
+
 _printed = [0]  # rows of the current statement already on stdout (a re-run must not repeat them)
+
+
+class OutputClosed(Exception):
+    """What reads stdout is gone (``hivepark -e ... | head``): the run ends there, quietly,
+    with status 141, as a shell gives a command that SIGPIPE ended."""
+
+
+def _out(write, *args: object) -> None:
+    """``write(*args)`` to stdout; a closed pipe is :class:`OutputClosed`, never a "File system
+    error"."""
+    try:
+        write(*args)
+    except BrokenPipeError:
+        raise OutputClosed() from None
 
 
 def print_result(df, tty: bool) -> int | None:
@@ -110,6 +169,7 @@ def print_result(df, tty: bool) -> int | None:
     rows it printed (None for a statement without rows)."""
     if df is None or not df.columns:
         return None
+    df = _displayed(df)
     # a query's rows are computed as they are read: its progress line shows until the first
     # row is printed
     if not tty:
@@ -119,23 +179,29 @@ def print_result(df, tty: bool) -> int | None:
         for row in df.toLocalIterator():
             if n == 0:
                 _clear_progress()
-            out.write("\t".join(_format(v, i in singles) for i, v in enumerate(row)) + "\n")
+            _out(out.write, "\t".join(_format(v, i in singles) for i, v in enumerate(row)) + "\n")
             n += 1
             _printed[0] = n
-        out.flush()
+        _out(out.flush)
         return n
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
-    table = Table(*df.columns)
+    # every name and value as plain Text: a str would be read as rich's markup ('[b]x[/b]'
+    # printed as a bold x, '[red]' not at all)
+    table = Table()
+    for name in df.columns:
+        table.add_column(Text(name))
     count = 0
     singles = _float_columns(df)
     for row in df.toLocalIterator():
-        table.add_row(*(_format(v, i in singles) for i, v in enumerate(row)))
+        table.add_row(*(Text(_format(v, i in singles)) for i, v in enumerate(row)))
         count += 1
-    console = Console()
+    # as wide as its values: fitted to the terminal (80 columns off one), rich would cut them ('aaa…')
+    width = Console(width=1 << 20).measure(table).maximum
     _clear_progress()
-    console.print(table)
+    _out(Console(width=width).print, table)
     return count
 
 
@@ -185,6 +251,7 @@ def print_formatted(df, fmt: str) -> int | None:
         return None
     if fmt == "table":
         return print_result(df, True)
+    df = _displayed(df)
     singles = _float_columns(df)
     rows = [[_cell(v, i in singles) for i, v in enumerate(row)] for row in df.toLocalIterator()]
     _clear_progress()  # the rows are computed: nothing is drawn over them
@@ -195,8 +262,10 @@ def print_formatted(df, fmt: str) -> int | None:
         def value(v: object) -> object:
             return _java_float(v) if isinstance(v, float) and not math.isfinite(v) else v
 
-        print(json.dumps({"resultset": [{c: value(v) for c, v in zip(df.columns, r)} for r in rows]},
-                         default=str, allow_nan=False))
+        text = json.dumps({"resultset": [{c: value(v) for c, v in zip(df.columns, r)} for r in rows]},
+                          default=str, allow_nan=False)
+        _out(sys.stdout.write, text + "\n")
+        _out(sys.stdout.flush)
         return len(rows)
     delim = "\t" if fmt == "tsv2" else ","
 
@@ -209,10 +278,10 @@ def print_formatted(df, fmt: str) -> int | None:
         return text
 
     out = sys.stdout
-    out.write(delim.join(field(c) for c in df.columns) + "\n")
+    _out(out.write, delim.join(field(c) for c in df.columns) + "\n")
     for r in rows:
-        out.write(delim.join(field(v) for v in r) + "\n")
-    out.flush()
+        _out(out.write, delim.join(field(v) for v in r) + "\n")
+    _out(out.flush)
     return len(rows)
 
 
@@ -309,7 +378,7 @@ def run_script(wh, text: str, verbose: bool, tty: bool, silent: bool = False,
             rows = _run_cancellable(wh, parsed, body, silent)
             trailer(started, rows, silent)
             ok = True
-        except StatementCancelled:
+        except (StatementCancelled, OutputClosed):
             raise
         except Exception as e:  # noqa: BLE001 - every error is one line; it ends the script unless ignored
             # rows are read while they are printed: a file that fails then is named here too
@@ -513,6 +582,11 @@ def _main(e: str | None, f: Path | None, hiveconf: list[str], warehouse: str, me
             raise typer.Exit(1)
     except StatementCancelled as c:
         raise typer.Exit(c.code) from None
+    except OutputClosed:
+        devnull = os.open(os.devnull, os.O_WRONLY)  # what is left in stdout's buffer goes nowhere
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        raise typer.Exit(141) from None
     except Terminated:
         raise typer.Exit(143) from None
     finally:
