@@ -23,8 +23,9 @@ WIDE = "w" * 120
 
 
 def _runs(bg: Background) -> None:
-    """Two runs on a machine whose time zone is not UTC (the session's is): one piped into a
-    reader that stops after two lines, one printing tables into a pipe (80 columns wide)."""
+    """Runs on a machine whose time zone is not UTC (the session's is): one piped into a reader
+    that stops after two lines, the shell given statements on stdin, one printing tables into a
+    pipe (80 columns wide)."""
     wh = os.path.join(bg.tmp, "wh")
     cli = [*hivepark_command(), "--warehouse", wh, "--master", "local[1]", "-S"]
     proc = bg.popen([*cli, "-e", f"{TIMES}; SELECT id FROM range(200000); CREATE TABLE after_the_pipe (a INT)"],
@@ -35,6 +36,14 @@ def _runs(bg: Background) -> None:
     proc.stdout.close()  # as `| head -2` does
     err = proc.stderr.read()
     bg.put("piped", (lines, proc.wait(timeout=600), err, os.path.isdir(os.path.join(wh, "after_the_pipe"))))
+    history = os.path.join(bg.tmp, "history")
+    with open(history, "w") as f:
+        f.write("SHOW TABLES;\nSELECT 1;\n")
+    shell = bg.popen(cli, env=dict(os.environ, HIVEPARK_HISTORY=history), stdin=subprocess.PIPE,
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = shell.communicate("SELECT 5\n  AS five;\nSELECT 'six'\n-- a comment\n;\n", timeout=600)
+    with open(history) as f:
+        bg.put("shell", (shell.returncode, out, err, f.read()))
     bg.put("table", bg.run([*cli, "--outputformat", "table", "-e",
                             f"SELECT 1 AS `[b]`, '[bold]x[/bold] [red]' AS m, '{WIDE}' AS w, "
                             "TIMESTAMP '2024-01-05 10:00:00' AS t"],
@@ -43,7 +52,8 @@ def _runs(bg: Background) -> None:
 
 BACKGROUND_TESTS = {name: _runs for name in (
     "test_timestamps_print_in_the_sessions_time_zone_and_intervals_print",
-    "test_a_closed_pipe_ends_the_run_quietly", "test_table_output_prints_values_as_they_are")}
+    "test_a_closed_pipe_ends_the_run_quietly", "test_table_output_prints_values_as_they_are",
+    "test_statements_piped_into_the_shell_print_rows_alone_and_keep_the_history")}
 
 
 def test_timestamps_print_in_the_sessions_time_zone_and_intervals_print():
@@ -76,3 +86,13 @@ def test_table_output_prints_values_as_they_are():
     assert [c.strip() for c in header.strip("┃").split("┃")] == ["[b]", "m", "w", "t"]
     assert [c.strip() for c in row.strip("│").split("│")] == ["1", "[bold]x[/bold] [red]", WIDE,
                                                               "2024-01-05 10:00:00"]
+
+
+def test_statements_piped_into_the_shell_print_rows_alone_and_keep_the_history():
+    """``hivepark < q.sql`` printed the prompts among the rows (``hivepark>         > 5``) and
+    rewrote the user's history file: each statement read over several lines removed as many
+    entries from it, so two statements left one, mangled (``SELECT 'six' -- a comment ;``)."""
+    rc, out, err, history = background.start(_runs).get("shell")
+    assert rc == 0, err
+    assert out == "5\nsix\n"
+    assert history == "SHOW TABLES;\nSELECT 1;\n"

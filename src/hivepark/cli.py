@@ -8,6 +8,7 @@ import signal
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -421,27 +422,87 @@ def _check_text(text: str, what: str) -> None:
                                  f"{i}. Give the statements as UTF-8.")
 
 
+def history_entry(text: str) -> str:
+    r"""A statement read over several lines as the one line the shell's history recalls: each
+    line break becomes a space, but inside a string literal the escape ``\n`` (the same
+    character to Hive), and a ``--`` comment is dropped (on one line, it would comment out the
+    lines after it), so the line recalled runs the statement that was read.
+
+    >>> print(history_entry("SELECT a,  -- the key\n  'x\ny' AS s\nFROM t;"))
+    SELECT a, 'x\ny' AS s FROM t;
+    """
+    out: list[str] = []
+    quote: str | None = None
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if quote is not None:
+            if c == "\\" and quote != "`" and i + 1 < len(text):
+                out.append(text[i:i + 2])
+                i += 2
+                continue
+            if c == quote:
+                quote = None
+            out.append("\\n" if c == "\n" and quote != "`" else c)
+        elif c == "-" and text.startswith("--", i):
+            end = text.find("\n", i)
+            i = len(text) if end < 0 else end
+            continue
+        elif c == "\n":
+            while out and out[-1] in (" ", "\t"):
+                out.pop()
+            out.append(" ")
+            while i + 1 < len(text) and text[i + 1] in " \t":
+                i += 1
+        else:
+            if c in "'\"`":
+                quote = c
+            out.append(c)
+        i += 1
+    return "".join(out).strip()
+
+
 def shell(wh, verbose: bool, silent: bool = False, outputformat: str | None = None) -> None:
-    """Interactive shell: statements may span lines and end with ';'."""
+    """Interactive shell: statements may span lines and end with ';'. Statements piped in
+    (``hivepark < q.sql``) run the same, without prompts (stdout holds the rows alone) and
+    without touching the history file."""
     from hivepark.sql.parser import statement_ends
 
-    try:
-        import readline
+    typing = sys.stdin.isatty()
+    readline: Any = None
+    if typing and sys.stdout.isatty():  # only then does input() read with readline
+        try:
+            import readline as gnu
 
-        if HISTORY.exists():
-            readline.read_history_file(HISTORY)
-    except (ImportError, OSError):
-        readline = None  # type: ignore[assignment]
+            readline = gnu
+            if HISTORY.exists():
+                readline.read_history_file(HISTORY)
+        except (ImportError, OSError):
+            readline = None
+    # a terminal's user sees the prompt; with stdout redirected it goes to stderr
+    prompts = sys.stdout if sys.stdout.isatty() else sys.stderr
+
+    def ask(prompt: str) -> str:
+        if not typing:
+            return input()
+        if prompts is sys.stdout:
+            return input(prompt)
+        prompts.write(prompt)
+        prompts.flush()
+        return input()
+
     buf: list[str] = []
     while True:
         try:
-            line = input("hivepark> " if not buf else "        > ")
+            line = ask("hivepark> " if not buf else "        > ")
             _check_text(line, "The line")
         except EOFError:
-            print()
+            if typing:
+                print(file=prompts)
             break
         except KeyboardInterrupt:
-            print()
+            if typing:
+                print(file=prompts)
             buf = []
             continue
         except (UnicodeDecodeError, HiveParkError) as e:
@@ -458,7 +519,7 @@ def shell(wh, verbose: bool, silent: bool = False, outputformat: str | None = No
                     n = readline.get_current_history_length()
                     if n:
                         readline.remove_history_item(n - 1)
-                readline.add_history(" ".join(part.strip() for part in buf))
+                readline.add_history(history_entry("\n".join(buf)))
             try:
                 run_script(wh, "\n".join(buf), verbose, sys.stdout.isatty(), silent, outputformat)
             except StatementCancelled as c:
