@@ -704,21 +704,66 @@ def _quiet_pyspark_loggers() -> None:
 
 def _quiet_spark(master: str | None, verbose: bool, settings: dict[str, str] | None = None):
     """Starts Spark; without --verbose the JVM's own stderr (start-up banners, Java stack
-    traces) goes to /dev/null, since errors reach the user as one line from Python."""
+    traces) is read away, since errors reach the user as one line from Python: a JVM that
+    exits at start (a --master Spark does not know, a driver memory it cannot parse) is said
+    with Spark's own reason, where PySpark only says its gateway exited."""
+    import threading
+    from collections import deque
+
     from hivepark.exec.session import get_or_create_spark
 
     if verbose:
         return get_or_create_spark(master, settings)
     _quiet_pyspark_loggers()
+    said: deque[str] = deque(maxlen=50)  # the JVM's last lines; the JVM writes there while it runs
+    read_end, write_end = os.pipe()
+
+    def drain() -> None:
+        with os.fdopen(read_end, "rb") as f:
+            for raw in f:
+                said.append(raw.decode("utf-8", "replace").rstrip())
+
+    reader = threading.Thread(target=drain, name="hivepark-jvm-stderr", daemon=True)
+    reader.start()
     saved = os.dup(2)
-    devnull = os.open(os.devnull, os.O_WRONLY)
     try:
-        os.dup2(devnull, 2)
-        return get_or_create_spark(master, settings)
+        os.dup2(write_end, 2)
+        os.close(write_end)
+        try:
+            return get_or_create_spark(master, settings)
+        except Exception as e:
+            if "JAVA_GATEWAY_EXITED" not in str(e):
+                raise
+            os.dup2(saved, 2)  # the JVM is gone: its lines end once ours do
+            reader.join(timeout=5)
+            raise _jvm_start_error(list(said)) from None
     finally:
         os.dup2(saved, 2)
         os.close(saved)
-        os.close(devnull)
+
+
+def _jvm_start_error(lines: list[str]) -> HiveParkError:
+    """Spark's reason, from what its JVM said before it exited at start.
+
+    >>> print(_jvm_start_error(['Exception in thread "main" org.apache.spark.SparkException: Master '
+    ...                         'must either be yarn or start with spark, k8s, or local', '\tat org']).message)
+    ... # doctest: +ELLIPSIS
+    Spark did not start: Master must either be yarn or start with spark, k8s, or local. Check --master...
+    """
+    from hivepark.errors import UserInputError
+
+    reason = ""
+    for line in lines:
+        if line.startswith("Exception in thread"):
+            reason = line.split(": ", 1)[1] if ": " in line else line
+            break
+    if not reason:
+        told = [line.strip() for line in lines if line.strip() and not line[:1].isspace()
+                and not line.startswith(("WARNING: Using incubator", "Error: A fatal exception"))]
+        reason = "; ".join(told[:3]) or "its JVM exited"
+    return UserInputError(f"Spark did not start: {reason.rstrip('.')}. Check --master and the Spark settings read "
+                          "at start (--conf, HIVEPARK_DRIVER_JAVA_OPTIONS, spark-defaults.conf); --verbose shows "
+                          "Spark's own output.")
 
 
 def main() -> None:
