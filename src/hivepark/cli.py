@@ -263,8 +263,15 @@ def print_formatted(df, fmt: str) -> int | None:
         def value(v: object) -> object:
             return _java_float(v) if isinstance(v, float) and not math.isfinite(v) else v
 
-        text = json.dumps({"resultset": [{c: value(v) for c, v in zip(df.columns, r)} for r in rows]},
-                          default=str, allow_nan=False)
+        # each row's object written pair by pair: a dict would keep one of two columns of one name
+        # (SELECT a.id, b.id), as beeline's JSON keeps both
+        names = [json.dumps(c) for c in df.columns]
+
+        def obj(r: list[object]) -> str:
+            return "{" + ", ".join(f"{n}: {json.dumps(value(v), default=str, allow_nan=False)}"
+                                   for n, v in zip(names, r)) + "}"
+
+        text = '{"resultset": [' + ", ".join(obj(r) for r in rows) + "]}"
         _out(sys.stdout.write, text + "\n")
         _out(sys.stdout.flush)
         return len(rows)
