@@ -36,6 +36,13 @@ def _runs(bg: Background) -> None:
     proc.stdout.close()  # as `| head -2` does
     err = proc.stderr.read()
     bg.put("piped", (lines, proc.wait(timeout=600), err, os.path.isdir(os.path.join(wh, "after_the_pipe"))))
+    # stdout and stderr into one pipe nobody reads: the first statement's OK (stderr) meets it
+    closed = bg.popen([*hivepark_command(), "--warehouse", wh, "--master", "local[1]", "-e",
+                       "CREATE TABLE first_one (a INT); CREATE TABLE second_one (a INT)"],
+                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    assert closed.stdout is not None
+    closed.stdout.close()
+    bg.put("closed", (closed.wait(timeout=600), sorted(os.listdir(wh))))
     history = os.path.join(bg.tmp, "history")
     with open(history, "w") as f:
         f.write("SHOW TABLES;\nSELECT 1;\n")
@@ -53,6 +60,7 @@ def _runs(bg: Background) -> None:
 BACKGROUND_TESTS = {name: _runs for name in (
     "test_timestamps_print_in_the_sessions_time_zone_and_intervals_print",
     "test_a_closed_pipe_ends_the_run_quietly", "test_table_output_prints_values_as_they_are",
+    "test_a_closed_stderr_pipe_ends_the_run_as_a_closed_stdout_does",
     "test_statements_piped_into_the_shell_print_rows_alone_and_keep_the_history")}
 
 
@@ -75,6 +83,14 @@ def test_a_closed_pipe_ends_the_run_quietly():
     assert rc == 141, err
     assert err == ""
     assert not created
+
+
+def test_a_closed_stderr_pipe_ends_the_run_as_a_closed_stdout_does():
+    """``hivepark -e ... 2>&1 | head``: the trailer's OK met the closed pipe first, and the run
+    ended with status 1 (its error line unwritable) rather than as SIGPIPE ends a command."""
+    rc, made = background.start(_runs).get("closed")
+    assert rc == 141
+    assert "first_one" in made and "second_one" not in made
 
 
 def test_table_output_prints_values_as_they_are():

@@ -152,15 +152,15 @@ _printed = [0]  # rows of the current statement already on stdout (a re-run must
 
 
 class OutputClosed(Exception):
-    """What reads stdout is gone (``hivepark -e ... | head``): the run ends there, quietly,
-    with status 141, as a shell gives a command that SIGPIPE ended."""
+    """What reads stdout (or stderr) is gone (``hivepark -e ... | head``): the run ends there,
+    quietly, with status 141, as a shell gives a command that SIGPIPE ended."""
 
 
-def _out(write, *args: object) -> None:
-    """``write(*args)`` to stdout; a closed pipe is :class:`OutputClosed`, never a "File system
-    error"."""
+def _out(write, *args: object, **kwargs: object) -> None:
+    """``write(*args)`` to stdout or stderr; a closed pipe is :class:`OutputClosed`, never a
+    "File system error"."""
     try:
-        write(*args)
+        write(*args, **kwargs)
     except BrokenPipeError:
         raise OutputClosed() from None
 
@@ -220,7 +220,10 @@ def _error(e: BaseException, verbose: bool) -> None:
         sys.stderr.write(mask_credentials("".join(traceback.format_exception(e))))
     msg = e.message if isinstance(e, HiveParkError) else f"{type(e).__name__}: {e}"
     first = str(msg).strip().splitlines()[0] if str(msg).strip() else type(e).__name__
-    print(f"FAILED: {mask_credentials(first)}", file=sys.stderr)
+    try:
+        print(f"FAILED: {mask_credentials(first)}", file=sys.stderr, flush=True)
+    except BrokenPipeError:  # nobody reads stderr: the exit status still says it failed
+        _to_devnull(sys.stderr)
 
 
 OUTPUT_FORMATS = ("table", "tsv2", "csv2", "json")
@@ -299,7 +302,7 @@ def trailer(started: float, rows: int | None, silent: bool) -> None:
     if silent:
         return
     fetched = f", Fetched: {rows} row(s)" if rows is not None else ""
-    print(f"OK\nTime taken: {time.monotonic() - started:.3f} seconds{fetched}", file=sys.stderr, flush=True)
+    _out(print, f"OK\nTime taken: {time.monotonic() - started:.3f} seconds{fetched}", file=sys.stderr, flush=True)
 
 
 class StatementCancelled(Exception):
@@ -651,14 +654,24 @@ def _main(e: str | None, f: Path | None, hiveconf: list[str], warehouse: str, me
     except StatementCancelled as c:
         raise typer.Exit(c.code) from None
     except OutputClosed:
-        devnull = os.open(os.devnull, os.O_WRONLY)  # what is left in stdout's buffer goes nowhere
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
+        for stream in (sys.stdout, sys.stderr):  # what is left in a closed pipe's buffer goes nowhere
+            try:
+                stream.flush()
+            except BrokenPipeError:
+                _to_devnull(stream)
         raise typer.Exit(141) from None
     except Terminated:
         raise typer.Exit(143) from None
     finally:
         wh.close()
+
+
+def _to_devnull(stream) -> None:
+    """``stream`` (stdout, stderr) whose reader is gone writes to /dev/null from now on, so that
+    Python's last flush at exit finds no broken pipe."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, stream.fileno())
+    os.close(devnull)
 
 
 def _handle_signals() -> None:
