@@ -1,5 +1,6 @@
 -- hivepark quickstart: page views by day and hour.
--- Run with:  hivepark --warehouse ./warehouse -f examples/quickstart.sql
+-- Run it from this directory (LOAD DATA LOCAL INPATH reads a relative path from the working
+-- directory, as Hive does):  cd examples && ../.venv/bin/hivepark -f quickstart.sql --warehouse ../warehouse
 -- (scripts/setup.sh runs it from .quickstart/, next to a copy of pageviews.csv)
 
 CREATE DATABASE IF NOT EXISTS web;

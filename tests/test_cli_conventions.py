@@ -115,3 +115,17 @@ def test_json_output_is_valid_json_with_nan_and_infinity(capsys):
 
     out = json.loads(capsys.readouterr().out, parse_constant=refuse)
     assert out == {"resultset": [{"n": "NaN", "i": "Infinity", "m": "-Infinity", "f": "Infinity", "x": 1.5}]}
+
+
+def test_json_output_keeps_every_column_of_a_name(capsys):
+    """Found by following the README: ``--outputformat json`` made each row a dict, so of two
+    columns of one name (``SELECT a.id, b.id``) only the last was printed."""
+    import json
+
+    from hivepark.cli import print_formatted
+
+    df = _Rows(["id", "id", "x"], ["double", "double", "double"], [(1.0, 2.0, None)])
+    assert print_formatted(df, "json") == 1
+    text = capsys.readouterr().out
+    rows = json.loads(text, object_pairs_hook=lambda pairs: pairs)
+    assert rows == [("resultset", [[("id", 1.0), ("id", 2.0), ("x", None)]])]

@@ -27,6 +27,22 @@ def test_when_the_shell_runs_what_it_read(text, ends):
     assert statement_ends(text) is ends
 
 
+@pytest.mark.parametrize("lines,entry", [
+    ("SELECT 6\n-- a comment\n;", "SELECT 6 ;"),
+    ("SELECT 'x\ny' AS s,  -- the value\n  \"a\\\"\nb\"\nFROM t; -- done",
+     "SELECT 'x\\ny' AS s, \"a\\\"\\nb\" FROM t;"),
+])
+def test_a_statement_read_over_several_lines_is_recalled_as_one_line_that_runs_it(lines, entry):
+    """Its lines were joined with spaces: a ``--`` comment then commented out the rest, and a
+    string literal spanning lines lost its line break."""
+    from hivepark.cli import history_entry
+    from hivepark.sql.parser import parse_one
+
+    assert history_entry(lines) == entry
+    if "FROM t" in lines:  # the same statement: the literal keeps its line break
+        assert parse_one(entry.rstrip(";")).statement == parse_one(lines.split(";")[0]).statement
+
+
 def test_substitution_rules():
     conf = {"hive.x": "conf-x", "dt": "conf-dt"}.get
     assert substitute_variables("${dt} ${hivevar:dt} ${hiveconf:dt} ${hive.x} ${nope} ${env:HOME}",

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import datetime
 import os
 import signal
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -32,6 +34,8 @@ def _format(value: object, single: bool = False) -> str:
     >>> from decimal import Decimal
     >>> _format(Decimal("0E-18")), _format([Decimal("1.00E-7")]), _format(Decimal("-12.50"))
     ('0.000000000000000000', '[0.000000100]', '-12.50')
+    >>> _format(datetime.datetime(2024, 1, 5, 10, 0, 0, 500000)), _format([datetime.datetime(2024, 1, 5)])
+    ('2024-01-05 10:00:00.5', '["2024-01-05 00:00:00"]')
     """
     if value is None:
         return "NULL"
@@ -45,6 +49,9 @@ def _format(value: object, single: bool = False) -> str:
         return "true" if value else "false"
     if type(value).__name__ == "Decimal":  # Spark's value has the column's scale: print every digit of it
         return format(value, "f")
+    if isinstance(value, datetime.datetime):  # Hive's text: the fraction without trailing zeros
+        text = value.isoformat(sep=" ")
+        return text.rstrip("0") if value.microsecond else text
     return str(value)
 
 
@@ -102,7 +109,60 @@ def _java_float(x: float, single: bool = False) -> str:
     return f"{minus}{ds[0]}.{ds[1:] or '0'}E{point - 1}"
 
 
+def _shown_type(t):
+    """``t`` with each TIMESTAMP in it made TIMESTAMP_NTZ and each interval STRING, or None
+    when it holds neither (see :func:`_displayed`)."""
+    from pyspark.sql import types as T
+
+    if isinstance(t, T.TimestampType):
+        return T.TimestampNTZType()
+    if isinstance(t, (T.DayTimeIntervalType, T.YearMonthIntervalType)):
+        return T.StringType()
+    if isinstance(t, T.ArrayType):
+        e = _shown_type(t.elementType)
+        return None if e is None else T.ArrayType(e, t.containsNull)
+    if isinstance(t, T.MapType):
+        k, v = _shown_type(t.keyType), _shown_type(t.valueType)
+        return None if k is None and v is None else T.MapType(k or t.keyType, v or t.valueType, t.valueContainsNull)
+    if isinstance(t, T.StructType):
+        fields = [_shown_type(f.dataType) for f in t.fields]
+        if all(f is None for f in fields):
+            return None
+        return T.StructType([T.StructField(f.name, n or f.dataType, f.nullable) for f, n in zip(t.fields, fields)])
+    return None
+
+
+def _displayed(df):
+    """``df`` with the values PySpark would turn into wrong text converted by Spark first:
+    a TIMESTAMP (at any depth) becomes the session time zone's wall-clock time (PySpark gives
+    a TIMESTAMP in the Python process's local time zone, ``TZ``, not Spark's session time zone,
+    so on a machine outside UTC every timestamp printed shifted), and an interval Spark's text
+    of it (``INTERVAL '60' DAY``; PySpark cannot collect a YEAR TO MONTH interval at all)."""
+    shown = [_shown_type(f.dataType) for f in df.schema.fields]
+    if all(t is None for t in shown):
+        return df
+    from pyspark.sql.functions import col
+
+    names = [f"_hp_c{i}" for i in range(len(shown))]  # by position: a result may repeat a name
+    cols = [col(n) if t is None else col(n).cast(t) for n, t in zip(names, shown)]
+    return df.toDF(*names).select(*cols).toDF(*df.columns)
+
+
 _printed = [0]  # rows of the current statement already on stdout (a re-run must not repeat them)
+
+
+class OutputClosed(Exception):
+    """What reads stdout (or stderr) is gone (``hivepark -e ... | head``): the run ends there,
+    quietly, with status 141, as a shell gives a command that SIGPIPE ended."""
+
+
+def _out(write, *args: object, **kwargs: object) -> None:
+    """``write(*args)`` to stdout or stderr; a closed pipe is :class:`OutputClosed`, never a
+    "File system error"."""
+    try:
+        write(*args, **kwargs)
+    except BrokenPipeError:
+        raise OutputClosed() from None
 
 
 def print_result(df, tty: bool) -> int | None:
@@ -110,6 +170,7 @@ def print_result(df, tty: bool) -> int | None:
     rows it printed (None for a statement without rows)."""
     if df is None or not df.columns:
         return None
+    df = _displayed(df)
     # a query's rows are computed as they are read: its progress line shows until the first
     # row is printed
     if not tty:
@@ -119,23 +180,29 @@ def print_result(df, tty: bool) -> int | None:
         for row in df.toLocalIterator():
             if n == 0:
                 _clear_progress()
-            out.write("\t".join(_format(v, i in singles) for i, v in enumerate(row)) + "\n")
+            _out(out.write, "\t".join(_format(v, i in singles) for i, v in enumerate(row)) + "\n")
             n += 1
             _printed[0] = n
-        out.flush()
+        _out(out.flush)
         return n
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
-    table = Table(*df.columns)
+    # every name and value as plain Text: a str would be read as rich's markup ('[b]x[/b]'
+    # printed as a bold x, '[red]' not at all)
+    table = Table()
+    for name in df.columns:
+        table.add_column(Text(name))
     count = 0
     singles = _float_columns(df)
     for row in df.toLocalIterator():
-        table.add_row(*(_format(v, i in singles) for i, v in enumerate(row)))
+        table.add_row(*(Text(_format(v, i in singles)) for i, v in enumerate(row)))
         count += 1
-    console = Console()
+    # as wide as its values: fitted to the terminal (80 columns off one), rich would cut them ('aaa…')
+    width = Console(width=1 << 20).measure(table).maximum
     _clear_progress()
-    console.print(table)
+    _out(Console(width=width).print, table)
     return count
 
 
@@ -153,7 +220,10 @@ def _error(e: BaseException, verbose: bool) -> None:
         sys.stderr.write(mask_credentials("".join(traceback.format_exception(e))))
     msg = e.message if isinstance(e, HiveParkError) else f"{type(e).__name__}: {e}"
     first = str(msg).strip().splitlines()[0] if str(msg).strip() else type(e).__name__
-    print(f"FAILED: {mask_credentials(first)}", file=sys.stderr)
+    try:
+        print(f"FAILED: {mask_credentials(first)}", file=sys.stderr, flush=True)
+    except BrokenPipeError:  # nobody reads stderr: the exit status still says it failed
+        _to_devnull(sys.stderr)
 
 
 OUTPUT_FORMATS = ("table", "tsv2", "csv2", "json")
@@ -185,6 +255,7 @@ def print_formatted(df, fmt: str) -> int | None:
         return None
     if fmt == "table":
         return print_result(df, True)
+    df = _displayed(df)
     singles = _float_columns(df)
     rows = [[_cell(v, i in singles) for i, v in enumerate(row)] for row in df.toLocalIterator()]
     _clear_progress()  # the rows are computed: nothing is drawn over them
@@ -195,8 +266,17 @@ def print_formatted(df, fmt: str) -> int | None:
         def value(v: object) -> object:
             return _java_float(v) if isinstance(v, float) and not math.isfinite(v) else v
 
-        print(json.dumps({"resultset": [{c: value(v) for c, v in zip(df.columns, r)} for r in rows]},
-                         default=str, allow_nan=False))
+        # each row's object written pair by pair: a dict would keep one of two columns of one name
+        # (SELECT a.id, b.id), as beeline's JSON keeps both
+        names = [json.dumps(c) for c in df.columns]
+
+        def obj(r: list[object]) -> str:
+            return "{" + ", ".join(f"{n}: {json.dumps(value(v), default=str, allow_nan=False)}"
+                                   for n, v in zip(names, r)) + "}"
+
+        text = '{"resultset": [' + ", ".join(obj(r) for r in rows) + "]}"
+        _out(sys.stdout.write, text + "\n")
+        _out(sys.stdout.flush)
         return len(rows)
     delim = "\t" if fmt == "tsv2" else ","
 
@@ -209,10 +289,10 @@ def print_formatted(df, fmt: str) -> int | None:
         return text
 
     out = sys.stdout
-    out.write(delim.join(field(c) for c in df.columns) + "\n")
+    _out(out.write, delim.join(field(c) for c in df.columns) + "\n")
     for r in rows:
-        out.write(delim.join(field(v) for v in r) + "\n")
-    out.flush()
+        _out(out.write, delim.join(field(v) for v in r) + "\n")
+    _out(out.flush)
     return len(rows)
 
 
@@ -222,7 +302,7 @@ def trailer(started: float, rows: int | None, silent: bool) -> None:
     if silent:
         return
     fetched = f", Fetched: {rows} row(s)" if rows is not None else ""
-    print(f"OK\nTime taken: {time.monotonic() - started:.3f} seconds{fetched}", file=sys.stderr, flush=True)
+    _out(print, f"OK\nTime taken: {time.monotonic() - started:.3f} seconds{fetched}", file=sys.stderr, flush=True)
 
 
 class StatementCancelled(Exception):
@@ -309,7 +389,7 @@ def run_script(wh, text: str, verbose: bool, tty: bool, silent: bool = False,
             rows = _run_cancellable(wh, parsed, body, silent)
             trailer(started, rows, silent)
             ok = True
-        except StatementCancelled:
+        except (StatementCancelled, OutputClosed):
             raise
         except Exception as e:  # noqa: BLE001 - every error is one line; it ends the script unless ignored
             # rows are read while they are printed: a file that fails then is named here too
@@ -352,27 +432,87 @@ def _check_text(text: str, what: str) -> None:
                                  f"{i}. Give the statements as UTF-8.")
 
 
+def history_entry(text: str) -> str:
+    r"""A statement read over several lines as the one line the shell's history recalls: each
+    line break becomes a space, but inside a string literal the escape ``\n`` (the same
+    character to Hive), and a ``--`` comment is dropped (on one line, it would comment out the
+    lines after it), so the line recalled runs the statement that was read.
+
+    >>> print(history_entry("SELECT a,  -- the key\n  'x\ny' AS s\nFROM t;"))
+    SELECT a, 'x\ny' AS s FROM t;
+    """
+    out: list[str] = []
+    quote: str | None = None
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if quote is not None:
+            if c == "\\" and quote != "`" and i + 1 < len(text):
+                out.append(text[i:i + 2])
+                i += 2
+                continue
+            if c == quote:
+                quote = None
+            out.append("\\n" if c == "\n" and quote != "`" else c)
+        elif c == "-" and text.startswith("--", i):
+            end = text.find("\n", i)
+            i = len(text) if end < 0 else end
+            continue
+        elif c == "\n":
+            while out and out[-1] in (" ", "\t"):
+                out.pop()
+            out.append(" ")
+            while i + 1 < len(text) and text[i + 1] in " \t":
+                i += 1
+        else:
+            if c in "'\"`":
+                quote = c
+            out.append(c)
+        i += 1
+    return "".join(out).strip()
+
+
 def shell(wh, verbose: bool, silent: bool = False, outputformat: str | None = None) -> None:
-    """Interactive shell: statements may span lines and end with ';'."""
+    """Interactive shell: statements may span lines and end with ';'. Statements piped in
+    (``hivepark < q.sql``) run the same, without prompts (stdout holds the rows alone) and
+    without touching the history file."""
     from hivepark.sql.parser import statement_ends
 
-    try:
-        import readline
+    typing = sys.stdin.isatty()
+    readline: Any = None
+    if typing and sys.stdout.isatty():  # only then does input() read with readline
+        try:
+            import readline as gnu
 
-        if HISTORY.exists():
-            readline.read_history_file(HISTORY)
-    except (ImportError, OSError):
-        readline = None  # type: ignore[assignment]
+            readline = gnu
+            if HISTORY.exists():
+                readline.read_history_file(HISTORY)
+        except (ImportError, OSError):
+            readline = None
+    # a terminal's user sees the prompt; with stdout redirected it goes to stderr
+    prompts = sys.stdout if sys.stdout.isatty() else sys.stderr
+
+    def ask(prompt: str) -> str:
+        if not typing:
+            return input()
+        if prompts is sys.stdout:
+            return input(prompt)
+        prompts.write(prompt)
+        prompts.flush()
+        return input()
+
     buf: list[str] = []
     while True:
         try:
-            line = input("hivepark> " if not buf else "        > ")
+            line = ask("hivepark> " if not buf else "        > ")
             _check_text(line, "The line")
         except EOFError:
-            print()
+            if typing:
+                print(file=prompts)
             break
         except KeyboardInterrupt:
-            print()
+            if typing:
+                print(file=prompts)
             buf = []
             continue
         except (UnicodeDecodeError, HiveParkError) as e:
@@ -389,7 +529,7 @@ def shell(wh, verbose: bool, silent: bool = False, outputformat: str | None = No
                     n = readline.get_current_history_length()
                     if n:
                         readline.remove_history_item(n - 1)
-                readline.add_history(" ".join(part.strip() for part in buf))
+                readline.add_history(history_entry("\n".join(buf)))
             try:
                 run_script(wh, "\n".join(buf), verbose, sys.stdout.isatty(), silent, outputformat)
             except StatementCancelled as c:
@@ -513,10 +653,25 @@ def _main(e: str | None, f: Path | None, hiveconf: list[str], warehouse: str, me
             raise typer.Exit(1)
     except StatementCancelled as c:
         raise typer.Exit(c.code) from None
+    except OutputClosed:
+        for stream in (sys.stdout, sys.stderr):  # what is left in a closed pipe's buffer goes nowhere
+            try:
+                stream.flush()
+            except BrokenPipeError:
+                _to_devnull(stream)
+        raise typer.Exit(141) from None
     except Terminated:
         raise typer.Exit(143) from None
     finally:
         wh.close()
+
+
+def _to_devnull(stream) -> None:
+    """``stream`` (stdout, stderr) whose reader is gone writes to /dev/null from now on, so that
+    Python's last flush at exit finds no broken pipe."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, stream.fileno())
+    os.close(devnull)
 
 
 def _handle_signals() -> None:
@@ -569,21 +724,66 @@ def _quiet_pyspark_loggers() -> None:
 
 def _quiet_spark(master: str | None, verbose: bool, settings: dict[str, str] | None = None):
     """Starts Spark; without --verbose the JVM's own stderr (start-up banners, Java stack
-    traces) goes to /dev/null, since errors reach the user as one line from Python."""
+    traces) is read away, since errors reach the user as one line from Python: a JVM that
+    exits at start (a --master Spark does not know, a driver memory it cannot parse) is said
+    with Spark's own reason, where PySpark only says its gateway exited."""
+    import threading
+    from collections import deque
+
     from hivepark.exec.session import get_or_create_spark
 
     if verbose:
         return get_or_create_spark(master, settings)
     _quiet_pyspark_loggers()
+    said: deque[str] = deque(maxlen=50)  # the JVM's last lines; the JVM writes there while it runs
+    read_end, write_end = os.pipe()
+
+    def drain() -> None:
+        with os.fdopen(read_end, "rb") as f:
+            for raw in f:
+                said.append(raw.decode("utf-8", "replace").rstrip())
+
+    reader = threading.Thread(target=drain, name="hivepark-jvm-stderr", daemon=True)
+    reader.start()
     saved = os.dup(2)
-    devnull = os.open(os.devnull, os.O_WRONLY)
     try:
-        os.dup2(devnull, 2)
-        return get_or_create_spark(master, settings)
+        os.dup2(write_end, 2)
+        os.close(write_end)
+        try:
+            return get_or_create_spark(master, settings)
+        except Exception as e:
+            if "JAVA_GATEWAY_EXITED" not in str(e):
+                raise
+            os.dup2(saved, 2)  # the JVM is gone: its lines end once ours do
+            reader.join(timeout=5)
+            raise _jvm_start_error(list(said)) from None
     finally:
         os.dup2(saved, 2)
         os.close(saved)
-        os.close(devnull)
+
+
+def _jvm_start_error(lines: list[str]) -> HiveParkError:
+    """Spark's reason, from what its JVM said before it exited at start.
+
+    >>> print(_jvm_start_error(['Exception in thread "main" org.apache.spark.SparkException: Master '
+    ...                         'must either be yarn or start with spark, k8s, or local', '\tat org']).message)
+    ... # doctest: +ELLIPSIS
+    Spark did not start: Master must either be yarn or start with spark, k8s, or local. Check --master...
+    """
+    from hivepark.errors import UserInputError
+
+    reason = ""
+    for line in lines:
+        if line.startswith("Exception in thread"):
+            reason = line.split(": ", 1)[1] if ": " in line else line
+            break
+    if not reason:
+        told = [line.strip() for line in lines if line.strip() and not line[:1].isspace()
+                and not line.startswith(("WARNING: Using incubator", "Error: A fatal exception"))]
+        reason = "; ".join(told[:3]) or "its JVM exited"
+    return UserInputError(f"Spark did not start: {reason.rstrip('.')}. Check --master and the Spark settings read "
+                          "at start (--conf, HIVEPARK_DRIVER_JAVA_OPTIONS, spark-defaults.conf); --verbose shows "
+                          "Spark's own output.")
 
 
 def main() -> None:

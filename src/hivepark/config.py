@@ -31,6 +31,8 @@ DEFAULTS: dict[str, str] = {
     # a regular expression every new partition value must match (empty: any value; Hive's metastore)
     "hive.metastore.partition.name.whitelist.pattern": "",
     "hivepark.explain.max.directories": "5",
+    # each written file holds at most this many rows (0: no limit, one file per partition or task)
+    "hivepark.max.rows.per.file": "0",
     # files an INSERT OVERWRITE replaced stay this long for readers that planned before it
     # (0: deleted at once, so a directory always holds exactly the table's files)
     "hivepark.files.retention.seconds": "0",
@@ -73,6 +75,12 @@ TYPED: dict[str, str] = {
     "hive.optimize.ppd": "BOOLEAN",
     "hive.optimize.ppd.storage": "BOOLEAN",
     "hivepark.executor.wait.seconds": "FLOAT",
+}
+# The settings Hive validates against a set of values (HiveConf's StringSet, case-insensitive):
+# SET refuses any other at once, with Hive's text, where a typo would act as the default.
+CHOICES: dict[str, tuple[str, ...]] = {
+    "hive.msck.path.validation": ("throw", "skip", "ignore"),
+    "hive.support.quoted.identifiers": ("none", "column"),
 }
 # Hive settings hivepark keeps at one value: SET (and connect(conf=...), --hiveconf) of another
 # is refused, naming why, rather than kept and silently ignored.
@@ -137,13 +145,20 @@ class Config:
 
     def set(self, key: str, value: object) -> None:
         """Sets ``key``; a typed setting (:data:`TYPED`) refuses a value of another type with
-        Hive's text (``'SET k=v' FAILED because k expects INT type value.``) and the fix, a
-        fixed one (:data:`FIXED`) any other value, saying why."""
+        Hive's text (``'SET k=v' FAILED because k expects INT type value.``) and the fix, one
+        of a set of values (:data:`CHOICES`) any other (``... FAILED in validation : Invalid
+        value.. expects one of [throw, skip, ignore].``), a fixed one (:data:`FIXED`) any other
+        value, saying why."""
         key, text = key.strip(), str(value).strip()
         fixed = FIXED.get(key)
         if fixed is not None and text != fixed:
             raise UnsupportedError(f"'SET {key}={text}' is refused: {_FIXED_WHY[key]}. Leave {key} "
                                    f"at {fixed}.")
+        choices = CHOICES.get(key)
+        if choices is not None and text.lower() not in choices:
+            raise UserInputError(f"'SET {key}={text}' FAILED in validation : Invalid value.. expects one of "
+                                 f"[{', '.join(choices)}]. Give one of them, e.g. SET {key}={DEFAULTS[key]} "
+                                 f"(the default).")
         kind = TYPED.get(key)
         if kind is not None and not is_type(kind, text):
             default = DEFAULTS.get(key)

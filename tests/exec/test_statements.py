@@ -1392,6 +1392,9 @@ def test_show_conf_gives_a_settings_default_and_type(wh):
         assert wh.sql(f"SET {key}").collect()[0][0] == f"{key}={default}"
     assert [tuple(r) for r in wh.sql("SHOW CONF 'hive.msck.path.validation'").collect()] == [
         ("throw", "STRING", "")]
+    # a setting the README names (it failed: "hive configuration hivepark.max.rows.per.file does not exists")
+    assert [tuple(r) for r in wh.sql("SHOW CONF 'hivepark.max.rows.per.file'").collect()] == [("0", "LONG", "")]
+    assert wh.sql("SET hivepark.max.rows.per.file").collect()[0][0] == "hivepark.max.rows.per.file=0"
 
 
 def test_many_ors_and_drop_specs_on_partition_columns(wh, spark):

@@ -243,6 +243,23 @@ def test_a_setting_of_the_wrong_type_is_refused_when_set(p):
     assert p.conf("hive.exec.dynamic.partition") == "FALSE"
 
 
+def test_a_setting_of_a_set_of_values_refuses_another_when_set(p):
+    """Found by following the README: SET hive.msck.path.validation=skp (a typo of skip) was
+    kept, and MSCK REPAIR then failed as with throw; Hive's StringSet validators refuse it."""
+    with pytest.raises(UserInputError) as e:
+        p.sql("SET hive.msck.path.validation=skp")
+    assert e.value.message == (
+        "'SET hive.msck.path.validation=skp' FAILED in validation : Invalid value.. expects one of "
+        "[throw, skip, ignore]. Give one of them, e.g. SET hive.msck.path.validation=throw (the default).")
+    with pytest.raises(UserInputError, match=r"expects one of \[none, column\]"):
+        p.sql("SET hive.support.quoted.identifiers=off")
+    assert p.conf("hive.msck.path.validation") == "throw"
+    assert p.conf("hive.support.quoted.identifiers") == "column"
+    p.sql("SET hive.msck.path.validation=SKIP")  # Hive compares without case
+    p.sql("SET hive.support.quoted.identifiers=None")
+    assert p.conf("hive.msck.path.validation") == "SKIP"
+
+
 def test_another_default_partition_name_is_refused_when_set(p, tmp_path, spark):
     """Found by a hunt for bugs: SET hive.exec.default.partition.name=X was accepted and
     ignored (NULL still went to __HIVE_DEFAULT_PARTITION__). hivepark keeps Hive's default name

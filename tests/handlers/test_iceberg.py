@@ -136,6 +136,26 @@ def test_describe_show_and_snapshots(events):
     assert events.sql("SELECT count(*) FROM default.events.snapshots").collect()[0][0] == 2
 
 
+def test_committed_at_is_the_snapshots_time_on_a_machine_outside_utc(wh, monkeypatch):
+    """Found by following the README as a new user on a machine whose time zone is not UTC:
+    ``committed_at`` was the commit's UTC time read as the machine's local time (5 hours late in
+    New York), so it named no moment the snapshot was made at."""
+    import time
+
+    monkeypatch.setenv("TZ", "America/New_York")
+    time.tzset()
+    try:
+        wh.sql("CREATE TABLE ny (id BIGINT) STORED BY ICEBERG")
+        before = datetime.datetime.now(datetime.UTC).replace(tzinfo=None, microsecond=0)
+        wh.sql("INSERT INTO ny VALUES (1)")
+        after = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
+        (text,) = wh.sql("SELECT CAST(committed_at AS STRING) FROM ny.snapshots").collect()[0]
+    finally:
+        monkeypatch.undo()  # the process's own TZ back
+        time.tzset()
+    assert before <= datetime.datetime.fromisoformat(text) <= after, (before, text, after)
+
+
 def test_time_travel(events):
     snaps = events.sql("SELECT snapshot_id, committed_at FROM events.snapshots ORDER BY committed_at").collect()
     first = snaps[0]

@@ -111,6 +111,28 @@ def check_master(running: SparkSession, master: str) -> None:
             f"(spark.stop()).")
 
 
+def check_sql_settings(settings: Mapping[str, str]) -> None:
+    """Refuses a ``spark.sql.*`` value Spark's SQL configuration does not take (``spark.sql.
+    shuffle.partitions=abc``), checked by Spark's own parser before the session starts: a session
+    started with one cannot build its state, and PySpark, converting that error, asks the same
+    broken configuration again and again (the process hung, printing nothing)."""
+    jvm = SparkContext._jvm
+    if jvm is None:
+        return
+    sql_conf = jvm.org.apache.spark.sql.internal.SQLConf()
+    for key, value in settings.items():
+        if not key.startswith("spark.sql."):
+            continue
+        try:
+            sql_conf.setConfString(key, value)
+        except Exception as e:  # noqa: BLE001 - Py4J's or PySpark's form of the JVM's error
+            java = getattr(e, "java_exception", None)
+            reason = str(java.getMessage() if java is not None else e.getMessage() if hasattr(e, "getMessage")
+                         else e).strip().splitlines()[0].rstrip(".")
+            raise UserInputError(f"Spark refuses the setting {key}={value}: {reason}. Give {key} a value Spark "
+                                 "takes (--conf or connect(conf=...)).") from None
+
+
 def get_or_create_spark(master: str | None = None, settings: Mapping[str, str] | None = None) -> SparkSession:
     """The running SparkSession (:func:`running_session`, used as it is), else a new one;
     either way with Spark's variable substitution off (:func:`no_variable_substitution`).
@@ -139,6 +161,7 @@ def get_or_create_spark(master: str | None = None, settings: Mapping[str, str] |
     # spark-submit's command line, before PYSPARK_SUBMIT_ARGS (which wins)
     SparkContext._ensure_initialized(conf=SparkConf(loadDefaults=False).setAll([*defaults.items(),
                                                                                  *wanted.items()]))
+    check_sql_settings(wanted)
     given = SparkConf()  # the JVM's: spark-submit's --master and --conf, spark-defaults.conf
     builder = SparkSession.builder
     for k, v in defaults.items():

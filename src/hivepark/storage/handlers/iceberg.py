@@ -815,8 +815,10 @@ def _snapshots_frame(spark: SparkSession, itbl: Any, columns: Sequence[str]) -> 
     rows = []
     for snap in itbl.snapshots():
         summary = snap.summary
-        rows.append({"committed_at": datetime.datetime.fromtimestamp(snap.timestamp_ms / 1000, datetime.UTC)
-                     .replace(tzinfo=None), "snapshot_id": snap.snapshot_id, "parent_id": snap.parent_snapshot_id,
+        # an aware time: PySpark reads a naive one in the Python process's time zone (TZ), so on a
+        # machine outside UTC committed_at was off by its offset
+        rows.append({"committed_at": datetime.datetime.fromtimestamp(snap.timestamp_ms / 1000, datetime.UTC),
+                     "snapshot_id": snap.snapshot_id, "parent_id": snap.parent_snapshot_id,
                      "operation": summary.operation.value if summary is not None else None,
                      "manifest_list": snap.manifest_list,
                      "summary": {k: str(v) for k, v in summary.additional_properties.items()}
