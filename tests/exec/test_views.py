@@ -475,3 +475,26 @@ def test_explain_dependency_names_the_views_tables_and_partitions_read(views, sp
     finally:
         for v in ("dep_both", "dep_day", "dep_eu"):
             views.sql(f"DROP VIEW IF EXISTS {v}")
+
+
+def test_a_lateral_view_column_of_the_outer_query_stays_out_of_its_subquery_or_cte(views, spark):
+    """Found by a hunt for bugs: `SELECT ... FROM (SELECT * FROM t) z LATERAL VIEW explode(arr) e
+    AS x WHERE x = 7` pushed `x = 7` into `SELECT * FROM t` (a `*` takes every name the WHERE
+    reads, and `x` is not qualified), where no `x` exists: every such query failed with
+    UNRESOLVED_COLUMN. A filter on the subquery's own columns still goes in."""
+    views.sql("CREATE TABLE lists (id INT, arr ARRAY<INT>) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+    views.sql("INSERT INTO lists PARTITION (ds) SELECT CAST(id AS INT), array(CAST(id AS INT), 7), "
+              "concat('2024-01-0', CAST(id % 3 + 1 AS STRING)) FROM range(6)")
+    loc = os.path.join(views.location, "lists")
+    spark.read.schema("id int, arr array<int>, ds string").option("basePath", "file://" + loc) \
+        .parquet("file://" + loc).createOrReplaceTempView("plain_lists")
+    for query, partitions in (
+            ("SELECT z.id, x FROM (SELECT * FROM lists) z LATERAL VIEW explode(arr) e AS x WHERE x = 7",
+             "partitions=3/3"),
+            ("WITH c AS (SELECT * FROM lists) SELECT c.id, p FROM c LATERAL VIEW posexplode(arr) e AS p, x "
+             "WHERE p = 1 AND ds = '2024-01-02'", "partitions=1/3"),
+            ("SELECT z.id, col FROM (SELECT * FROM lists) z LATERAL VIEW explode(arr) e WHERE col = 7 "
+             "AND z.ds = '2024-01-03'", "partitions=1/3")):
+        ours = views.sql(query)
+        assert _rows(ours) == _rows(spark.sql(query.replace("FROM lists", "FROM plain_lists"))) and _rows(ours), query
+        assert _partitions_read(views, query) == partitions, query

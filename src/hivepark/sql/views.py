@@ -368,12 +368,22 @@ def _push_filters(node: exp.Expression, targets: list[tuple[exp.Select, dict[str
         return
     alias = node.alias_or_name.lower()
     alone = not select.args.get("joins")
+    # a LATERAL VIEW's columns are the outer query's, not the view's (its default names, `col`,
+    # `pos`, `key`, ... when it gives none: then no unqualified column is known to be the view's)
+    made: set[str] | None = set()
+    for lateral in select.args.get("laterals") or []:
+        lateral_alias = lateral.args.get("alias")
+        if made is None or lateral_alias is None or not lateral_alias.columns:
+            made = None
+        else:
+            made |= {c.name.lower() for c in lateral_alias.columns}
     where = select.args["where"].this
     for cond in where.flatten() if isinstance(where, exp.And) else [where]:
         cols = list(cond.find_all(exp.Column))
         if not cols or not all(isinstance(n, _PUSHABLE) for n in cond.walk()):
             continue
-        if not all((c.table.lower() == alias or not c.table and alone) and not c.args.get("db") for c in cols):
+        if not all((c.table.lower() == alias or not c.table and alone and made is not None
+                    and c.name.lower() not in made) and not c.args.get("db") for c in cols):
             continue
         for inner, columns in targets:  # a UNION's branches each take what they can
             if all(c.name.lower() in columns for c in cols):
