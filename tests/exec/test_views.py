@@ -498,3 +498,26 @@ def test_a_lateral_view_column_of_the_outer_query_stays_out_of_its_subquery_or_c
         ours = views.sql(query)
         assert _rows(ours) == _rows(spark.sql(query.replace("FROM lists", "FROM plain_lists"))) and _rows(ours), query
         assert _partitions_read(views, query) == partitions, query
+
+
+def test_a_column_list_on_a_subquery_cte_or_view_alias_names_the_columns_a_filter_reads(views, spark):
+    """Found by a hunt for bugs: the names an alias gives a subquery's, a CTE's or a view's
+    columns (`(SELECT ds, id FROM t) z(id, ds)`, `WITH c(id, ds) AS ...`, `FROM v x(a, b)`) were
+    ignored, so a filter on `z.ds` was pushed in as the query's own `ds`, another column: wrong
+    rows with no error (or UNRESOLVED_COLUMN over `SELECT *`); a filter on a renamed column
+    pruned nothing."""
+    _same_view(views, spark, "ids_days", "SELECT id, store, ds FROM sales")
+    for query, partitions in (
+            ("SELECT * FROM (SELECT ds, id FROM sales) AS z(id, ds) WHERE ds = 5", "partitions=3/3"),
+            ("WITH c(id, ds) AS (SELECT ds, id FROM sales) SELECT * FROM c WHERE ds = 5", "partitions=3/3"),
+            ("SELECT * FROM (SELECT * FROM sales) z(ds, st, amt, id) WHERE ds = 5", "partitions=3/3"),
+            ("SELECT * FROM (SELECT id, ds FROM sales) z(k, day) WHERE z.day = '2024-01-02' AND k > 20",
+             "partitions=1/3"),
+            ("WITH c(k, day) AS (SELECT id, ds FROM sales) SELECT * FROM c y(day, k) WHERE k = '2024-01-02' "
+             "AND day = 4", "partitions=1/3"),
+            ("SELECT * FROM ids_days x(ds, id, store) WHERE ds = 5", "partitions=3/3"),
+            ("SELECT * FROM ids_days x(k, s, day) WHERE day = '2024-01-03' AND k > 20", "partitions=1/3")):
+        ours = views.sql(query)
+        theirs = spark.sql(query.replace("FROM sales", "FROM plain_sales").replace("FROM ids_", "FROM plain_ids_"))
+        assert _rows(ours) == _rows(theirs) and _rows(ours), query
+        assert _partitions_read(views, query) == partitions, query
