@@ -521,3 +521,17 @@ def test_a_column_list_on_a_subquery_cte_or_view_alias_names_the_columns_a_filte
         theirs = spark.sql(query.replace("FROM sales", "FROM plain_sales").replace("FROM ids_", "FROM plain_ids_"))
         assert _rows(ours) == _rows(theirs) and _rows(ours), query
         assert _partitions_read(views, query) == partitions, query
+
+
+def test_a_column_list_on_a_subquery_or_cte_alias_types_its_columns_by_position(views, spark):
+    """Found by the same hunt: hivepark typed a renamed column of a subquery or CTE by the
+    query's own column of that name (`(SELECT ds, id FROM t) c(id, ds)`: `c.id` as `t.id`, an
+    INT), so `c.id = '2024-01-03'` was compared as a number (no row), and a join key through
+    such a column pruned the other side's partitions by the wrong column (no row either)."""
+    for query in ("SELECT * FROM (SELECT ds, id FROM sales) c(id, ds) WHERE c.id = '2024-01-03' AND ds < '9'",
+                  "WITH c(id, ds) AS (SELECT ds, id FROM sales) SELECT * FROM c WHERE id = '2024-01-03'",
+                  "WITH c(id, ds) AS (SELECT ds, id FROM sales) SELECT * FROM c y(ds, id) WHERE ds = '2024-01-03'",
+                  "SELECT * FROM (SELECT store, ds FROM sales WHERE id < 9) z(ds, store) "
+                  "JOIN (SELECT ds FROM sales WHERE id = 2) w ON z.store = w.ds"):
+        ours = views.sql(query)
+        assert _rows(ours) == _rows(spark.sql(query.replace("FROM sales", "FROM plain_sales"))) and _rows(ours), query
