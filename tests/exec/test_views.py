@@ -535,3 +535,16 @@ def test_a_column_list_on_a_subquery_or_cte_alias_types_its_columns_by_position(
                   "JOIN (SELECT ds FROM sales WHERE id = 2) w ON z.store = w.ds"):
         ours = views.sql(query)
         assert _rows(ours) == _rows(spark.sql(query.replace("FROM sales", "FROM plain_sales"))) and _rows(ours), query
+
+
+def test_a_cte_read_twice_through_a_cte_read_twice_takes_each_readings_filters(views, spark):
+    """Found by a hunt for bugs: `WITH c AS (...), d AS (SELECT ... FROM c) ... FROM d x JOIN d y`
+    read d as two subqueries, but c (read once by d's text, twice once d was copied) was left a
+    CTE read twice, so neither reading's filter reached its table: every partition was read
+    (the rows were right: Spark filtered them later)."""
+    query = ("WITH c AS (SELECT id, ds FROM sales), d AS (SELECT id, ds FROM c WHERE id > 2) SELECT * FROM d x "
+             "JOIN d y ON x.id = y.id WHERE x.ds = '2024-01-01' AND y.ds <> '2024-01-03'")
+    ours = views.sql(query)
+    assert _rows(ours) == _rows(spark.sql(query.replace("FROM sales", "FROM plain_sales"))) and _rows(ours)
+    read = [line.strip() for line in views.explain(query).splitlines() if line.strip().startswith("partitions=")]
+    assert sorted(read) == ["partitions=1/3", "partitions=2/3"]

@@ -65,7 +65,10 @@ def push_into_derived(tree: exp.Expression, copy: bool = True, typer: ColumnType
     if shared:  # a deterministic CTE read in several places: each reads its own copy, filtered by its own WHERE
         tree = tree.copy() if copy else tree
         copy = False
-        _inline_ctes(tree, _shared_ctes(tree))
+        shared = _shared_ctes(tree)  # (the copy's)
+        while shared:  # (a CTE read once by one read twice is read twice once that one is inlined)
+            _inline_ctes(tree, shared)
+            shared = _shared_ctes(tree)
     derived = [q for q in tree.find_all(exp.Subquery) if isinstance(q.parent, (exp.From, exp.Join))
                and q.alias and _outer_where(q) is not None]
     ctes = _single_use_ctes(tree)
