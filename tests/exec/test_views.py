@@ -475,3 +475,76 @@ def test_explain_dependency_names_the_views_tables_and_partitions_read(views, sp
     finally:
         for v in ("dep_both", "dep_day", "dep_eu"):
             views.sql(f"DROP VIEW IF EXISTS {v}")
+
+
+def test_a_lateral_view_column_of_the_outer_query_stays_out_of_its_subquery_or_cte(views, spark):
+    """Found by a hunt for bugs: `SELECT ... FROM (SELECT * FROM t) z LATERAL VIEW explode(arr) e
+    AS x WHERE x = 7` pushed `x = 7` into `SELECT * FROM t` (a `*` takes every name the WHERE
+    reads, and `x` is not qualified), where no `x` exists: every such query failed with
+    UNRESOLVED_COLUMN. A filter on the subquery's own columns still goes in."""
+    views.sql("CREATE TABLE lists (id INT, arr ARRAY<INT>) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+    views.sql("INSERT INTO lists PARTITION (ds) SELECT CAST(id AS INT), array(CAST(id AS INT), 7), "
+              "concat('2024-01-0', CAST(id % 3 + 1 AS STRING)) FROM range(6)")
+    loc = os.path.join(views.location, "lists")
+    spark.read.schema("id int, arr array<int>, ds string").option("basePath", "file://" + loc) \
+        .parquet("file://" + loc).createOrReplaceTempView("plain_lists")
+    for query, partitions in (
+            ("SELECT z.id, x FROM (SELECT * FROM lists) z LATERAL VIEW explode(arr) e AS x WHERE x = 7",
+             "partitions=3/3"),
+            ("WITH c AS (SELECT * FROM lists) SELECT c.id, p FROM c LATERAL VIEW posexplode(arr) e AS p, x "
+             "WHERE p = 1 AND ds = '2024-01-02'", "partitions=1/3"),
+            ("SELECT z.id, col FROM (SELECT * FROM lists) z LATERAL VIEW explode(arr) e WHERE col = 7 "
+             "AND z.ds = '2024-01-03'", "partitions=1/3")):
+        ours = views.sql(query)
+        assert _rows(ours) == _rows(spark.sql(query.replace("FROM lists", "FROM plain_lists"))) and _rows(ours), query
+        assert _partitions_read(views, query) == partitions, query
+
+
+def test_a_column_list_on_a_subquery_cte_or_view_alias_names_the_columns_a_filter_reads(views, spark):
+    """Found by a hunt for bugs: the names an alias gives a subquery's, a CTE's or a view's
+    columns (`(SELECT ds, id FROM t) z(id, ds)`, `WITH c(id, ds) AS ...`, `FROM v x(a, b)`) were
+    ignored, so a filter on `z.ds` was pushed in as the query's own `ds`, another column: wrong
+    rows with no error (or UNRESOLVED_COLUMN over `SELECT *`); a filter on a renamed column
+    pruned nothing."""
+    _same_view(views, spark, "ids_days", "SELECT id, store, ds FROM sales")
+    for query, partitions in (
+            ("SELECT * FROM (SELECT ds, id FROM sales) AS z(id, ds) WHERE ds = 5", "partitions=3/3"),
+            ("WITH c(id, ds) AS (SELECT ds, id FROM sales) SELECT * FROM c WHERE ds = 5", "partitions=3/3"),
+            ("SELECT * FROM (SELECT * FROM sales) z(ds, st, amt, id) WHERE ds = 5", "partitions=3/3"),
+            ("SELECT * FROM (SELECT id, ds FROM sales) z(k, day) WHERE z.day = '2024-01-02' AND k > 20",
+             "partitions=1/3"),
+            ("WITH c(k, day) AS (SELECT id, ds FROM sales) SELECT * FROM c y(day, k) WHERE k = '2024-01-02' "
+             "AND day = 4", "partitions=1/3"),
+            ("SELECT * FROM ids_days x(ds, id, store) WHERE ds = 5", "partitions=3/3"),
+            ("SELECT * FROM ids_days x(k, s, day) WHERE day = '2024-01-03' AND k > 20", "partitions=1/3")):
+        ours = views.sql(query)
+        theirs = spark.sql(query.replace("FROM sales", "FROM plain_sales").replace("FROM ids_", "FROM plain_ids_"))
+        assert _rows(ours) == _rows(theirs) and _rows(ours), query
+        assert _partitions_read(views, query) == partitions, query
+
+
+def test_a_column_list_on_a_subquery_or_cte_alias_types_its_columns_by_position(views, spark):
+    """Found by the same hunt: hivepark typed a renamed column of a subquery or CTE by the
+    query's own column of that name (`(SELECT ds, id FROM t) c(id, ds)`: `c.id` as `t.id`, an
+    INT), so `c.id = '2024-01-03'` was compared as a number (no row), and a join key through
+    such a column pruned the other side's partitions by the wrong column (no row either)."""
+    for query in ("SELECT * FROM (SELECT ds, id FROM sales) c(id, ds) WHERE c.id = '2024-01-03' AND ds < '9'",
+                  "WITH c(id, ds) AS (SELECT ds, id FROM sales) SELECT * FROM c WHERE id = '2024-01-03'",
+                  "WITH c(id, ds) AS (SELECT ds, id FROM sales) SELECT * FROM c y(ds, id) WHERE ds = '2024-01-03'",
+                  "SELECT * FROM (SELECT store, ds FROM sales WHERE id < 9) z(ds, store) "
+                  "JOIN (SELECT ds FROM sales WHERE id = 2) w ON z.store = w.ds"):
+        ours = views.sql(query)
+        assert _rows(ours) == _rows(spark.sql(query.replace("FROM sales", "FROM plain_sales"))) and _rows(ours), query
+
+
+def test_a_cte_read_twice_through_a_cte_read_twice_takes_each_readings_filters(views, spark):
+    """Found by a hunt for bugs: `WITH c AS (...), d AS (SELECT ... FROM c) ... FROM d x JOIN d y`
+    read d as two subqueries, but c (read once by d's text, twice once d was copied) was left a
+    CTE read twice, so neither reading's filter reached its table: every partition was read
+    (the rows were right: Spark filtered them later)."""
+    query = ("WITH c AS (SELECT id, ds FROM sales), d AS (SELECT id, ds FROM c WHERE id > 2) SELECT * FROM d x "
+             "JOIN d y ON x.id = y.id WHERE x.ds = '2024-01-01' AND y.ds <> '2024-01-03'")
+    ours = views.sql(query)
+    assert _rows(ours) == _rows(spark.sql(query.replace("FROM sales", "FROM plain_sales"))) and _rows(ours)
+    read = [line.strip() for line in views.explain(query).splitlines() if line.strip().startswith("partitions=")]
+    assert sorted(read) == ["partitions=1/3", "partitions=2/3"]

@@ -308,14 +308,31 @@ class _Derived:
             why = (JoinReason.DERIVED_SAMPLED, shown)
         elif self.refs.get(id(src), 1) > 1:
             why = (JoinReason.DERIVED_SHARED, shown)
-        out = self._through(src, shown, name, None, big, depth)
+        named = self._named(alias, src)
+        if named is not None and name.lower() not in named:
+            return []
+        out = self._through(src, shown, name, None, big, depth) if named is None else \
+            self._through(src, shown, None, named.index(name.lower()), big, depth)
         if why is not None and big:
             out = [replace(t, reason=why[0], detail=why[1]) if t.reason is None else t for t in out]
         return out
 
+    def _named(self, alias: str, src: Scope) -> list[str] | None:
+        """The names a column list on source ``alias`` gives its columns, by position (``(SELECT
+        ...) z(a, b)``, ``WITH c(a, b) AS ...``, ``FROM c y(a, b)``): they hide the query's own."""
+        ref = next((n for a, n in self.scope.references if a.lower() == alias.lower()), None)
+        parent = src.expression.parent
+        for node in (ref, parent if isinstance(parent, (exp.Subquery, exp.CTE)) else None):
+            named = node.args.get("alias") if node is not None else None
+            if isinstance(named, exp.TableAlias) and named.columns:
+                return [c.name.lower() for c in named.columns]
+        return None
+
     def _through(self, src: Scope, alias: str, name: str | None, pos: int | None, big: bool,
                  depth: int) -> list[_Traced]:
         node = src.expression
+        if name is None and isinstance(node, exp.Select) and any(isinstance(p, exp.Star) for p in node.selects):
+            return []  # a column by position of a `*`: not known here
         if isinstance(node, exp.SetOperation):
             first = node
             while isinstance(first, exp.SetOperation):
@@ -389,18 +406,26 @@ class _Derived:
     def type_of(self, col: exp.Column, depth: int = 0) -> tuple[str, str | None] | None:
         name = col.name.lower()
         if col.table:
-            src = self.scope.sources.get(col.table)
-            if src is None:
-                src = next((s for a, s in self.scope.sources.items() if a.lower() == col.table.lower()), None)
+            alias = next((a for a in self.scope.sources if a.lower() == col.table.lower()), None)
         else:  # unqualified: the one source that has it (a table's columns are not known here)
-            having = [s for s in _read_sources(self.scope).values()
-                      if not isinstance(s, Scope) or {name, "*"} & {n.lower() for n in s.expression.named_selects}]
-            src = having[0] if len(having) == 1 else None
+            having = [a for a, s in _read_sources(self.scope).items()
+                      if not isinstance(s, Scope) or {name, "*"} & set(
+                          self._named(a, s) or (n.lower() for n in s.expression.named_selects))]
+            alias = having[0] if len(having) == 1 else None
+        src = self.scope.sources.get(alias) if alias is not None else None
         if not isinstance(src, Scope) or not isinstance(src.expression, exp.Select) or depth > 32:
             return None
-        proj = next((p for p in src.expression.selects if p.alias_or_name.lower() == name), None)
+        assert alias is not None
+        named = self._named(alias, src)
+        if named is not None:  # (SELECT ...) z(a, b): z.a is its first column, whatever its name
+            if name not in named or any(isinstance(p, exp.Star) for p in src.expression.selects):
+                return None
+            proj = src.expression.selects[named.index(name)] if named.index(name) < len(src.expression.selects) \
+                else None
+        else:
+            proj = next((p for p in src.expression.selects if p.alias_or_name.lower() == name), None)
         inner = proj.this if isinstance(proj, exp.Alias) else proj
-        if proj is None and any(isinstance(p, exp.Star) for p in src.expression.selects):
+        if proj is None and named is None and any(isinstance(p, exp.Star) for p in src.expression.selects):
             inner = exp.column(name)  # SELECT *: the column of that name of its sources
         if not isinstance(inner, exp.Column):
             return None

@@ -65,7 +65,10 @@ def push_into_derived(tree: exp.Expression, copy: bool = True, typer: ColumnType
     if shared:  # a deterministic CTE read in several places: each reads its own copy, filtered by its own WHERE
         tree = tree.copy() if copy else tree
         copy = False
-        _inline_ctes(tree, _shared_ctes(tree))
+        shared = _shared_ctes(tree)  # (the copy's)
+        while shared:  # (a CTE read once by one read twice is read twice once that one is inlined)
+            _inline_ctes(tree, shared)
+            shared = _shared_ctes(tree)
     derived = [q for q in tree.find_all(exp.Subquery) if isinstance(q.parent, (exp.From, exp.Join))
                and q.alias and _outer_where(q) is not None]
     ctes = _single_use_ctes(tree)
@@ -75,12 +78,14 @@ def push_into_derived(tree: exp.Expression, copy: bool = True, typer: ColumnType
         return push_into_derived(tree.copy(), copy=False, typer=typer)
     for node in list(tree.find_all(exp.Subquery, exp.Table)):  # pre-order: outer queries first
         if isinstance(node, exp.Subquery) and isinstance(node.parent, (exp.From, exp.Join)) and node.alias:
-            _push_filters(node, _same_types(_query_columns(node.this, _outer_names(node)), typer))
+            _push_filters(node, _same_types(_query_columns(node.this, _outer_names(node), _named(node)), typer))
         elif isinstance(node, exp.Table) and node.args.get("db") is None and node.name.lower() in ctes \
                 and not _in_subquery_expression(node):
             # (a CTE read inside EXISTS or IN (...) may be filtered by the outer query's columns,
             # which its body, at the top of the statement, cannot see)
-            _push_filters(node, _same_types(_query_columns(ctes[node.name.lower()].this, _outer_names(node)), typer))
+            cte = ctes[node.name.lower()]
+            _push_filters(node, _same_types(_query_columns(cte.this, _outer_names(node), _named(node) or _named(cte)),
+                                            typer))
     return tree
 
 
@@ -237,23 +242,31 @@ def _single_use_ctes(tree: exp.Expression) -> dict[str, exp.CTE]:
             and isinstance(c.this, (exp.Select, exp.Union))}
 
 
-def _query_columns(query: exp.Expression, names_used: set[str]
+def _named(node: exp.Expression) -> list[str] | None:
+    """The column names an alias gives, ``(SELECT ...) z(a, b)``, ``WITH c(a, b) AS ...``; None without."""
+    alias = node.args.get("alias")
+    return [c.name.lower() for c in alias.columns] if isinstance(alias, exp.TableAlias) and alias.columns else None
+
+
+def _query_columns(query: exp.Expression, names_used: set[str], named: list[str] | None = None
                    ) -> list[tuple[exp.Select, dict[str, exp.Column]]]:
     """Where the outer filters on a subquery's (or CTE's) columns may go, as
     :func:`_view_columns` says for a view: each SELECT (each branch of a UNION [ALL]) with, for
     each output that is a plain column of it, that column as it reads it (``SELECT * FROM t``:
-    each of ``names_used``, the names the outer WHERE reads, as itself)."""
+    each of ``names_used``, the names the outer WHERE reads, as itself). ``named``: the names
+    its alias gives its columns, by position (``z(a, b)``), in place of its own."""
     branches = _branches(query) if isinstance(query, exp.Union) else [query]
     if not all(isinstance(b, exp.Select) for b in branches):
         return []
     first = branches[0]
     assert isinstance(first, exp.Select)
-    names = _output_names(first)
+    names = named if named is not None else _output_names(first)
     targets: list[tuple[exp.Select, dict[str, exp.Column]]] = []
     for branch in branches:
         assert isinstance(branch, exp.Select)
         if any(isinstance(p, exp.Star) for p in branch.expressions):  # SELECT * FROM t: its names
-            if len(branches) == 1 and len(branch.expressions) == 1 and not branch.args.get("joins") \
+            if named is None and len(branches) == 1 and len(branch.expressions) == 1 \
+                    and not branch.args.get("joins") \
                     and not branch.args.get("group") and _plain_outputs(branch) is not None:
                 targets.append((branch, {n: exp.column(n, quoted=True) for n in names_used}))
             continue
@@ -274,7 +287,7 @@ def _expand_in(tree: exp.Expression, find: ViewFind, stack: tuple[str, ...], typ
             raise SemanticError(f"View {stack[0]} reads itself through {chain}: ALTER VIEW one of them so "
                                 "that it no longer reads the other")
         body = _parsed(view.properties[VIEW_EXPANDED_TEXT]).copy()
-        _push_filters(node, _same_types(_view_columns(body), typer))
+        _push_filters(node, _same_types(_view_columns(body, _named(node)), typer))
         # then the view's own and the pushed filters into its subqueries and CTEs
         body = push_into_derived(body, copy=False, typer=typer)
         _expand_in(body, find, (*stack, view.qualified_name), typer)
@@ -368,12 +381,22 @@ def _push_filters(node: exp.Expression, targets: list[tuple[exp.Select, dict[str
         return
     alias = node.alias_or_name.lower()
     alone = not select.args.get("joins")
+    # a LATERAL VIEW's columns are the outer query's, not the view's (its default names, `col`,
+    # `pos`, `key`, ... when it gives none: then no unqualified column is known to be the view's)
+    made: set[str] | None = set()
+    for lateral in select.args.get("laterals") or []:
+        lateral_alias = lateral.args.get("alias")
+        if made is None or lateral_alias is None or not lateral_alias.columns:
+            made = None
+        else:
+            made |= {c.name.lower() for c in lateral_alias.columns}
     where = select.args["where"].this
     for cond in where.flatten() if isinstance(where, exp.And) else [where]:
         cols = list(cond.find_all(exp.Column))
         if not cols or not all(isinstance(n, _PUSHABLE) for n in cond.walk()):
             continue
-        if not all((c.table.lower() == alias or not c.table and alone) and not c.args.get("db") for c in cols):
+        if not all((c.table.lower() == alias or not c.table and alone and made is not None
+                    and c.name.lower() not in made) and not c.args.get("db") for c in cols):
             continue
         for inner, columns in targets:  # a UNION's branches each take what they can
             if all(c.name.lower() in columns for c in cols):
@@ -383,14 +406,24 @@ def _push_filters(node: exp.Expression, targets: list[tuple[exp.Select, dict[str
                 inner.where(pushed, copy=False)
 
 
-def _view_columns(body: exp.Expression) -> list[tuple[exp.Select, dict[str, exp.Column]]]:
+def _view_columns(body: exp.Expression, named: list[str] | None = None
+                  ) -> list[tuple[exp.Select, dict[str, exp.Column]]]:
     """Where the outer filters may go: each SELECT of the view's own query (inside its
     expanded text; each branch of a UNION [ALL], whose rows are the union of theirs) with, for
     each view column that is a plain column of it, that column as it reads it. A grouped
     query (GROUP BY, without ROLLUP, CUBE or GROUPING SETS) takes filters on its grouping
     columns alone: such a filter keeps or drops whole groups, so it gives the same groups and
     aggregates before the grouping as after it (Hive's predicate pushdown does the same).
-    DISTINCT keeps whole rows of the view's columns, so a filter on them goes in too."""
+    DISTINCT keeps whole rows of the view's columns, so a filter on them goes in too.
+    ``named``: the names the reference's alias gives the view's columns, by position
+    (``FROM v x(a, b)``), in place of the view's own."""
+    if named is not None:
+        own = [p.alias_or_name.lower() for p in body.expressions] if isinstance(body, exp.Select) else []
+        if len(own) != len(named):
+            return []
+        renamed = dict(zip(own, named))
+        return [(select, {renamed[n]: c for n, c in cols.items() if n in renamed})
+                for select, cols in _view_columns(body)]
     source = body.args.get("from_") if isinstance(body, exp.Select) else None
     inner = source.this.this if source is not None and isinstance(source.this, exp.Subquery) else None
     wanted = {p.this.name.lower(): p.alias.lower() for p in body.expressions if isinstance(p, exp.Alias)}
