@@ -480,3 +480,30 @@ def test_a_timestamp_partition_reads_as_written_in_every_session_time_zone(wh, s
         assert _rows(spark.sql(query)) == _rows(wh.sql(query)) == sorted([*expected, (3, "2024-01-05 10:00:00")])
     finally:
         spark.conf.set("spark.sql.session.timeZone", "UTC")
+
+
+def test_a_timestamp_partition_outside_the_layout_and_a_view_of_another_database_follow_the_time_zone(
+        wh, spark, tmp_path):
+    # a partition with its own LOCATION is read through a frame hivepark keeps (exec/scan
+    # TableFrames.mapped); a view of another database's table is planned by hivepark
+    landing = tmp_path / "landing"
+    spark.createDataFrame([(9,)], "x INT").write.parquet(f"file://{landing}")
+    wh.sql("CREATE TABLE stamped (x INT) PARTITIONED BY (ts TIMESTAMP) STORED AS PARQUET")
+    wh.sql("INSERT INTO stamped PARTITION (ts='2024-01-05 10:00:00') VALUES (1)")
+    wh.sql(f"ALTER TABLE stamped ADD PARTITION (ts='2024-01-01 00:00:00') LOCATION 'file://{landing}'")
+    wh.sql("CREATE DATABASE elsewhere")
+    wh.sql("CREATE VIEW elsewhere.seen AS SELECT x, ts FROM default.stamped")
+    expected = [(1, "2024-01-05 10:00:00"), (9, "2024-01-01 00:00:00")]
+    query = "SELECT x, CAST(ts AS STRING) FROM stamped"
+    assert _rows(wh.sql(query)) == _rows(spark.sql(query)) == expected
+    try:
+        wh.sql("SET spark.sql.session.timeZone=America/Los_Angeles")
+        assert _rows(wh.sql(query)) == _rows(spark.sql(query)) == expected
+        assert _rows(wh.sql("SELECT x FROM stamped WHERE ts = '2024-01-01 00:00:00'")) == [(9,)]
+        wh.sql("USE elsewhere")
+        view = "SELECT x, CAST(ts AS STRING) FROM seen"
+        assert _rows(wh.sql(view)) == _rows(spark.sql(view)) == expected
+        wh.sql("SET spark.sql.session.timeZone=Asia/Tokyo")
+        assert _rows(wh.sql(view)) == _rows(spark.sql(view)) == expected
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", "UTC")

@@ -357,7 +357,7 @@ def _view_token(ctx: Context, version: tuple[str, int], reads: tuple[Read, ...],
     view reading its tables by name, a table's identity and whether its own Spark view could be
     built: that view follows the table's commits, and Spark resolves the view over it; else each
     one's version and, for a storage handler's table, its state, read only then: an Iceberg
-    table's state is a load of its metadata)."""
+    table's state is a load of its metadata, and the session time zone)."""
     made = MADE.get(ctx.spark, {})
 
     def readable(name: str) -> bool:
@@ -368,7 +368,9 @@ def _view_token(ctx: Context, version: tuple[str, int], reads: tuple[Read, ...],
         handler = handler_for(table) if table is not None and not table.is_view else None
         return handler.state(table) if handler is not None and table is not None else None
 
-    return (ctx.current_db, version, by_name,
+    # planned by hivepark: its TIMESTAMP partition values were read in the session time zone of then
+    zone = None if by_name else ctx.spark.conf.get("spark.sql.session.timeZone")
+    return (ctx.current_db, version, by_name, zone,
             tuple((db, n, (v[0] if v else None), readable(n)) if by_name and not (t is not None and t.is_view)
                   else (db, n, v, state(t)) for db, n, v, t in reads))
 
