@@ -127,14 +127,16 @@ class Warehouse:
         """Brings the Spark temporary views of the current database's tables up to date, so
         ``spark.sql("SELECT * FROM t")`` reads ``t``'s latest commit (exec/spark_views.py).
         hivepark does this itself after each statement that changes a table; call it when
-        another process has committed since. ``hivepark.spark.views=false``: no views."""
+        another process has committed since, or another tool wrote files into a directory the
+        metastore records no files for (a partition added with a LOCATION, an external table's
+        directory), which it lists again. ``hivepark.spark.views=false``: no views."""
         with self._ctx.handler_scope(), self._translated():
-            self._sync_views()
+            self._sync_views(relist=True)
 
-    def _sync_views(self) -> None:
+    def _sync_views(self, relist: bool = False) -> None:
         from hivepark.exec.spark_views import sync
 
-        sync(self._ctx)
+        sync(self._ctx, relist=relist)
 
     def _translated(self) -> AbstractContextManager[None]:
         """Spark's and the file system's failures as hivepark errors (exec/failures.py)."""

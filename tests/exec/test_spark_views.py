@@ -432,3 +432,78 @@ def test_a_statement_writing_a_few_partitions_patches_the_tables_spark_view(wh, 
         wh.sql("INSERT INTO ev PARTITION (ds='g', hr=0) VALUES (500, 'g')")
     with pytest.raises(Exception, match="TABLE_OR_VIEW_NOT_FOUND"):
         spark.sql("SELECT * FROM ev").collect()
+
+
+def test_refresh_views_sees_files_another_tool_wrote_where_the_metastore_records_none(wh, spark, tmp_path):
+    # a partition added with a LOCATION outside the table's directory, and an external table
+    # over a directory: Spark's view listed them when it was built; refresh_views lists them again
+    landing, ext = tmp_path / "landing", tmp_path / "ext"
+    wh.sql("CREATE TABLE o (x INT) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+    wh.sql("INSERT INTO o PARTITION (ds='a') VALUES (1)")
+    wh.sql(f"ALTER TABLE o ADD PARTITION (ds='b') LOCATION 'file://{landing}'")
+    spark.createDataFrame([(0,)], "x INT").write.parquet(f"file://{ext}")
+    wh.sql(f"CREATE EXTERNAL TABLE e (x INT) STORED AS PARQUET LOCATION 'file://{ext}'")
+    assert _rows(spark.sql("SELECT * FROM o")) == [(1, "a")]
+    spark.createDataFrame([(5,)], "x INT").write.parquet(f"file://{landing}", mode="append")
+    spark.createDataFrame([(6,)], "x INT").write.parquet(f"file://{ext}", mode="append")
+    wh.refresh_views()
+    plain = [(x, "b") for (x,) in _rows(spark.read.parquet(f"file://{landing}"))]
+    assert _rows(spark.sql("SELECT * FROM o")) == _rows(wh.sql("SELECT * FROM o")) == [(1, "a"), *plain] \
+        == [(1, "a"), (5, "b")]
+    assert _rows(spark.sql("SELECT x FROM o WHERE ds = 'b'")) == [(5,)]
+    assert _rows(spark.sql("SELECT * FROM e")) == _rows(wh.sql("SELECT * FROM e")) \
+        == _rows(spark.read.parquet(f"file://{ext}")) == [(0,), (6,)]
+    spark.createDataFrame([(7,)], "x INT").write.parquet(f"file://{landing}", mode="append")
+    wh.refresh_views()
+    assert _rows(spark.sql("SELECT x FROM o WHERE ds = 'b'")) == [(5,), (7,)]
+
+
+def test_a_timestamp_partition_reads_as_written_in_every_session_time_zone(wh, spark):
+    # Hive's timestamps are wall-clock: spark.sql reads the view as wh.sql and plain Spark
+    # read the files, whatever the zone when the view was built and however the zone was set
+    wh.sql("CREATE TABLE stamped (x INT) PARTITIONED BY (ts TIMESTAMP) STORED AS PARQUET")
+    wh.sql("INSERT INTO stamped PARTITION (ts='2024-01-05 10:00:00') VALUES (1)")
+    wh.sql("INSERT INTO stamped PARTITION (ts='2024-07-01 23:30:00') VALUES (2)")
+    query = "SELECT x, CAST(ts AS STRING) FROM stamped"
+    expected = [(1, "2024-01-05 10:00:00"), (2, "2024-07-01 23:30:00")]
+    assert _rows(spark.sql(query)) == expected
+    try:
+        wh.sql("SET spark.sql.session.timeZone=America/Los_Angeles")
+        plain = _plain(spark, wh, "stamped").selectExpr("x", "CAST(ts AS STRING)")
+        assert _rows(spark.sql(query)) == _rows(wh.sql(query)) == _rows(plain) == expected
+        assert _rows(spark.sql("SELECT x FROM stamped WHERE ts = '2024-01-05 10:00:00'")) == [(1,)]
+        spark.conf.set("spark.sql.session.timeZone", "Asia/Tokyo")  # no hivepark statement since
+        plain = _plain(spark, wh, "stamped").selectExpr("x", "CAST(ts AS STRING)")
+        assert _rows(spark.sql(query)) == _rows(wh.sql(query)) == _rows(plain) == expected
+        assert _rows(spark.sql("SELECT x FROM stamped WHERE ts > '2024-06-01 00:00:00'")) == [(2,)]
+        wh.sql("INSERT INTO stamped PARTITION (ts='2024-01-05 10:00:00') VALUES (3)")  # a patch, in Tokyo
+        assert _rows(spark.sql(query)) == _rows(wh.sql(query)) == sorted([*expected, (3, "2024-01-05 10:00:00")])
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", "UTC")
+
+
+def test_a_timestamp_partition_outside_the_layout_and_a_view_of_another_database_follow_the_time_zone(
+        wh, spark, tmp_path):
+    # a partition with its own LOCATION is read through a frame hivepark keeps (exec/scan
+    # TableFrames.mapped); a view of another database's table is planned by hivepark
+    landing = tmp_path / "landing"
+    spark.createDataFrame([(9,)], "x INT").write.parquet(f"file://{landing}")
+    wh.sql("CREATE TABLE stamped (x INT) PARTITIONED BY (ts TIMESTAMP) STORED AS PARQUET")
+    wh.sql("INSERT INTO stamped PARTITION (ts='2024-01-05 10:00:00') VALUES (1)")
+    wh.sql(f"ALTER TABLE stamped ADD PARTITION (ts='2024-01-01 00:00:00') LOCATION 'file://{landing}'")
+    wh.sql("CREATE DATABASE elsewhere")
+    wh.sql("CREATE VIEW elsewhere.seen AS SELECT x, ts FROM default.stamped")
+    expected = [(1, "2024-01-05 10:00:00"), (9, "2024-01-01 00:00:00")]
+    query = "SELECT x, CAST(ts AS STRING) FROM stamped"
+    assert _rows(wh.sql(query)) == _rows(spark.sql(query)) == expected
+    try:
+        wh.sql("SET spark.sql.session.timeZone=America/Los_Angeles")
+        assert _rows(wh.sql(query)) == _rows(spark.sql(query)) == expected
+        assert _rows(wh.sql("SELECT x FROM stamped WHERE ts = '2024-01-01 00:00:00'")) == [(9,)]
+        wh.sql("USE elsewhere")
+        view = "SELECT x, CAST(ts AS STRING) FROM seen"
+        assert _rows(wh.sql(view)) == _rows(spark.sql(view)) == expected
+        wh.sql("SET spark.sql.session.timeZone=Asia/Tokyo")
+        assert _rows(wh.sql(view)) == _rows(spark.sql(view)) == expected
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", "UTC")

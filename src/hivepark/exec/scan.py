@@ -317,8 +317,12 @@ class TableFrames:
         directories outside the Hive layout), the last MAPPED_PER_TABLE file sets per table:
         building one costs Spark a file index and a directory map (50-100 ms for 120 files).
         ``listed``: the files (sizes and times) of the directories among ``paths`` read whole,
-        as listed now: Spark's index of such a directory holds the files of its moment."""
-        return self._keep(spark, table, (tuple(paths), tuple(dirs), listed), MAPPED_PER_TABLE,
+        as listed now: Spark's index of such a directory holds the files of its moment. A
+        TIMESTAMP partition column's value is read in the session time zone of the build, so
+        such a table's frames are kept by the zone too (a value reads as written in every zone)."""
+        zone = spark.conf.get("spark.sql.session.timeZone") \
+            if any(k.hive_type.kind == "timestamp" for k in table.partition_keys) else None
+        return self._keep(spark, table, (tuple(paths), tuple(dirs), listed, zone), MAPPED_PER_TABLE,
                           lambda: _mapped_scan(spark, table, dirs, paths))
 
     def forget_kept(self, spark: SparkSession, table: Table) -> None:

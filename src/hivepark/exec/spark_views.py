@@ -66,8 +66,12 @@ def enabled(ctx: Context) -> bool:
     return (ctx.conf.get(SETTING) or "true").strip().lower() != "false"
 
 
-def sync(ctx: Context) -> None:
-    """Makes the session's views match the current database's tables as committed now."""
+def sync(ctx: Context, relist: bool = False) -> None:
+    """Makes the session's views match the current database's tables as committed now.
+    ``relist`` (``Warehouse.refresh_views``): a table's view that reads a directory whole (a
+    partition added with a LOCATION, an external table's directory: the metastore records no
+    files for it) is built again where that directory holds other files than when it was built,
+    even at the same version (another tool wrote there); only such directories are listed."""
     with LOCK:
         made = MADE.setdefault(ctx.spark, {})
         mine = {name for name, (owner, _) in made.items() if owner == id(ctx)}
@@ -90,7 +94,7 @@ def sync(ctx: Context) -> None:
             return by_db[db]
 
         views = [(name, version) for name, version in sorted(versions.items())
-                 if _refresh(ctx, made, name, version, versions_of, views=False)]
+                 if _refresh(ctx, made, name, version, versions_of, views=False, relist=relist)]
         for name, version in views:  # after the tables: a view may read their Spark views by name
             _refresh(ctx, made, name, version, versions_of, views=True)
 
@@ -104,14 +108,16 @@ def drop_all(ctx: Context) -> None:
 
 def _refresh(ctx: Context, made: dict[str, tuple[int, object]], name: str,
              version: tuple[str, int], versions_of: Callable[[str], dict[str, tuple[str, int]]],
-             views: bool) -> bool:
+             views: bool, relist: bool = False) -> bool:
     """Brings the Spark view of ``name`` up to date if it is a table (``views``: a view);
-    True for a view left for the pass over views."""
+    True for a view left for the pass over views. ``relist``: see :func:`sync`."""
     from hivepark.exec.scan import read_inputs, scan_dataframe
     from hivepark.plan.nodes import TableScan
     from hivepark.plan.planner import plan_scans
 
     known = made.get(name)
+    if relist and not views and known is not None and _listing_moved(ctx, name):
+        known = (known[0], ("listed again", known[1]))  # built again whole, below
     if known is not None and known[0] == id(ctx) and known[1] == (ctx.current_db, version, None):
         return False  # unchanged, and not a table whose handler's state moves on its own
     if known is None and not _is_identifier(name):
@@ -150,28 +156,31 @@ def _refresh(ctx: Context, made: dict[str, tuple[int, object]], name: str,
             token = _view_token(ctx, version, reads, False)
         inputs = None
         patches = 0
+        listed: tuple[Any, ...] = ()
+        zone = ctx.spark.conf.get("spark.sql.session.timeZone") or "UTC"
         if table.is_view:
             df = _view_dataframe(ctx, table)
         else:
             plan = plan_scans([TableScan(table, table.name)], ctx.catalog)
             scan = plan.scans[0]
             inputs = read_inputs(scan) if handler_for(table) is None else None
+            listed = _listing(_whole_dirs(table, scan))
             own = inputs is not None and _own_table_view(ctx, known, name)
             if own and _built_from(ctx.spark)[name].inputs == inputs and fs.all_exist(_recorded_files(scan.partitions)):
                 made[name] = (id(ctx), token)  # the same files read the same way: the same rows
                 return False
-            patched = _patched(ctx, name, table, scan, inputs) if own else None
+            patched = _patched(ctx, name, table, scan, inputs, zone) if own else None
             if patched is not None:
                 df, patches = patched
             else:  # its own DataFrame, not the warm whole-table frames hivepark's queries share
                 # (exec/scan.TableFrames): building a view never changes what a query plans
                 df = scan_dataframe(ctx.spark, scan, settings=ctx.conf)
-        df.createOrReplaceTempView(name)
+        (df if table.is_view else _wall_clock(df, table, zone)).createOrReplaceTempView(name)
     except Exception as e:  # noqa: BLE001 - the statement that ran succeeded: never fail it here
         _unreadable(ctx, made, name, table, token, e)
         return False
     made[name] = (id(ctx), token)
-    _built_from(ctx.spark)[name] = _Built(id(ctx), inputs, df if inputs is not None else None, patches)
+    _built_from(ctx.spark)[name] = _Built(id(ctx), inputs, df if inputs is not None else None, patches, listed, zone)
     return False
 
 
@@ -179,12 +188,63 @@ def _refresh(ctx: Context, made: dict[str, tuple[int, object]], name: str,
 class _Built:
     """What a table's Spark view was built from: the warehouse that built it, what it reads
     (exec/scan.read_inputs, None if not known), its DataFrame (when that is known) and how
-    many patches it carries."""
+    many patches it carries; the directories it reads whole with their files as listed before
+    it was built (:func:`_whole_dirs`), and the session time zone it was built in (Spark's
+    partition discovery read a TIMESTAMP partition's value in it: :func:`_wall_clock`)."""
 
     owner: int
     inputs: object
     df: DataFrame | None = None
     patches: int = 0
+    listed: tuple[Any, ...] = ()
+    zone: str = "UTC"
+
+
+def _whole_dirs(table: Table, scan: TableScan) -> list[str]:
+    """The directories a table's view reads whole, Spark listing them when it is built: a
+    partition (or an unpartitioned table) whose files the metastore does not record (ADD
+    PARTITION ... LOCATION, an external table over a directory). None for a table whose
+    partitions all record their files: nothing to list again."""
+    from hivepark.storage.commit import FILES_PARAM
+
+    if handler_for(table) is not None:
+        return []
+    if not table.is_partitioned:
+        return [table.location] if FILES_PARAM not in table.properties else []
+    return [p.location for p in scan.partitions or () if p.files is None]
+
+
+def _listing(dirs: list[str]) -> tuple[Any, ...]:
+    """Each directory with its files, sizes and times as listed now."""
+    return tuple((d, tuple(sorted((e.path, e.size, e.mtime_ns) for e in fs.list_files(d, recursive=True))))
+                 for d in dirs)
+
+
+def _listing_moved(ctx: Context, name: str) -> bool:
+    """Whether a directory the table's view reads whole holds other files now than when the
+    view was built (another tool wrote there): Spark's listing in the view is of that moment."""
+    built = _built_from(ctx.spark).get(name)
+    if built is None or built.owner != id(ctx) or not built.listed:
+        return False
+    return _listing([d for d, _ in built.listed]) != built.listed
+
+
+def _wall_clock(df: DataFrame, table: Table, zone: str) -> DataFrame:
+    """The table's view of ``df``, whose TIMESTAMP partition columns Spark read as wall-clock
+    times of session time zone ``zone``, as wall-clock times of the session's zone whenever
+    it is read (as Hive's timestamps and ``wh.sql``: ``2024-01-05 10:00:00`` reads the same in
+    every zone). ``current_timezone()`` is fixed when a query is planned, not when the view
+    was made; the expressions name zones, so Spark still prunes partitions by them."""
+    stamps = {k.name for k in table.partition_keys if k.hive_type.kind == "timestamp"}
+    if not stamps:
+        return df
+    from hivepark.expr.visitors import render_literal
+    from hivepark.storage.formats import sql_name
+
+    zone_sql = render_literal(zone)
+    return df.selectExpr(*[
+        f"to_utc_timestamp(from_utc_timestamp({sql_name(c)}, {zone_sql}), current_timezone()) AS {sql_name(c)}"
+        if c in stamps else sql_name(c) for c in df.columns])
 
 
 def _own_table_view(ctx: Context, known: tuple[int, object] | None, name: str) -> bool:
@@ -199,17 +259,18 @@ def _own_table_view(ctx: Context, known: tuple[int, object] | None, name: str) -
 
 
 def _patched(ctx: Context, name: str, table: Table, scan: TableScan,
-             inputs: Any) -> tuple[DataFrame, int] | None:
+             inputs: Any, zone: str) -> tuple[DataFrame, int] | None:
     """The table's new Spark view as its previous one patched (exec/scan.patched: the
     partitions whose files changed taken out, those read from their own files), or None
     (build it from all its files): only where the table is read the same way (no schema or
-    format change, the same table), at most PATCHES times in a row, and while every recorded
+    format change, the same table, the same session time zone), at most PATCHES times in a row, and while every recorded
     file of the partitions it keeps is still there (a whole build would warn of a missing one)."""
     from hivepark.exec.scan import PATCHES, patched, scan_dataframe
 
     built = _built_from(ctx.spark)[name]
     before = built.inputs
-    if built.df is None or built.patches >= PATCHES or not isinstance(before, tuple) or before[:3] != inputs[:3]:
+    if built.df is None or built.patches >= PATCHES or not isinstance(before, tuple) or before[:3] != inputs[:3] \
+            or built.zone != zone:
         return None
     old = {entry[0]: entry[1:] for entry in before[3]}
     new = {entry[0]: entry[1:] for entry in inputs[3]}
@@ -296,7 +357,7 @@ def _view_token(ctx: Context, version: tuple[str, int], reads: tuple[Read, ...],
     view reading its tables by name, a table's identity and whether its own Spark view could be
     built: that view follows the table's commits, and Spark resolves the view over it; else each
     one's version and, for a storage handler's table, its state, read only then: an Iceberg
-    table's state is a load of its metadata)."""
+    table's state is a load of its metadata, and the session time zone)."""
     made = MADE.get(ctx.spark, {})
 
     def readable(name: str) -> bool:
@@ -307,7 +368,9 @@ def _view_token(ctx: Context, version: tuple[str, int], reads: tuple[Read, ...],
         handler = handler_for(table) if table is not None and not table.is_view else None
         return handler.state(table) if handler is not None and table is not None else None
 
-    return (ctx.current_db, version, by_name,
+    # planned by hivepark: its TIMESTAMP partition values were read in the session time zone of then
+    zone = None if by_name else ctx.spark.conf.get("spark.sql.session.timeZone")
+    return (ctx.current_db, version, by_name, zone,
             tuple((db, n, (v[0] if v else None), readable(n)) if by_name and not (t is not None and t.is_view)
                   else (db, n, v, state(t)) for db, n, v, t in reads))
 
