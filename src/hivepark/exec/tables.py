@@ -95,6 +95,7 @@ from hivepark.storage.commit import (
     fault_point,
     listed_files,
     moving_from,
+    own_lb_dirs,
     table_files,
     writers_in,
 )
@@ -1549,14 +1550,11 @@ def msck_repair(ctx: Context, stmt: s.MsckRepair) -> DataFrame:
             continue  # nothing registered or refreshed: the files need not be read
         params = dict(old.parameters) if old else {}
         files = live if live is not None else listed_files(leaf)  # less other statements' uncommitted files
-        lay = partition_layout(params)
         names = [os.path.basename(f.path) for f in files]
-        if lay is not None:  # list-bucketing subdirectories inside the partition
-            for _, loc in lay.locations:
-                if not layout.is_absolute(loc):
-                    sub = listed_files(f"{leaf}/{loc}")
-                    files += sub
-                    names += [f"{loc}/{os.path.basename(f.path)}" for f in sub]
+        for loc in own_lb_dirs(leaf, params):  # list-bucketing directories inside the partition (SET SKEWED
+            sub = listed_files(f"{leaf}/{loc}")  # LOCATION's inside it too: the files were dropped from its list)
+            files += sub
+            names += [f"{loc}/{os.path.basename(f.path)}" for f in sub]
         params.update(_file_stats(table, files, str(now)))
         put.append(Partition(values, old.location if old else leaf, params,
                              tuple(sorted(names)), now))
