@@ -554,6 +554,20 @@ def test_msck_repair_keeps_the_files_of_a_skewed_location_inside_the_partition(e
     assert data_dirs(t.location) == []
 
 
+def test_rename_partition_moves_a_skewed_location_at_its_own_directory(env):
+    # a skewed location given as the partition's directory itself stayed at the old directory at
+    # RENAME TO PARTITION (as RENAME TO of the table moves one at the table's): ds=b's x=1 pointed
+    # at ds=a, where a new partition ds='a' is made
+    env.sql("CREATE TABLE ro (a INT, x INT) PARTITIONED BY (ds STRING) SKEWED BY (x) ON (1) "
+            "STORED AS DIRECTORIES STORED AS PARQUET")
+    env.sql("INSERT INTO ro PARTITION (ds='a') VALUES (1, 2)")
+    t = env.catalog.get_table("default", "ro")
+    env.sql(f"ALTER TABLE ro PARTITION (ds='a') SET SKEWED LOCATION (1='file://{t.location}/ds=a')")
+    env.sql("ALTER TABLE ro PARTITION (ds='a') RENAME TO PARTITION (ds='b')")
+    assert f"[1]={t.location}/ds=b}}" in described(env, "ro PARTITION (ds='b')")["Skewed Value to Path:"]
+    assert rows(env.sql("SELECT a, x, ds FROM ro")) == [(1, 2, "b")]
+
+
 def test_insert_overwrite_removes_the_skewed_directories_it_emptied(env, spark, tmp_path):
     # after ALTER TABLE ... SKEWED BY with other values (or NOT STORED AS DIRECTORIES) an INSERT
     # OVERWRITE deleted the old files and left their directories (x=1/) empty behind; Hive removes them
