@@ -64,7 +64,7 @@ from hivepark.exec.relocate import (
     rename_partition,
     spec_text,
 )
-from hivepark.exec.write import count_rows, cut_foreign_files, sized_string_columns, write_rows
+from hivepark.exec.write import count_rows, cut_foreign_files, cut_properties, sized_string_columns, write_rows
 from hivepark.expr import or_all
 from hivepark.sql import statements as s
 from hivepark.sql.rewrite import hive_output_names
@@ -813,7 +813,8 @@ def set_location(ctx: Context, table: Table, spec: s.PartitionSpec | None, given
     if spec is None:
         location = absolute(given)
         check_location(ctx, location, "Table LOCATION", own=table)
-        props = {k: v for k, v in table.properties.items() if k != FILES_PARAM}  # listed there at the next read
+        props = {k: v for k, v in cut_properties(table).items()  # another tool's files, maybe: read as Hive
+                 if k != FILES_PARAM}  # reads them (cut_foreign_files); listed there at the next read
         return ctx.catalog.alter_table(table.evolve(location=location, properties=props), table.version)
     values = full_spec(table, spec)
     part = ctx.catalog.get_partition(table, values)
@@ -823,6 +824,7 @@ def set_location(ctx: Context, table: Table, spec: s.PartitionSpec | None, given
                               "lists them.", code=10006)
     absolute(given)  # as Hive's SET LOCATION: a relative path is 10244 (ADD PARTITION resolves one)
     location = _given_partition_location(ctx, table, given, part.values)
+    table = cut_foreign_files(ctx, table)  # another tool's files, maybe, as at ADD PARTITION ... LOCATION
     return ctx.catalog.commit(table, table.version, put=[part.evolve(location=location, files=None)])
 
 
