@@ -208,8 +208,9 @@ def test_char_and_varchar_values_of_files_hivepark_did_not_write_read_cut_as_hiv
 
 def test_char_and_varchar_values_read_cut_after_set_location(wh, spark, tmp_path):
     """Found by a hunt for bugs: ALTER TABLE t [PARTITION (...)] SET LOCATION at another tool's
-    files did not record the CHAR/VARCHAR columns as read cut, as ADD PARTITION ... LOCATION
-    does: 'abcdef' in a CHAR(3) column read back whole, so WHERE c = 'abc' found nothing."""
+    files, or CREATE TABLE at a default directory holding them, did not record the CHAR/VARCHAR
+    columns as read cut, as ADD PARTITION ... LOCATION does: 'abcdef' in a CHAR(3) column read
+    back whole, so WHERE c = 'abc' found nothing."""
     rows = [(1, "abcdef", "xyzuvw"), (2, "ab   ", "ab   "), (3, "ab", None)]
     src = str(tmp_path / "src")
     spark.createDataFrame(rows, "k int, c string, v string").coalesce(1).write.parquet(src)
@@ -222,7 +223,10 @@ def test_char_and_varchar_values_read_cut_after_set_location(wh, spark, tmp_path
     wh.sql("CREATE TABLE slp (k INT, c CHAR(3), v VARCHAR(4)) PARTITIONED BY (d STRING) STORED AS PARQUET")
     wh.sql("ALTER TABLE slp ADD PARTITION (d='x')")
     wh.sql(f"ALTER TABLE slp PARTITION (d='x') SET LOCATION 'file://{tmp_path}/part'")
-    for table in ("sl", "slp"):
+    # CREATE TABLE at its default directory, where another tool left files: they are the table's
+    spark.read.parquet(src).write.parquet(os.path.join(wh.location, "pre"))
+    wh.sql("CREATE TABLE pre (k INT, c CHAR(3), v VARCHAR(4)) STORED AS PARQUET")
+    for table in ("sl", "slp", "pre"):
         assert _rows(wh.sql(f"SELECT k, c, v FROM {table}")) == plain, table
         assert _rows(wh.sql(f"SELECT k FROM {table} WHERE c = 'abc' OR v = 'ab  '")) == [(1,), (2,)], table
 

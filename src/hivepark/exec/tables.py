@@ -309,7 +309,9 @@ def new_table(ctx: Context, stmt: s.CreateTable) -> Table:
                          .properties().items() if v is not None})
     if stmt.bucketing is not None:
         tblprops.update(_bucketing(columns, part_keys, stmt))
-    if stmt.location is not None and sized_string_columns(Table(db, name, tuple(columns))):
+    if sized_string_columns(Table(db, name, tuple(columns))) and (stmt.location is not None or (
+            stmt.as_select is None and fs.exists(kw["location"])  # (files another tool left at its default
+            and any(not e.is_dir for e in fs.list_files(kw["location"], recursive=True)))):  # directory: its own)
         # its files are another tool's: read as Hive reads them (exec.write.cut_foreign_files)
         tblprops[CUT_COLUMNS] = json.dumps(sorted(sized_string_columns(Table(db, name, tuple(columns)))))
     table = Table(db, name, tuple(columns), tuple(part_keys), properties=tblprops,
