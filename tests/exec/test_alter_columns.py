@@ -206,6 +206,31 @@ def test_char_and_varchar_values_of_files_hivepark_did_not_write_read_cut_as_hiv
         assert _rows(spark.sql(f"SELECT k, c, v FROM {table}")) == plain, table
 
 
+def test_char_and_varchar_values_read_cut_after_set_location(wh, spark, tmp_path):
+    """Found by a hunt for bugs: ALTER TABLE t [PARTITION (...)] SET LOCATION at another tool's
+    files, or CREATE TABLE at a default directory holding them, did not record the CHAR/VARCHAR
+    columns as read cut, as ADD PARTITION ... LOCATION does: 'abcdef' in a CHAR(3) column read
+    back whole, so WHERE c = 'abc' found nothing."""
+    rows = [(1, "abcdef", "xyzuvw"), (2, "ab   ", "ab   "), (3, "ab", None)]
+    src = str(tmp_path / "src")
+    spark.createDataFrame(rows, "k int, c string, v string").coalesce(1).write.parquet(src)
+    spark.read.parquet(src).write.parquet(f"{tmp_path}/part")
+    plain = _rows(spark.read.schema("k int, c string, v string").parquet(src)
+                  .selectExpr("k", "rtrim(substring(c, 1, 3)) AS c", "substring(v, 1, 4) AS v"))
+    assert plain == [(1, "abc", "xyzu"), (2, "ab", "ab  "), (3, "ab", None)]
+    wh.sql("CREATE TABLE sl (k INT, c CHAR(3), v VARCHAR(4)) STORED AS PARQUET")
+    wh.sql(f"ALTER TABLE sl SET LOCATION 'file://{src}'")
+    wh.sql("CREATE TABLE slp (k INT, c CHAR(3), v VARCHAR(4)) PARTITIONED BY (d STRING) STORED AS PARQUET")
+    wh.sql("ALTER TABLE slp ADD PARTITION (d='x')")
+    wh.sql(f"ALTER TABLE slp PARTITION (d='x') SET LOCATION 'file://{tmp_path}/part'")
+    # CREATE TABLE at its default directory, where another tool left files: they are the table's
+    spark.read.parquet(src).write.parquet(os.path.join(wh.location, "pre"))
+    wh.sql("CREATE TABLE pre (k INT, c CHAR(3), v VARCHAR(4)) STORED AS PARQUET")
+    for table in ("sl", "slp", "pre"):
+        assert _rows(wh.sql(f"SELECT k, c, v FROM {table}")) == plain, table
+        assert _rows(wh.sql(f"SELECT k FROM {table} WHERE c = 'abc' OR v = 'ab  '")) == [(1,), (2,)], table
+
+
 @pytest.mark.parametrize("fmt", ["parquet", "orc"])
 def test_a_dropped_column_comes_back_only_with_a_type_its_files_read_as(wh, spark, fmt):
     """Found by a hunt for bugs: REPLACE COLUMNS (a INT) then ADD COLUMNS (b INT) over files holding

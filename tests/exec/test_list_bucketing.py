@@ -532,6 +532,42 @@ def test_insert_overwrite_replaces_the_rows_of_a_skewed_location_set_back(env, s
     assert rows(env.sql("SELECT a, x FROM sb")) == [(10, 1), (20, 2)]
 
 
+def test_msck_repair_keeps_the_files_of_a_skewed_location_inside_the_partition(env, spark):
+    # MSCK REPAIR refreshed a registered partition's files from its relative list-bucketing
+    # directories alone: the files of an absolute skewed location inside it (ds=a/own) left its
+    # list, so its rows were no longer read, and DROP PARTITION left them on disk
+    env.sql("CREATE TABLE mo (a INT, x INT) PARTITIONED BY (ds STRING) SKEWED BY (x) ON (1, 2) "
+            "STORED AS DIRECTORIES STORED AS PARQUET")
+    env.sql("INSERT INTO mo PARTITION (ds='a') VALUES (1, 1), (2, 2), (3, 3)")
+    t = env.catalog.get_table("default", "mo")
+    shutil.move(f"{t.location}/ds=a/x=1", f"{t.location}/ds=a/own")
+    env.sql(f"ALTER TABLE mo PARTITION (ds='a') SET SKEWED LOCATION (1='file://{t.location}/ds=a/own', "
+            f"2='file://{t.location}/ds=a/own')")  # (two values, one directory: its files once)
+    shutil.move(next(f"{t.location}/ds=a/x=2/{f}" for f in os.listdir(f"{t.location}/ds=a/x=2")
+                     if f.endswith(".parquet")), f"{t.location}/ds=a/own/two.parquet")
+    env.sql("MSCK REPAIR TABLE mo")
+    plain = rows(spark.read.option("recursiveFileLookup", "true").parquet(t.location))
+    assert rows(env.sql("SELECT a, x FROM mo")) == plain == [(1, 1), (2, 2), (3, 3)]
+    assert rows(env.sql("SELECT a FROM mo WHERE x = 1")) == [(1,)]
+    assert env.catalog.get_partition(t, ["a"]).parameters["numFiles"] == "3"
+    env.sql("ALTER TABLE mo DROP PARTITION (ds='a')")
+    assert data_dirs(t.location) == []
+
+
+def test_rename_partition_moves_a_skewed_location_at_its_own_directory(env):
+    # a skewed location given as the partition's directory itself stayed at the old directory at
+    # RENAME TO PARTITION (as RENAME TO of the table moves one at the table's): ds=b's x=1 pointed
+    # at ds=a, where a new partition ds='a' is made
+    env.sql("CREATE TABLE ro (a INT, x INT) PARTITIONED BY (ds STRING) SKEWED BY (x) ON (1) "
+            "STORED AS DIRECTORIES STORED AS PARQUET")
+    env.sql("INSERT INTO ro PARTITION (ds='a') VALUES (1, 2)")
+    t = env.catalog.get_table("default", "ro")
+    env.sql(f"ALTER TABLE ro PARTITION (ds='a') SET SKEWED LOCATION (1='file://{t.location}/ds=a')")
+    env.sql("ALTER TABLE ro PARTITION (ds='a') RENAME TO PARTITION (ds='b')")
+    assert f"[1]={t.location}/ds=b}}" in described(env, "ro PARTITION (ds='b')")["Skewed Value to Path:"]
+    assert rows(env.sql("SELECT a, x, ds FROM ro")) == [(1, 2, "b")]
+
+
 def test_insert_overwrite_removes_the_skewed_directories_it_emptied(env, spark, tmp_path):
     # after ALTER TABLE ... SKEWED BY with other values (or NOT STORED AS DIRECTORIES) an INSERT
     # OVERWRITE deleted the old files and left their directories (x=1/) empty behind; Hive removes them

@@ -235,12 +235,13 @@ def _shown(cols: Sequence) -> str:
 
 def _moved_layout(old: Partition, src_base: str, dst_base: str) -> dict[str, str]:
     """The partition's list-bucketing layout with its skewed locations inside its directory (an
-    absolute one SET SKEWED LOCATION gave, whose files move with the partition's) moved to
-    ``dst_base``; empty when none is. One outside the directory stays where it is, as in Hive."""
+    absolute one SET SKEWED LOCATION gave, whose files move with the partition's, or the directory
+    itself) moved to ``dst_base``; empty when none is. One outside the directory stays where it is,
+    as in Hive (as ALTER TABLE ... RENAME TO moves the table's)."""
     lay = partition_layout(old.parameters)
     changes = {key: dst_base + loc[len(src_base):] for key, loc in (lay.locations if lay is not None else ())
-               if layout.is_absolute(loc) and fs.normalize(loc).startswith(src_base + "/")
-               for loc in [fs.normalize(loc)]}
+               if layout.is_absolute(loc) for loc in [fs.normalize(loc)]
+               if loc == src_base or loc.startswith(src_base + "/")}
     return {SKEW_LOCATIONS: lay.with_locations(changes).to_json()} if lay is not None and changes else {}
 
 

@@ -64,7 +64,7 @@ from hivepark.exec.relocate import (
     rename_partition,
     spec_text,
 )
-from hivepark.exec.write import count_rows, cut_foreign_files, sized_string_columns, write_rows
+from hivepark.exec.write import count_rows, cut_foreign_files, cut_properties, sized_string_columns, write_rows
 from hivepark.expr import or_all
 from hivepark.sql import statements as s
 from hivepark.sql.rewrite import hive_output_names
@@ -95,6 +95,7 @@ from hivepark.storage.commit import (
     fault_point,
     listed_files,
     moving_from,
+    own_lb_dirs,
     table_files,
     writers_in,
 )
@@ -308,7 +309,9 @@ def new_table(ctx: Context, stmt: s.CreateTable) -> Table:
                          .properties().items() if v is not None})
     if stmt.bucketing is not None:
         tblprops.update(_bucketing(columns, part_keys, stmt))
-    if stmt.location is not None and sized_string_columns(Table(db, name, tuple(columns))):
+    if sized_string_columns(Table(db, name, tuple(columns))) and (stmt.location is not None or (
+            stmt.as_select is None and fs.exists(kw["location"])  # (files another tool left at its default
+            and any(not e.is_dir for e in fs.list_files(kw["location"], recursive=True)))):  # directory: its own)
         # its files are another tool's: read as Hive reads them (exec.write.cut_foreign_files)
         tblprops[CUT_COLUMNS] = json.dumps(sorted(sized_string_columns(Table(db, name, tuple(columns)))))
     table = Table(db, name, tuple(columns), tuple(part_keys), properties=tblprops,
@@ -812,7 +815,8 @@ def set_location(ctx: Context, table: Table, spec: s.PartitionSpec | None, given
     if spec is None:
         location = absolute(given)
         check_location(ctx, location, "Table LOCATION", own=table)
-        props = {k: v for k, v in table.properties.items() if k != FILES_PARAM}  # listed there at the next read
+        props = {k: v for k, v in cut_properties(table).items()  # another tool's files, maybe: read as Hive
+                 if k != FILES_PARAM}  # reads them (cut_foreign_files); listed there at the next read
         return ctx.catalog.alter_table(table.evolve(location=location, properties=props), table.version)
     values = full_spec(table, spec)
     part = ctx.catalog.get_partition(table, values)
@@ -822,6 +826,7 @@ def set_location(ctx: Context, table: Table, spec: s.PartitionSpec | None, given
                               "lists them.", code=10006)
     absolute(given)  # as Hive's SET LOCATION: a relative path is 10244 (ADD PARTITION resolves one)
     location = _given_partition_location(ctx, table, given, part.values)
+    table = cut_foreign_files(ctx, table)  # another tool's files, maybe, as at ADD PARTITION ... LOCATION
     return ctx.catalog.commit(table, table.version, put=[part.evolve(location=location, files=None)])
 
 
@@ -1549,14 +1554,11 @@ def msck_repair(ctx: Context, stmt: s.MsckRepair) -> DataFrame:
             continue  # nothing registered or refreshed: the files need not be read
         params = dict(old.parameters) if old else {}
         files = live if live is not None else listed_files(leaf)  # less other statements' uncommitted files
-        lay = partition_layout(params)
         names = [os.path.basename(f.path) for f in files]
-        if lay is not None:  # list-bucketing subdirectories inside the partition
-            for _, loc in lay.locations:
-                if not layout.is_absolute(loc):
-                    sub = listed_files(f"{leaf}/{loc}")
-                    files += sub
-                    names += [f"{loc}/{os.path.basename(f.path)}" for f in sub]
+        for loc in own_lb_dirs(leaf, params):  # list-bucketing directories inside the partition (SET SKEWED
+            sub = listed_files(f"{leaf}/{loc}")  # LOCATION's inside it too: the files were dropped from its list)
+            files += sub
+            names += [f"{loc}/{os.path.basename(f.path)}" for f in sub]
         params.update(_file_stats(table, files, str(now)))
         put.append(Partition(values, old.location if old else leaf, params,
                              tuple(sorted(names)), now))

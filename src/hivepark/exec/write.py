@@ -946,12 +946,20 @@ def cut_foreign_files(ctx: Context, table: Table) -> Table:
     or a CHAR's padding (Hive's ORC writer pads CHAR values), which Hive reads cut to the column's
     length, so ``c = 'abc'`` finds a CHAR(3) file value 'abcdef' as in Hive. A filter on those
     columns is then applied by Spark after the read, not pushed into the Parquet or ORC reader."""
+    properties = cut_properties(table)
+    if properties == table.properties:
+        return table
+    return ctx.catalog.alter_table(table.evolve(properties=properties), table.version)
+
+
+def cut_properties(table: Table) -> dict[str, str]:
+    """``table``'s properties with its CHAR(n) and VARCHAR(n) columns recorded as read cut
+    (:func:`cut_foreign_files`), for a statement that alters the table itself (SET LOCATION)."""
     sized = set(sized_string_columns(table))
     cut = set(json.loads(table.properties.get(CUT_COLUMNS) or "[]"))
     if sized <= cut:
-        return table
-    properties = {**table.properties, CUT_COLUMNS: json.dumps(sorted(cut | sized))}
-    return ctx.catalog.alter_table(table.evolve(properties=properties), table.version)
+        return dict(table.properties)
+    return {**table.properties, CUT_COLUMNS: json.dumps(sorted(cut | sized))}
 
 
 def load_data(ctx: Context, stmt: LoadData) -> DataFrame:

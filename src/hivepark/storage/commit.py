@@ -908,25 +908,37 @@ def live_files(listed: Sequence[str], relist: Callable[[], Sequence[str]]) -> li
     return out
 
 
-def _listing(location: str, parameters: Mapping[str, str] | None) -> list[str]:
-    """The files of ``location`` and of the list-bucketing directories inside it that
-    ``parameters`` record: relative ones, and absolute ones (SET SKEWED LOCATION) that lie
-    below it, which a scan reads as the partition's (exec/scan.lb_paths) and so a write replaces,
-    a RENAME TO PARTITION moves; a skewed location outside it is never listed as its own."""
-    out = [e.path for e in fs.list_files(location) if not e.is_dir]
+def own_lb_dirs(location: str, parameters: Mapping[str, str] | None) -> list[str]:
+    """The list-bucketing directories inside ``location`` that ``parameters`` record, relative
+    to it and each once: relative ones, and absolute ones (SET SKEWED LOCATION) that lie below
+    it, which a scan reads as the partition's (exec/scan.lb_paths) and so a write replaces, a
+    RENAME TO PARTITION moves, MSCK REPAIR records; a skewed location outside it is never its own.
+
+    >>> own_lb_dirs("/w/t/ds=a", {SKEW_LOCATIONS: json.dumps({"columns": ["x"], "values": [["1"], ["2"], ["3"]],
+    ...     "locations": [[["1"], "/w/t/ds=a/own"], [["2"], "/w/t/ds=a/own"], [["3"], "/w/t/side"],
+    ...                   [None, "HIVE_DEFAULT_LIST_BUCKETING_DIR_NAME"]]})})
+    ['own', 'HIVE_DEFAULT_LIST_BUCKETING_DIR_NAME']
+    """
     lay = partition_layout(parameters or {})
-    top = location.rstrip("/")
     base = fs.normalize(location).rstrip("/") + "/"
-    seen: set[str] = set()
+    out: list[str] = []
     for _, loc in lay.locations if lay is not None else ():
         if is_absolute(loc):
             full = fs.normalize(loc)
             if not full.startswith(base):
                 continue
             loc = full[len(base):]
-        if loc not in seen:
-            seen.add(loc)
-            out += [e.path for e in fs.list_files(f"{top}/{loc}") if not e.is_dir]
+        if loc not in out:
+            out.append(loc)
+    return out
+
+
+def _listing(location: str, parameters: Mapping[str, str] | None) -> list[str]:
+    """The files of ``location`` and of its own list-bucketing directories (:func:`own_lb_dirs`)."""
+    out = [e.path for e in fs.list_files(location) if not e.is_dir]
+    top = location.rstrip("/")
+    for loc in own_lb_dirs(location, parameters):
+        out += [e.path for e in fs.list_files(f"{top}/{loc}") if not e.is_dir]
     return out
 
 
