@@ -86,7 +86,9 @@ def spark_cluster(cores: int = 2, memory: str = "2g", worker: bool = True, nice:
                      "--cores", str(cores), "--memory", memory, "--webui-port", str(_free_port()),
                      "--work-dir", str(work / "work")],
                     env=env, stdout=out, stderr=subprocess.STDOUT))
-            _wait_for(worker_log, "Successfully registered with master", procs[1], 120)
+            # (a niced worker on a loaded machine took over 120 s to register once: five helper
+            # sessions beside the suite)
+            _wait_for(worker_log, "Successfully registered with master", procs[1], 300)
             yield url
         finally:
             for p in reversed(procs):
