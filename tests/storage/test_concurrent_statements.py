@@ -520,16 +520,12 @@ def test_a_relocation_killed_after_its_commit_stays_committed_whatever_came_next
     assert committed_records(a) == set()
 
 
-@pytest.mark.parametrize("partitioned", [False, True])
-def test_a_rename_table_killed_before_its_directory_moved_is_finished_by_connect(two, spark, monkeypatch,
-                                                                               partitioned):
-    """ALTER TABLE t RENAME TO t2 killed between the metastore's rename and the move of t's
-    directory (in-process: the move stops the statement, which undoes nothing, as kill -9):
-    the next connect() moves the files. Nothing recorded the move: t2 failed with "File ... does
-    not exist" for good, and a table created as t again took t2's files (its rows)."""
+def _rename_killed_before_its_move(a, monkeypatch, partitioned: bool) -> str:
+    """``ALTER TABLE t RENAME TO t2`` on ``a`` (t unpartitioned, of rows 1 and 2, unless
+    ``partitioned``) killed between the metastore's rename and the move of t's directory (the
+    move stops the statement, which undoes nothing, as kill -9); t's old directory."""
     from hivepark.storage import fs
 
-    a, b = two
     if not partitioned:
         a.sql("DROP TABLE t")
         a.sql("CREATE TABLE t (k INT) STORED AS PARQUET")
@@ -546,6 +542,18 @@ def test_a_rename_table_killed_before_its_directory_moved_is_finished_by_connect
     with pytest.raises(_Killed):
         a.sql("ALTER TABLE t RENAME TO t2")
     monkeypatch.undo()
+    return old
+
+
+@pytest.mark.parametrize("partitioned", [False, True])
+def test_a_rename_table_killed_before_its_directory_moved_is_finished_by_connect(two, spark, monkeypatch,
+                                                                               partitioned):
+    """ALTER TABLE t RENAME TO t2 killed between the metastore's rename and the move of t's
+    directory (in-process: the move stops the statement, which undoes nothing, as kill -9):
+    the next connect() moves the files. Nothing recorded the move: t2 failed with "File ... does
+    not exist" for good, and a table created as t again took t2's files (its rows)."""
+    a, b = two
+    old = _rename_killed_before_its_move(a, monkeypatch, partitioned)
     assert os.path.exists(old)  # the directory did not move; the metastore says t2
     hivepark.connect(a.location, spark=spark).close()  # recovery runs here
     assert os.listdir(commit.journal_dir(a.location)) == []
@@ -567,25 +575,8 @@ def test_a_table_made_at_a_killed_rename_s_old_directory_takes_none_of_its_files
     there and left them (t2 failed with "File ... does not exist" for good). ALTER TABLE x RENAME
     TO t was refused, telling to remove the directory (t2's rows). The killed move is finished
     before a table or partition takes the directory."""
-    from hivepark.storage import fs
-
     a, b = two
-    if not partitioned:
-        a.sql("DROP TABLE t")
-        a.sql("CREATE TABLE t (k INT) STORED AS PARQUET")
-        a.sql("INSERT INTO t VALUES (1), (2)")
-    old, new = os.path.join(a.location, "t"), os.path.join(a.location, "t2")
-    real_move = fs.move
-
-    def killed_moving(src, dst):
-        if os.path.normpath(src) == old:
-            raise _Killed()
-        real_move(src, dst)
-
-    monkeypatch.setattr(fs, "move", killed_moving)
-    with pytest.raises(_Killed):
-        a.sql("ALTER TABLE t RENAME TO t2")
-    monkeypatch.undo()
+    old, new = _rename_killed_before_its_move(a, monkeypatch, partitioned), os.path.join(a.location, "t2")
     spec, values = (" PARTITIONED BY (ds STRING)", "PARTITION (ds='n') VALUES (10)") if partitioned else \
         ("", "VALUES (10)")
     if reuse == "CREATE":

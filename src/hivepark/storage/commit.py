@@ -603,10 +603,24 @@ def moving_from(warehouse: str, location: str, catalog: Catalog) -> str | None:
     ``connect()`` recovered yet) is finished here first, as ``connect()`` would: a table or
     partition made at the old directory before it would take the renamed table's files for its
     own, and the move, finding it there, could no longer tell them apart and left them to it."""
+    loc = fs.normalize(location)
+    for path, j in _read_journals(warehouse):
+        src = fs.normalize(str(j.get("from") or "")) if j.get("kind") == "table_move" and j.get("from") else ""
+        if not src or not (is_within(src, loc) or is_within(loc, src)):
+            continue
+        if not abandoned(j, path):
+            return src
+        finish_table_move(j, catalog)
+        fs.delete_file(path)
+    return None
+
+
+def _read_journals(warehouse: str) -> Iterator[tuple[str, dict]]:
+    """Each readable journal of the warehouse's statements (running, or killed and not
+    recovered yet), with its path; one being written or deleted meanwhile is skipped."""
     directory = journal_dir(warehouse)
     if not fs.exists(directory):
-        return None
-    loc = fs.normalize(location)
+        return
     for entry in fs.list_files(directory):
         if not entry.path.endswith(".json"):
             continue
@@ -614,14 +628,7 @@ def moving_from(warehouse: str, location: str, catalog: Catalog) -> str | None:
             j = json.loads(fs.read_text(entry.path))
         except (OSError, ValueError):
             continue
-        src = fs.normalize(str(j.get("from") or "")) if j.get("kind") == "table_move" and j.get("from") else ""
-        if not src or not (is_within(src, loc) or is_within(loc, src)):
-            continue
-        if not abandoned(j, entry.path):
-            return src
-        finish_table_move(j, catalog)
-        fs.delete_file(entry.path)
-    return None
+        yield entry.path, j
 
 
 class DirectoryWrite:
@@ -679,24 +686,15 @@ def writers_in(warehouse: str, location: str, catalog: Catalog | None = None) ->
     RENAME) moved its files along, where its recovery no longer found them, and they became the
     table's (a killed CTAS's rows in the renamed table)."""
     base = fs.normalize(location).rstrip("/") + "/"
-    directory = journal_dir(warehouse)
-    if not fs.exists(directory):
-        return False
-    for entry in fs.list_files(directory):
-        if not entry.path.endswith(".json"):
-            continue
-        try:
-            j = json.loads(fs.read_text(entry.path))
-        except (OSError, ValueError):
-            continue
+    for path, j in _read_journals(warehouse):
         paths = [j.get("staging") or "", *j.get("targets", [])]
         if not any(isinstance(p, str) and p and fs.normalize(p).startswith(base) for p in paths):
             continue
-        if not abandoned(j, entry.path):
+        if not abandoned(j, path):
             return True
         if catalog is not None and j.get("kind") is None:  # (a write's journal: its files are there)
-            _recover_one(warehouse, entry.path, j, catalog)
-            fs.delete_file(entry.path)
+            _recover_one(warehouse, path, j, catalog)
+            fs.delete_file(path)
     return False
 
 
