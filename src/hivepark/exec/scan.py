@@ -166,9 +166,8 @@ def _files_relation(spark: SparkSession, scan: TableScan, warm: TableFrames | No
     if warm is not None:
         # a directory read whole (a partition without a recorded file list: ADD PARTITION ...
         # LOCATION) is kept by what it holds now, so files another tool drops in are read
-        held = tuple((p.location, tuple(sorted((e.path, e.size, e.mtime_ns)
-                                               for e in fs.list_files(p.location, recursive=True))))
-                     for p, _, nested in per_part if p.files is None and not nested)
+        held = tuple((p.location, fs.stamps(p.location)) for p, _, nested in per_part
+                     if p.files is None and not nested)
         return warm.mapped(spark, table, list(dirs.items()), paths, held)
     return Relation(_mapped_scan(spark, table, list(dirs.items()), paths))
 
@@ -790,7 +789,7 @@ def read_inputs(scan: TableScan) -> tuple[Any, ...] | None:
     read: list[tuple[Any, ...]] = []
     for p in parts:
         if p.files is None:
-            listed = tuple(sorted((e.path, e.size, e.mtime_ns) for e in fs.list_files(p.location, recursive=True)))
+            listed = fs.stamps(p.location)
             if listed:
                 read.append((p.values, "listed", listed))
         elif p.files:

@@ -216,8 +216,7 @@ def _whole_dirs(table: Table, scan: TableScan) -> list[str]:
 
 def _listing(dirs: list[str]) -> tuple[Any, ...]:
     """Each directory with its files, sizes and times as listed now."""
-    return tuple((d, tuple(sorted((e.path, e.size, e.mtime_ns) for e in fs.list_files(d, recursive=True))))
-                 for d in dirs)
+    return tuple((d, fs.stamps(d)) for d in dirs)
 
 
 def _listing_moved(ctx: Context, name: str) -> bool:

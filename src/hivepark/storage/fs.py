@@ -152,6 +152,13 @@ def makedirs(path: str) -> None:
     fs.create_dir(p, recursive=True)
 
 
+def stamps(path: str) -> tuple[tuple[str, int, int | None], ...]:
+    """What ``path`` holds now, at any depth: each data file's path, size and modification
+    time, sorted; compared with an earlier call's, it tells whether another tool wrote,
+    appended to or deleted a file there."""
+    return tuple(sorted((e.path, e.size, e.mtime_ns) for e in list_files(path, recursive=True)))
+
+
 def list_files(path: str, recursive: bool = False) -> list[FileEntry]:
     """Data files under ``path`` (hidden ``.``/``_`` names skipped, like Hive and Spark)."""
     fs, p = _split(path)
